@@ -1,0 +1,167 @@
+"""Runtime support for the generated Python bindings (torch/csrc/utils/python_arg_parser)."""
+import numpy as np
+
+from ember.core import tls
+from ember.core.device import device as _device
+from ember.core.dtype import dtype as _dtype
+from ember.core.keys import backend_keyset
+from ember.core.tensor_impl import TensorImpl
+from ember.dispatch.operator import keyset_of
+from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
+                                    to_intlist, to_scalar)
+
+NUMS = frozenset((int, float, bool, complex))
+_DEV_KEYS = {}
+
+
+class _DefaultDevice:
+    device = None  # ember.set_default_device
+
+
+default_device = _DefaultDevice()
+
+
+def dev_keys(dev):
+    """Key set of a factory call: from device=, else the default device (BackendSelect's job)."""
+    if dev is None:
+        dev = default_device.device
+        if dev is None:
+            return _CPU_KEYS
+    ks = _DEV_KEYS.get(dev)
+    if ks is None:
+        if dev.type == "cuda" or dev.type not in ("cpu", "meta"):
+            _check_device_available(dev)
+        ks = _DEV_KEYS[dev] = backend_keyset(dev.type)
+    return ks
+
+
+_device_checks = {}  # device type -> callable raising when the device cannot be used
+
+
+def _check_device_available(dev):
+    chk = _device_checks.get(dev.type)
+    if chk is not None:
+        chk(dev)
+    elif dev.type == "cuda":
+        raise RuntimeError("ember was not built with CUDA support: no CUDA backend is registered "
+                           "(needs a GPU, numba and a driver, or EMBER_CUDA_SIM=1)")
+
+
+_CPU_KEYS = backend_keyset("cpu")
+
+
+def keys_of(x):
+    return x._keys if isinstance(x, TensorImpl) else 0
+
+
+def keys_of_list(xs):
+    ks = 0
+    for x in xs:
+        if x is not None:
+            ks |= x._keys
+    return ks
+
+
+def to_tensor_list(xs):
+    if isinstance(xs, TensorImpl):
+        raise TypeError("expected a sequence of Tensors, got Tensor")
+    xs = list(xs)
+    for x in xs:
+        if x is not None and not isinstance(x, TensorImpl):
+            raise TypeError(f"expected Tensor as element in argument, but got {type(x).__name__}")
+    return xs
+
+
+def to_floatlist(v, n):
+    if isinstance(v, (int, float)):
+        return (float(v),) * n
+    return tuple(float(x) for x in v)
+
+
+def is_int(v):
+    return (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))) or (
+        isinstance(v, TensorImpl) and len(v._shape) == 0 and v._dtype.category == 1)
+
+
+def is_intlist(v):
+    return isinstance(v, (list, tuple)) and all(is_int(x) for x in v)
+
+
+def is_dtype(v):
+    return isinstance(v, _dtype) or v in (float, int, bool, complex)
+
+
+def _split_out(ops, kwargs):
+    out = kwargs.pop("out", None)
+    if out is None:
+        return [o for o in ops if not o.schema.is_out], kwargs
+    cands = []
+    for o in ops:
+        if not o.schema.is_out:
+            continue
+        names = [a.name for a in o.schema.out_args]
+        kw = dict(kwargs)
+        if len(names) == 1:
+            kw[names[0]] = out
+        elif isinstance(out, (list, tuple)) and len(out) == len(names):
+            kw.update(zip(names, out))
+        else:
+            continue
+        cands.append((o, kw))
+    return cands, None
+
+
+def _select(name, ops, args, kwargs):
+    kwargs = {k: v for k, v in kwargs.items() if v is not MISSING}
+    rg = kwargs.pop("requires_grad", False)
+    allops = ops
+    ops, kw = _split_out(ops, kwargs)
+    if kw is not None:
+        op, a = resolve(ops, args, kw, name)
+        return op, a, rg
+    from ember.dispatch.resolve import bind
+    for o, k in ops:
+        r = bind(o.schema, args, k)
+        if r is not None:
+            return o, r, rg
+    fail(name, [o.schema for o in allops], args, kwargs)
+
+
+def _call(op, a, rg):
+    if op.schema.arguments and not any(x.base == "Tensor" for x in op.schema.arguments):
+        dev = next((v for x, v in zip(op.schema.arguments, a) if x.base == "Device"), None)
+        st = tls.state
+        ks = (dev_keys(dev) | st.included) & ~st.excluded
+    else:
+        ks = keyset_of(a)
+    r = op.table[ks](*a)
+    if rg:
+        r.requires_grad_()
+    return r
+
+
+def generic(name, ops, args, kwargs):
+    return _call(*_select(name, ops, args, kwargs))
+
+
+def _depth(tb):
+    n = 0
+    while tb is not None:
+        n += 1
+        tb = tb.tb_next
+    return n
+
+
+def fallback(name, ops, args, kwargs, err, n_functional):
+    """A fast binding raised: clean TypeError for bad arguments, else the original error."""
+    sel = _select(name, ops, args, kwargs)
+    if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched":
+        return _call(*sel)
+    raise err
+
+
+def device_from(dev):
+    return None if dev is None else (dev if isinstance(dev, _device) else to_device(dev))
+
+
+__all__ = ["to_dtype", "to_int", "to_intlist", "to_device", "to_scalar"]

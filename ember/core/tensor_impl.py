@@ -1,0 +1,192 @@
+"""TensorImpl: sizes, strides, storage offset, dtype, device, dispatch keys (c10::TensorImpl).
+
+A CPU TensorImpl keeps its NumPy view (`_np`) and derives strides and offset from it lazily;
+kernels take and return arrays, so wrapping an output is a few slot stores. Tensors of other
+devices carry explicit strides and offset over their Storage.
+
+`Tensor` (ember/tensor.py) subclasses TensorImpl instead of holding one: in Python a separate
+wrapper object would cost an allocation and an attribute hop on every op.
+"""
+from ember.core import dtype as _dt
+from ember.core.device import CPU, META
+from ember.core.keys import AUTOGRAD_MASK, backend_keyset
+from ember.core.storage import UntypedStorage, root_array
+
+CPU_KEYS = backend_keyset("cpu")
+# a view starts without autograd keys: the autograd layer decides whether it requires grad
+_NO_GRAD_KEYS = ~AUTOGRAD_MASK
+META_KEYS = backend_keyset("meta")
+
+
+class TensorImpl:
+    __slots__ = ("_np", "_shape", "_dtype", "_device", "_keys", "_base", "_vc", "_ameta",
+                 "_strides", "_offset", "_storage", "__weakref__", "__dict__")
+
+    # ---- metadata --------------------------------------------------------------------------
+    def stride(self, dim=None):
+        s = self._get_strides()
+        if dim is None:
+            return s
+        from ember.core.errors import wrap_dim
+        return s[wrap_dim(dim, len(s))]
+
+    def _get_strides(self):
+        a = self._np
+        if a is not None:
+            isz = a.itemsize
+            if isz == 0:
+                return tuple(0 for _ in a.shape)
+            return tuple(s // isz for s in a.strides)
+        return self._strides
+
+    def storage_offset(self):
+        a = self._np
+        if a is not None:
+            st = self.untyped_storage()
+            if st.data is None or a.size == 0:
+                return 0
+            return (a.__array_interface__["data"][0] - st.data_ptr()) // a.itemsize
+        return self._offset
+
+    def untyped_storage(self):
+        b = self._base
+        if b is not None:
+            return b.untyped_storage()
+        try:
+            return self._storage
+        except AttributeError:
+            pass
+        if self._np is not None:
+            st = UntypedStorage.from_array(self._np, self._device)
+        else:
+            raise RuntimeError("tensor has no storage")
+        self._storage = st
+        return st
+
+    def data_ptr(self):
+        a = self._np
+        if a is not None:
+            return a.__array_interface__["data"][0] if a.size else 0
+        if self._device is META:
+            return 0
+        return self.untyped_storage().data_ptr() + self._offset * self._dtype.itemsize
+
+    @property
+    def _version(self):
+        vc = self._vc
+        return 0 if vc is None else vc[0]
+
+    def _version_counter(self):
+        """The version counter list shared with every view of this storage (created on demand)."""
+        vc = self._vc
+        if vc is None:
+            b = self._base
+            vc = self._vc = b._version_counter() if b is not None else [0]
+        return vc
+
+    def _bump_version(self):
+        vc = self._vc
+        if vc is None:
+            vc = self._version_counter()
+        vc[0] += 1
+
+    def is_contiguous(self, memory_format=None):
+        shape = self._shape
+        strides = self._get_strides()
+        if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
+            if len(shape) != 4:
+                return False
+            order = (1, 3, 2, 0)
+        else:
+            order = range(len(shape) - 1, -1, -1)
+        expected = 1
+        for i in order:
+            n = shape[i]
+            if n == 0:
+                return True
+            if n != 1 and strides[i] != expected:
+                return False
+            expected *= n
+        return True
+
+
+def contiguous_strides(shape):
+    s = []
+    acc = 1
+    for n in reversed(shape):
+        s.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(s))
+
+
+_new = object.__new__
+_NP2DT = _dt.NP2DT
+tensor_class = [TensorImpl]  # tensor.py puts Tensor here so lower layers can make Tensors
+
+
+def wrap_cpu(arr):
+    """A CPU tensor around a NumPy array (no copy)."""
+    t = _new(tensor_class[0])
+    t._np = arr
+    t._shape = arr.shape
+    t._dtype = _NP2DT[arr.dtype]
+    t._device = CPU
+    t._keys = CPU_KEYS
+    t._base = None
+    t._vc = None
+    t._ameta = None
+    return t
+
+
+def make_view_cpu(base, arr):
+    """A CPU tensor that is a view of `base` (shares its storage and version counter)."""
+    t = _new(tensor_class[0])
+    t._np = arr
+    t._shape = arr.shape
+    t._dtype = base._dtype
+    t._device = base._device
+    t._keys = base._keys & _NO_GRAD_KEYS
+    b = base._base
+    t._base = base if b is None else b
+    t._vc = base._version_counter()
+    t._ameta = None
+    return t
+
+
+def make_meta(shape, dtype, strides=None, device=META, keys=META_KEYS):
+    """A tensor with metadata only, or a strided tensor over fresh storage on a non-CPU device."""
+    t = _new(tensor_class[0])
+    t._np = None
+    t._shape = tuple(shape)
+    t._dtype = dtype
+    t._device = device
+    t._keys = keys
+    t._base = None
+    t._vc = None
+    t._ameta = None
+    t._strides = contiguous_strides(shape) if strides is None else tuple(strides)
+    t._offset = 0
+    n = 1
+    for d in t._shape:
+        n *= d
+    t._storage = UntypedStorage(None, n * dtype.itemsize, device)
+    return t
+
+
+def make_view_meta(base, shape, strides, offset):
+    t = _new(tensor_class[0])
+    t._np = None
+    t._shape = tuple(shape)
+    t._dtype = base._dtype
+    t._device = base._device
+    t._keys = base._keys & _NO_GRAD_KEYS
+    b = base._base
+    t._base = base if b is None else b
+    t._vc = base._version_counter()
+    t._ameta = None
+    t._strides = tuple(strides)
+    t._offset = offset
+    return t
+
+__all__ = ["TensorImpl", "wrap_cpu", "make_view_cpu", "make_meta", "make_view_meta",
+           "contiguous_strides", "root_array", "CPU_KEYS", "META_KEYS"]

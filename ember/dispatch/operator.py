@@ -1,0 +1,253 @@
+"""Operator entries, dispatch tables and calls (ATen's Dispatcher / OperatorEntry).
+
+Each OperatorHandle maps a runtime key set to a ready-to-call entry. The entry for a key set is
+computed once, from PyTorch's precedence, and cached; a call is the key-set OR done by the
+binding, one dict look-up, and one Python call per layer actually present. Layer kernels
+(Autograd, ADInplaceOrView, Autocast, Python) are registered with `redispatch=True`: they
+receive the entry for the keys below them as their first argument, bound once in the table.
+"""
+import functools
+
+from ember.core import tls
+from ember.core.keys import (AUTOCAST_KEYS, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
+                             DispatchKey as K, keys_in)
+
+FALLTHROUGH = object()  # marker: this key passes the call to the keys below it
+_BACKENDS = frozenset(BACKEND_KEYS)
+_LAYER_ALIASES = {K.Autograd: AUTOGRAD_KEYS, K.Autocast: AUTOCAST_KEYS}
+
+# global state ------------------------------------------------------------------------------
+OPERATORS = {}            # "ns::name.overload" -> OperatorHandle
+BACKEND_FALLBACKS = {}    # runtime key -> Kernel or FALLTHROUGH
+observers = []            # dispatch observers (ember.dispatch_trace); empty means off
+
+
+class Kernel:
+    __slots__ = ("fn", "redispatch", "name", "boxed")
+
+    def __init__(self, fn, redispatch=False, name=None, boxed=False):
+        self.fn = fn
+        self.redispatch = redispatch   # fn(next_entry, *args)
+        self.boxed = boxed             # fn(op, next_entry, args, kwargs): serves every op
+        self.name = name or getattr(fn, "__qualname__", repr(fn))
+
+
+def _is_layer(key):
+    return key not in _BACKENDS
+
+
+class _Table(dict):
+    __slots__ = ("op",)
+
+    def __missing__(self, ks):
+        entry = self.op._compute_entry(ks)
+        self[ks] = entry
+        return entry
+
+
+class OperatorHandle:
+    __slots__ = ("ns", "name", "overload", "schema", "kernels", "table", "tags", "py_kernels",
+                 "__weakref__", "meta", "doc", "packet")
+
+    def __init__(self, ns, schema, tags=()):
+        self.ns = ns
+        self.schema = schema
+        self.name = schema.name
+        self.overload = schema.overload
+        self.kernels = {}
+        self.table = _Table()
+        self.table.op = self
+        self.tags = tuple(tags)
+        self.meta = None
+        self.packet = None
+
+    # ---- identity --------------------------------------------------------------------------
+    @property
+    def qualname(self):
+        return f"{self.ns}::{self.schema.full_name}"
+
+    def __repr__(self):
+        return f"{self.ns}.{self.name}.{self.overload or 'default'}"
+
+    def _schema(self):
+        return self.schema
+
+    # ---- registration ----------------------------------------------------------------------
+    def register(self, key, fn, redispatch=False, name=None):
+        if fn is FALLTHROUGH:
+            self.kernels[key] = FALLTHROUGH
+        else:
+            self.kernels[key] = fn if isinstance(fn, Kernel) else Kernel(fn, redispatch, name)
+        invalidate(self)
+
+    def deregister(self, key):
+        self.kernels.pop(key, None)
+        invalidate(self)
+
+    def has_kernel_for(self, key):
+        return key in self.kernels
+
+    # ---- table computation (PyTorch's computeDispatchTableEntry) ---------------------------
+    def _kernel_for(self, key):
+        ks = self.kernels
+        k = ks.get(key)
+        if k is not None:
+            return k
+        if key in _BACKENDS:
+            k = ks.get(K.CompositeExplicitAutograd)
+            if k is not None:
+                return k
+            k = ks.get(K.CompositeImplicitAutograd)
+            if k is not None:
+                return k
+        elif key in AUTOGRAD_KEYS:
+            # CompositeImplicit serves autograd keys only without a backend/explicit kernel
+            k = ks.get(K.CompositeImplicitAutograd)
+            if k is not None:
+                backend = next((b for b, a in AUTOGRAD_OF.items() if a == key), None)
+                if backend not in ks and K.CompositeExplicitAutograd not in ks:
+                    return k
+            k = ks.get(K.Autograd)
+            if k is not None:
+                return k
+        elif key in AUTOCAST_KEYS:
+            k = ks.get(K.Autocast)
+            if k is not None:
+                return k
+        return BACKEND_FALLBACKS.get(key)
+
+    def _compute_entry(self, ks):
+        chain = []
+        for key in keys_in(ks):
+            k = self._kernel_for(key)
+            if k is FALLTHROUGH:
+                continue
+            if k is None:
+                if key in _BACKENDS or not chain and not (ks & BACKEND_MASK):
+                    return _missing(self, key)
+                continue  # a layer without kernel or fallback passes through
+            chain.append((key, k))
+            if not (k.redispatch or k.boxed):
+                break  # a backend or composite kernel ends the chain
+        if not chain:
+            return _missing(self, None)
+        entry = None
+        for key, k in reversed(chain):
+            entry = _bind(self, key, k, entry)
+        if (ks & BACKEND_MASK) & ((ks & BACKEND_MASK) - 1) and "cross_device" not in self.tags:
+            entry = _device_check(self, ks, entry)
+        if observers:
+            from ember.dispatch.trace import traced_call
+            entry = traced_call(self, ks, entry)
+        return entry
+
+    # ---- calling ---------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        """Boxed call from Python: compute the key set from every tensor argument."""
+        if kwargs:
+            args = bind_kwargs(self.schema, args, kwargs)
+        return self.table[keyset_of(args)](*args)
+
+    def redispatch(self, ks, *args):
+        return self.table[ks](*args)
+
+    def entry(self, ks):
+        return self.table[ks]
+
+    def default(self, *args, **kwargs):
+        return self(*args, **kwargs)
+
+
+def _bind(op, key, k, below):
+    if k.boxed:
+        def fn(*args, _f=k.fn, _below=below):
+            return _f(op, _below, args)
+    elif k.redispatch:
+        fn = functools.partial(k.fn, below)
+    else:
+        fn = k.fn
+    if observers:
+        from ember.dispatch.trace import traced
+        fn = traced(op, key, k, fn)
+    return fn
+
+
+def _missing(op, key):
+    avail = sorted({K(x).name if isinstance(x, int) and x < 100 else x.name for x in op.kernels})
+
+    def fail(*args, **kwargs):
+        kname = key.name if key is not None else "Undefined"
+        raise NotImplementedError(
+            f"Could not run '{op.qualname}' with arguments from the '{kname}' backend. This could "
+            f"be because the operator doesn't exist for this backend. '{op.qualname}' is only "
+            f"available for these backends: [{', '.join(avail)}].")
+    return fail
+
+
+def _device_check(op, ks, entry):
+    """Several backends in one call: allowed only for 0-d CPU tensors (PyTorch's rule)."""
+    def check(*args):
+        devs = []
+        for a in _iter_tensors(args):
+            d = a._device
+            if d.type == "cpu" and len(a._shape) == 0:
+                continue
+            if d not in devs:
+                devs.append(d)
+        if len(devs) > 1:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                               f"two devices, {devs[0]} and {devs[1]}!")
+        return entry(*args)
+    return check
+
+
+def _iter_tensors(args):
+    from ember.core.tensor_impl import TensorImpl
+    for a in args:
+        if isinstance(a, TensorImpl):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, TensorImpl):
+                    yield x
+
+
+def keyset_of(args):
+    ks = 0
+    for a in _iter_tensors(args):
+        ks |= a._keys
+    st = tls.state
+    return (ks | st.included) & ~st.excluded
+
+
+def bind_kwargs(schema, args, kwargs):
+    out = list(args)
+    for a in schema.arguments[len(args):]:
+        if a.name in kwargs:
+            out.append(kwargs.pop(a.name))
+        elif a.has_default:
+            out.append(a.default)
+        else:
+            raise TypeError(f"{schema.full_name}() missing required argument '{a.name}'")
+    if kwargs:
+        raise TypeError(f"{schema.full_name}() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return tuple(out)
+
+
+def invalidate(op=None):
+    """Drop cached entries (after a registration, or when an observer comes or goes)."""
+    if op is not None:
+        op.table.clear()
+    else:
+        for o in OPERATORS.values():
+            o.table.clear()
+
+
+def register_fallback(key, fn, boxed=True):
+    BACKEND_FALLBACKS[key] = FALLTHROUGH if fn is FALLTHROUGH else Kernel(fn, boxed=boxed)
+    invalidate()
+
+
+# Layers that most ops do not need pass through by default, so they cost nothing in the table.
+for _k in (K.ADInplaceOrView, K.Python, K.BackendSelect, K.PythonDispatcher) + AUTOCAST_KEYS:
+    BACKEND_FALLBACKS[_k] = FALLTHROUGH

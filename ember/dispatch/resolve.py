@@ -1,0 +1,229 @@
+"""Overload resolution and argument checking for Python calls (torch's python_arg_parser).
+
+The generated bindings parse their common signatures with plain Python parameters; this module
+is the general path: it binds (args, kwargs) against each overload's schema in order, converts
+values (int -> int[], str -> device, Python type -> dtype) and, when nothing matches, raises
+the TypeError that lists every valid signature.
+"""
+import numbers
+
+import numpy as np
+
+from ember.core import dtype as _dt
+from ember.core.device import device as _device
+from ember.core.tensor_impl import TensorImpl
+
+_NUM = (bool, int, float, complex, np.number, np.bool_)
+_PYTYPE_DTYPE = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.complex128}
+_FAIL = object()
+
+
+def _is_int(v):
+    return (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))) or (
+        isinstance(v, TensorImpl) and len(v._shape) == 0 and v._dtype.category == _dt.INT)
+
+
+def to_int(v):
+    if type(v) is int:
+        return v
+    if _is_int(v):
+        return int(v.item()) if isinstance(v, TensorImpl) else int(v)
+    raise TypeError(f"expected int, got {type(v).__name__}")
+
+
+def to_intlist(v, size=None):
+    if type(v) is tuple:
+        for x in v:
+            if type(x) is not int:
+                return tuple(to_int(x) for x in v)
+        return v
+    if _is_int(v):
+        return (to_int(v),) * (size or 1)
+    if isinstance(v, (list, tuple)):
+        return tuple(to_int(x) for x in v)
+    if isinstance(v, TensorImpl) and len(v._shape) == 1 and v._dtype.category == _dt.INT:
+        return tuple(int(x) for x in v.tolist())
+    raise TypeError(f"expected a tuple of ints, got {type(v).__name__}")
+
+
+def to_dtype(v):
+    if v is None or isinstance(v, _dt.dtype):
+        return v
+    d = _PYTYPE_DTYPE.get(v)
+    if d is not None:
+        return d
+    if isinstance(v, (np.dtype, type)):
+        try:
+            return _dt.from_numpy_dtype(np.dtype(v))
+        except TypeError:
+            pass
+    raise TypeError(f"expected a dtype, got {type(v).__name__}")
+
+
+def to_device(v):
+    if v is None or isinstance(v, _device):
+        return v
+    if isinstance(v, (str, int)) and not isinstance(v, bool):
+        return _device(v)
+    raise TypeError(f"expected a device, got {type(v).__name__}")
+
+
+def to_scalar(v):
+    if isinstance(v, _NUM):
+        return v
+    if isinstance(v, TensorImpl) and v.numel() == 1:
+        return v.item()
+    raise TypeError(f"expected a Number, got {type(v).__name__}")
+
+
+def _convert(arg, v, allow_number):
+    """Value converted for `arg`'s type, or _FAIL."""
+    if v is None:
+        return None if (arg.optional or arg.default is None and arg.has_default) else _FAIL
+    b = arg.base
+    try:
+        if b == "Tensor":
+            if arg.is_list:
+                if isinstance(v, (list, tuple)) and all(
+                        isinstance(x, TensorImpl) or (x is None and arg.optional) for x in v):
+                    return list(v)
+                return _FAIL
+            if isinstance(v, TensorImpl):
+                return v
+            if allow_number and isinstance(v, _NUM):
+                return v
+            return _FAIL
+        if b == "Scalar":
+            if arg.is_list:
+                return [to_scalar(x) for x in v] if isinstance(v, (list, tuple)) else _FAIL
+            return to_scalar(v)
+        if b in ("int", "SymInt"):
+            if arg.is_list:
+                return to_intlist(v, arg.list_size)
+            return to_int(v)
+        if b == "float":
+            if arg.is_list:
+                if isinstance(v, numbers.Real) and not isinstance(v, bool):
+                    return (float(v),) * (arg.list_size or 1)
+                return tuple(float(x) for x in v)
+            if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+                return v
+            if isinstance(v, TensorImpl) and len(v._shape) == 0:
+                return v.item()
+            return _FAIL
+        if b == "bool":
+            if arg.is_list:
+                return tuple(bool(x) for x in v)
+            return bool(v) if isinstance(v, (bool, np.bool_)) else _FAIL
+        if b == "str":
+            return v if isinstance(v, str) else _FAIL
+        if b == "ScalarType":
+            return to_dtype(v)
+        if b == "Device":
+            return to_device(v)
+        if b == "Generator":
+            return v if hasattr(v, "_rng") else _FAIL
+        return v  # Layout, MemoryFormat, Dimname: passed through
+    except (TypeError, ValueError, RuntimeError):
+        return _FAIL
+
+
+def bind(schema, args, kwargs, allow_numbers=True):
+    """Schema-ordered converted values, or None when (args, kwargs) do not fit."""
+    params = schema.arguments
+    out = []
+    npos = sum(1 for a in params if not a.kwarg_only)
+    if len(args) > npos:
+        return None
+    used = set()
+    for i, a in enumerate(params):
+        if i < len(args):
+            if a.kwarg_only:
+                return None
+            v = args[i]
+        elif a.name in kwargs or (a.name == "self" and "input" in kwargs):
+            nm = a.name if a.name in kwargs else "input"
+            v = kwargs[nm]
+            used.add(nm)
+        elif a.has_default:
+            out.append(a.default)
+            continue
+        elif a.optional:
+            out.append(None)
+            continue
+        else:
+            return None
+        c = _convert(a, v, allow_numbers and i > 0)
+        if c is _FAIL:
+            return None
+        out.append(c)
+    if set(kwargs) - used:
+        return None
+    return tuple(out)
+
+
+def python_signature(schema, method=False):
+    parts = []
+    star = False
+    for i, a in enumerate(schema.arguments):
+        if method and i == 0:
+            continue
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        t = {"Scalar": "Number", "ScalarType": "dtype", "SymInt": "int"}.get(a.base, a.base)
+        if a.is_list:
+            t = "tuple of " + t + "s" if t != "Tensor" else "tuple of Tensors"
+        name = "input" if a.name == "self" else a.name
+        s = f"{t} {name}"
+        if a.has_default:
+            s += " = " + ("None" if a.default is None else str(a.default))
+        elif a.optional:
+            s += " = None"
+        parts.append(s)
+    return "(" + ", ".join(parts) + ")"
+
+
+def _got(args, kwargs):
+    def tn(v):
+        if isinstance(v, TensorImpl):
+            return "Tensor"
+        if isinstance(v, (list, tuple)):
+            return f"{type(v).__name__} of [{', '.join(tn(x) for x in v)}]"
+        return type(v).__name__
+    bits = [tn(a) for a in args] + [f"{k}={tn(v)}" for k, v in kwargs.items()]
+    return "(" + ", ".join(bits) + ")"
+
+
+def fail(name, schemas, args, kwargs, method=False):
+    sigs = "\n".join(" * " + python_signature(s, method) for s in schemas)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                    f"{_got(args, kwargs)}, but expected one of:\n{sigs}")
+
+
+def resolve(ops, args, kwargs, name, method=False):
+    for op in ops:
+        r = bind(op.schema, args, kwargs)
+        if r is not None:
+            return op, r
+    fail(name, [o.schema for o in ops], args, kwargs, method)
+
+
+def check_args(name, ops, args, kwargs, err, method=False):
+    """Called when a fast binding raised: a clean TypeError if the arguments were bad."""
+    for op in ops:
+        if bind(op.schema, args, {k: v for k, v in kwargs.items() if v is not _MISSING}) is not None:
+            return  # the arguments were fine: the original error stands
+    fail(name, [o.schema for o in ops], args, {k: v for k, v in kwargs.items() if v is not _MISSING},
+         method)
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+MISSING = _MISSING

@@ -1,0 +1,1 @@
+"""Backend kernels: kernels/meta (shapes and dtypes), kernels/cpu (NumPy), composite.py."""

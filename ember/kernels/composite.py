@@ -1,0 +1,36 @@
+"""Composite operators: written with other ember operators, so they run on every backend
+(CompositeImplicitAutograd, and CompositeExplicitAutograd where a backend may override)."""
+import ember
+from ember.core.tensor_impl import contiguous_strides
+
+
+def dense_strides_like(t):
+    """t's strides when t is a permutation of a dense layout (preserve_format), else contiguous."""
+    shape, strides = t._shape, t.stride()
+    if t.is_contiguous():
+        return contiguous_strides(shape)
+    order = sorted(range(len(shape)), key=lambda i: (strides[i], -i))
+    out = [0] * len(shape)
+    acc = 1
+    for i in order:
+        if shape[i] != 1 and strides[i] != acc:
+            return contiguous_strides(shape)
+        out[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(out)
+
+
+def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+             memory_format=None):
+    """Cross-device or cross-dtype copy: allocate on the target, then copy_ (which converts)."""
+    dtype = dtype or self._dtype
+    device = device or self._device
+    r = ember.empty_strided(tuple(self._shape), dense_strides_like(self), dtype=dtype, device=device)
+    r.copy_(self, non_blocking)
+    return r
+
+
+def contiguous(self, memory_format=None):
+    if self.is_contiguous():
+        return self
+    return self.clone()

@@ -1,0 +1,213 @@
+"""Differential testing against PyTorch: mirrored inputs, comparison of values/dtype/shape/strides.
+
+`mirror` builds the same strided view over the same data in both libraries, so ember and torch
+see identical non-contiguous inputs; `check` compares results the way torch.testing does.
+"""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+          "float64", "complex64", "complex128"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+FLOAT32_64 = ["float32", "float64"]
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+SIGNED_INTS = ["int8", "int16", "int32", "int64"]
+REALS = INTS + FLOATS
+ALL_NO_COMPLEX = ["bool"] + REALS
+COMPLEX = ["complex64", "complex128"]
+
+
+def edtype(name):
+    return getattr(ember, "bool" if name == "bool" else name)
+
+
+def tdtype(name):
+    return getattr(torch, name)
+
+
+def np_data(shape, dtype, rng, low=None, high=None):
+    """Random data of `dtype` as a NumPy array (bfloat16 as float32 values exactly representable)."""
+    n = int(np.prod(shape)) if shape else 1
+    if dtype == "bool":
+        a = rng.random(n) < 0.5
+    elif dtype in INTS:
+        lo = 0 if dtype == "uint8" else (-9 if low is None else low)
+        hi = 10 if high is None else high
+        a = rng.integers(lo, hi, n).astype(dtype)
+    elif dtype in COMPLEX:
+        lo, hi = (-3 if low is None else low), (3 if high is None else high)
+        a = (rng.uniform(lo, hi, n) + 1j * rng.uniform(lo, hi, n)).astype(dtype)
+    else:
+        lo, hi = (-3 if low is None else low), (3 if high is None else high)
+        a = rng.uniform(lo, hi, n)
+        if dtype in ("float16", "bfloat16"):
+            a = torch.tensor(a).to(tdtype(dtype)).float().numpy()
+        else:
+            a = a.astype(dtype)
+    return a.reshape(shape)
+
+
+def pair_from(base, dtype, shape=None, strides=None, offset=0):
+    """(ember, torch) tensors over copies of `base` (NumPy), optionally as the same strided view."""
+    base = np.ascontiguousarray(base)
+    if dtype == "bfloat16":
+        t = torch.from_numpy(base.astype(np.float32).copy()).to(torch.bfloat16)
+        e = ember.from_numpy(base.astype(np.float32)).to(ember.bfloat16)
+    else:
+        t = torch.from_numpy(base.copy())
+        e = ember.from_numpy(base.copy())
+    if shape is not None:
+        t = t.as_strided(shape, strides, offset)
+        e = e.as_strided(shape, strides, offset)
+    return e, t
+
+
+def make_pair(shape, dtype, rng, layout="contiguous", low=None, high=None):
+    """Input of `shape` in one of the layouts: contiguous, transposed, strided (step 2), expanded."""
+    shape = tuple(shape)
+    if layout == "contiguous" or not shape:
+        return pair_from(np_data(shape, dtype, rng, low, high), dtype)
+    if layout == "transposed":
+        if len(shape) < 2:
+            return make_pair(shape, dtype, rng, "strided", low, high)
+        rev = tuple(reversed(shape))
+        base = np_data(rev, dtype, rng, low, high)
+        st = []
+        acc = 1
+        for s in reversed(rev):
+            st.append(acc)
+            acc *= s
+        st = tuple(reversed(st))  # contiguous strides of rev
+        return pair_from(base, dtype, shape, tuple(reversed(st)), 0)
+    if layout == "strided":
+        big = shape[:-1] + (shape[-1] * 2 + 1,)
+        base = np_data(big, dtype, rng, low, high)
+        st = []
+        acc = 1
+        for s in reversed(big):
+            st.append(acc)
+            acc *= s
+        st = list(reversed(st))
+        st[-1] *= 2
+        return pair_from(base, dtype, shape, tuple(st), 1 if shape[-1] else 0)
+    if layout == "expanded":
+        small = (1,) + shape[1:]
+        base = np_data(small, dtype, rng, low, high)
+        st = [0]
+        acc = 1
+        rest = []
+        for s in reversed(shape[1:]):
+            rest.append(acc)
+            acc *= s
+        st += list(reversed(rest))
+        return pair_from(base, dtype, shape, tuple(st), 0)
+    raise ValueError(layout)
+
+
+def to_numpy_t(t):
+    t = t.detach().cpu().resolve_conj().resolve_neg()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    return t.numpy()
+
+
+def to_numpy_e(e):
+    e = e.detach().cpu()
+    if e.dtype is ember.bfloat16:
+        return e.float().numpy()
+    return e.numpy()
+
+
+def tname(dt):
+    return str(dt).replace("torch.", "")
+
+
+def check(e, t, atol=None, rtol=None, check_stride=False, exact_dtype=True, equal_nan=True):
+    """ember result `e` equals torch result `t`: structure, dtype, shape, values (and strides)."""
+    if isinstance(t, torch.Tensor):
+        assert isinstance(e, ember.Tensor), f"expected Tensor, got {type(e).__name__}"
+        if exact_dtype:
+            assert e.dtype.name == tname(t.dtype), f"dtype {e.dtype} != {t.dtype}"
+        assert tuple(e.shape) == tuple(t.shape), f"shape {tuple(e.shape)} != {tuple(t.shape)}"
+        if check_stride:
+            assert e.stride() == t.stride(), f"strides {e.stride()} != {t.stride()}"
+            assert e.storage_offset() == t.storage_offset(), "storage offset differs"
+        if t.device.type == "meta" or e.device.type == "meta":
+            return
+        en, tn = to_numpy_e(e), to_numpy_t(t)
+        kw = {}
+        if atol is not None:
+            kw = {"atol": atol, "rtol": rtol if rtol is not None else 0}
+        torch.testing.assert_close(torch.from_numpy(np.ascontiguousarray(en)),
+                                   torch.from_numpy(np.ascontiguousarray(tn)), equal_nan=equal_nan,
+                                   check_dtype=False, **kw)
+    elif isinstance(t, (tuple, list)):
+        assert isinstance(e, (tuple, list)), f"expected sequence, got {type(e).__name__}"
+        assert len(e) == len(t), f"length {len(e)} != {len(t)}"
+        for a, b in zip(e, t):
+            check(a, b, atol, rtol, check_stride, exact_dtype, equal_nan)
+    elif isinstance(t, float) and isinstance(e, float):
+        if np.isnan(t):
+            assert np.isnan(e)
+        else:
+            assert abs(e - t) <= (atol or 1e-5) + (rtol or 1.3e-6) * abs(t), (e, t)
+    else:
+        assert e == t, f"{e!r} != {t!r}"
+        assert type(e) is type(t) or isinstance(e, type(t)) or isinstance(t, type(e)), \
+            f"type {type(e).__name__} != {type(t).__name__}"
+
+
+def same_error(fn, match=None, exc=None):
+    """fn(lib) raises in torch and in ember; ember's message equals torch's (or contains `match`)."""
+    with pytest.raises(Exception) as te:
+        fn(torch)
+    with pytest.raises(Exception) as ee:
+        fn(ember)
+    tmsg, emsg = str(te.value), str(ee.value)
+    if exc is not None:
+        assert isinstance(ee.value, exc), f"{type(ee.value).__name__}: {emsg}"
+    else:
+        assert isinstance(ee.value, type(te.value)) or isinstance(te.value, type(ee.value)), \
+            f"torch raised {type(te.value).__name__}: {tmsg}; ember raised {type(ee.value).__name__}: {emsg}"
+    if match is not None:
+        assert match in emsg, f"{match!r} not in ember's message {emsg!r} (torch: {tmsg!r})"
+    else:
+        assert emsg.split("\n")[0] == tmsg.split("\n")[0], f"ember: {emsg!r}\ntorch: {tmsg!r}"
+
+
+LAYOUTS = ["contiguous", "transposed", "strided", "expanded"]
+SHAPES = [(), (0,), (5,), (3, 4), (2, 3, 4), (0, 3)]
+
+
+def unary_inputs(dtype, rng, low=None, high=None, shapes=SHAPES, layouts=LAYOUTS):
+    for shape in shapes:
+        for layout in layouts:
+            if layout != "contiguous" and (len(shape) < 1 or 0 in shape):
+                continue
+            yield make_pair(shape, dtype, rng, layout, low, high)
+
+
+BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (3,)), ((2, 3, 4), ()),
+                 ((0, 4), (4,)), ((5,), (5,))]
+
+
+def binary_inputs(dtype_a, dtype_b, rng, low=None, high=None, shapes=BINARY_SHAPES):
+    for sa, sb in shapes:
+        for layout in ("contiguous", "transposed", "expanded"):
+            if layout != "contiguous" and (len(sa) < 2 or 0 in sa):
+                continue
+            ea, ta = make_pair(sa, dtype_a, rng, layout, low, high)
+            eb, tb = make_pair(sb, dtype_b, rng, "contiguous", low, high)
+            yield (ea, eb), (ta, tb)
+
+
+def run_both(fn, e_args, t_args):
+    """fn(lib, *args) with ember and torch; returns (ember_result, torch_result)."""
+    return fn(ember, *e_args), fn(torch, *t_args)
+
+
+def to_meta_pair(e, t):
+    return e.to("meta"), t.to("meta")

@@ -15,8 +15,17 @@ from ember.tensor import Tensor
 from ember._generated.functions import *  # noqa: F401,F403
 from ember._generated import ops as _gen_ops
 from ember.tensor import attach_methods as _attach
+from ember import _python_api
 
 _attach()
+globals().update(_python_api.exported())
+for _n, _f in _python_api.methods().items():
+    setattr(Tensor, _n, _f)
+from ember import _submodules  # noqa: E402
+
+linalg = _submodules.make("linalg")
+special = _submodules.make("special")
+fft = _submodules.make("fft")
 
 from ember._creation import as_tensor, asarray, from_dlpack, from_numpy, tensor  # noqa: E402
 from ember.core.generator import Generator, default_generator, manual_seed, seed, initial_seed  # noqa: E402,F401

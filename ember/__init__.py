@@ -33,6 +33,9 @@ from ember.random import get_rng_state, set_rng_state  # noqa: E402,F401
 from ember.dispatch.library import ops  # noqa: E402
 from ember.dispatch.trace import dispatch_trace  # noqa: E402
 from ember import library  # noqa: E402,F401
+from ember import autograd  # noqa: E402
+from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
+from ember.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402,F401
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

@@ -18,6 +18,7 @@ def _load_by_path(name, path):
 
 _load_by_path("_schema", os.path.join(_HERE, "..", "dispatch", "schema.py"))
 _model = _load_by_path("_model", os.path.join(_HERE, "model.py"))
+_agen = _load_by_path("_agen", os.path.join(_HERE, "autograd_gen.py"))
 NUMBERS_AS_TENSORS, load = _model.NUMBERS_AS_TENSORS, _model.load
 
 GEN_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "_generated")
@@ -229,6 +230,14 @@ def gen_ops(decls):
         elif d.kind == "out":
             n = len(d.schema.out_args)
             e(f"{d.ident}.register(K.ADInplaceOrView, _iov.bump_last[{n}], redispatch=True)")
+    e()
+    e("# the autograd layer: kernels generated from ember/ops/derivatives*.yaml")
+    e("from ember._generated import autograd as _ag  # noqa: E402")
+    e("from ember.autograd import views as _agv  # noqa: E402")
+    e()
+    e("for _ident, _fn in _ag.REGISTRATIONS:")
+    e("    globals()[_ident].register(K.Autograd, _fn, redispatch=True, name='autograd.' + _fn.__name__)")
+    e("detach.register(K.ADInplaceOrView, _agv.detach_iov, redispatch=True)")
     return e.text()
 
 
@@ -530,7 +539,8 @@ def gen_bindings(decls, method, module=None):
 
 def generate():
     decls = load()
-    files = {"ops.py": gen_ops(decls), "methods.py": gen_bindings(decls, True),
+    files = {"ops.py": gen_ops(decls), "autograd.py": _agen.gen_autograd(decls, HEADER),
+             "methods.py": gen_bindings(decls, True),
              "functions.py": gen_bindings(decls, False)}
     modules = sorted({d.python_module for d in decls if d.python_module})
     for m in modules:

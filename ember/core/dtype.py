@@ -35,7 +35,9 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float64: complex128, complex128: complex128}.get(self, complex64)
+        if self.category < FLOAT:
+            raise RuntimeError(f"Unknown Complex ScalarType for {self._short}")
+        return complex128 if self._rank == 3 else complex64  # no complex32: float16 -> complex64
 
     def __repr__(self):
         return "ember." + self.name
@@ -136,7 +138,10 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    if d not in (float32, float64, float16, bfloat16):
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
+    if d.category != FLOAT:
         raise TypeError("only floating-point types are supported as the default type")
     defaults.float = d
     defaults.complex = complex128 if d is float64 else complex64

@@ -21,8 +21,8 @@ class UntypedStorage:
     @classmethod
     def from_array(cls, arr, device):
         root = root_array(arr)
-        flat = root.reshape(-1, order="K") if root.ndim != 1 else root
-        if not (flat.flags.c_contiguous and np.shares_memory(flat, root)):
+        flat = root.ravel(order="K") if root.ndim != 1 else root
+        if not (flat.flags.c_contiguous and (flat.size == 0 or np.shares_memory(flat, root))):
             flat = root  # exotic owner: keep it whole
         return cls(flat.view(np.uint8) if flat.flags.c_contiguous else flat, root.nbytes, device)
 

@@ -11,6 +11,9 @@ class _State(threading.local):
     excluded = AUTOCAST_MASK
     grad_enabled = True
     inference_mode = False
+    anomaly = False
+    anomaly_check_nan = True
+    saved_hooks = ()       # stack of (pack, unpack) from saved_tensors_hooks
 
     def __init__(self):
         self.device_stack = []

@@ -144,7 +144,7 @@ class OperatorHandle:
     # ---- calling ---------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         """Boxed call from Python: compute the key set from every tensor argument."""
-        if kwargs:
+        if kwargs or len(args) < len(self.schema.arguments):
             args = bind_kwargs(self.schema, args, kwargs)
         return self.table[keyset_of(args)](*args)
 
@@ -221,10 +221,13 @@ def keyset_of(args):
 
 
 def bind_kwargs(schema, args, kwargs):
+    kwargs = dict(kwargs)
     out = list(args)
     for a in schema.arguments[len(args):]:
         if a.name in kwargs:
             out.append(kwargs.pop(a.name))
+        elif a.optional and not a.has_default:
+            out.append(None)
         elif a.has_default:
             out.append(a.default)
         else:

@@ -1,0 +1,208 @@
+"""The backward engine: dependency counts and a ready queue, no recursion (engine.cpp).
+
+Nodes run in the order PyTorch's CPU queue gives: among ready nodes, the most recently created
+(highest sequence number) first. Each node's incoming gradients are summed in an input buffer;
+a gradient whose shape differs from the forward value's (broadcasting) is reduced with sum_to.
+"""
+import heapq
+
+from ember.autograd.graph import AccumulateGrad, Node
+from ember.core import tls
+
+_state = tls.state
+
+
+def _validate(g, meta, node, i):
+    """Reduce a broadcast gradient to the input's shape and cast it to the input's dtype."""
+    shape, dtype, device = meta
+    if g._shape != shape:
+        from ember.autograd.formulas import sum_to
+        try:
+            g = sum_to(g, shape)
+        except Exception:
+            raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                               f"[{', '.join(map(str, g._shape))}] but expected shape compatible with "
+                               f"[{', '.join(map(str, shape))}]") from None
+    if g._dtype is not dtype:
+        g = g.to(dtype)
+    if g._device != device:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                           f"expected device {device} but got {g._device}")
+    return g
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def _zeros_for(meta):
+    import ember
+    shape, dtype, device = meta
+    return ember.zeros(shape, dtype=dtype, device=device)
+
+
+def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captures=None,
+                 allow_unused=False, inputs_for_backward=None):
+    """roots: edges (node, nr); grads: their gradients. With `captures` (edges), return the
+    gradients arriving at them instead of accumulating into leaves (autograd.grad)."""
+    # 1. dependency counts over the reachable graph
+    deps = {}
+    seen = set()
+    stack = []
+    for e in roots:
+        if e is not None and e[0] not in seen:
+            seen.add(e[0])
+            stack.append(e[0])
+    while stack:
+        node = stack.pop()
+        for e in node._next:
+            if e is not None:
+                n = e[0]
+                deps[n] = deps.get(n, 0) + 1
+                if n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+
+    # 2. with captures, run only nodes that lead to a captured edge
+    cap_index = {}
+    needed = None
+    if captures is not None:
+        for k, e in enumerate(captures):
+            if e is not None:
+                cap_index.setdefault((id(e[0]), e[1]), []).append(k)
+        needed = _needed_nodes(roots, captures, seen)
+    cap_vals = [None] * (len(captures) if captures is not None else 0)
+
+    # 3. seed the input buffers
+    buffers = {}
+    for e, g in zip(roots, grads):
+        if e is None:
+            continue
+        node, nr = e
+        if captures is not None and (id(node), nr) in cap_index:
+            for k in cap_index[(id(node), nr)]:
+                cap_vals[k] = _add(cap_vals[k], g)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * max(len(node._input_meta), nr + 1, 1)
+        buf[nr] = _add(buf[nr], g)
+    ready = []
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, id(node), node))
+
+    prev_grad = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            buf = buffers.pop(node, None)
+            nf = node._next
+            if (buf is None or (needed is not None and node not in needed)
+                    or (not accumulate and isinstance(node, AccumulateGrad))
+                    or all(g is None for g in buf)):
+                outs = ()  # nothing to compute: only let the dependency counts below fall
+            else:
+                outs = _call_node(node, buf, keep_graph)
+            for i, e in enumerate(nf):
+                if e is None:
+                    continue
+                nxt, nr = e
+                g = outs[i] if i < len(outs) else None
+                if g is not None:
+                    meta = nxt._input_meta[nr] if nr < len(nxt._input_meta) else None
+                    if meta is not None and (g._shape != meta[0] or g._dtype is not meta[1]):
+                        g = _validate(g, meta, node, i)
+                    if captures is not None:
+                        ks = cap_index.get((id(nxt), nr))
+                        if ks:
+                            for k in ks:
+                                cap_vals[k] = _add(cap_vals[k], g)
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = [None] * max(len(nxt._input_meta), nr + 1, 1)
+                    b[nr] = _add(b[nr], g)
+                d = deps[nxt] - 1
+                deps[nxt] = d
+                if d == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+    finally:
+        _state.grad_enabled = prev_grad
+    return cap_vals
+
+
+def _needed_nodes(roots, captures, seen):
+    """Nodes on some path from a root to a captured edge."""
+    targets = {e[0] for e in captures if e is not None}
+    # reverse adjacency over the reachable graph
+    parents = {}
+    for n in seen:
+        for e in n._next:
+            if e is not None:
+                parents.setdefault(e[0], []).append(n)
+    needed = set()
+    stack = [t for t in targets if t in seen]
+    while stack:
+        n = stack.pop()
+        if n in needed:
+            continue
+        needed.add(n)
+        stack.extend(parents.get(n, ()))
+    # the capture targets themselves (e.g. AccumulateGrad of an input) need not run
+    for t in targets:
+        if isinstance(t, AccumulateGrad):
+            needed.discard(t)
+    return needed
+
+
+def _call_node(node, buf, keep_graph):
+    if buf is None:
+        buf = [None]
+    # gradients that never arrived for some outputs are zeros (PyTorch passes undefined tensors)
+    for i, g in enumerate(buf):
+        if g is None and i < len(node._input_meta) and node._input_meta[i] is not None:
+            if len(buf) > 1 or isinstance(node, AccumulateGrad):
+                continue
+            buf[i] = _zeros_for(node._input_meta[i])
+    th = node._tensor_pre_hooks
+    if th:
+        for nr, hooks in th.items():
+            for h in list(hooks):
+                r = h(buf[nr])
+                if r is not None:
+                    buf[nr] = r
+    rh = node._retain_hooks
+    if rh:
+        for nr, hooks in rh.items():
+            for h in list(hooks):
+                h(buf[nr])
+    if node._pre_hooks:
+        for h in list(node._pre_hooks):
+            r = h(tuple(buf))
+            if r is not None:
+                buf = list(r)
+    try:
+        outs = node.apply(buf)
+    except Exception:
+        if node._anomaly is not None:
+            from ember.autograd.anomaly import report
+            report(node)
+        raise
+    if _state.anomaly and _state.anomaly_check_nan:
+        from ember.autograd.anomaly import check_nan
+        check_nan(node, outs)
+    if node._post_hooks:
+        for h in list(node._post_hooks):
+            r = h(tuple(outs), tuple(buf))
+            if r is not None:
+                outs = tuple(r)
+    if not keep_graph:
+        node.release_variables()
+    return outs
+
+
+__all__ = ["run_backward", "Node"]

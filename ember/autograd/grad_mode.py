@@ -1,0 +1,85 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local, decorators too)."""
+import functools
+
+from ember.core import tls
+from ember.core.keys import AUTOGRAD_MASK, keyset, DispatchKey as K
+
+_state = tls.state
+_INFERENCE_EXCLUDED = AUTOGRAD_MASK | keyset(K.ADInplaceOrView)
+
+
+def is_grad_enabled():
+    return _state.grad_enabled
+
+
+def is_inference_mode_enabled():
+    return _state.inference_mode
+
+
+class _DecoratorContextManager:
+    def __call__(self, fn):
+        if isinstance(fn, type):
+            raise TypeError("grad mode decorators apply to functions, not classes")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    def __enter__(self):
+        self.prev = _state.grad_enabled
+        _state.grad_enabled = False
+
+    def __exit__(self, *a):
+        _state.grad_enabled = self.prev
+
+
+class enable_grad(_DecoratorContextManager):
+    def __enter__(self):
+        self.prev = _state.grad_enabled
+        _state.grad_enabled = True
+
+    def __exit__(self, *a):
+        _state.grad_enabled = self.prev
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    def __init__(self, mode):
+        self.mode = bool(mode)
+        self.prev = _state.grad_enabled
+        _state.grad_enabled = self.mode  # takes effect as a function call too
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *a):
+        _state.grad_enabled = self.prev
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, and also skips the ADInplaceOrView layer: no version counter bumps."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self.prev = (_state.grad_enabled, _state.inference_mode, _state.excluded)
+        if self.mode:
+            _state.grad_enabled = False
+            _state.inference_mode = True
+            _state.excluded = self.prev[2] | _INFERENCE_EXCLUDED
+
+    def __exit__(self, *a):
+        _state.grad_enabled, _state.inference_mode, _state.excluded = self.prev
+
+    def clone(self):
+        return inference_mode(self.mode)

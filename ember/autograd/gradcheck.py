@@ -1,0 +1,104 @@
+"""gradcheck / gradgradcheck: analytical Jacobians against central finite differences."""
+import numpy as np
+
+import ember
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _flat_outputs(fn, inputs):
+    out = _as_tuple(fn(*inputs))
+    return [o for o in out if isinstance(o, ember.Tensor) and (o.is_floating_point() or o.is_complex())]
+
+
+def _numerical(fn, inputs, i, eps):
+    """d outputs / d inputs[i], one column per input element (central differences)."""
+    x = inputs[i]
+    flat = x.detach().reshape(-1) if x.is_contiguous() else None
+    base = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+    cols = []
+    with ember.no_grad():
+        data = x.detach()
+        for k in range(x.numel()):
+            idx = np.unravel_index(k, tuple(x.shape)) if x.dim() else ()
+            orig = data[idx].item() if x.dim() else data.item()
+            data[idx] = orig + eps
+            plus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+            data[idx] = orig - eps
+            minus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+            data[idx] = orig
+            cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
+    del flat, base
+    return cols
+
+
+def _analytical(fn, inputs, i):
+    outs = _flat_outputs(fn, inputs)
+    rows = []
+    for o in outs:
+        for k in range(o.numel()):
+            go = ember.zeros(tuple(o.shape), dtype=o.dtype)
+            go.reshape(-1)[k] = 1.0
+            g, = ember.autograd.grad(_flat_outputs(fn, inputs)[outs.index(o)], inputs[i], go,
+                                     allow_unused=True, retain_graph=True)
+            rows.append(None if g is None else g.detach().reshape(-1))
+    return outs, rows
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    inputs = _as_tuple(inputs)
+    for i, x in enumerate(inputs):
+        if not (isinstance(x, ember.Tensor) and x.requires_grad):
+            continue
+        if x.dtype not in (ember.float64, ember.complex128):
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or "
+                          "complex. This check will likely fail if all the inputs are not of double "
+                          "precision floating point or complex. ", UserWarning, stacklevel=2)
+        num = _numerical(func, inputs, i, eps)
+        outs, rows = _analytical(func, inputs, i)
+        r = 0
+        for oi, o in enumerate(outs):
+            for k in range(o.numel()):
+                arow = rows[r]
+                r += 1
+                for j in range(x.numel()):
+                    n = num[j][oi][k].item()
+                    a = 0.0 if arow is None else arow[j].item()
+                    if abs(a - n) > atol + rtol * abs(n):
+                        msg = (f"Jacobian mismatch for output {oi} with respect to input {i},\n"
+                               f"numerical:{n}\nanalytical:{a}\n")
+                        if raise_exception:
+                            raise GradcheckError(msg)
+                        return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, **kw):
+    inputs = _as_tuple(inputs)
+    outs = _as_tuple(func(*inputs))
+    if grad_outputs is None:
+        gen = np.random.default_rng(0)
+        grad_outputs = tuple(ember.tensor(gen.standard_normal(tuple(o.shape)), dtype=o.dtype,
+                                          requires_grad=True) for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    diff_in = [x for x in inputs if isinstance(x, ember.Tensor) and x.requires_grad]
+
+    def first_grads(*args):
+        xs, gos = args[:len(inputs)], args[len(inputs):]
+        o = _as_tuple(func(*xs))
+        dx = [x for x in xs if isinstance(x, ember.Tensor) and x.requires_grad]
+        return ember.autograd.grad(o, dx, gos, create_graph=True, allow_unused=True)
+    del diff_in
+    return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

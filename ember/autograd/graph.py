@@ -1,0 +1,327 @@
+"""The autograd graph: Node (a backward function with saved context), edges, SavedVariable,
+AccumulateGrad, and how results get their history (torch/csrc/autograd/{function,variable}.h).
+
+An edge is a `(node, input_nr)` tuple or None for an input that needs no gradient.
+"""
+import itertools
+import weakref
+
+from ember.autograd.meta import AutogradMeta, autograd_key_bit
+from ember.core import tls
+from ember.core.tensor_impl import TensorImpl
+
+_state = tls.state
+_seq = itertools.count()
+_new = object.__new__
+
+
+class Node:
+    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
+                 "_retain_hooks", "_metadata", "_input_meta", "_released", "__weakref__", "_anomaly")
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self._next = ()
+        self._input_meta = []
+        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retain_hooks = None
+        self._metadata = None
+        self._released = False
+        self._anomaly = None
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple((None, 0) if e is None else e for e in self._next)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {id(self):#x}>"
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def release_variables(self):
+        self._released = True
+
+    def register_hook(self, fn):
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return _Handle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return _Handle(self._pre_hooks, fn)
+
+    def _register_tensor_pre_hook(self, output_nr, fn, retain=False):
+        attr = "_retain_hooks" if retain else "_tensor_pre_hooks"
+        d = getattr(self, attr)
+        if d is None:
+            d = {}
+            setattr(self, attr, d)
+        lst = d.setdefault(output_nr, [])
+        if retain:
+            lst.clear()
+        lst.append(fn)
+        return _Handle(lst, fn)
+
+    def _sequence_nr(self):
+        return self._seq
+
+
+class _Handle:
+    """RemovableHandle."""
+
+    def __init__(self, lst, fn):
+        self._lst, self._fn = lst, fn
+
+    def remove(self):
+        try:
+            self._lst.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.remove()
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        Node.__init__(self)
+        self.variable = variable
+        self._input_meta = [(variable._shape, variable._dtype, variable._device)]
+
+    def apply(self, grads):
+        g = grads[0]
+        var = self.variable
+        if g is None:
+            return ()
+        m = var._ameta
+        old = m.grad
+        if old is None:
+            # the incoming tensor may be shared with another leaf's gradient: own a copy
+            m.grad = g if _state.grad_enabled else g.detach().clone()
+        elif _state.grad_enabled:
+            m.grad = old + g
+        else:
+            old.add_(g)
+        hooks = m.post_acc_hooks
+        if hooks:
+            for h in list(hooks):
+                h(var)
+        return ()
+
+
+def grad_accumulator(t):
+    m = t._ameta
+    ref = m.grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        m.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def edge(t):
+    """The edge a gradient for tensor `t` flows along, or None (numbers, tensors without grad)."""
+    if not isinstance(t, TensorImpl):
+        return None
+    m = t._ameta
+    if m is None:
+        return None
+    fn = m.grad_fn
+    if fn is not None:
+        return (fn, m.output_nr)
+    if m.requires_grad:
+        return (grad_accumulator(t), 0)
+    return None
+
+
+def set_history(t, node, output_nr=0):
+    """Make `t` (a fresh result) output `output_nr` of `node`."""
+    m = t._ameta
+    if m is None:
+        m = t._ameta = AutogradMeta()
+    m.requires_grad = True
+    m.grad_fn = node
+    m.output_nr = output_nr
+    t._keys |= autograd_key_bit(t)
+    im = node._input_meta
+    while len(im) <= output_nr:
+        im.append(None)
+    im[output_nr] = (t._shape, t._dtype, t._device)
+    if _state.anomaly:
+        from ember.autograd.anomaly import record_forward_trace
+        record_forward_trace(node)
+
+
+def alias(t):
+    """A new tensor object over the same memory and version counter, with no autograd history."""
+    r = _new(type(t))
+    r._np = t._np
+    r._shape = t._shape
+    r._dtype = t._dtype
+    r._device = t._device
+    r._keys = t._keys & ~autograd_key_bit(t)
+    r._base = t._base if t._base is not None else t
+    r._vc = t._version_counter()
+    r._ameta = None
+    for s in ("_strides", "_offset"):
+        try:
+            setattr(r, s, getattr(t, s))
+        except AttributeError:
+            pass
+    return r
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors after "
+          "they have already been freed). Saved intermediate values of the graph are freed when you call "
+          ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+          "graph a second time or if you need to access saved tensors after calling backward.")
+
+
+class SavedVariable:
+    """A tensor saved for backward, with the version it had then (saved_variable.cpp)."""
+    __slots__ = ("data", "version", "is_output", "output_nr", "grad_fn_name", "packed", "unpack_hook",
+                 "_released", "leaf_grad_fn", "requires_grad", "raw")
+
+    def __init__(self, t, is_output, node=None):
+        self._released = False
+        if not isinstance(t, TensorImpl):
+            # None, or a Python number given for a Tensor argument (x * 2)
+            self.raw = True
+            self.data = t
+            self.packed = None
+            self.unpack_hook = None
+            return
+        self.raw = False
+        self.is_output = is_output
+        self.version = t._version_counter()[0]
+        m = t._ameta
+        self.requires_grad = m is not None and (m.requires_grad or m.grad_fn is not None)
+        self.output_nr = m.output_nr if m is not None else 0
+        # saving an output strongly would make a cycle (output -> grad_fn -> saved output)
+        self.data = alias(t) if is_output else t
+        self.leaf_grad_fn = None
+        self.grad_fn_name = None if m is None or m.grad_fn is None else m.grad_fn.name()
+        hooks = _state.saved_hooks
+        if hooks:
+            pack, unpack = hooks[-1]
+            self.packed = pack(t)
+            self.unpack_hook = unpack
+            self.data = None
+        else:
+            self.packed = None
+            self.unpack_hook = None
+
+    def unpack(self, node=None):
+        if self._released:
+            raise RuntimeError(_FREED)
+        if self.raw:
+            return self.data
+        if self.unpack_hook is not None:
+            r = self.unpack_hook(self.packed)
+            if not isinstance(r, TensorImpl):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                                f"result of type {type(r).__name__}")
+            return r
+        d = self.data
+        if d is None:
+            return None
+        vc = d._vc if d._vc is not None else d._version_counter()
+        if vc[0] != self.version:
+            from ember._conversion import _LEGACY
+            tname = _LEGACY.get(d._dtype, "torch.Tensor")
+            shape = ", ".join(str(s) for s in d._shape)
+            where = (f"output {self.output_nr} of {self.grad_fn_name}" if self.grad_fn_name
+                     else "is a leaf Variable")
+            which = f"which is {where}" if self.grad_fn_name else f"which {where}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{tname} [{shape}]], {which}, is at version {vc[0]}; "
+                f"expected version {self.version} instead. Hint: enable anomaly detection to find "
+                "the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True).")
+        if self.is_output and node is not None and self.requires_grad and _state.grad_enabled:
+            # reconnect the output to the node that produced it (double backward)
+            r = alias(d)
+            set_history_quiet(r, node, self.output_nr)
+            return r
+        return d
+
+    def release(self):
+        self._released = True
+        self.data = None
+        self.packed = None
+
+
+def set_history_quiet(t, node, output_nr):
+    m = t._ameta = AutogradMeta()
+    m.requires_grad = True
+    m.grad_fn = node
+    m.output_nr = output_nr
+    t._keys |= autograd_key_bit(t)
+
+
+def next_seq():
+    return next(_seq)
+
+
+class saved_tensors_hooks:
+    """with saved_tensors_hooks(pack, unpack): tensors saved for backward go through pack at save time
+    and unpack when backward needs them (torch.autograd.graph.saved_tensors_hooks)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self):
+        self.prev = _state.saved_hooks
+        _state.saved_hooks = tuple(self.prev) + ((self.pack_hook, self.unpack_hook),)
+        return self
+
+    def __exit__(self, *a):
+        _state.saved_hooks = self.prev
+
+
+class save_on_cpu(saved_tensors_hooks):
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return (t._device, t.cpu() if t._device.type != "cpu" else t)
+
+        def unpack(p):
+            dev, t = p
+            return t.to(dev) if dev.type != "cpu" else t
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    def __init__(self, error_message):
+        self.msg = error_message
+
+    def __enter__(self):
+        self.prev = _state.saved_hooks
+
+        def refuse(t):
+            raise RuntimeError(self.msg)
+        _state.saved_hooks = ((refuse, None),)
+
+    def __exit__(self, *a):
+        _state.saved_hooks = self.prev

@@ -36,6 +36,10 @@ from ember import library  # noqa: E402,F401
 from ember import autograd  # noqa: E402
 from ember.autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402,F401
 from ember.autograd.grad_mode import is_inference_mode_enabled  # noqa: E402,F401
+from ember import amp  # noqa: E402
+from ember.amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
+
+amp.autocast_mode.register_lists()
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001

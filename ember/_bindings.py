@@ -136,8 +136,15 @@ def _call(op, a, rg):
         ks = keyset_of(a)
     r = op.table[ks](*a)
     if rg:
-        r.requires_grad_()
+        factory_requires_grad(r)
     return r
+
+
+def factory_requires_grad(r):
+    """requires_grad=True on a factory call (PyTorch's wording differs from requires_grad_'s)."""
+    if r._dtype.category not in (2, 3):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    r.requires_grad_()
 
 
 def generic(name, ops, args, kwargs):

@@ -1,12 +1,34 @@
 """ember.Tensor (torch/_tensor.py). Operator methods are attached from ember/_generated/methods.py;
 what is written here is the Python-only surface: metadata, conversion, and protocols."""
+import numbers
+import warnings
+
 import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.device import CPU, device as _device
 from ember.core.keys import AUTOGRAD_OF, DispatchKey
-from ember.core.tensor_impl import TensorImpl, tensor_class
+from ember.core.tensor_impl import TensorImpl, make_view_cpu, make_view_meta, tensor_class
 from ember._size import Size
+from ember import _conversion as _conv
+
+_tnew = tuple.__new__
+
+_WARNED = set()
+
+
+def _warn_once(msg):
+    """TORCH_WARN_ONCE: a UserWarning the first time only."""
+    if msg not in _WARNED:
+        _WARNED.add(msg)
+        warnings.warn(msg, UserWarning, stacklevel=3)
+
+
+_T_DEPRECATED = ("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                 "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                 "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+                 "to reverse the dimensions of a tensor.")
+_SCALAR_ERR = "only one element tensors can be converted to Python scalars"
 
 
 class Tensor(TensorImpl):
@@ -14,16 +36,66 @@ class Tensor(TensorImpl):
     __hash__ = object.__hash__
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
 
+    def __new__(cls, *args, device=None):
+        """The legacy constructor: Tensor() (empty), Tensor(2, 3) / Tensor(size) (uninitialized),
+        Tensor(data) (a copy in the default dtype)."""
+        import ember
+        if device is not None and _device(device).type != "cpu":
+            raise RuntimeError(f"legacy constructor expects device type: cpu but device type: "
+                               f"{_device(device).type} was passed")
+        dt = _dt.defaults.float
+        if not args:
+            t = ember.empty(0, dtype=dt)
+        elif len(args) == 1 and isinstance(args[0], TensorImpl):
+            t = args[0]
+            if type(t) is cls:
+                return t
+            t = t.detach()
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+            t = ember.empty(tuple(int(a) for a in args), dtype=dt)
+        elif len(args) == 1 and isinstance(args[0], Size):
+            t = ember.empty(tuple(args[0]), dtype=dt)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+            t = ember.tensor(args[0], dtype=dt)
+        else:
+            raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+        if type(t) is not cls:
+            t.__class__ = cls
+        return t
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """An alias of `data` (same storage) whose class is `cls` (nn.Parameter's constructor)."""
+        t = data.detach()
+        if type(t) is not cls:
+            t.__class__ = cls
+        if require_grad:
+            t.requires_grad_()
+        return t
+
+    def as_subclass(self, cls):
+        """This tensor's data as an instance of `cls` (shares storage and autograd history)."""
+        t = self.view_as(self) if self.requires_grad else self.detach()
+        t.__class__ = cls
+        return t
+
     # ---- metadata --------------------------------------------------------------------------
     @property
     def shape(self):
-        return Size(self._shape)
+        return _tnew(Size, self._shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._shape)
+            return _tnew(Size, self._shape)
+        shape = self._shape
+        if not shape:
+            if isinstance(dim, int):
+                raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         from ember.core.errors import wrap_dim
-        return self._shape[wrap_dim(dim, len(self._shape))]
+        return shape[wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self):
@@ -74,6 +146,14 @@ class Tensor(TensorImpl):
         return self._device.type == "meta"
 
     @property
+    def is_mps(self):
+        return False
+
+    @property
+    def is_nested(self):
+        return False
+
+    @property
     def layout(self):
         from ember import strided
         return strided
@@ -86,6 +166,13 @@ class Tensor(TensorImpl):
     def is_quantized(self):
         return False
 
+    def is_contiguous(self, memory_format=None):
+        if memory_format is None or getattr(memory_format, "name", "") != "channels_last":
+            for n in self._shape:
+                if n == 0:  # an empty tensor is contiguous whatever its strides (c10)
+                    return True
+        return TensorImpl.is_contiguous(self, memory_format)
+
     def is_floating_point(self):
         return self._dtype.category == _dt.FLOAT
 
@@ -94,6 +181,9 @@ class Tensor(TensorImpl):
 
     def is_signed(self):
         return self._dtype.is_signed
+
+    def is_pinned(self, device=None):
+        return False
 
     def get_device(self):
         return -1 if self._device.type == "cpu" else (self._device.index or 0)
@@ -113,9 +203,15 @@ class Tensor(TensorImpl):
 
     @requires_grad.setter
     def requires_grad(self, flag):
-        self.requires_grad_(flag)
+        if flag and self._dtype.category < _dt.FLOAT:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        from ember.autograd.meta import set_requires_grad
+        set_requires_grad(self, flag)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and self._dtype.category < _dt.FLOAT:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         from ember.autograd.meta import set_requires_grad
         set_requires_grad(self, requires_grad)
         return self
@@ -160,32 +256,45 @@ class Tensor(TensorImpl):
         ag = self._keys & ~_BACKEND_AND_VIEW
         self._keys = (other._keys & _BACKEND_AND_VIEW) | ag
 
-    # ---- conversion ------------------------------------------------------------------------
+    # ---- conversion to Python and NumPy ----------------------------------------------------
     def item(self):
         return self._local_scalar_dense()
 
     def tolist(self):
-        if self._device.type == "meta":
-            raise RuntimeError("Tensor.tolist() is not supported for meta tensors")
-        return self.cpu()._np.tolist()
+        dev = self._device.type
+        if dev == "cpu":
+            return self._np.tolist()
+        if dev == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+        return self.detach().to("cpu")._np.tolist()
 
     def numpy(self, *, force=False):
+        if force:
+            t = self.detach()
+            if t._device.type != "cpu":
+                t = t.to("cpu")
+            return t._np
         if self._device.type != "cpu":
-            if not force:
-                raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
-                                "Use Tensor.cpu() to copy the tensor to host memory first.")
-            return self.cpu().numpy()
-        if self.requires_grad and not force:
+            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
+                            "Use Tensor.cpu() to copy the tensor to host memory first.")
+        if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         return self._np
 
     def __array__(self, dtype=None, copy=None):
-        a = self.detach().cpu()._np if self._device.type != "cpu" or self.requires_grad else self._np
-        return a if dtype is None else a.astype(dtype, copy=False)
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
 
     def __array_wrap__(self, arr, context=None, return_scalar=False):
-        return arr
+        # numpy.sin(tensor) -> tensor; numpy.greater(tensor, 0) -> uint8 tensor, as in torch
+        arr = np.asarray(arr)
+        if arr.dtype == np.bool_:
+            arr = arr.astype(np.uint8)
+        from ember._creation import from_numpy
+        return from_numpy(arr)
 
     def __len__(self):
         if not self._shape:
@@ -198,23 +307,31 @@ class Tensor(TensorImpl):
         return iter(self.unbind(0))
 
     def __bool__(self):
-        if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous"
-                               if self.numel() > 1 else
-                               "Boolean value of Tensor with no values is ambiguous")
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
+                               if n > 1 else "Boolean value of Tensor with no values is ambiguous")
         return bool(self.item())
 
-    def __float__(self):
+    def _scalar(self, ctype):
         if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return float(self.item().real if isinstance(self.item(), complex) else self.item())
+            raise ValueError(_SCALAR_ERR)
+        v = self.item()
+        if v.__class__ is complex:
+            if v.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+            v = v.real
+        return v
+
+    def __float__(self):
+        return float(self._scalar("double"))
 
     def __int__(self):
-        if self.numel() != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return int(self.item())
+        return int(self._scalar("int64_t"))
 
     def __complex__(self):
+        if self.numel() != 1:
+            raise ValueError(_SCALAR_ERR)
         return complex(self.item())
 
     def __index__(self):
@@ -223,24 +340,22 @@ class Tensor(TensorImpl):
         return int(self.item())
 
     def __format__(self, spec):
-        if self.dim() == 0:
-            return self.item().__format__(spec)
+        if not self._shape and self._device.type != "meta" and type(self) is Tensor:
+            return self.detach().item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __repr__(self):
+    def __repr__(self, *, tensor_contents=None):
         from ember._tensor_str import tensor_repr
-        return tensor_repr(self)
-
-    __str__ = __repr__
+        return tensor_repr(self, tensor_contents)
 
     def __contains__(self, element):
-        if isinstance(element, (Tensor, int, float, bool, complex)):
+        if isinstance(element, (TensorImpl, numbers.Number)):
             return bool((self == element).any().item())
         raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in "
                            f"a {type(element)}.")
 
     def __reversed__(self):
-        return self.flip(0) if self.dim() else self
+        return self.flip(0) if self._shape else self
 
     def __getitem__(self, index):
         from ember._indexing import getitem
@@ -277,88 +392,90 @@ class Tensor(TensorImpl):
 
     # ---- dtype / device conversion --------------------------------------------------------
     def to(self, *args, **kwargs):
-        from ember._conversion import to
-        return to(self, *args, **kwargs)
+        return _conv.to(self, *args, **kwargs)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
-        from ember._conversion import type_
-        return type_(self, dtype, non_blocking)
+        return _conv.type_(self, dtype, non_blocking, **kwargs)
 
     def cpu(self, memory_format=None):
         return self if self._device is CPU else self.to("cpu")
 
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if isinstance(device, (_device, str)):
+            dev = _device(device)
+        else:
+            dev = _device("cuda", device) if device is not None else _device("cuda")
+        return self.to(dev, non_blocking=non_blocking)
+
     def float(self, memory_format=None):
-        return self.to(_dt.float32)
+        return _conv.to_dtype_fast(self, _dt.float32)
 
     def double(self, memory_format=None):
-        return self.to(_dt.float64)
+        return _conv.to_dtype_fast(self, _dt.float64)
 
     def half(self, memory_format=None):
-        return self.to(_dt.float16)
+        return _conv.to_dtype_fast(self, _dt.float16)
 
     def bfloat16(self, memory_format=None):
-        return self.to(_dt.bfloat16)
+        return _conv.to_dtype_fast(self, _dt.bfloat16)
 
     def int(self, memory_format=None):
-        return self.to(_dt.int32)
+        return _conv.to_dtype_fast(self, _dt.int32)
 
     def long(self, memory_format=None):
-        return self.to(_dt.int64)
+        return _conv.to_dtype_fast(self, _dt.int64)
 
     def short(self, memory_format=None):
-        return self.to(_dt.int16)
+        return _conv.to_dtype_fast(self, _dt.int16)
 
     def char(self, memory_format=None):
-        return self.to(_dt.int8)
+        return _conv.to_dtype_fast(self, _dt.int8)
 
     def byte(self, memory_format=None):
-        return self.to(_dt.uint8)
+        return _conv.to_dtype_fast(self, _dt.uint8)
 
     def bool(self, memory_format=None):
-        return self.to(_dt.bool_)
+        return _conv.to_dtype_fast(self, _dt.bool_)
 
-    def cfloat(self):
-        return self.to(_dt.complex64)
+    def cfloat(self, memory_format=None):
+        return _conv.to_dtype_fast(self, _dt.complex64)
 
-    def cdouble(self):
-        return self.to(_dt.complex128)
+    def cdouble(self, memory_format=None):
+        return _conv.to_dtype_fast(self, _dt.complex128)
 
     def type_as(self, other):
-        return self.to(other._dtype)
+        return self.to(other._device, other._dtype)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         from ember._creation import tensor
         return tensor(data, dtype=dtype or self._dtype, device=device or self._device,
                       requires_grad=requires_grad)
 
-    # ---- DLPack and pickling --------------------------------------------------------------
-    def __dlpack__(self, stream=None, **kwargs):
-        if self._device.type != "cpu":
-            raise BufferError("DLPack export is supported for CPU tensors")
+    # ---- DLPack, pickling, copying ---------------------------------------------------------
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if self.requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self._np.__dlpack__(**kwargs) if kwargs else self._np.__dlpack__()
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self._device.type != "cpu":
+            raise BufferError(f"Cannot pack tensors on {self._device}")
+        kw = {}
+        if max_version is not None:
+            kw["max_version"] = max_version
+        if dl_device is not None:
+            kw["dl_device"] = dl_device
+        if copy is not None:
+            kw["copy"] = copy
+        return self._np.__dlpack__(**kw)
 
     def __dlpack_device__(self):
+        if self._device.type != "cpu":
+            raise ValueError(f"Unknown device type {self._device.type} for Dlpack")
         return (1, 0)
 
     def __reduce_ex__(self, proto):
-        from ember._conversion import rebuild
-        a = np.ascontiguousarray(self.detach().cpu()._np) if self._device.type != "meta" else None
-        return (rebuild, (a, self._dtype.name, tuple(self._shape), str(self._device),
-                          self.requires_grad))
+        return _conv.reduce_tensor(self)
 
     def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        r = self.detach().clone()
-        if self.requires_grad:
-            r.requires_grad_()
-        if self._dict_or_none():
-            import copy
-            r.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        memo[id(self)] = r
-        return r
+        return _conv.deepcopy_tensor(self, memo)
 
     def _dict_or_none(self):
         try:
@@ -372,27 +489,55 @@ class Tensor(TensorImpl):
     def storage(self):
         return self.untyped_storage()
 
+    # ---- transposes and complex parts -------------------------------------------------------
     @property
     def T(self):
-        if self.dim() > 2:
-            raise RuntimeError("The use of `x.T` on tensors of dimension other than 2 to reverse "
-                               "their shape is not supported.")
-        return self.permute(*range(self.dim() - 1, -1, -1))
+        n = len(self._shape)
+        if n == 2:
+            return self.transpose(0, 1)
+        if n == 0:
+            _warn_once("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                       "these cases.")
+            return self
+        _warn_once(_T_DEPRECATED)
+        return self.permute(*range(n - 1, -1, -1))
 
     @property
     def mT(self):
-        if self.dim() < 2:
+        n = len(self._shape)
+        if n == 0:
+            _warn_once("Tensor.mT is deprecated on 0-D tensors. This function is the identity in "
+                       "these cases.")
+            return self
+        if n < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
-                               f"Got {self.dim()}-D tensor.")
+                               f"Got {n}-D tensor.")
         return self.transpose(-2, -1)
 
     @property
     def H(self):
-        return self.T.conj() if self.is_complex() else self.T
+        n = len(self._shape)
+        if n == 0:
+            _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+            return _conj(self) if self.is_complex() else self
+        if n != 2:
+            extra = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{n}-D tensor.{extra}")
+        t = self.transpose(0, 1)
+        return _conj(t) if self.is_complex() else t
 
     @property
     def mH(self):
-        return self.mT.conj() if self.is_complex() else self.mT
+        n = len(self._shape)
+        if n == 0:
+            _warn_once("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
+            return _conj(self) if self.is_complex() else self
+        if n < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {n}-D tensor.")
+        t = self.transpose(-2, -1)
+        return _conj(t) if self.is_complex() else t
 
     @property
     def real(self):
@@ -400,17 +545,51 @@ class Tensor(TensorImpl):
             return self
         return _real_imag(self, 0)
 
+    @real.setter
+    def real(self, value):
+        self.real.copy_(value)
+
     @property
     def imag(self):
         if not self.is_complex():
             raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
         return _real_imag(self, 1)
 
+    @imag.setter
+    def imag(self, value):
+        self.imag.copy_(value)
+
+
+def _conj(t):
+    """t.conj(); until a conj operator is registered, a conjugated copy with t's strides."""
+    f = getattr(t, "conj", None)
+    if f is not None:
+        return f()
+    r = t.clone()
+    with _no_grad():
+        _real_imag(r.detach(), 1).neg_()
+    return r
+
+
+def _no_grad():
+    import ember
+    return ember.no_grad()
+
 
 def _real_imag(t, i):
-    from ember.kernels.cpu._glue import view
-    a = t._np.real if i == 0 else t._np.imag
-    return view(t, a)
+    """The real (i=0) or imaginary (i=1) part of a complex tensor, as a view."""
+    if t.requires_grad:  # through operators, so autograd records SelectBackward0
+        import ember
+        return ember.view_as_real(t).select(-1, i)
+    rdt = t._dtype.to_real()
+    if t._np is not None:
+        a = t._np.real if i == 0 else t._np.imag
+        r = make_view_cpu(t, a)
+    else:
+        r = make_view_meta(t, t._shape, tuple(2 * s for s in t.stride()),
+                           2 * t.storage_offset() + i)
+    r._dtype = rdt
+    return r
 
 
 def _scalar_like(other, self):
@@ -431,6 +610,8 @@ def attach_methods():
             continue  # a hand-written method above wins (to, type, size, ...)
         setattr(Tensor, name, fn)
     for name, fn in methods.DUNDERS.items():
+        if name in ("__len__", "__iter__", "__bool__", "__index__", "__format__", "__repr__"):
+            continue
         setattr(Tensor, name, fn)
     Tensor.__hash__ = object.__hash__
 

@@ -9,43 +9,3404 @@ from ember.dispatch.library import define_op
 from ember.kernels.cpu._glue import T as _T, unwrap as _u, wrap as _cw, view as _cv, store_inplace as _cstore, store_out as _cstore_out
 from ember.kernels.meta._glue import wrap as _mw, view as _mv, scalar as _mscalar, store_inplace as _mstore, store_out as _mstore_out
 import ember.kernels.composite as _composite
+import ember.kernels.composite_activation as _composite_activation
+import ember.kernels.composite_compare as _composite_compare
+import ember.kernels.composite_creation as _composite_creation
+import ember.kernels.composite_indexing as _composite_indexing
+import ember.kernels.composite_linalg as _composite_linalg
+import ember.kernels.composite_shape as _composite_shape
+import ember.kernels.cpu.activation as _cpu_activation
+import ember.kernels.cpu.compare as _cpu_compare
 import ember.kernels.cpu.copy as _cpu_copy
 import ember.kernels.cpu.creation as _cpu_creation
+import ember.kernels.cpu.indexing as _cpu_indexing
+import ember.kernels.cpu.linalg as _cpu_linalg
 import ember.kernels.cpu.pointwise as _cpu_pointwise
+import ember.kernels.cpu.random as _cpu_random
+import ember.kernels.cpu.reduction as _cpu_reduction
+import ember.kernels.cpu.shape as _cpu_shape
 import ember.kernels.cpu.views as _cpu_views
+import ember.kernels.meta.activation as _meta_activation
+import ember.kernels.meta.compare as _meta_compare
 import ember.kernels.meta.copy as _meta_copy
 import ember.kernels.meta.creation as _meta_creation
+import ember.kernels.meta.indexing as _meta_indexing
+import ember.kernels.meta.linalg as _meta_linalg
 import ember.kernels.meta.pointwise as _meta_pointwise
+import ember.kernels.meta.random as _meta_random
+import ember.kernels.meta.reduction as _meta_reduction
+import ember.kernels.meta.shape as _meta_shape
 import ember.kernels.meta.views as _meta_views
 
-RETURN_TYPES = {}
+_RT_linalg_slogdet = collections.namedtuple('linalg_slogdet', ['sign', 'logabsdet'])
+_RT_linalg_slogdet.__module__ = 'ember.return_types'
+_RT_slogdet = collections.namedtuple('slogdet', ['sign', 'logabsdet'])
+_RT_slogdet.__module__ = 'ember.return_types'
+_RT_linalg_inv_ex = collections.namedtuple('linalg_inv_ex', ['inverse', 'info'])
+_RT_linalg_inv_ex.__module__ = 'ember.return_types'
+_RT_linalg_solve_ex = collections.namedtuple('linalg_solve_ex', ['result', 'info'])
+_RT_linalg_solve_ex.__module__ = 'ember.return_types'
+_RT_linalg_svd = collections.namedtuple('linalg_svd', ['U', 'S', 'Vh'])
+_RT_linalg_svd.__module__ = 'ember.return_types'
+_RT_svd = collections.namedtuple('svd', ['U', 'S', 'V'])
+_RT_svd.__module__ = 'ember.return_types'
+_RT_linalg_qr = collections.namedtuple('linalg_qr', ['Q', 'R'])
+_RT_linalg_qr.__module__ = 'ember.return_types'
+_RT_qr = collections.namedtuple('qr', ['Q', 'R'])
+_RT_qr.__module__ = 'ember.return_types'
+_RT_linalg_cholesky_ex = collections.namedtuple('linalg_cholesky_ex', ['L', 'info'])
+_RT_linalg_cholesky_ex.__module__ = 'ember.return_types'
+_RT_linalg_eigh = collections.namedtuple('linalg_eigh', ['eigenvalues', 'eigenvectors'])
+_RT_linalg_eigh.__module__ = 'ember.return_types'
+_RT_linalg_eig = collections.namedtuple('linalg_eig', ['eigenvalues', 'eigenvectors'])
+_RT_linalg_eig.__module__ = 'ember.return_types'
+_RT_linalg_lu_factor = collections.namedtuple('linalg_lu_factor', ['LU', 'pivots'])
+_RT_linalg_lu_factor.__module__ = 'ember.return_types'
+_RT_linalg_lu_factor_ex = collections.namedtuple('linalg_lu_factor_ex', ['LU', 'pivots', 'info'])
+_RT_linalg_lu_factor_ex.__module__ = 'ember.return_types'
+_RT_linalg_lu = collections.namedtuple('linalg_lu', ['P', 'L', 'U'])
+_RT_linalg_lu.__module__ = 'ember.return_types'
+_RT_max = collections.namedtuple('max', ['values', 'indices'])
+_RT_max.__module__ = 'ember.return_types'
+_RT_min = collections.namedtuple('min', ['values', 'indices'])
+_RT_min.__module__ = 'ember.return_types'
+_RT_aminmax = collections.namedtuple('aminmax', ['min', 'max'])
+_RT_aminmax.__module__ = 'ember.return_types'
+_RT_var_mean = collections.namedtuple('var_mean', ['out0', 'out1'])
+_RT_var_mean.__module__ = 'ember.return_types'
+_RT_std_mean = collections.namedtuple('std_mean', ['out0', 'out1'])
+_RT_std_mean.__module__ = 'ember.return_types'
+_RT_cummax = collections.namedtuple('cummax', ['values', 'indices'])
+_RT_cummax.__module__ = 'ember.return_types'
+_RT_cummin = collections.namedtuple('cummin', ['values', 'indices'])
+_RT_cummin.__module__ = 'ember.return_types'
+_RT_topk = collections.namedtuple('topk', ['values', 'indices'])
+_RT_topk.__module__ = 'ember.return_types'
+_RT_sort = collections.namedtuple('sort', ['values', 'indices'])
+_RT_sort.__module__ = 'ember.return_types'
+_RT_kthvalue = collections.namedtuple('kthvalue', ['values', 'indices'])
+_RT_kthvalue.__module__ = 'ember.return_types'
+_RT_median = collections.namedtuple('median', ['values', 'indices'])
+_RT_median.__module__ = 'ember.return_types'
+_RT_nanmedian = collections.namedtuple('nanmedian', ['values', 'indices'])
+_RT_nanmedian.__module__ = 'ember.return_types'
+_RT_mode = collections.namedtuple('mode', ['values', 'indices'])
+_RT_mode.__module__ = 'ember.return_types'
+_RT__unique = collections.namedtuple('_unique', ['out0', 'out1'])
+_RT__unique.__module__ = 'ember.return_types'
+_RT__unique2 = collections.namedtuple('_unique2', ['out0', 'out1', 'out2'])
+_RT__unique2.__module__ = 'ember.return_types'
+_RT_unique_dim = collections.namedtuple('unique_dim', ['out0', 'out1', 'out2'])
+_RT_unique_dim.__module__ = 'ember.return_types'
+_RT_unique_consecutive = collections.namedtuple('unique_consecutive', ['out0', 'out1', 'out2'])
+_RT_unique_consecutive.__module__ = 'ember.return_types'
+_RT_unique_dim_consecutive = collections.namedtuple('unique_dim_consecutive', ['out0', 'out1', 'out2'])
+_RT_unique_dim_consecutive.__module__ = 'ember.return_types'
+RETURN_TYPES = {'_unique': _RT__unique, '_unique2': _RT__unique2, 'aminmax': _RT_aminmax, 'cummax': _RT_cummax, 'cummin': _RT_cummin, 'kthvalue': _RT_kthvalue, 'linalg_cholesky_ex': _RT_linalg_cholesky_ex, 'linalg_eig': _RT_linalg_eig, 'linalg_eigh': _RT_linalg_eigh, 'linalg_inv_ex': _RT_linalg_inv_ex, 'linalg_lu': _RT_linalg_lu, 'linalg_lu_factor': _RT_linalg_lu_factor, 'linalg_lu_factor_ex': _RT_linalg_lu_factor_ex, 'linalg_qr': _RT_linalg_qr, 'linalg_slogdet': _RT_linalg_slogdet, 'linalg_solve_ex': _RT_linalg_solve_ex, 'linalg_svd': _RT_linalg_svd, 'max': _RT_max, 'median': _RT_median, 'min': _RT_min, 'mode': _RT_mode, 'nanmedian': _RT_nanmedian, 'qr': _RT_qr, 'slogdet': _RT_slogdet, 'sort': _RT_sort, 'std_mean': _RT_std_mean, 'svd': _RT_svd, 'topk': _RT_topk, 'unique_consecutive': _RT_unique_consecutive, 'unique_dim': _RT_unique_dim, 'unique_dim_consecutive': _RT_unique_dim_consecutive, 'var_mean': _RT_var_mean}
 
-empty_memory_format = define_op('aten', 'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ())
-empty_strided = define_op('aten', 'empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ())
-copy_ = define_op('aten', 'copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', ('cross_device',))
-clone = define_op('aten', 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', ())
-_to_copy = define_op('aten', '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', ('cross_device',))
-_local_scalar_dense = define_op('aten', '_local_scalar_dense(Tensor self) -> Scalar', ())
-contiguous = define_op('aten', 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', ())
-add_Tensor = define_op('aten', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',))
-add__Tensor = define_op('aten', 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', ())
-add_out = define_op('aten', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', ())
-sub_Tensor = define_op('aten', 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',))
-sub__Tensor = define_op('aten', 'sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', ())
-sub_out = define_op('aten', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', ())
-mul_Tensor = define_op('aten', 'mul.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',))
-mul__Tensor = define_op('aten', 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', ())
-mul_out = define_op('aten', 'mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', ())
-neg = define_op('aten', 'neg(Tensor self) -> Tensor', ('pointwise',))
-neg_ = define_op('aten', 'neg_(Tensor(a!) self) -> Tensor(a!)', ())
-neg_out = define_op('aten', 'neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', ())
-relu = define_op('aten', 'relu(Tensor self) -> Tensor', ('pointwise',))
-relu_ = define_op('aten', 'relu_(Tensor(a!) self) -> Tensor(a!)', ())
-transpose_int = define_op('aten', 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', ())
-view = define_op('aten', 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)', ())
-detach = define_op('aten', 'detach(Tensor(a) self) -> Tensor(a)', ())
-as_strided = define_op('aten', 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', ())
+relu = define_op('aten', 'relu(Tensor self) -> Tensor', ('pointwise',), True)
+relu_ = define_op('aten', 'relu_(Tensor(a!) self) -> Tensor(a!)', (), True)
+relu6 = define_op('aten', 'relu6(Tensor self) -> Tensor', ('pointwise',), True)
+relu6_ = define_op('aten', 'relu6_(Tensor(a!) self) -> Tensor(a!)', (), True)
+hardtanh = define_op('aten', 'hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor', ('pointwise',), True)
+hardtanh_out = define_op('aten', 'hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+hardtanh_ = define_op('aten', 'hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)', (), True)
+gelu = define_op('aten', "gelu(Tensor self, *, str approximate='none') -> Tensor", ('pointwise',), True)
+gelu_out = define_op('aten', 'gelu.out(Tensor self, *, str approximate="none", Tensor(a!) out) -> Tensor(a!)', (), True)
+gelu_ = define_op('aten', "gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", (), True)
+silu = define_op('aten', 'silu(Tensor self) -> Tensor', ('pointwise',), True)
+silu_out = define_op('aten', 'silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+silu_ = define_op('aten', 'silu_(Tensor(a!) self) -> Tensor(a!)', (), True)
+mish = define_op('aten', 'mish(Tensor self) -> Tensor', ('pointwise',), True)
+mish_out = define_op('aten', 'mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+mish_ = define_op('aten', 'mish_(Tensor(a!) self) -> Tensor(a!)', (), True)
+hardsigmoid = define_op('aten', 'hardsigmoid(Tensor self) -> Tensor', ('pointwise',), True)
+hardsigmoid_out = define_op('aten', 'hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+hardsigmoid_ = define_op('aten', 'hardsigmoid_(Tensor(a!) self) -> Tensor(a!)', (), True)
+hardswish = define_op('aten', 'hardswish(Tensor self) -> Tensor', ('pointwise',), True)
+hardswish_out = define_op('aten', 'hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+hardswish_ = define_op('aten', 'hardswish_(Tensor(a!) self) -> Tensor(a!)', (), True)
+softplus = define_op('aten', 'softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor', ('pointwise',), True)
+softplus_out = define_op('aten', 'softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+elu = define_op('aten', 'elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor', ('pointwise',), True)
+elu_out = define_op('aten', 'elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+elu_ = define_op('aten', 'elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)', (), True)
+selu = define_op('aten', 'selu(Tensor self) -> Tensor', ('pointwise',), True)
+selu_ = define_op('aten', 'selu_(Tensor(a!) self) -> Tensor(a!)', (), True)
+celu = define_op('aten', 'celu(Tensor self, Scalar alpha=1.0) -> Tensor', ('pointwise',), True)
+celu_ = define_op('aten', 'celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)', (), True)
+leaky_relu = define_op('aten', 'leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor', ('pointwise',), True)
+leaky_relu_out = define_op('aten', 'leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+leaky_relu_ = define_op('aten', 'leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)', (), True)
+threshold = define_op('aten', 'threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor', ('pointwise',), True)
+threshold_out = define_op('aten', 'threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+threshold_ = define_op('aten', 'threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)', (), True)
+softshrink = define_op('aten', 'softshrink(Tensor self, Scalar lambd=0.5) -> Tensor', ('pointwise',), True)
+softshrink_out = define_op('aten', 'softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+hardshrink = define_op('aten', 'hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor', ('pointwise',), True)
+hardshrink_out = define_op('aten', 'hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+glu = define_op('aten', 'glu(Tensor self, int dim=-1) -> Tensor', (), True)
+glu_out = define_op('aten', 'glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log_sigmoid = define_op('aten', 'log_sigmoid(Tensor self) -> Tensor', ('pointwise',), True)
+log_sigmoid_out = define_op('aten', 'log_sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+prelu = define_op('aten', 'prelu(Tensor self, Tensor weight) -> Tensor', (), True)
+rrelu = define_op('aten', 'rrelu(Tensor self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor', (), True)
+rrelu_ = define_op('aten', 'rrelu_(Tensor(a!) self, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)', (), True)
+threshold_backward = define_op('aten', 'threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor', (), True)
+hardtanh_backward = define_op('aten', 'hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor', (), True)
+gelu_backward = define_op('aten', "gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor", (), True)
+silu_backward = define_op('aten', 'silu_backward(Tensor grad_output, Tensor self) -> Tensor', (), True)
+mish_backward = define_op('aten', 'mish_backward(Tensor grad_output, Tensor self) -> Tensor', (), True)
+hardsigmoid_backward = define_op('aten', 'hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor', (), True)
+hardswish_backward = define_op('aten', 'hardswish_backward(Tensor grad_output, Tensor self) -> Tensor', (), True)
+softplus_backward = define_op('aten', 'softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor', (), True)
+elu_backward = define_op('aten', 'elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor', (), True)
+leaky_relu_backward = define_op('aten', 'leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor', (), True)
+softshrink_backward = define_op('aten', 'softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor', (), True)
+hardshrink_backward = define_op('aten', 'hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor', (), True)
+glu_backward = define_op('aten', 'glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor', (), True)
+log_sigmoid_backward = define_op('aten', 'log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor', (), True)
+_prelu_kernel_backward = define_op('aten', '_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)', (), True)
+eq_Tensor = define_op('aten', 'eq.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+eq__Tensor = define_op('aten', 'eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+eq_Tensor_out = define_op('aten', 'eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+eq_Scalar = define_op('aten', 'eq.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+eq__Scalar = define_op('aten', 'eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+eq_Scalar_out = define_op('aten', 'eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ne_Tensor = define_op('aten', 'ne.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+ne__Tensor = define_op('aten', 'ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+ne_Tensor_out = define_op('aten', 'ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ne_Scalar = define_op('aten', 'ne.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+ne__Scalar = define_op('aten', 'ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+ne_Scalar_out = define_op('aten', 'ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+not_equal_Tensor = define_op('aten', 'not_equal.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+not_equal__Tensor = define_op('aten', 'not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+not_equal_Tensor_out = define_op('aten', 'not_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+not_equal_Scalar = define_op('aten', 'not_equal.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+not_equal__Scalar = define_op('aten', 'not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+not_equal_Scalar_out = define_op('aten', 'not_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+lt_Tensor = define_op('aten', 'lt.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+lt__Tensor = define_op('aten', 'lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+lt_Tensor_out = define_op('aten', 'lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+lt_Scalar = define_op('aten', 'lt.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+lt__Scalar = define_op('aten', 'lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+lt_Scalar_out = define_op('aten', 'lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+less_Tensor = define_op('aten', 'less.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+less__Tensor = define_op('aten', 'less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+less_Tensor_out = define_op('aten', 'less.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+less_Scalar = define_op('aten', 'less.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+less__Scalar = define_op('aten', 'less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+less_Scalar_out = define_op('aten', 'less.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+le_Tensor = define_op('aten', 'le.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+le__Tensor = define_op('aten', 'le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+le_Tensor_out = define_op('aten', 'le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+le_Scalar = define_op('aten', 'le.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+le__Scalar = define_op('aten', 'le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+le_Scalar_out = define_op('aten', 'le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+less_equal_Tensor = define_op('aten', 'less_equal.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+less_equal__Tensor = define_op('aten', 'less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+less_equal_Tensor_out = define_op('aten', 'less_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+less_equal_Scalar = define_op('aten', 'less_equal.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+less_equal__Scalar = define_op('aten', 'less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+less_equal_Scalar_out = define_op('aten', 'less_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+gt_Tensor = define_op('aten', 'gt.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+gt__Tensor = define_op('aten', 'gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+gt_Tensor_out = define_op('aten', 'gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+gt_Scalar = define_op('aten', 'gt.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+gt__Scalar = define_op('aten', 'gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+gt_Scalar_out = define_op('aten', 'gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+greater_Tensor = define_op('aten', 'greater.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+greater__Tensor = define_op('aten', 'greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+greater_Tensor_out = define_op('aten', 'greater.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+greater_Scalar = define_op('aten', 'greater.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+greater__Scalar = define_op('aten', 'greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+greater_Scalar_out = define_op('aten', 'greater.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ge_Tensor = define_op('aten', 'ge.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+ge__Tensor = define_op('aten', 'ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+ge_Tensor_out = define_op('aten', 'ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ge_Scalar = define_op('aten', 'ge.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+ge__Scalar = define_op('aten', 'ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+ge_Scalar_out = define_op('aten', 'ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+greater_equal_Tensor = define_op('aten', 'greater_equal.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+greater_equal__Tensor = define_op('aten', 'greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+greater_equal_Tensor_out = define_op('aten', 'greater_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+greater_equal_Scalar = define_op('aten', 'greater_equal.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+greater_equal__Scalar = define_op('aten', 'greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+greater_equal_Scalar_out = define_op('aten', 'greater_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+equal = define_op('aten', 'equal(Tensor self, Tensor other) -> bool', (), True)
+isclose = define_op('aten', 'isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor', (), True)
+allclose = define_op('aten', 'allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> bool', (), True)
+isnan = define_op('aten', 'isnan(Tensor self) -> Tensor', ('pointwise',), True)
+isinf = define_op('aten', 'isinf(Tensor self) -> Tensor', ('pointwise',), True)
+isfinite = define_op('aten', 'isfinite(Tensor self) -> Tensor', ('pointwise',), True)
+isreal = define_op('aten', 'isreal(Tensor self) -> Tensor', ('pointwise',), True)
+isposinf = define_op('aten', 'isposinf(Tensor self) -> Tensor', ('pointwise',), True)
+isposinf_out = define_op('aten', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+isneginf = define_op('aten', 'isneginf(Tensor self) -> Tensor', ('pointwise',), True)
+isneginf_out = define_op('aten', 'isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+signbit = define_op('aten', 'signbit(Tensor self) -> Tensor', ('pointwise',), True)
+signbit_out = define_op('aten', 'signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+logical_and = define_op('aten', 'logical_and(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+logical_and_ = define_op('aten', 'logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+logical_and_out = define_op('aten', 'logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+logical_or = define_op('aten', 'logical_or(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+logical_or_ = define_op('aten', 'logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+logical_or_out = define_op('aten', 'logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+logical_xor = define_op('aten', 'logical_xor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+logical_xor_ = define_op('aten', 'logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+logical_xor_out = define_op('aten', 'logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+logical_not = define_op('aten', 'logical_not(Tensor self) -> Tensor', ('pointwise',), True)
+logical_not_ = define_op('aten', 'logical_not_(Tensor(a!) self) -> Tensor(a!)', (), True)
+logical_not_out = define_op('aten', 'logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_and_Tensor = define_op('aten', 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_and__Tensor = define_op('aten', 'bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+bitwise_and_Tensor_out = define_op('aten', 'bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_and_Scalar = define_op('aten', 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+bitwise_and__Scalar = define_op('aten', 'bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+bitwise_and_Scalar_out = define_op('aten', 'bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_and_Scalar_Tensor = define_op('aten', 'bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_and_Scalar_Tensor_out = define_op('aten', 'bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_or_Tensor = define_op('aten', 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_or__Tensor = define_op('aten', 'bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+bitwise_or_Tensor_out = define_op('aten', 'bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_or_Scalar = define_op('aten', 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+bitwise_or__Scalar = define_op('aten', 'bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+bitwise_or_Scalar_out = define_op('aten', 'bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_or_Scalar_Tensor = define_op('aten', 'bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_or_Scalar_Tensor_out = define_op('aten', 'bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_xor_Tensor = define_op('aten', 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_xor__Tensor = define_op('aten', 'bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+bitwise_xor_Tensor_out = define_op('aten', 'bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_xor_Scalar = define_op('aten', 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+bitwise_xor__Scalar = define_op('aten', 'bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+bitwise_xor_Scalar_out = define_op('aten', 'bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_xor_Scalar_Tensor = define_op('aten', 'bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_xor_Scalar_Tensor_out = define_op('aten', 'bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_not = define_op('aten', 'bitwise_not(Tensor self) -> Tensor', ('pointwise',), True)
+bitwise_not_ = define_op('aten', 'bitwise_not_(Tensor(a!) self) -> Tensor(a!)', (), True)
+bitwise_not_out = define_op('aten', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_left_shift_Tensor = define_op('aten', 'bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_left_shift__Tensor = define_op('aten', 'bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+bitwise_left_shift_Tensor_out = define_op('aten', 'bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_left_shift_Tensor_Scalar = define_op('aten', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+bitwise_left_shift__Tensor_Scalar = define_op('aten', 'bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+bitwise_left_shift_Tensor_Scalar_out = define_op('aten', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_left_shift_Scalar_Tensor = define_op('aten', 'bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_left_shift_Scalar_Tensor_out = define_op('aten', 'bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_right_shift_Tensor = define_op('aten', 'bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_right_shift__Tensor = define_op('aten', 'bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+bitwise_right_shift_Tensor_out = define_op('aten', 'bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_right_shift_Tensor_Scalar = define_op('aten', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+bitwise_right_shift__Tensor_Scalar = define_op('aten', 'bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+bitwise_right_shift_Tensor_Scalar_out = define_op('aten', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bitwise_right_shift_Scalar_Tensor = define_op('aten', 'bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+bitwise_right_shift_Scalar_Tensor_out = define_op('aten', 'bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+where_self = define_op('aten', 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+where_self_out = define_op('aten', 'where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+where_ScalarSelf = define_op('aten', 'where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', (), True)
+where_ScalarOther = define_op('aten', 'where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', (), True)
+where_Scalar = define_op('aten', 'where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor', (), True)
+where = define_op('aten', 'where(Tensor condition) -> Tensor[]', (), True)
+masked_fill_Scalar = define_op('aten', 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', (), True)
+masked_fill_Tensor = define_op('aten', 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', (), True)
+masked_fill__Scalar = define_op('aten', 'masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', (), True)
+masked_fill__Tensor = define_op('aten', 'masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)', (), True)
+empty_memory_format = define_op('aten', 'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', (), True)
+empty_strided = define_op('aten', 'empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+copy_ = define_op('aten', 'copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', ('cross_device',), True)
+clone = define_op('aten', 'clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', (), True)
+_to_copy = define_op('aten', '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', ('cross_device',), True)
+_local_scalar_dense = define_op('aten', '_local_scalar_dense(Tensor self) -> Scalar', (), True)
+contiguous = define_op('aten', 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', (), True)
+scalar_tensor = define_op('aten', 'scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+zeros = define_op('aten', 'zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+ones = define_op('aten', 'ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+full = define_op('aten', 'full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+empty_like = define_op('aten', 'empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', (), True)
+zeros_like = define_op('aten', 'zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', (), True)
+ones_like = define_op('aten', 'ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', (), True)
+full_like = define_op('aten', 'full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', (), True)
+new_empty = define_op('aten', 'new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+new_empty_strided = define_op('aten', 'new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+new_zeros = define_op('aten', 'new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+new_ones = define_op('aten', 'new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+new_full = define_op('aten', 'new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+arange = define_op('aten', 'arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+arange_start = define_op('aten', 'arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+arange_start_step = define_op('aten', 'arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+linspace = define_op('aten', 'linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+linspace_Tensor_Tensor = define_op('aten', 'linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+linspace_Tensor_Scalar = define_op('aten', 'linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+linspace_Scalar_Tensor = define_op('aten', 'linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+logspace = define_op('aten', 'logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+logspace_Tensor_Tensor = define_op('aten', 'logspace.Tensor_Tensor(Tensor start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+logspace_Tensor_Scalar = define_op('aten', 'logspace.Tensor_Scalar(Tensor start, Scalar end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+logspace_Scalar_Tensor = define_op('aten', 'logspace.Scalar_Tensor(Scalar start, Tensor end, int steps, float base=10.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+eye = define_op('aten', 'eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+eye_m = define_op('aten', 'eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+fill_Scalar = define_op('aten', 'fill.Scalar(Tensor self, Scalar value) -> Tensor', (), True)
+fill_Scalar_out = define_op('aten', 'fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fill_Tensor = define_op('aten', 'fill.Tensor(Tensor self, Tensor value) -> Tensor', (), True)
+fill_Tensor_out = define_op('aten', 'fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fill__Scalar = define_op('aten', 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', (), True)
+fill__Tensor = define_op('aten', 'fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)', (), True)
+zero_ = define_op('aten', 'zero_(Tensor(a!) self) -> Tensor(a!)', (), True)
+index_Tensor = define_op('aten', 'index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', (), True)
+index_Tensor_out = define_op('aten', 'index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_put_ = define_op('aten', 'index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', (), True)
+index_put = define_op('aten', 'index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', (), True)
+index_put_out = define_op('aten', 'index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+gather = define_op('aten', 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', (), True)
+gather_out = define_op('aten', 'gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_src = define_op('aten', 'scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', (), True)
+scatter_src_out = define_op('aten', 'scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_value = define_op('aten', 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', (), True)
+scatter_value_out = define_op('aten', 'scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_reduce = define_op('aten', 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', (), True)
+scatter_reduce_out = define_op('aten', 'scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_value_reduce = define_op('aten', 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor', (), True)
+scatter_value_reduce_out = define_op('aten', 'scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter__src = define_op('aten', 'scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', (), True)
+scatter__value = define_op('aten', 'scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', (), True)
+scatter__reduce = define_op('aten', 'scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', (), True)
+scatter__value_reduce = define_op('aten', 'scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)', (), True)
+scatter_add = define_op('aten', 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', (), True)
+scatter_add_out = define_op('aten', 'scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_add_ = define_op('aten', 'scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', (), True)
+scatter_reduce_two = define_op('aten', 'scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor', (), True)
+scatter_reduce_two_out = define_op('aten', 'scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)', (), True)
+scatter_reduce__two = define_op('aten', 'scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!)', (), True)
+index_select = define_op('aten', 'index_select(Tensor self, int dim, Tensor index) -> Tensor', (), True)
+index_select_out = define_op('aten', 'index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_add = define_op('aten', 'index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor', (), True)
+index_add_out = define_op('aten', 'index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_add_ = define_op('aten', 'index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)', (), True)
+index_copy = define_op('aten', 'index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor', (), True)
+index_copy_out = define_op('aten', 'index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_copy_ = define_op('aten', 'index_copy_(Tensor(a!) self, int dim, Tensor index, Tensor source) -> Tensor(a!)', (), True)
+index_fill_int_Tensor = define_op('aten', 'index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor', (), True)
+index_fill_int_Tensor_out = define_op('aten', 'index_fill.int_Tensor_out(Tensor self, int dim, Tensor index, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_fill_int_Scalar = define_op('aten', 'index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', (), True)
+index_fill_int_Scalar_out = define_op('aten', 'index_fill.int_Scalar_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_fill__int_Tensor = define_op('aten', 'index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)', (), True)
+index_fill__int_Scalar = define_op('aten', 'index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', (), True)
+index_reduce = define_op('aten', 'index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor', (), True)
+index_reduce_out = define_op('aten', 'index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)', (), True)
+index_reduce_ = define_op('aten', 'index_reduce_(Tensor(a!) self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor(a!)', (), True)
+masked_select = define_op('aten', 'masked_select(Tensor self, Tensor mask) -> Tensor', (), True)
+masked_select_out = define_op('aten', 'masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+masked_scatter = define_op('aten', 'masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor', (), True)
+masked_scatter_out = define_op('aten', 'masked_scatter.out(Tensor self, Tensor mask, Tensor source, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+masked_scatter_ = define_op('aten', 'masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)', (), True)
+nonzero = define_op('aten', 'nonzero(Tensor self) -> Tensor', (), True)
+nonzero_out = define_op('aten', 'nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+nonzero_static = define_op('aten', 'nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor', (), True)
+nonzero_static_out = define_op('aten', 'nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)', (), True)
+argwhere = define_op('aten', 'argwhere(Tensor self) -> Tensor', (), True)
+take = define_op('aten', 'take(Tensor self, Tensor index) -> Tensor', (), True)
+take_out = define_op('aten', 'take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+take_along_dim = define_op('aten', 'take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor', (), True)
+take_along_dim_out = define_op('aten', 'take_along_dim.out(Tensor self, Tensor indices, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+put_ = define_op('aten', 'put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)', (), True)
+put = define_op('aten', 'put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor', (), True)
+put_out = define_op('aten', 'put.out(Tensor self, Tensor index, Tensor source, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+matmul = define_op('aten', 'matmul(Tensor self, Tensor other) -> Tensor', (), True)
+matmul_out = define_op('aten', 'matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_matmul = define_op('aten', 'linalg_matmul(Tensor self, Tensor other) -> Tensor', (), True)
+linalg_matmul_out = define_op('aten', 'linalg_matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+mm = define_op('aten', 'mm(Tensor self, Tensor mat2) -> Tensor', (), True)
+mm_out = define_op('aten', 'mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+bmm = define_op('aten', 'bmm(Tensor self, Tensor mat2) -> Tensor', (), True)
+bmm_out = define_op('aten', 'bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+dot = define_op('aten', 'dot(Tensor self, Tensor tensor) -> Tensor', (), True)
+dot_out = define_op('aten', 'dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+vdot = define_op('aten', 'vdot(Tensor self, Tensor other) -> Tensor', (), True)
+vdot_out = define_op('aten', 'vdot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+mv = define_op('aten', 'mv(Tensor self, Tensor vec) -> Tensor', (), True)
+mv_out = define_op('aten', 'mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+addmm = define_op('aten', 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
+addmm_ = define_op('aten', 'addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
+addmm_out = define_op('aten', 'addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addmv = define_op('aten', 'addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
+addmv_ = define_op('aten', 'addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
+addmv_out = define_op('aten', 'addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addr = define_op('aten', 'addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
+addr_ = define_op('aten', 'addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
+addr_out = define_op('aten', 'addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+baddbmm = define_op('aten', 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
+baddbmm_ = define_op('aten', 'baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
+baddbmm_out = define_op('aten', 'baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addbmm = define_op('aten', 'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
+addbmm_ = define_op('aten', 'addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
+addbmm_out = define_op('aten', 'addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+outer = define_op('aten', 'outer(Tensor self, Tensor vec2) -> Tensor', (), True)
+outer_out = define_op('aten', 'outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ger = define_op('aten', 'ger(Tensor self, Tensor vec2) -> Tensor', (), True)
+ger_out = define_op('aten', 'ger.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+inner = define_op('aten', 'inner(Tensor self, Tensor other) -> Tensor', (), True)
+inner_out = define_op('aten', 'inner.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+einsum = define_op('aten', 'einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor', (), True)
+tensordot = define_op('aten', 'tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor', (), True)
+tensordot_out = define_op('aten', 'tensordot.out(Tensor self, Tensor other, int[] dims_self, int[] dims_other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+kron = define_op('aten', 'kron(Tensor self, Tensor other) -> Tensor', (), True)
+kron_out = define_op('aten', 'kron.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+cross = define_op('aten', 'cross(Tensor self, Tensor other, int? dim=None) -> Tensor', (), True)
+cross_out = define_op('aten', 'cross.out(Tensor self, Tensor other, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_cross = define_op('aten', 'linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor', (), True)
+linalg_cross_out = define_op('aten', 'linalg_cross.out(Tensor self, Tensor other, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_vecdot = define_op('aten', 'linalg_vecdot(Tensor x, Tensor y, *, int dim=-1) -> Tensor', (), True)
+linalg_vecdot_out = define_op('aten', 'linalg_vecdot.out(Tensor x, Tensor y, *, int dim=-1, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_multi_dot = define_op('aten', 'linalg_multi_dot(Tensor[] tensors) -> Tensor', (), True)
+linalg_multi_dot_out = define_op('aten', 'linalg_multi_dot.out(Tensor[] tensors, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+chain_matmul = define_op('aten', 'chain_matmul(Tensor[] matrices) -> Tensor', (), True)
+chain_matmul_out = define_op('aten', 'chain_matmul.out(Tensor[] matrices, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+matrix_power = define_op('aten', 'matrix_power(Tensor self, int n) -> Tensor', (), True)
+matrix_power_out = define_op('aten', 'matrix_power.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_matrix_power = define_op('aten', 'linalg_matrix_power(Tensor self, int n) -> Tensor', (), True)
+linalg_matrix_power_out = define_op('aten', 'linalg_matrix_power.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+diag = define_op('aten', 'diag(Tensor self, int diagonal=0) -> Tensor', (), True)
+diag_out = define_op('aten', 'diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+diag_embed = define_op('aten', 'diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', (), True)
+diagflat = define_op('aten', 'diagflat(Tensor self, int offset=0) -> Tensor', (), True)
+trace = define_op('aten', 'trace(Tensor self) -> Tensor', (), True)
+linalg_matrix_norm_str_ord = define_op('aten', 'linalg_matrix_norm.str_ord(Tensor self, str ord="fro", int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+linalg_matrix_norm_str_ord_out = define_op('aten', 'linalg_matrix_norm.str_ord_out(Tensor self, str ord="fro", int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_matrix_norm = define_op('aten', 'linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+linalg_matrix_norm_out = define_op('aten', 'linalg_matrix_norm.out(Tensor self, Scalar ord, int[] dim=[-2, -1], bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_norm_ord_str = define_op('aten', 'linalg_norm.ord_str(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+linalg_norm_ord_str_out = define_op('aten', 'linalg_norm.ord_str_out(Tensor self, str ord, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_norm = define_op('aten', 'linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+linalg_norm_out = define_op('aten', 'linalg_norm.out(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_det = define_op('aten', 'linalg_det(Tensor A) -> Tensor', (), True)
+linalg_det_out = define_op('aten', 'linalg_det.out(Tensor A, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+det = define_op('aten', 'det(Tensor self) -> Tensor', (), True)
+linalg_slogdet = define_op('aten', 'linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)', (), True)
+linalg_slogdet_out = define_op('aten', 'linalg_slogdet.out(Tensor A, *, Tensor(a!) sign, Tensor(b!) logabsdet) -> (Tensor(a!) sign, Tensor(b!) logabsdet)', (), True)
+slogdet = define_op('aten', 'slogdet(Tensor self) -> (Tensor sign, Tensor logabsdet)', (), True)
+slogdet_out = define_op('aten', 'slogdet.out(Tensor self, *, Tensor(a!) sign, Tensor(b!) logabsdet) -> (Tensor(a!) sign, Tensor(b!) logabsdet)', (), True)
+logdet = define_op('aten', 'logdet(Tensor self) -> Tensor', (), True)
+linalg_inv = define_op('aten', 'linalg_inv(Tensor A) -> Tensor', (), True)
+linalg_inv_out = define_op('aten', 'linalg_inv.out(Tensor A, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+inverse = define_op('aten', 'inverse(Tensor self) -> Tensor', (), True)
+inverse_out = define_op('aten', 'inverse.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_inv_ex = define_op('aten', 'linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)', (), True)
+linalg_inv_ex_inverse = define_op('aten', 'linalg_inv_ex.inverse(Tensor A, *, bool check_errors=False, Tensor(a!) inverse, Tensor(b!) info) -> (Tensor(a!) inverse, Tensor(b!) info)', (), True)
+linalg_solve = define_op('aten', 'linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor', (), True)
+linalg_solve_out = define_op('aten', 'linalg_solve.out(Tensor A, Tensor B, *, bool left=True, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_solve_ex = define_op('aten', 'linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)', (), True)
+linalg_solve_ex_out = define_op('aten', 'linalg_solve_ex.out(Tensor A, Tensor B, *, bool left=True, bool check_errors=False, Tensor(a!) result, Tensor(b!) info) -> (Tensor(a!) result, Tensor(b!) info)', (), True)
+linalg_svd = define_op('aten', 'linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)', (), True)
+linalg_svd_U = define_op('aten', 'linalg_svd.U(Tensor A, bool full_matrices=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)', (), True)
+svd = define_op('aten', 'svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)', (), True)
+svd_U = define_op('aten', 'svd.U(Tensor self, bool some=True, bool compute_uv=True, *, Tensor(a!) U, Tensor(b!) S, Tensor(c!) V) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) V)', (), True)
+linalg_svdvals = define_op('aten', 'linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor', (), True)
+linalg_svdvals_out = define_op('aten', 'linalg_svdvals.out(Tensor A, *, str? driver=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_qr = define_op('aten', 'linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)', (), True)
+linalg_qr_out = define_op('aten', 'linalg_qr.out(Tensor A, str mode="reduced", *, Tensor(a!) Q, Tensor(b!) R) -> (Tensor(a!) Q, Tensor(b!) R)', (), True)
+qr = define_op('aten', 'qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)', (), True)
+qr_Q = define_op('aten', 'qr.Q(Tensor self, bool some=True, *, Tensor(a!) Q, Tensor(b!) R) -> (Tensor(a!) Q, Tensor(b!) R)', (), True)
+linalg_cholesky = define_op('aten', 'linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor', (), True)
+linalg_cholesky_out = define_op('aten', 'linalg_cholesky.out(Tensor self, *, bool upper=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_cholesky_ex = define_op('aten', 'linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)', (), True)
+linalg_cholesky_ex_L = define_op('aten', 'linalg_cholesky_ex.L(Tensor self, *, bool upper=False, bool check_errors=False, Tensor(a!) L, Tensor(b!) info) -> (Tensor(a!) L, Tensor(b!) info)', (), True)
+cholesky = define_op('aten', 'cholesky(Tensor self, bool upper=False) -> Tensor', (), True)
+cholesky_out = define_op('aten', 'cholesky.out(Tensor self, bool upper=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_eigh = define_op('aten', 'linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors)', (), True)
+linalg_eigh_eigvals = define_op('aten', 'linalg_eigh.eigvals(Tensor self, str UPLO="L", *, Tensor(a!) eigenvalues, Tensor(b!) eigenvectors) -> (Tensor(a!) eigenvalues, Tensor(b!) eigenvectors)', (), True)
+linalg_eigvalsh = define_op('aten', 'linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor', (), True)
+linalg_eigvalsh_out = define_op('aten', 'linalg_eigvalsh.out(Tensor self, str UPLO="L", *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_eig = define_op('aten', 'linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)', (), True)
+linalg_eig_out = define_op('aten', 'linalg_eig.out(Tensor self, *, Tensor(a!) eigenvalues, Tensor(b!) eigenvectors) -> (Tensor(a!) eigenvalues, Tensor(b!) eigenvectors)', (), True)
+linalg_eigvals = define_op('aten', 'linalg_eigvals(Tensor self) -> Tensor', (), True)
+linalg_eigvals_out = define_op('aten', 'linalg_eigvals.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_pinv_atol_rtol_float = define_op('aten', 'linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor', (), True)
+linalg_pinv_atol_rtol_float_out = define_op('aten', 'linalg_pinv.atol_rtol_float_out(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+pinverse = define_op('aten', 'pinverse(Tensor self, float rcond=1e-15) -> Tensor', (), True)
+linalg_matrix_rank_atol_rtol_float = define_op('aten', 'linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor', (), True)
+linalg_matrix_rank_atol_rtol_float_out = define_op('aten', 'linalg_matrix_rank.atol_rtol_float_out(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_matrix_exp = define_op('aten', 'linalg_matrix_exp(Tensor self) -> Tensor', (), True)
+linalg_matrix_exp_out = define_op('aten', 'linalg_matrix_exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+matrix_exp = define_op('aten', 'matrix_exp(Tensor self) -> Tensor', (), True)
+linalg_solve_triangular = define_op('aten', 'linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor', (), True)
+linalg_solve_triangular_out = define_op('aten', 'linalg_solve_triangular.out(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_lu_factor = define_op('aten', 'linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)', (), True)
+linalg_lu_factor_out = define_op('aten', 'linalg_lu_factor.out(Tensor A, *, bool pivot=True, Tensor(a!) LU, Tensor(b!) pivots) -> (Tensor(a!) LU, Tensor(b!) pivots)', (), True)
+linalg_lu_factor_ex = define_op('aten', 'linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)', (), True)
+linalg_lu_factor_ex_out = define_op('aten', 'linalg_lu_factor_ex.out(Tensor A, *, bool pivot=True, bool check_errors=False, Tensor(a!) LU, Tensor(b!) pivots, Tensor(c!) info) -> (Tensor(a!) LU, Tensor(b!) pivots, Tensor(c!) info)', (), True)
+linalg_lu = define_op('aten', 'linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)', (), True)
+linalg_lu_out = define_op('aten', 'linalg_lu.out(Tensor A, *, bool pivot=True, Tensor(a!) P, Tensor(b!) L, Tensor(c!) U) -> (Tensor(a!) P, Tensor(b!) L, Tensor(c!) U)', (), True)
+linalg_lu_solve = define_op('aten', 'linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor', (), True)
+linalg_lu_solve_out = define_op('aten', 'linalg_lu_solve.out(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+cholesky_solve = define_op('aten', 'cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor', (), True)
+cholesky_solve_out = define_op('aten', 'cholesky_solve.out(Tensor self, Tensor input2, bool upper=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+cholesky_inverse = define_op('aten', 'cholesky_inverse(Tensor self, bool upper=False) -> Tensor', (), True)
+cholesky_inverse_out = define_op('aten', 'cholesky_inverse.out(Tensor self, bool upper=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_cond_p_str = define_op('aten', 'linalg_cond.p_str(Tensor self, str p) -> Tensor', (), True)
+linalg_cond_p_str_out = define_op('aten', 'linalg_cond.p_str_out(Tensor self, str p, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_cond = define_op('aten', 'linalg_cond(Tensor self, Scalar? p=None) -> Tensor', (), True)
+linalg_cond_out = define_op('aten', 'linalg_cond.out(Tensor self, Scalar? p=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_diagonal = define_op('aten', 'linalg_diagonal(Tensor(a) A, *, int offset=0, int dim1=-2, int dim2=-1) -> Tensor(a)', (), True)
+linalg_tensorinv = define_op('aten', 'linalg_tensorinv(Tensor self, int ind=2) -> Tensor', (), True)
+linalg_tensorinv_out = define_op('aten', 'linalg_tensorinv.out(Tensor self, int ind=2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_tensorsolve = define_op('aten', 'linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor', (), True)
+linalg_tensorsolve_out = define_op('aten', 'linalg_tensorsolve.out(Tensor self, Tensor other, int[]? dims=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+add_Tensor = define_op('aten', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
+add__Tensor = define_op('aten', 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', (), True)
+add_out = define_op('aten', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+sub_Tensor = define_op('aten', 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
+sub__Tensor = define_op('aten', 'sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', (), True)
+sub_out = define_op('aten', 'sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+subtract_Tensor = define_op('aten', 'subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
+subtract__Tensor = define_op('aten', 'subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', (), True)
+subtract_out = define_op('aten', 'subtract.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+rsub_Tensor = define_op('aten', 'rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
+rsub_Tensor_out = define_op('aten', 'rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+mul_Tensor = define_op('aten', 'mul.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+mul__Tensor = define_op('aten', 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+mul_out = define_op('aten', 'mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+multiply_Tensor = define_op('aten', 'multiply.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+multiply__Tensor = define_op('aten', 'multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+multiply_out = define_op('aten', 'multiply.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+div_Tensor = define_op('aten', 'div.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+div__Tensor = define_op('aten', 'div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+div_out = define_op('aten', 'div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+div_Tensor_mode = define_op('aten', 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', ('pointwise',), True)
+div__Tensor_mode = define_op('aten', 'div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', (), True)
+div_out_mode = define_op('aten', 'div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', (), True)
+divide_Tensor = define_op('aten', 'divide.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+divide__Tensor = define_op('aten', 'divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+divide_out = define_op('aten', 'divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+divide_Tensor_mode = define_op('aten', 'divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', ('pointwise',), True)
+divide__Tensor_mode = define_op('aten', 'divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', (), True)
+divide_out_mode = define_op('aten', 'divide.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', (), True)
+true_divide_Tensor = define_op('aten', 'true_divide.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+true_divide__Tensor = define_op('aten', 'true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+true_divide_out = define_op('aten', 'true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+floor_divide = define_op('aten', 'floor_divide(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+floor_divide_ = define_op('aten', 'floor_divide_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+floor_divide_out = define_op('aten', 'floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+remainder_Tensor = define_op('aten', 'remainder.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+remainder__Tensor = define_op('aten', 'remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+remainder_Tensor_out = define_op('aten', 'remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fmod_Tensor = define_op('aten', 'fmod.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+fmod__Tensor = define_op('aten', 'fmod_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+fmod_Tensor_out = define_op('aten', 'fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+pow_Tensor_Tensor = define_op('aten', 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', ('pointwise',), True)
+pow__Tensor_Tensor = define_op('aten', 'pow_.Tensor_Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', (), True)
+pow_Tensor_Tensor_out = define_op('aten', 'pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+pow_Scalar = define_op('aten', 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor', ('pointwise',), True)
+pow_Scalar_out = define_op('aten', 'pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+pow_Tensor_Scalar = define_op('aten', 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', ('pointwise',), True)
+pow__Tensor_Scalar = define_op('aten', 'pow_.Tensor_Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', (), True)
+pow_Tensor_Scalar_out = define_op('aten', 'pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+float_power_Tensor_Tensor = define_op('aten', 'float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', ('pointwise',), True)
+float_power_Tensor_Tensor_out = define_op('aten', 'float_power.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+float_power_Scalar = define_op('aten', 'float_power.Scalar(Scalar self, Tensor exponent) -> Tensor', ('pointwise',), True)
+float_power_Scalar_out = define_op('aten', 'float_power.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+float_power_Tensor_Scalar = define_op('aten', 'float_power.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', ('pointwise',), True)
+float_power_Tensor_Scalar_out = define_op('aten', 'float_power.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+float_power__Tensor = define_op('aten', 'float_power_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', ('pointwise',), True)
+float_power__Scalar = define_op('aten', 'float_power_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', ('pointwise',), True)
+square = define_op('aten', 'square(Tensor self) -> Tensor', ('pointwise',), True)
+square_ = define_op('aten', 'square_(Tensor(a!) self) -> Tensor(a!)', (), True)
+square_out = define_op('aten', 'square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+neg = define_op('aten', 'neg(Tensor self) -> Tensor', ('pointwise',), True)
+neg_ = define_op('aten', 'neg_(Tensor(a!) self) -> Tensor(a!)', (), True)
+neg_out = define_op('aten', 'neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+negative = define_op('aten', 'negative(Tensor self) -> Tensor', ('pointwise',), True)
+negative_ = define_op('aten', 'negative_(Tensor(a!) self) -> Tensor(a!)', (), True)
+negative_out = define_op('aten', 'negative.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+abs = define_op('aten', 'abs(Tensor self) -> Tensor', ('pointwise',), True)
+abs_out = define_op('aten', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+absolute = define_op('aten', 'absolute(Tensor self) -> Tensor', ('pointwise',), True)
+absolute_out = define_op('aten', 'absolute.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+abs_ = define_op('aten', 'abs_(Tensor(a!) self) -> Tensor(a!)', ('pointwise',), True)
+absolute_ = define_op('aten', 'absolute_(Tensor(a!) self) -> Tensor(a!)', ('pointwise',), True)
+sign = define_op('aten', 'sign(Tensor self) -> Tensor', ('pointwise',), True)
+sign_ = define_op('aten', 'sign_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sign_out = define_op('aten', 'sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+sgn = define_op('aten', 'sgn(Tensor self) -> Tensor', ('pointwise',), True)
+sgn_ = define_op('aten', 'sgn_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sgn_out = define_op('aten', 'sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+exp = define_op('aten', 'exp(Tensor self) -> Tensor', ('pointwise',), True)
+exp_ = define_op('aten', 'exp_(Tensor(a!) self) -> Tensor(a!)', (), True)
+exp_out = define_op('aten', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+exp2 = define_op('aten', 'exp2(Tensor self) -> Tensor', ('pointwise',), True)
+exp2_ = define_op('aten', 'exp2_(Tensor(a!) self) -> Tensor(a!)', (), True)
+exp2_out = define_op('aten', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+expm1 = define_op('aten', 'expm1(Tensor self) -> Tensor', ('pointwise',), True)
+expm1_ = define_op('aten', 'expm1_(Tensor(a!) self) -> Tensor(a!)', (), True)
+expm1_out = define_op('aten', 'expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log = define_op('aten', 'log(Tensor self) -> Tensor', ('pointwise',), True)
+log_ = define_op('aten', 'log_(Tensor(a!) self) -> Tensor(a!)', (), True)
+log_out = define_op('aten', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log2 = define_op('aten', 'log2(Tensor self) -> Tensor', ('pointwise',), True)
+log2_ = define_op('aten', 'log2_(Tensor(a!) self) -> Tensor(a!)', (), True)
+log2_out = define_op('aten', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log10 = define_op('aten', 'log10(Tensor self) -> Tensor', ('pointwise',), True)
+log10_ = define_op('aten', 'log10_(Tensor(a!) self) -> Tensor(a!)', (), True)
+log10_out = define_op('aten', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log1p = define_op('aten', 'log1p(Tensor self) -> Tensor', ('pointwise',), True)
+log1p_ = define_op('aten', 'log1p_(Tensor(a!) self) -> Tensor(a!)', (), True)
+log1p_out = define_op('aten', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+sqrt = define_op('aten', 'sqrt(Tensor self) -> Tensor', ('pointwise',), True)
+sqrt_ = define_op('aten', 'sqrt_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sqrt_out = define_op('aten', 'sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+rsqrt = define_op('aten', 'rsqrt(Tensor self) -> Tensor', ('pointwise',), True)
+rsqrt_ = define_op('aten', 'rsqrt_(Tensor(a!) self) -> Tensor(a!)', (), True)
+rsqrt_out = define_op('aten', 'rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+sin = define_op('aten', 'sin(Tensor self) -> Tensor', ('pointwise',), True)
+sin_ = define_op('aten', 'sin_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sin_out = define_op('aten', 'sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+cos = define_op('aten', 'cos(Tensor self) -> Tensor', ('pointwise',), True)
+cos_ = define_op('aten', 'cos_(Tensor(a!) self) -> Tensor(a!)', (), True)
+cos_out = define_op('aten', 'cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+tan = define_op('aten', 'tan(Tensor self) -> Tensor', ('pointwise',), True)
+tan_ = define_op('aten', 'tan_(Tensor(a!) self) -> Tensor(a!)', (), True)
+tan_out = define_op('aten', 'tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+asin = define_op('aten', 'asin(Tensor self) -> Tensor', ('pointwise',), True)
+asin_ = define_op('aten', 'asin_(Tensor(a!) self) -> Tensor(a!)', (), True)
+asin_out = define_op('aten', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+acos = define_op('aten', 'acos(Tensor self) -> Tensor', ('pointwise',), True)
+acos_ = define_op('aten', 'acos_(Tensor(a!) self) -> Tensor(a!)', (), True)
+acos_out = define_op('aten', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+atan = define_op('aten', 'atan(Tensor self) -> Tensor', ('pointwise',), True)
+atan_ = define_op('aten', 'atan_(Tensor(a!) self) -> Tensor(a!)', (), True)
+atan_out = define_op('aten', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arcsin = define_op('aten', 'arcsin(Tensor self) -> Tensor', ('pointwise',), True)
+arcsin_ = define_op('aten', 'arcsin_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arcsin_out = define_op('aten', 'arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arccos = define_op('aten', 'arccos(Tensor self) -> Tensor', ('pointwise',), True)
+arccos_ = define_op('aten', 'arccos_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arccos_out = define_op('aten', 'arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arctan = define_op('aten', 'arctan(Tensor self) -> Tensor', ('pointwise',), True)
+arctan_ = define_op('aten', 'arctan_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arctan_out = define_op('aten', 'arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+sinh = define_op('aten', 'sinh(Tensor self) -> Tensor', ('pointwise',), True)
+sinh_ = define_op('aten', 'sinh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sinh_out = define_op('aten', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+cosh = define_op('aten', 'cosh(Tensor self) -> Tensor', ('pointwise',), True)
+cosh_ = define_op('aten', 'cosh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+cosh_out = define_op('aten', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+tanh = define_op('aten', 'tanh(Tensor self) -> Tensor', ('pointwise',), True)
+tanh_ = define_op('aten', 'tanh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+tanh_out = define_op('aten', 'tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+asinh = define_op('aten', 'asinh(Tensor self) -> Tensor', ('pointwise',), True)
+asinh_ = define_op('aten', 'asinh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+asinh_out = define_op('aten', 'asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+acosh = define_op('aten', 'acosh(Tensor self) -> Tensor', ('pointwise',), True)
+acosh_ = define_op('aten', 'acosh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+acosh_out = define_op('aten', 'acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+atanh = define_op('aten', 'atanh(Tensor self) -> Tensor', ('pointwise',), True)
+atanh_ = define_op('aten', 'atanh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+atanh_out = define_op('aten', 'atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arcsinh = define_op('aten', 'arcsinh(Tensor self) -> Tensor', ('pointwise',), True)
+arcsinh_ = define_op('aten', 'arcsinh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arcsinh_out = define_op('aten', 'arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arccosh = define_op('aten', 'arccosh(Tensor self) -> Tensor', ('pointwise',), True)
+arccosh_ = define_op('aten', 'arccosh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arccosh_out = define_op('aten', 'arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arctanh = define_op('aten', 'arctanh(Tensor self) -> Tensor', ('pointwise',), True)
+arctanh_ = define_op('aten', 'arctanh_(Tensor(a!) self) -> Tensor(a!)', (), True)
+arctanh_out = define_op('aten', 'arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+sigmoid = define_op('aten', 'sigmoid(Tensor self) -> Tensor', ('pointwise',), True)
+sigmoid_ = define_op('aten', 'sigmoid_(Tensor(a!) self) -> Tensor(a!)', (), True)
+sigmoid_out = define_op('aten', 'sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+erf = define_op('aten', 'erf(Tensor self) -> Tensor', ('pointwise',), True)
+erf_ = define_op('aten', 'erf_(Tensor(a!) self) -> Tensor(a!)', (), True)
+erf_out = define_op('aten', 'erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+erfc = define_op('aten', 'erfc(Tensor self) -> Tensor', ('pointwise',), True)
+erfc_ = define_op('aten', 'erfc_(Tensor(a!) self) -> Tensor(a!)', (), True)
+erfc_out = define_op('aten', 'erfc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+erfinv = define_op('aten', 'erfinv(Tensor self) -> Tensor', ('pointwise',), True)
+erfinv_ = define_op('aten', 'erfinv_(Tensor(a!) self) -> Tensor(a!)', (), True)
+erfinv_out = define_op('aten', 'erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+reciprocal = define_op('aten', 'reciprocal(Tensor self) -> Tensor', ('pointwise',), True)
+reciprocal_ = define_op('aten', 'reciprocal_(Tensor(a!) self) -> Tensor(a!)', (), True)
+reciprocal_out = define_op('aten', 'reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+deg2rad = define_op('aten', 'deg2rad(Tensor self) -> Tensor', ('pointwise',), True)
+deg2rad_ = define_op('aten', 'deg2rad_(Tensor(a!) self) -> Tensor(a!)', (), True)
+deg2rad_out = define_op('aten', 'deg2rad.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+rad2deg = define_op('aten', 'rad2deg(Tensor self) -> Tensor', ('pointwise',), True)
+rad2deg_ = define_op('aten', 'rad2deg_(Tensor(a!) self) -> Tensor(a!)', (), True)
+rad2deg_out = define_op('aten', 'rad2deg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+logit = define_op('aten', 'logit(Tensor self, float? eps=None) -> Tensor', ('pointwise',), True)
+logit_ = define_op('aten', 'logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)', (), True)
+logit_out = define_op('aten', 'logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+floor = define_op('aten', 'floor(Tensor self) -> Tensor', ('pointwise',), True)
+floor_ = define_op('aten', 'floor_(Tensor(a!) self) -> Tensor(a!)', (), True)
+floor_out = define_op('aten', 'floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+ceil = define_op('aten', 'ceil(Tensor self) -> Tensor', ('pointwise',), True)
+ceil_ = define_op('aten', 'ceil_(Tensor(a!) self) -> Tensor(a!)', (), True)
+ceil_out = define_op('aten', 'ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+trunc = define_op('aten', 'trunc(Tensor self) -> Tensor', ('pointwise',), True)
+trunc_ = define_op('aten', 'trunc_(Tensor(a!) self) -> Tensor(a!)', (), True)
+trunc_out = define_op('aten', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fix = define_op('aten', 'fix(Tensor self) -> Tensor', ('pointwise',), True)
+fix_ = define_op('aten', 'fix_(Tensor(a!) self) -> Tensor(a!)', (), True)
+fix_out = define_op('aten', 'fix.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+round = define_op('aten', 'round(Tensor self) -> Tensor', ('pointwise',), True)
+round_ = define_op('aten', 'round_(Tensor(a!) self) -> Tensor(a!)', (), True)
+round_out = define_op('aten', 'round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+round_decimals = define_op('aten', 'round.decimals(Tensor self, *, int decimals) -> Tensor', ('pointwise',), True)
+round__decimals = define_op('aten', 'round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)', (), True)
+round_decimals_out = define_op('aten', 'round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)', (), True)
+frac = define_op('aten', 'frac(Tensor self) -> Tensor', ('pointwise',), True)
+frac_ = define_op('aten', 'frac_(Tensor(a!) self) -> Tensor(a!)', (), True)
+frac_out = define_op('aten', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+nan_to_num = define_op('aten', 'nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor', ('pointwise',), True)
+nan_to_num_ = define_op('aten', 'nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)', (), True)
+nan_to_num_out = define_op('aten', 'nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+atan2 = define_op('aten', 'atan2(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+atan2_ = define_op('aten', 'atan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+atan2_out = define_op('aten', 'atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+arctan2 = define_op('aten', 'arctan2(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+arctan2_ = define_op('aten', 'arctan2_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+arctan2_out = define_op('aten', 'arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+hypot = define_op('aten', 'hypot(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+hypot_ = define_op('aten', 'hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+hypot_out = define_op('aten', 'hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+copysign_Tensor = define_op('aten', 'copysign.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+copysign__Tensor = define_op('aten', 'copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+copysign_out = define_op('aten', 'copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+minimum = define_op('aten', 'minimum(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+minimum_out = define_op('aten', 'minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+maximum = define_op('aten', 'maximum(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+maximum_out = define_op('aten', 'maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fmin = define_op('aten', 'fmin(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+fmin_out = define_op('aten', 'fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fmax = define_op('aten', 'fmax(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+fmax_out = define_op('aten', 'fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp = define_op('aten', 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', ('pointwise',), True)
+clamp_ = define_op('aten', 'clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', (), True)
+clamp_out = define_op('aten', 'clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp_Tensor = define_op('aten', 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', ('pointwise',), True)
+clamp__Tensor = define_op('aten', 'clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', (), True)
+clamp_Tensor_out = define_op('aten', 'clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clip = define_op('aten', 'clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', ('pointwise',), True)
+clip_ = define_op('aten', 'clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', (), True)
+clip_out = define_op('aten', 'clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clip_Tensor = define_op('aten', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', ('pointwise',), True)
+clip__Tensor = define_op('aten', 'clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', (), True)
+clip_Tensor_out = define_op('aten', 'clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp_min = define_op('aten', 'clamp_min(Tensor self, Scalar min) -> Tensor', ('pointwise',), True)
+clamp_min_ = define_op('aten', 'clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', (), True)
+clamp_min_out = define_op('aten', 'clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp_min_Tensor = define_op('aten', 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor', ('pointwise',), True)
+clamp_min__Tensor = define_op('aten', 'clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)', (), True)
+clamp_min_Tensor_out = define_op('aten', 'clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp_max = define_op('aten', 'clamp_max(Tensor self, Scalar max) -> Tensor', ('pointwise',), True)
+clamp_max_ = define_op('aten', 'clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', (), True)
+clamp_max_out = define_op('aten', 'clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+clamp_max_Tensor = define_op('aten', 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor', ('pointwise',), True)
+clamp_max__Tensor = define_op('aten', 'clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)', (), True)
+clamp_max_Tensor_out = define_op('aten', 'clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+lerp_Scalar = define_op('aten', 'lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', ('pointwise',), True)
+lerp__Scalar = define_op('aten', 'lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', (), True)
+lerp_Scalar_out = define_op('aten', 'lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+lerp_Tensor = define_op('aten', 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', ('pointwise',), True)
+lerp__Tensor = define_op('aten', 'lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', (), True)
+lerp_Tensor_out = define_op('aten', 'lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+addcmul = define_op('aten', 'addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', ('pointwise',), True)
+addcmul_ = define_op('aten', 'addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', (), True)
+addcmul_out = define_op('aten', 'addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addcdiv = define_op('aten', 'addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', ('pointwise',), True)
+addcdiv_ = define_op('aten', 'addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', (), True)
+addcdiv_out = define_op('aten', 'addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+rand = define_op('aten', 'rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+rand_generator = define_op('aten', 'rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randn = define_op('aten', 'randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randn_generator = define_op('aten', 'randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint = define_op('aten', 'randint(SymInt high, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_generator = define_op('aten', 'randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_low = define_op('aten', 'randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_low_generator = define_op('aten', 'randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randperm = define_op('aten', 'randperm(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+randperm_generator = define_op('aten', 'randperm.generator(SymInt n, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+rand_like = define_op('aten', 'rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+rand_like_generator = define_op('aten', 'rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+randn_like = define_op('aten', 'randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+randn_like_generator = define_op('aten', 'randn_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_like = define_op('aten', 'randint_like(Tensor self, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_like_low_dtype = define_op('aten', 'randint_like.low_dtype(Tensor self, SymInt low, SymInt high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+randint_like_low_generator_dtype = define_op('aten', 'randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', ('nondeterministic_seeded',), True)
+normal_Tensor_float = define_op('aten', 'normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+normal_Tensor_float_out = define_op('aten', 'normal.Tensor_float_out(Tensor mean, float std=1.0, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+normal_float_Tensor = define_op('aten', 'normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+normal_float_Tensor_out = define_op('aten', 'normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+normal_Tensor_Tensor = define_op('aten', 'normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+normal_Tensor_Tensor_out = define_op('aten', 'normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+normal_float_float = define_op('aten', 'normal.float_float(float mean, float std, SymInt[] size, *, Generator? generator=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',), True)
+bernoulli = define_op('aten', 'bernoulli(Tensor self, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+bernoulli_out = define_op('aten', 'bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+bernoulli_p = define_op('aten', 'bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+bernoulli_Tensor = define_op('aten', 'bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+bernoulli__Tensor = define_op('aten', 'bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+bernoulli__float = define_op('aten', 'bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+multinomial = define_op('aten', 'multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor', ('nondeterministic_seeded',), True)
+multinomial_out = define_op('aten', 'multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+uniform_ = define_op('aten', 'uniform_(Tensor(a!) self, float from=0., float to=1., *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+normal_ = define_op('aten', 'normal_(Tensor(a!) self, float mean=0., float std=1., *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+random_ = define_op('aten', 'random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+random__to = define_op('aten', 'random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+random__from = define_op('aten', 'random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+exponential_ = define_op('aten', 'exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+geometric_ = define_op('aten', 'geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+log_normal_ = define_op('aten', 'log_normal_(Tensor(a!) self, float mean=1., float std=2., *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+cauchy_ = define_op('aten', 'cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? generator=None) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+sum = define_op('aten', 'sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', (), True)
+sum_out = define_op('aten', 'sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+sum_dim_IntList = define_op('aten', 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+sum_IntList_out = define_op('aten', 'sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+nansum = define_op('aten', 'nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+nansum_out = define_op('aten', 'nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+mean = define_op('aten', 'mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', (), True)
+mean_dtype_out = define_op('aten', 'mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+mean_dim = define_op('aten', 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+mean_out = define_op('aten', 'mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+nanmean = define_op('aten', 'nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+nanmean_out = define_op('aten', 'nanmean.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+prod = define_op('aten', 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', (), True)
+prod_out = define_op('aten', 'prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+prod_dim_int = define_op('aten', 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+prod_int_out = define_op('aten', 'prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+max = define_op('aten', 'max(Tensor self) -> Tensor', (), True)
+max_unary_out = define_op('aten', 'max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+max_dim = define_op('aten', 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+max_dim_max = define_op('aten', 'max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+max_other = define_op('aten', 'max.other(Tensor self, Tensor other) -> Tensor', (), True)
+max_out = define_op('aten', 'max.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+min = define_op('aten', 'min(Tensor self) -> Tensor', (), True)
+min_unary_out = define_op('aten', 'min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+min_dim = define_op('aten', 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+min_dim_min = define_op('aten', 'min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+min_other = define_op('aten', 'min.other(Tensor self, Tensor other) -> Tensor', (), True)
+min_out = define_op('aten', 'min.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+amax = define_op('aten', 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', (), True)
+amax_out = define_op('aten', 'amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+amin = define_op('aten', 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', (), True)
+amin_out = define_op('aten', 'amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+aminmax = define_op('aten', 'aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', (), True)
+aminmax_out = define_op('aten', 'aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', (), True)
+argmax = define_op('aten', 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', (), True)
+argmax_out = define_op('aten', 'argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+argmin = define_op('aten', 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', (), True)
+argmin_out = define_op('aten', 'argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+var = define_op('aten', 'var(Tensor self, bool unbiased=True) -> Tensor', (), True)
+var_dim = define_op('aten', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', (), True)
+var_out = define_op('aten', 'var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+var_correction = define_op('aten', 'var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', (), True)
+var_correction_out = define_op('aten', 'var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+std = define_op('aten', 'std(Tensor self, bool unbiased=True) -> Tensor', (), True)
+std_dim = define_op('aten', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', (), True)
+std_out = define_op('aten', 'std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+std_correction = define_op('aten', 'std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', (), True)
+std_correction_out = define_op('aten', 'std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+var_mean = define_op('aten', 'var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', (), True)
+var_mean_dim = define_op('aten', 'var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)', (), True)
+var_mean_correction = define_op('aten', 'var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', (), True)
+var_mean_correction_out = define_op('aten', 'var_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!) out0, Tensor(b!) out1)', (), True)
+std_mean = define_op('aten', 'std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)', (), True)
+std_mean_dim = define_op('aten', 'std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> (Tensor, Tensor)', (), True)
+std_mean_correction = define_op('aten', 'std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)', (), True)
+std_mean_correction_out = define_op('aten', 'std_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!) out0, Tensor(b!) out1)', (), True)
+norm_Scalar = define_op('aten', 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor', (), True)
+norm_Scalar_out = define_op('aten', 'norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+norm_ScalarOpt_dim = define_op('aten', 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor', (), True)
+norm_out = define_op('aten', 'norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+norm_ScalarOpt_dim_dtype = define_op('aten', 'norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor', (), True)
+norm_dtype_out = define_op('aten', 'norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', (), True)
+norm_ScalarOpt_dtype = define_op('aten', 'norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor', (), True)
+norm_ScalarOpt_dtype_out = define_op('aten', 'norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', (), True)
+linalg_vector_norm = define_op('aten', 'linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', (), True)
+linalg_vector_norm_out = define_op('aten', 'linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+logsumexp = define_op('aten', 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', (), True)
+logsumexp_out = define_op('aten', 'logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+softmax_int = define_op('aten', 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', (), True)
+softmax_int_out = define_op('aten', 'softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+log_softmax_int = define_op('aten', 'log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', (), True)
+log_softmax_int_out = define_op('aten', 'log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_softmax = define_op('aten', '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', (), True)
+_softmax_out = define_op('aten', '_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_log_softmax = define_op('aten', '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', (), True)
+_log_softmax_out = define_op('aten', '_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_softmax = define_op('aten', 'special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', (), True)
+special_log_softmax = define_op('aten', 'special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', (), True)
+cumsum = define_op('aten', 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', (), True)
+cumsum_ = define_op('aten', 'cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', (), True)
+cumsum_out = define_op('aten', 'cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+cumprod = define_op('aten', 'cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', (), True)
+cumprod_ = define_op('aten', 'cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', (), True)
+cumprod_out = define_op('aten', 'cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', (), True)
+cummax = define_op('aten', 'cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)', (), True)
+cummax_out = define_op('aten', 'cummax.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+cummin = define_op('aten', 'cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)', (), True)
+cummin_out = define_op('aten', 'cummin.out(Tensor self, int dim, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+logcumsumexp = define_op('aten', 'logcumsumexp(Tensor self, int dim) -> Tensor', (), True)
+logcumsumexp_out = define_op('aten', 'logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+all = define_op('aten', 'all(Tensor self) -> Tensor', (), True)
+all_all_out = define_op('aten', 'all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+all_dim = define_op('aten', 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', (), True)
+all_out = define_op('aten', 'all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+all_dims = define_op('aten', 'all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', (), True)
+all_dims_out = define_op('aten', 'all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+any = define_op('aten', 'any(Tensor self) -> Tensor', (), True)
+any_all_out = define_op('aten', 'any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+any_dim = define_op('aten', 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', (), True)
+any_out = define_op('aten', 'any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+any_dims = define_op('aten', 'any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', (), True)
+any_dims_out = define_op('aten', 'any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+count_nonzero = define_op('aten', 'count_nonzero(Tensor self, int? dim=None) -> Tensor', (), True)
+count_nonzero_out = define_op('aten', 'count_nonzero.out(Tensor self, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+count_nonzero_dim_IntList = define_op('aten', 'count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor', (), True)
+count_nonzero_dim_IntList_out = define_op('aten', 'count_nonzero.dim_IntList_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+topk = define_op('aten', 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', (), True)
+topk_values = define_op('aten', 'topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+sort = define_op('aten', 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', (), True)
+sort_values = define_op('aten', 'sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+sort_stable = define_op('aten', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', (), True)
+sort_values_stable = define_op('aten', 'sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+argsort = define_op('aten', 'argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor', (), True)
+argsort_stable = define_op('aten', 'argsort.stable(Tensor self, *, bool stable, int dim=-1, bool descending=False) -> Tensor', (), True)
+argsort_stable_out = define_op('aten', 'argsort.stable_out(Tensor self, *, bool stable, int dim=-1, bool descending=False, Tensor(a!) out) -> Tensor(a!)', (), True)
+msort = define_op('aten', 'msort(Tensor self) -> Tensor', (), True)
+msort_out = define_op('aten', 'msort.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+kthvalue = define_op('aten', 'kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+kthvalue_values = define_op('aten', 'kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+median = define_op('aten', 'median(Tensor self) -> Tensor', (), True)
+median_out = define_op('aten', 'median.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+median_dim = define_op('aten', 'median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+median_dim_values = define_op('aten', 'median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+nanmedian = define_op('aten', 'nanmedian(Tensor self) -> Tensor', (), True)
+nanmedian_out = define_op('aten', 'nanmedian.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+nanmedian_dim = define_op('aten', 'nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+nanmedian_dim_values = define_op('aten', 'nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+mode = define_op('aten', 'mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)', (), True)
+mode_values = define_op('aten', 'mode.values(Tensor self, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', (), True)
+_unique = define_op('aten', '_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)', (), True)
+_unique_out = define_op('aten', '_unique.out(Tensor self, bool sorted=True, bool return_inverse=False, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!) out0, Tensor(b!) out1)', (), True)
+_unique2 = define_op('aten', '_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)', (), True)
+_unique2_out = define_op('aten', '_unique2.out(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)', (), True)
+unique_dim = define_op('aten', 'unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)', (), True)
+unique_dim_out = define_op('aten', 'unique_dim.out(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)', (), True)
+unique_consecutive = define_op('aten', 'unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)', (), True)
+unique_consecutive_out = define_op('aten', 'unique_consecutive.out(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)', (), True)
+unique_dim_consecutive = define_op('aten', 'unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)', (), True)
+unique_dim_consecutive_out = define_op('aten', 'unique_dim_consecutive.out(Tensor self, int dim, bool return_inverse=False, bool return_counts=False, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2)', (), True)
+cat = define_op('aten', 'cat(Tensor[] tensors, int dim=0) -> Tensor', (), True)
+cat_out = define_op('aten', 'cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+stack = define_op('aten', 'stack(Tensor[] tensors, int dim=0) -> Tensor', (), True)
+stack_out = define_op('aten', 'stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+flip = define_op('aten', 'flip(Tensor self, int[] dims) -> Tensor', (), True)
+fliplr = define_op('aten', 'fliplr(Tensor self) -> Tensor', (), True)
+flipud = define_op('aten', 'flipud(Tensor self) -> Tensor', (), True)
+roll = define_op('aten', 'roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', (), True)
+rot90 = define_op('aten', 'rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor', (), True)
+repeat = define_op('aten', 'repeat(Tensor self, SymInt[] repeats) -> Tensor', (), True)
+tile = define_op('aten', 'tile(Tensor self, SymInt[] dims) -> Tensor', (), True)
+repeat_interleave_Tensor = define_op('aten', 'repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor', (), True)
+repeat_interleave_self_Tensor = define_op('aten', 'repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', (), True)
+repeat_interleave_self_int = define_op('aten', 'repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor', (), True)
+tril = define_op('aten', 'tril(Tensor self, int diagonal=0) -> Tensor', (), True)
+tril_ = define_op('aten', 'tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)', (), True)
+tril_out = define_op('aten', 'tril.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+triu = define_op('aten', 'triu(Tensor self, int diagonal=0) -> Tensor', (), True)
+triu_ = define_op('aten', 'triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)', (), True)
+triu_out = define_op('aten', 'triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+broadcast_to = define_op('aten', 'broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)', (), True)
+transpose_int = define_op('aten', 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', (), True)
+transpose_ = define_op('aten', 'transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', (), True)
+view = define_op('aten', 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)', (), True)
+view_dtype = define_op('aten', 'view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)', (), True)
+detach = define_op('aten', 'detach(Tensor(a) self) -> Tensor(a)', (), True)
+alias = define_op('aten', 'alias(Tensor(a) self) -> Tensor(a)', (), True)
+as_strided = define_op('aten', 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', (), True)
+as_strided_ = define_op('aten', 'as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)', (), True)
+select_int = define_op('aten', 'select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', (), True)
+slice_Tensor = define_op('aten', 'slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)', (), True)
+narrow = define_op('aten', 'narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', (), True)
+unsqueeze = define_op('aten', 'unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', (), True)
+unsqueeze_ = define_op('aten', 'unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)', (), True)
+squeeze = define_op('aten', 'squeeze(Tensor(a) self) -> Tensor(a)', (), True)
+squeeze_dim = define_op('aten', 'squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', (), True)
+squeeze_dims = define_op('aten', 'squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)', (), True)
+squeeze_ = define_op('aten', 'squeeze_(Tensor(a!) self) -> Tensor(a!)', (), True)
+squeeze__dim = define_op('aten', 'squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)', (), True)
+squeeze__dims = define_op('aten', 'squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)', (), True)
+expand = define_op('aten', 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', (), True)
+expand_as = define_op('aten', 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
+permute = define_op('aten', 'permute(Tensor(a) self, int[] dims) -> Tensor(a)', (), True)
+reshape = define_op('aten', 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', (), True)
+reshape_as = define_op('aten', 'reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
+view_as = define_op('aten', 'view_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
+ravel = define_op('aten', 'ravel(Tensor(a) self) -> Tensor(a)', (), True)
+flatten_using_ints = define_op('aten', 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', (), True)
+unflatten_int = define_op('aten', 'unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a)', (), True)
+t = define_op('aten', 't(Tensor(a) self) -> Tensor(a)', (), True)
+t_ = define_op('aten', 't_(Tensor(a!) self) -> Tensor(a!)', (), True)
+movedim_intlist = define_op('aten', 'movedim.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', (), True)
+movedim_int = define_op('aten', 'movedim.int(Tensor(a) self, int source, int destination) -> Tensor(a)', (), True)
+moveaxis_intlist = define_op('aten', 'moveaxis.intlist(Tensor(a) self, int[] source, int[] destination) -> Tensor(a)', (), True)
+moveaxis_int = define_op('aten', 'moveaxis.int(Tensor(a) self, int source, int destination) -> Tensor(a)', (), True)
+swapaxes = define_op('aten', 'swapaxes(Tensor(a) self, int axis0, int axis1) -> Tensor(a)', (), True)
+swapaxes_ = define_op('aten', 'swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)', (), True)
+swapdims = define_op('aten', 'swapdims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', (), True)
+swapdims_ = define_op('aten', 'swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', (), True)
+diagonal = define_op('aten', 'diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', (), True)
+unfold = define_op('aten', 'unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', (), True)
+view_as_real = define_op('aten', 'view_as_real(Tensor(a) self) -> Tensor(a)', (), True)
+view_as_complex = define_op('aten', 'view_as_complex(Tensor(a) self) -> Tensor(a)', (), True)
+split_Tensor = define_op('aten', 'split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]', (), True)
+split_with_sizes = define_op('aten', 'split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', (), True)
+tensor_split_sections = define_op('aten', 'tensor_split.sections(Tensor(a) self, SymInt sections, int dim=0) -> Tensor(a)[]', (), True)
+tensor_split_indices = define_op('aten', 'tensor_split.indices(Tensor(a) self, SymInt[] indices, int dim=0) -> Tensor(a)[]', (), True)
+chunk = define_op('aten', 'chunk(Tensor(a) self, int chunks, int dim=0) -> Tensor(a)[]', (), True)
+unbind_int = define_op('aten', 'unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]', (), True)
 
+def _cpu_relu(self):
+    return _cw(_cpu_activation.relu(self._np))
+
+relu.register(K.CPU, _cpu_relu, name='cpu.activation.relu')
+
+def _meta_relu(self):
+    return _mw(_meta_activation.relu(self))
+
+relu.register(K.Meta, _meta_relu, name='meta.activation.relu')
+
+def _cpu_relu_(self):
+    _cstore(self, _cpu_activation.relu(self._np), 'relu_')
+    return self
+
+relu_.register(K.CPU, _cpu_relu_, name='cpu.activation.relu')
+
+def _meta_relu_(self):
+    _mstore(self, _meta_activation.relu(self), 'relu_')
+    return self
+
+relu_.register(K.Meta, _meta_relu_, name='meta.activation.relu')
+
+relu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+relu6.register(K.CompositeImplicitAutograd, _composite_activation.relu6, name='composite_activation.relu6')
+
+relu6_.register(K.CompositeImplicitAutograd, _composite_activation.relu6_, name='composite_activation.relu6_')
+
+relu6_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_hardtanh(self, min_val, max_val):
+    return _cw(_cpu_activation.hardtanh(self._np, min_val, max_val))
+
+hardtanh.register(K.CPU, _cpu_hardtanh, name='cpu.activation.hardtanh')
+
+def _meta_hardtanh(self, min_val, max_val):
+    return _mw(_meta_activation.hardtanh(self, min_val, max_val))
+
+hardtanh.register(K.Meta, _meta_hardtanh, name='meta.activation.hardtanh')
+
+def _cpu_hardtanh_out(self, min_val, max_val, out):
+    _cstore_out(out, _cpu_activation.hardtanh(self._np, min_val, max_val))
+    return out
+
+hardtanh_out.register(K.CPU, _cpu_hardtanh_out, name='cpu.activation.hardtanh')
+
+def _meta_hardtanh_out(self, min_val, max_val, out):
+    _mstore_out(out, _meta_activation.hardtanh(self, min_val, max_val))
+    return out
+
+hardtanh_out.register(K.Meta, _meta_hardtanh_out, name='meta.activation.hardtanh')
+
+hardtanh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_hardtanh_(self, min_val, max_val):
+    _cpu_activation.hardtanh_(self._np, min_val, max_val)
+    return self
+
+hardtanh_.register(K.CPU, _cpu_hardtanh_, name='cpu.activation.hardtanh_')
+
+def _meta_hardtanh_(self, min_val, max_val):
+    _meta_activation.hardtanh_(self, min_val, max_val)
+    return self
+
+hardtanh_.register(K.Meta, _meta_hardtanh_, name='meta.activation.hardtanh_')
+
+hardtanh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_gelu(self, approximate):
+    return _cw(_cpu_activation.gelu(self._np, approximate))
+
+gelu.register(K.CPU, _cpu_gelu, name='cpu.activation.gelu')
+
+def _meta_gelu(self, approximate):
+    return _mw(_meta_activation.gelu(self, approximate))
+
+gelu.register(K.Meta, _meta_gelu, name='meta.activation.gelu')
+
+def _cpu_gelu_out(self, approximate, out):
+    _cstore_out(out, _cpu_activation.gelu(self._np, approximate))
+    return out
+
+gelu_out.register(K.CPU, _cpu_gelu_out, name='cpu.activation.gelu')
+
+def _meta_gelu_out(self, approximate, out):
+    _mstore_out(out, _meta_activation.gelu(self, approximate))
+    return out
+
+gelu_out.register(K.Meta, _meta_gelu_out, name='meta.activation.gelu')
+
+gelu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_gelu_(self, approximate):
+    _cpu_activation.gelu_(self._np, approximate)
+    return self
+
+gelu_.register(K.CPU, _cpu_gelu_, name='cpu.activation.gelu_')
+
+def _meta_gelu_(self, approximate):
+    _meta_activation.gelu_(self, approximate)
+    return self
+
+gelu_.register(K.Meta, _meta_gelu_, name='meta.activation.gelu_')
+
+gelu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_silu(self):
+    return _cw(_cpu_activation.silu(self._np))
+
+silu.register(K.CPU, _cpu_silu, name='cpu.activation.silu')
+
+def _meta_silu(self):
+    return _mw(_meta_activation.silu(self))
+
+silu.register(K.Meta, _meta_silu, name='meta.activation.silu')
+
+def _cpu_silu_out(self, out):
+    _cstore_out(out, _cpu_activation.silu(self._np))
+    return out
+
+silu_out.register(K.CPU, _cpu_silu_out, name='cpu.activation.silu')
+
+def _meta_silu_out(self, out):
+    _mstore_out(out, _meta_activation.silu(self))
+    return out
+
+silu_out.register(K.Meta, _meta_silu_out, name='meta.activation.silu')
+
+silu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_silu_(self):
+    _cpu_activation.silu_(self._np)
+    return self
+
+silu_.register(K.CPU, _cpu_silu_, name='cpu.activation.silu_')
+
+def _meta_silu_(self):
+    _meta_activation.silu_(self)
+    return self
+
+silu_.register(K.Meta, _meta_silu_, name='meta.activation.silu_')
+
+silu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_mish(self):
+    return _cw(_cpu_activation.mish(self._np))
+
+mish.register(K.CPU, _cpu_mish, name='cpu.activation.mish')
+
+def _meta_mish(self):
+    return _mw(_meta_activation.mish(self))
+
+mish.register(K.Meta, _meta_mish, name='meta.activation.mish')
+
+def _cpu_mish_out(self, out):
+    _cstore_out(out, _cpu_activation.mish(self._np))
+    return out
+
+mish_out.register(K.CPU, _cpu_mish_out, name='cpu.activation.mish')
+
+def _meta_mish_out(self, out):
+    _mstore_out(out, _meta_activation.mish(self))
+    return out
+
+mish_out.register(K.Meta, _meta_mish_out, name='meta.activation.mish')
+
+mish_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_mish_(self):
+    _cpu_activation.mish_(self._np)
+    return self
+
+mish_.register(K.CPU, _cpu_mish_, name='cpu.activation.mish_')
+
+def _meta_mish_(self):
+    _meta_activation.mish_(self)
+    return self
+
+mish_.register(K.Meta, _meta_mish_, name='meta.activation.mish_')
+
+mish_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_hardsigmoid(self):
+    return _cw(_cpu_activation.hardsigmoid(self._np))
+
+hardsigmoid.register(K.CPU, _cpu_hardsigmoid, name='cpu.activation.hardsigmoid')
+
+def _meta_hardsigmoid(self):
+    return _mw(_meta_activation.hardsigmoid(self))
+
+hardsigmoid.register(K.Meta, _meta_hardsigmoid, name='meta.activation.hardsigmoid')
+
+def _cpu_hardsigmoid_out(self, out):
+    _cstore_out(out, _cpu_activation.hardsigmoid(self._np))
+    return out
+
+hardsigmoid_out.register(K.CPU, _cpu_hardsigmoid_out, name='cpu.activation.hardsigmoid')
+
+def _meta_hardsigmoid_out(self, out):
+    _mstore_out(out, _meta_activation.hardsigmoid(self))
+    return out
+
+hardsigmoid_out.register(K.Meta, _meta_hardsigmoid_out, name='meta.activation.hardsigmoid')
+
+hardsigmoid_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_hardsigmoid_(self):
+    _cpu_activation.hardsigmoid_(self._np)
+    return self
+
+hardsigmoid_.register(K.CPU, _cpu_hardsigmoid_, name='cpu.activation.hardsigmoid_')
+
+def _meta_hardsigmoid_(self):
+    _meta_activation.hardsigmoid_(self)
+    return self
+
+hardsigmoid_.register(K.Meta, _meta_hardsigmoid_, name='meta.activation.hardsigmoid_')
+
+hardsigmoid_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_hardswish(self):
+    return _cw(_cpu_activation.hardswish(self._np))
+
+hardswish.register(K.CPU, _cpu_hardswish, name='cpu.activation.hardswish')
+
+def _meta_hardswish(self):
+    return _mw(_meta_activation.hardswish(self))
+
+hardswish.register(K.Meta, _meta_hardswish, name='meta.activation.hardswish')
+
+def _cpu_hardswish_out(self, out):
+    _cstore_out(out, _cpu_activation.hardswish(self._np))
+    return out
+
+hardswish_out.register(K.CPU, _cpu_hardswish_out, name='cpu.activation.hardswish')
+
+def _meta_hardswish_out(self, out):
+    _mstore_out(out, _meta_activation.hardswish(self))
+    return out
+
+hardswish_out.register(K.Meta, _meta_hardswish_out, name='meta.activation.hardswish')
+
+hardswish_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_hardswish_(self):
+    _cpu_activation.hardswish_(self._np)
+    return self
+
+hardswish_.register(K.CPU, _cpu_hardswish_, name='cpu.activation.hardswish_')
+
+def _meta_hardswish_(self):
+    _meta_activation.hardswish_(self)
+    return self
+
+hardswish_.register(K.Meta, _meta_hardswish_, name='meta.activation.hardswish_')
+
+hardswish_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_softplus(self, beta, threshold):
+    return _cw(_cpu_activation.softplus(self._np, beta, threshold))
+
+softplus.register(K.CPU, _cpu_softplus, name='cpu.activation.softplus')
+
+def _meta_softplus(self, beta, threshold):
+    return _mw(_meta_activation.softplus(self, beta, threshold))
+
+softplus.register(K.Meta, _meta_softplus, name='meta.activation.softplus')
+
+def _cpu_softplus_out(self, beta, threshold, out):
+    _cstore_out(out, _cpu_activation.softplus(self._np, beta, threshold))
+    return out
+
+softplus_out.register(K.CPU, _cpu_softplus_out, name='cpu.activation.softplus')
+
+def _meta_softplus_out(self, beta, threshold, out):
+    _mstore_out(out, _meta_activation.softplus(self, beta, threshold))
+    return out
+
+softplus_out.register(K.Meta, _meta_softplus_out, name='meta.activation.softplus')
+
+softplus_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_elu(self, alpha, scale, input_scale):
+    return _cw(_cpu_activation.elu(self._np, alpha, scale, input_scale))
+
+elu.register(K.CPU, _cpu_elu, name='cpu.activation.elu')
+
+def _meta_elu(self, alpha, scale, input_scale):
+    return _mw(_meta_activation.elu(self, alpha, scale, input_scale))
+
+elu.register(K.Meta, _meta_elu, name='meta.activation.elu')
+
+def _cpu_elu_out(self, alpha, scale, input_scale, out):
+    _cstore_out(out, _cpu_activation.elu(self._np, alpha, scale, input_scale))
+    return out
+
+elu_out.register(K.CPU, _cpu_elu_out, name='cpu.activation.elu')
+
+def _meta_elu_out(self, alpha, scale, input_scale, out):
+    _mstore_out(out, _meta_activation.elu(self, alpha, scale, input_scale))
+    return out
+
+elu_out.register(K.Meta, _meta_elu_out, name='meta.activation.elu')
+
+elu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_elu_(self, alpha, scale, input_scale):
+    _cpu_activation.elu_(self._np, alpha, scale, input_scale)
+    return self
+
+elu_.register(K.CPU, _cpu_elu_, name='cpu.activation.elu_')
+
+def _meta_elu_(self, alpha, scale, input_scale):
+    _meta_activation.elu_(self, alpha, scale, input_scale)
+    return self
+
+elu_.register(K.Meta, _meta_elu_, name='meta.activation.elu_')
+
+elu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+selu.register(K.CompositeImplicitAutograd, _composite_activation.selu, name='composite_activation.selu')
+
+selu_.register(K.CompositeImplicitAutograd, _composite_activation.selu_, name='composite_activation.selu_')
+
+selu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_celu(self, alpha):
+    return _cw(_cpu_activation.celu(self._np, alpha))
+
+celu.register(K.CPU, _cpu_celu, name='cpu.activation.celu')
+
+def _meta_celu(self, alpha):
+    return _mw(_meta_activation.celu(self, alpha))
+
+celu.register(K.Meta, _meta_celu, name='meta.activation.celu')
+
+def _cpu_celu_(self, alpha):
+    _cpu_activation.celu_(self._np, alpha)
+    return self
+
+celu_.register(K.CPU, _cpu_celu_, name='cpu.activation.celu_')
+
+def _meta_celu_(self, alpha):
+    _meta_activation.celu_(self, alpha)
+    return self
+
+celu_.register(K.Meta, _meta_celu_, name='meta.activation.celu_')
+
+celu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_leaky_relu(self, negative_slope):
+    return _cw(_cpu_activation.leaky_relu(self._np, negative_slope))
+
+leaky_relu.register(K.CPU, _cpu_leaky_relu, name='cpu.activation.leaky_relu')
+
+def _meta_leaky_relu(self, negative_slope):
+    return _mw(_meta_activation.leaky_relu(self, negative_slope))
+
+leaky_relu.register(K.Meta, _meta_leaky_relu, name='meta.activation.leaky_relu')
+
+def _cpu_leaky_relu_out(self, negative_slope, out):
+    _cstore_out(out, _cpu_activation.leaky_relu(self._np, negative_slope))
+    return out
+
+leaky_relu_out.register(K.CPU, _cpu_leaky_relu_out, name='cpu.activation.leaky_relu')
+
+def _meta_leaky_relu_out(self, negative_slope, out):
+    _mstore_out(out, _meta_activation.leaky_relu(self, negative_slope))
+    return out
+
+leaky_relu_out.register(K.Meta, _meta_leaky_relu_out, name='meta.activation.leaky_relu')
+
+leaky_relu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_leaky_relu_(self, negative_slope):
+    _cpu_activation.leaky_relu_(self._np, negative_slope)
+    return self
+
+leaky_relu_.register(K.CPU, _cpu_leaky_relu_, name='cpu.activation.leaky_relu_')
+
+def _meta_leaky_relu_(self, negative_slope):
+    _meta_activation.leaky_relu_(self, negative_slope)
+    return self
+
+leaky_relu_.register(K.Meta, _meta_leaky_relu_, name='meta.activation.leaky_relu_')
+
+leaky_relu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_threshold(self, threshold, value):
+    return _cw(_cpu_activation.threshold(self._np, threshold, value))
+
+threshold.register(K.CPU, _cpu_threshold, name='cpu.activation.threshold')
+
+def _meta_threshold(self, threshold, value):
+    return _mw(_meta_activation.threshold(self, threshold, value))
+
+threshold.register(K.Meta, _meta_threshold, name='meta.activation.threshold')
+
+def _cpu_threshold_out(self, threshold, value, out):
+    _cstore_out(out, _cpu_activation.threshold(self._np, threshold, value))
+    return out
+
+threshold_out.register(K.CPU, _cpu_threshold_out, name='cpu.activation.threshold')
+
+def _meta_threshold_out(self, threshold, value, out):
+    _mstore_out(out, _meta_activation.threshold(self, threshold, value))
+    return out
+
+threshold_out.register(K.Meta, _meta_threshold_out, name='meta.activation.threshold')
+
+threshold_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_threshold_(self, threshold, value):
+    _cpu_activation.threshold_(self._np, threshold, value)
+    return self
+
+threshold_.register(K.CPU, _cpu_threshold_, name='cpu.activation.threshold_')
+
+def _meta_threshold_(self, threshold, value):
+    _meta_activation.threshold_(self, threshold, value)
+    return self
+
+threshold_.register(K.Meta, _meta_threshold_, name='meta.activation.threshold_')
+
+threshold_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_softshrink(self, lambd):
+    return _cw(_cpu_activation.softshrink(self._np, lambd))
+
+softshrink.register(K.CPU, _cpu_softshrink, name='cpu.activation.softshrink')
+
+def _meta_softshrink(self, lambd):
+    return _mw(_meta_activation.softshrink(self, lambd))
+
+softshrink.register(K.Meta, _meta_softshrink, name='meta.activation.softshrink')
+
+def _cpu_softshrink_out(self, lambd, out):
+    _cstore_out(out, _cpu_activation.softshrink(self._np, lambd))
+    return out
+
+softshrink_out.register(K.CPU, _cpu_softshrink_out, name='cpu.activation.softshrink')
+
+def _meta_softshrink_out(self, lambd, out):
+    _mstore_out(out, _meta_activation.softshrink(self, lambd))
+    return out
+
+softshrink_out.register(K.Meta, _meta_softshrink_out, name='meta.activation.softshrink')
+
+softshrink_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_hardshrink(self, lambd):
+    return _cw(_cpu_activation.hardshrink(self._np, lambd))
+
+hardshrink.register(K.CPU, _cpu_hardshrink, name='cpu.activation.hardshrink')
+
+def _meta_hardshrink(self, lambd):
+    return _mw(_meta_activation.hardshrink(self, lambd))
+
+hardshrink.register(K.Meta, _meta_hardshrink, name='meta.activation.hardshrink')
+
+def _cpu_hardshrink_out(self, lambd, out):
+    _cstore_out(out, _cpu_activation.hardshrink(self._np, lambd))
+    return out
+
+hardshrink_out.register(K.CPU, _cpu_hardshrink_out, name='cpu.activation.hardshrink')
+
+def _meta_hardshrink_out(self, lambd, out):
+    _mstore_out(out, _meta_activation.hardshrink(self, lambd))
+    return out
+
+hardshrink_out.register(K.Meta, _meta_hardshrink_out, name='meta.activation.hardshrink')
+
+hardshrink_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_glu(self, dim):
+    return _cw(_cpu_activation.glu(self._np, dim))
+
+glu.register(K.CPU, _cpu_glu, name='cpu.activation.glu')
+
+def _meta_glu(self, dim):
+    return _mw(_meta_activation.glu(self, dim))
+
+glu.register(K.Meta, _meta_glu, name='meta.activation.glu')
+
+def _cpu_glu_out(self, dim, out):
+    _cstore_out(out, _cpu_activation.glu(self._np, dim))
+    return out
+
+glu_out.register(K.CPU, _cpu_glu_out, name='cpu.activation.glu')
+
+def _meta_glu_out(self, dim, out):
+    _mstore_out(out, _meta_activation.glu(self, dim))
+    return out
+
+glu_out.register(K.Meta, _meta_glu_out, name='meta.activation.glu')
+
+glu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log_sigmoid(self):
+    return _cw(_cpu_activation.log_sigmoid(self._np))
+
+log_sigmoid.register(K.CPU, _cpu_log_sigmoid, name='cpu.activation.log_sigmoid')
+
+def _meta_log_sigmoid(self):
+    return _mw(_meta_activation.log_sigmoid(self))
+
+log_sigmoid.register(K.Meta, _meta_log_sigmoid, name='meta.activation.log_sigmoid')
+
+def _cpu_log_sigmoid_out(self, out):
+    _cstore_out(out, _cpu_activation.log_sigmoid(self._np))
+    return out
+
+log_sigmoid_out.register(K.CPU, _cpu_log_sigmoid_out, name='cpu.activation.log_sigmoid')
+
+def _meta_log_sigmoid_out(self, out):
+    _mstore_out(out, _meta_activation.log_sigmoid(self))
+    return out
+
+log_sigmoid_out.register(K.Meta, _meta_log_sigmoid_out, name='meta.activation.log_sigmoid')
+
+log_sigmoid_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_prelu(self, weight):
+    return _cw(_cpu_activation.prelu(self._np, (weight._np if weight.__class__ is _T else _u(weight))))
+
+prelu.register(K.CPU, _cpu_prelu, name='cpu.activation.prelu')
+
+def _meta_prelu(self, weight):
+    return _mw(_meta_activation.prelu(self, weight))
+
+prelu.register(K.Meta, _meta_prelu, name='meta.activation.prelu')
+
+def _cpu_rrelu(self, lower, upper, training, generator):
+    return _cw(_cpu_activation.rrelu(self._np, lower, upper, training, generator))
+
+rrelu.register(K.CPU, _cpu_rrelu, name='cpu.activation.rrelu')
+
+def _meta_rrelu(self, lower, upper, training, generator):
+    return _mw(_meta_activation.rrelu(self, lower, upper, training, generator))
+
+rrelu.register(K.Meta, _meta_rrelu, name='meta.activation.rrelu')
+
+def _cpu_rrelu_(self, lower, upper, training, generator):
+    _cpu_activation.rrelu_(self._np, lower, upper, training, generator)
+    return self
+
+rrelu_.register(K.CPU, _cpu_rrelu_, name='cpu.activation.rrelu_')
+
+def _meta_rrelu_(self, lower, upper, training, generator):
+    _meta_activation.rrelu_(self, lower, upper, training, generator)
+    return self
+
+rrelu_.register(K.Meta, _meta_rrelu_, name='meta.activation.rrelu_')
+
+rrelu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_threshold_backward(grad_output, self, threshold):
+    return _cw(_cpu_activation.threshold_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), threshold))
+
+threshold_backward.register(K.CPU, _cpu_threshold_backward, name='cpu.activation.threshold_backward')
+
+def _meta_threshold_backward(grad_output, self, threshold):
+    return _mw(_meta_activation.threshold_backward(grad_output, self, threshold))
+
+threshold_backward.register(K.Meta, _meta_threshold_backward, name='meta.activation.threshold_backward')
+
+def _cpu_hardtanh_backward(grad_output, self, min_val, max_val):
+    return _cw(_cpu_activation.hardtanh_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), min_val, max_val))
+
+hardtanh_backward.register(K.CPU, _cpu_hardtanh_backward, name='cpu.activation.hardtanh_backward')
+
+def _meta_hardtanh_backward(grad_output, self, min_val, max_val):
+    return _mw(_meta_activation.hardtanh_backward(grad_output, self, min_val, max_val))
+
+hardtanh_backward.register(K.Meta, _meta_hardtanh_backward, name='meta.activation.hardtanh_backward')
+
+def _cpu_gelu_backward(grad_output, self, approximate):
+    return _cw(_cpu_activation.gelu_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), approximate))
+
+gelu_backward.register(K.CPU, _cpu_gelu_backward, name='cpu.activation.gelu_backward')
+
+def _meta_gelu_backward(grad_output, self, approximate):
+    return _mw(_meta_activation.gelu_backward(grad_output, self, approximate))
+
+gelu_backward.register(K.Meta, _meta_gelu_backward, name='meta.activation.gelu_backward')
+
+def _cpu_silu_backward(grad_output, self):
+    return _cw(_cpu_activation.silu_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self))))
+
+silu_backward.register(K.CPU, _cpu_silu_backward, name='cpu.activation.silu_backward')
+
+def _meta_silu_backward(grad_output, self):
+    return _mw(_meta_activation.silu_backward(grad_output, self))
+
+silu_backward.register(K.Meta, _meta_silu_backward, name='meta.activation.silu_backward')
+
+def _cpu_mish_backward(grad_output, self):
+    return _cw(_cpu_activation.mish_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self))))
+
+mish_backward.register(K.CPU, _cpu_mish_backward, name='cpu.activation.mish_backward')
+
+def _meta_mish_backward(grad_output, self):
+    return _mw(_meta_activation.mish_backward(grad_output, self))
+
+mish_backward.register(K.Meta, _meta_mish_backward, name='meta.activation.mish_backward')
+
+def _cpu_hardsigmoid_backward(grad_output, self):
+    return _cw(_cpu_activation.hardsigmoid_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self))))
+
+hardsigmoid_backward.register(K.CPU, _cpu_hardsigmoid_backward, name='cpu.activation.hardsigmoid_backward')
+
+def _meta_hardsigmoid_backward(grad_output, self):
+    return _mw(_meta_activation.hardsigmoid_backward(grad_output, self))
+
+hardsigmoid_backward.register(K.Meta, _meta_hardsigmoid_backward, name='meta.activation.hardsigmoid_backward')
+
+def _cpu_hardswish_backward(grad_output, self):
+    return _cw(_cpu_activation.hardswish_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self))))
+
+hardswish_backward.register(K.CPU, _cpu_hardswish_backward, name='cpu.activation.hardswish_backward')
+
+def _meta_hardswish_backward(grad_output, self):
+    return _mw(_meta_activation.hardswish_backward(grad_output, self))
+
+hardswish_backward.register(K.Meta, _meta_hardswish_backward, name='meta.activation.hardswish_backward')
+
+def _cpu_softplus_backward(grad_output, self, beta, threshold):
+    return _cw(_cpu_activation.softplus_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), beta, threshold))
+
+softplus_backward.register(K.CPU, _cpu_softplus_backward, name='cpu.activation.softplus_backward')
+
+def _meta_softplus_backward(grad_output, self, beta, threshold):
+    return _mw(_meta_activation.softplus_backward(grad_output, self, beta, threshold))
+
+softplus_backward.register(K.Meta, _meta_softplus_backward, name='meta.activation.softplus_backward')
+
+def _cpu_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    return _cw(_cpu_activation.elu_backward(grad_output._np, alpha, scale, input_scale, is_result, (self_or_result._np if self_or_result.__class__ is _T else _u(self_or_result))))
+
+elu_backward.register(K.CPU, _cpu_elu_backward, name='cpu.activation.elu_backward')
+
+def _meta_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    return _mw(_meta_activation.elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result))
+
+elu_backward.register(K.Meta, _meta_elu_backward, name='meta.activation.elu_backward')
+
+def _cpu_leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    return _cw(_cpu_activation.leaky_relu_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), negative_slope, self_is_result))
+
+leaky_relu_backward.register(K.CPU, _cpu_leaky_relu_backward, name='cpu.activation.leaky_relu_backward')
+
+def _meta_leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    return _mw(_meta_activation.leaky_relu_backward(grad_output, self, negative_slope, self_is_result))
+
+leaky_relu_backward.register(K.Meta, _meta_leaky_relu_backward, name='meta.activation.leaky_relu_backward')
+
+def _cpu_softshrink_backward(grad_output, self, lambd):
+    return _cw(_cpu_activation.softshrink_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), lambd))
+
+softshrink_backward.register(K.CPU, _cpu_softshrink_backward, name='cpu.activation.softshrink_backward')
+
+def _meta_softshrink_backward(grad_output, self, lambd):
+    return _mw(_meta_activation.softshrink_backward(grad_output, self, lambd))
+
+softshrink_backward.register(K.Meta, _meta_softshrink_backward, name='meta.activation.softshrink_backward')
+
+def _cpu_hardshrink_backward(grad_out, self, lambd):
+    return _cw(_cpu_activation.hardshrink_backward(grad_out._np, (self._np if self.__class__ is _T else _u(self)), lambd))
+
+hardshrink_backward.register(K.CPU, _cpu_hardshrink_backward, name='cpu.activation.hardshrink_backward')
+
+def _meta_hardshrink_backward(grad_out, self, lambd):
+    return _mw(_meta_activation.hardshrink_backward(grad_out, self, lambd))
+
+hardshrink_backward.register(K.Meta, _meta_hardshrink_backward, name='meta.activation.hardshrink_backward')
+
+def _cpu_glu_backward(grad_output, self, dim):
+    return _cw(_cpu_activation.glu_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), dim))
+
+glu_backward.register(K.CPU, _cpu_glu_backward, name='cpu.activation.glu_backward')
+
+def _meta_glu_backward(grad_output, self, dim):
+    return _mw(_meta_activation.glu_backward(grad_output, self, dim))
+
+glu_backward.register(K.Meta, _meta_glu_backward, name='meta.activation.glu_backward')
+
+def _cpu_log_sigmoid_backward(grad_output, self, buffer):
+    return _cw(_cpu_activation.log_sigmoid_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), (buffer._np if buffer.__class__ is _T else _u(buffer))))
+
+log_sigmoid_backward.register(K.CPU, _cpu_log_sigmoid_backward, name='cpu.activation.log_sigmoid_backward')
+
+def _meta_log_sigmoid_backward(grad_output, self, buffer):
+    return _mw(_meta_activation.log_sigmoid_backward(grad_output, self, buffer))
+
+log_sigmoid_backward.register(K.Meta, _meta_log_sigmoid_backward, name='meta.activation.log_sigmoid_backward')
+
+def _cpu__prelu_kernel_backward(grad_output, self, weight):
+    _r = _cpu_activation.prelu_kernel_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), (weight._np if weight.__class__ is _T else _u(weight)))
+    return (_cw(_r[0]), _cw(_r[1]))
+
+_prelu_kernel_backward.register(K.CPU, _cpu__prelu_kernel_backward, name='cpu.activation.prelu_kernel_backward')
+
+def _meta__prelu_kernel_backward(grad_output, self, weight):
+    _r = _meta_activation.prelu_kernel_backward(grad_output, self, weight)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+_prelu_kernel_backward.register(K.Meta, _meta__prelu_kernel_backward, name='meta.activation.prelu_kernel_backward')
+
+def _cpu_eq_Tensor(self, other):
+    return _cw(_cpu_compare.eq(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+eq_Tensor.register(K.CPU, _cpu_eq_Tensor, name='cpu.compare.eq')
+
+def _meta_eq_Tensor(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+eq_Tensor.register(K.Meta, _meta_eq_Tensor, name='meta.compare.compare')
+
+def _cpu_eq__Tensor(self, other):
+    _cstore(self, _cpu_compare.eq(self._np, (other._np if other.__class__ is _T else _u(other))), 'eq_')
+    return self
+
+eq__Tensor.register(K.CPU, _cpu_eq__Tensor, name='cpu.compare.eq')
+
+def _meta_eq__Tensor(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'eq_')
+    return self
+
+eq__Tensor.register(K.Meta, _meta_eq__Tensor, name='meta.compare.compare')
+
+eq__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_eq_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.eq(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+eq_Tensor_out.register(K.CPU, _cpu_eq_Tensor_out, name='cpu.compare.eq')
+
+def _meta_eq_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+eq_Tensor_out.register(K.Meta, _meta_eq_Tensor_out, name='meta.compare.compare')
+
+eq_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_eq_Scalar(self, other):
+    return _cw(_cpu_compare.eq(self._np, other))
+
+eq_Scalar.register(K.CPU, _cpu_eq_Scalar, name='cpu.compare.eq')
+
+def _meta_eq_Scalar(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+eq_Scalar.register(K.Meta, _meta_eq_Scalar, name='meta.compare.compare')
+
+def _cpu_eq__Scalar(self, other):
+    _cstore(self, _cpu_compare.eq(self._np, other), 'eq_')
+    return self
+
+eq__Scalar.register(K.CPU, _cpu_eq__Scalar, name='cpu.compare.eq')
+
+def _meta_eq__Scalar(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'eq_')
+    return self
+
+eq__Scalar.register(K.Meta, _meta_eq__Scalar, name='meta.compare.compare')
+
+eq__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_eq_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.eq(self._np, other))
+    return out
+
+eq_Scalar_out.register(K.CPU, _cpu_eq_Scalar_out, name='cpu.compare.eq')
+
+def _meta_eq_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+eq_Scalar_out.register(K.Meta, _meta_eq_Scalar_out, name='meta.compare.compare')
+
+eq_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ne_Tensor(self, other):
+    return _cw(_cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+ne_Tensor.register(K.CPU, _cpu_ne_Tensor, name='cpu.compare.ne')
+
+def _meta_ne_Tensor(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+ne_Tensor.register(K.Meta, _meta_ne_Tensor, name='meta.compare.compare')
+
+def _cpu_ne__Tensor(self, other):
+    _cstore(self, _cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))), 'ne_')
+    return self
+
+ne__Tensor.register(K.CPU, _cpu_ne__Tensor, name='cpu.compare.ne')
+
+def _meta_ne__Tensor(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'ne_')
+    return self
+
+ne__Tensor.register(K.Meta, _meta_ne__Tensor, name='meta.compare.compare')
+
+ne__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_ne_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+ne_Tensor_out.register(K.CPU, _cpu_ne_Tensor_out, name='cpu.compare.ne')
+
+def _meta_ne_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+ne_Tensor_out.register(K.Meta, _meta_ne_Tensor_out, name='meta.compare.compare')
+
+ne_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ne_Scalar(self, other):
+    return _cw(_cpu_compare.ne(self._np, other))
+
+ne_Scalar.register(K.CPU, _cpu_ne_Scalar, name='cpu.compare.ne')
+
+def _meta_ne_Scalar(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+ne_Scalar.register(K.Meta, _meta_ne_Scalar, name='meta.compare.compare')
+
+def _cpu_ne__Scalar(self, other):
+    _cstore(self, _cpu_compare.ne(self._np, other), 'ne_')
+    return self
+
+ne__Scalar.register(K.CPU, _cpu_ne__Scalar, name='cpu.compare.ne')
+
+def _meta_ne__Scalar(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'ne_')
+    return self
+
+ne__Scalar.register(K.Meta, _meta_ne__Scalar, name='meta.compare.compare')
+
+ne__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_ne_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ne(self._np, other))
+    return out
+
+ne_Scalar_out.register(K.CPU, _cpu_ne_Scalar_out, name='cpu.compare.ne')
+
+def _meta_ne_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+ne_Scalar_out.register(K.Meta, _meta_ne_Scalar_out, name='meta.compare.compare')
+
+ne_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_not_equal_Tensor(self, other):
+    return _cw(_cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+not_equal_Tensor.register(K.CPU, _cpu_not_equal_Tensor, name='cpu.compare.ne')
+
+def _meta_not_equal_Tensor(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+not_equal_Tensor.register(K.Meta, _meta_not_equal_Tensor, name='meta.compare.compare')
+
+def _cpu_not_equal__Tensor(self, other):
+    _cstore(self, _cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))), 'not_equal_')
+    return self
+
+not_equal__Tensor.register(K.CPU, _cpu_not_equal__Tensor, name='cpu.compare.ne')
+
+def _meta_not_equal__Tensor(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'not_equal_')
+    return self
+
+not_equal__Tensor.register(K.Meta, _meta_not_equal__Tensor, name='meta.compare.compare')
+
+not_equal__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_not_equal_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ne(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+not_equal_Tensor_out.register(K.CPU, _cpu_not_equal_Tensor_out, name='cpu.compare.ne')
+
+def _meta_not_equal_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+not_equal_Tensor_out.register(K.Meta, _meta_not_equal_Tensor_out, name='meta.compare.compare')
+
+not_equal_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_not_equal_Scalar(self, other):
+    return _cw(_cpu_compare.ne(self._np, other))
+
+not_equal_Scalar.register(K.CPU, _cpu_not_equal_Scalar, name='cpu.compare.ne')
+
+def _meta_not_equal_Scalar(self, other):
+    return _mw(_meta_compare.compare(self, other))
+
+not_equal_Scalar.register(K.Meta, _meta_not_equal_Scalar, name='meta.compare.compare')
+
+def _cpu_not_equal__Scalar(self, other):
+    _cstore(self, _cpu_compare.ne(self._np, other), 'not_equal_')
+    return self
+
+not_equal__Scalar.register(K.CPU, _cpu_not_equal__Scalar, name='cpu.compare.ne')
+
+def _meta_not_equal__Scalar(self, other):
+    _mstore(self, _meta_compare.compare(self, other), 'not_equal_')
+    return self
+
+not_equal__Scalar.register(K.Meta, _meta_not_equal__Scalar, name='meta.compare.compare')
+
+not_equal__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_not_equal_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ne(self._np, other))
+    return out
+
+not_equal_Scalar_out.register(K.CPU, _cpu_not_equal_Scalar_out, name='cpu.compare.ne')
+
+def _meta_not_equal_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.compare(self, other))
+    return out
+
+not_equal_Scalar_out.register(K.Meta, _meta_not_equal_Scalar_out, name='meta.compare.compare')
+
+not_equal_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_lt_Tensor(self, other):
+    return _cw(_cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+lt_Tensor.register(K.CPU, _cpu_lt_Tensor, name='cpu.compare.lt')
+
+def _meta_lt_Tensor(self, other):
+    return _mw(_meta_compare.lt(self, other))
+
+lt_Tensor.register(K.Meta, _meta_lt_Tensor, name='meta.compare.lt')
+
+def _cpu_lt__Tensor(self, other):
+    _cstore(self, _cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))), 'lt_')
+    return self
+
+lt__Tensor.register(K.CPU, _cpu_lt__Tensor, name='cpu.compare.lt')
+
+def _meta_lt__Tensor(self, other):
+    _mstore(self, _meta_compare.lt(self, other), 'lt_')
+    return self
+
+lt__Tensor.register(K.Meta, _meta_lt__Tensor, name='meta.compare.lt')
+
+lt__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_lt_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+lt_Tensor_out.register(K.CPU, _cpu_lt_Tensor_out, name='cpu.compare.lt')
+
+def _meta_lt_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.lt(self, other))
+    return out
+
+lt_Tensor_out.register(K.Meta, _meta_lt_Tensor_out, name='meta.compare.lt')
+
+lt_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_lt_Scalar(self, other):
+    return _cw(_cpu_compare.lt(self._np, other))
+
+lt_Scalar.register(K.CPU, _cpu_lt_Scalar, name='cpu.compare.lt')
+
+def _meta_lt_Scalar(self, other):
+    return _mw(_meta_compare.lt(self, other))
+
+lt_Scalar.register(K.Meta, _meta_lt_Scalar, name='meta.compare.lt')
+
+def _cpu_lt__Scalar(self, other):
+    _cstore(self, _cpu_compare.lt(self._np, other), 'lt_')
+    return self
+
+lt__Scalar.register(K.CPU, _cpu_lt__Scalar, name='cpu.compare.lt')
+
+def _meta_lt__Scalar(self, other):
+    _mstore(self, _meta_compare.lt(self, other), 'lt_')
+    return self
+
+lt__Scalar.register(K.Meta, _meta_lt__Scalar, name='meta.compare.lt')
+
+lt__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_lt_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.lt(self._np, other))
+    return out
+
+lt_Scalar_out.register(K.CPU, _cpu_lt_Scalar_out, name='cpu.compare.lt')
+
+def _meta_lt_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.lt(self, other))
+    return out
+
+lt_Scalar_out.register(K.Meta, _meta_lt_Scalar_out, name='meta.compare.lt')
+
+lt_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_less_Tensor(self, other):
+    return _cw(_cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+less_Tensor.register(K.CPU, _cpu_less_Tensor, name='cpu.compare.lt')
+
+def _meta_less_Tensor(self, other):
+    return _mw(_meta_compare.lt(self, other))
+
+less_Tensor.register(K.Meta, _meta_less_Tensor, name='meta.compare.lt')
+
+def _cpu_less__Tensor(self, other):
+    _cstore(self, _cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))), 'less_')
+    return self
+
+less__Tensor.register(K.CPU, _cpu_less__Tensor, name='cpu.compare.lt')
+
+def _meta_less__Tensor(self, other):
+    _mstore(self, _meta_compare.lt(self, other), 'less_')
+    return self
+
+less__Tensor.register(K.Meta, _meta_less__Tensor, name='meta.compare.lt')
+
+less__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_less_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.lt(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+less_Tensor_out.register(K.CPU, _cpu_less_Tensor_out, name='cpu.compare.lt')
+
+def _meta_less_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.lt(self, other))
+    return out
+
+less_Tensor_out.register(K.Meta, _meta_less_Tensor_out, name='meta.compare.lt')
+
+less_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_less_Scalar(self, other):
+    return _cw(_cpu_compare.lt(self._np, other))
+
+less_Scalar.register(K.CPU, _cpu_less_Scalar, name='cpu.compare.lt')
+
+def _meta_less_Scalar(self, other):
+    return _mw(_meta_compare.lt(self, other))
+
+less_Scalar.register(K.Meta, _meta_less_Scalar, name='meta.compare.lt')
+
+def _cpu_less__Scalar(self, other):
+    _cstore(self, _cpu_compare.lt(self._np, other), 'less_')
+    return self
+
+less__Scalar.register(K.CPU, _cpu_less__Scalar, name='cpu.compare.lt')
+
+def _meta_less__Scalar(self, other):
+    _mstore(self, _meta_compare.lt(self, other), 'less_')
+    return self
+
+less__Scalar.register(K.Meta, _meta_less__Scalar, name='meta.compare.lt')
+
+less__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_less_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.lt(self._np, other))
+    return out
+
+less_Scalar_out.register(K.CPU, _cpu_less_Scalar_out, name='cpu.compare.lt')
+
+def _meta_less_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.lt(self, other))
+    return out
+
+less_Scalar_out.register(K.Meta, _meta_less_Scalar_out, name='meta.compare.lt')
+
+less_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_le_Tensor(self, other):
+    return _cw(_cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+le_Tensor.register(K.CPU, _cpu_le_Tensor, name='cpu.compare.le')
+
+def _meta_le_Tensor(self, other):
+    return _mw(_meta_compare.le(self, other))
+
+le_Tensor.register(K.Meta, _meta_le_Tensor, name='meta.compare.le')
+
+def _cpu_le__Tensor(self, other):
+    _cstore(self, _cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))), 'le_')
+    return self
+
+le__Tensor.register(K.CPU, _cpu_le__Tensor, name='cpu.compare.le')
+
+def _meta_le__Tensor(self, other):
+    _mstore(self, _meta_compare.le(self, other), 'le_')
+    return self
+
+le__Tensor.register(K.Meta, _meta_le__Tensor, name='meta.compare.le')
+
+le__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_le_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+le_Tensor_out.register(K.CPU, _cpu_le_Tensor_out, name='cpu.compare.le')
+
+def _meta_le_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.le(self, other))
+    return out
+
+le_Tensor_out.register(K.Meta, _meta_le_Tensor_out, name='meta.compare.le')
+
+le_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_le_Scalar(self, other):
+    return _cw(_cpu_compare.le(self._np, other))
+
+le_Scalar.register(K.CPU, _cpu_le_Scalar, name='cpu.compare.le')
+
+def _meta_le_Scalar(self, other):
+    return _mw(_meta_compare.le(self, other))
+
+le_Scalar.register(K.Meta, _meta_le_Scalar, name='meta.compare.le')
+
+def _cpu_le__Scalar(self, other):
+    _cstore(self, _cpu_compare.le(self._np, other), 'le_')
+    return self
+
+le__Scalar.register(K.CPU, _cpu_le__Scalar, name='cpu.compare.le')
+
+def _meta_le__Scalar(self, other):
+    _mstore(self, _meta_compare.le(self, other), 'le_')
+    return self
+
+le__Scalar.register(K.Meta, _meta_le__Scalar, name='meta.compare.le')
+
+le__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_le_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.le(self._np, other))
+    return out
+
+le_Scalar_out.register(K.CPU, _cpu_le_Scalar_out, name='cpu.compare.le')
+
+def _meta_le_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.le(self, other))
+    return out
+
+le_Scalar_out.register(K.Meta, _meta_le_Scalar_out, name='meta.compare.le')
+
+le_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_less_equal_Tensor(self, other):
+    return _cw(_cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+less_equal_Tensor.register(K.CPU, _cpu_less_equal_Tensor, name='cpu.compare.le')
+
+def _meta_less_equal_Tensor(self, other):
+    return _mw(_meta_compare.le(self, other))
+
+less_equal_Tensor.register(K.Meta, _meta_less_equal_Tensor, name='meta.compare.le')
+
+def _cpu_less_equal__Tensor(self, other):
+    _cstore(self, _cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))), 'less_equal_')
+    return self
+
+less_equal__Tensor.register(K.CPU, _cpu_less_equal__Tensor, name='cpu.compare.le')
+
+def _meta_less_equal__Tensor(self, other):
+    _mstore(self, _meta_compare.le(self, other), 'less_equal_')
+    return self
+
+less_equal__Tensor.register(K.Meta, _meta_less_equal__Tensor, name='meta.compare.le')
+
+less_equal__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_less_equal_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.le(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+less_equal_Tensor_out.register(K.CPU, _cpu_less_equal_Tensor_out, name='cpu.compare.le')
+
+def _meta_less_equal_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.le(self, other))
+    return out
+
+less_equal_Tensor_out.register(K.Meta, _meta_less_equal_Tensor_out, name='meta.compare.le')
+
+less_equal_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_less_equal_Scalar(self, other):
+    return _cw(_cpu_compare.le(self._np, other))
+
+less_equal_Scalar.register(K.CPU, _cpu_less_equal_Scalar, name='cpu.compare.le')
+
+def _meta_less_equal_Scalar(self, other):
+    return _mw(_meta_compare.le(self, other))
+
+less_equal_Scalar.register(K.Meta, _meta_less_equal_Scalar, name='meta.compare.le')
+
+def _cpu_less_equal__Scalar(self, other):
+    _cstore(self, _cpu_compare.le(self._np, other), 'less_equal_')
+    return self
+
+less_equal__Scalar.register(K.CPU, _cpu_less_equal__Scalar, name='cpu.compare.le')
+
+def _meta_less_equal__Scalar(self, other):
+    _mstore(self, _meta_compare.le(self, other), 'less_equal_')
+    return self
+
+less_equal__Scalar.register(K.Meta, _meta_less_equal__Scalar, name='meta.compare.le')
+
+less_equal__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_less_equal_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.le(self._np, other))
+    return out
+
+less_equal_Scalar_out.register(K.CPU, _cpu_less_equal_Scalar_out, name='cpu.compare.le')
+
+def _meta_less_equal_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.le(self, other))
+    return out
+
+less_equal_Scalar_out.register(K.Meta, _meta_less_equal_Scalar_out, name='meta.compare.le')
+
+less_equal_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_gt_Tensor(self, other):
+    return _cw(_cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+gt_Tensor.register(K.CPU, _cpu_gt_Tensor, name='cpu.compare.gt')
+
+def _meta_gt_Tensor(self, other):
+    return _mw(_meta_compare.gt(self, other))
+
+gt_Tensor.register(K.Meta, _meta_gt_Tensor, name='meta.compare.gt')
+
+def _cpu_gt__Tensor(self, other):
+    _cstore(self, _cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))), 'gt_')
+    return self
+
+gt__Tensor.register(K.CPU, _cpu_gt__Tensor, name='cpu.compare.gt')
+
+def _meta_gt__Tensor(self, other):
+    _mstore(self, _meta_compare.gt(self, other), 'gt_')
+    return self
+
+gt__Tensor.register(K.Meta, _meta_gt__Tensor, name='meta.compare.gt')
+
+gt__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_gt_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+gt_Tensor_out.register(K.CPU, _cpu_gt_Tensor_out, name='cpu.compare.gt')
+
+def _meta_gt_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.gt(self, other))
+    return out
+
+gt_Tensor_out.register(K.Meta, _meta_gt_Tensor_out, name='meta.compare.gt')
+
+gt_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_gt_Scalar(self, other):
+    return _cw(_cpu_compare.gt(self._np, other))
+
+gt_Scalar.register(K.CPU, _cpu_gt_Scalar, name='cpu.compare.gt')
+
+def _meta_gt_Scalar(self, other):
+    return _mw(_meta_compare.gt(self, other))
+
+gt_Scalar.register(K.Meta, _meta_gt_Scalar, name='meta.compare.gt')
+
+def _cpu_gt__Scalar(self, other):
+    _cstore(self, _cpu_compare.gt(self._np, other), 'gt_')
+    return self
+
+gt__Scalar.register(K.CPU, _cpu_gt__Scalar, name='cpu.compare.gt')
+
+def _meta_gt__Scalar(self, other):
+    _mstore(self, _meta_compare.gt(self, other), 'gt_')
+    return self
+
+gt__Scalar.register(K.Meta, _meta_gt__Scalar, name='meta.compare.gt')
+
+gt__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_gt_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.gt(self._np, other))
+    return out
+
+gt_Scalar_out.register(K.CPU, _cpu_gt_Scalar_out, name='cpu.compare.gt')
+
+def _meta_gt_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.gt(self, other))
+    return out
+
+gt_Scalar_out.register(K.Meta, _meta_gt_Scalar_out, name='meta.compare.gt')
+
+gt_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_greater_Tensor(self, other):
+    return _cw(_cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+greater_Tensor.register(K.CPU, _cpu_greater_Tensor, name='cpu.compare.gt')
+
+def _meta_greater_Tensor(self, other):
+    return _mw(_meta_compare.gt(self, other))
+
+greater_Tensor.register(K.Meta, _meta_greater_Tensor, name='meta.compare.gt')
+
+def _cpu_greater__Tensor(self, other):
+    _cstore(self, _cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))), 'greater_')
+    return self
+
+greater__Tensor.register(K.CPU, _cpu_greater__Tensor, name='cpu.compare.gt')
+
+def _meta_greater__Tensor(self, other):
+    _mstore(self, _meta_compare.gt(self, other), 'greater_')
+    return self
+
+greater__Tensor.register(K.Meta, _meta_greater__Tensor, name='meta.compare.gt')
+
+greater__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_greater_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.gt(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+greater_Tensor_out.register(K.CPU, _cpu_greater_Tensor_out, name='cpu.compare.gt')
+
+def _meta_greater_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.gt(self, other))
+    return out
+
+greater_Tensor_out.register(K.Meta, _meta_greater_Tensor_out, name='meta.compare.gt')
+
+greater_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_greater_Scalar(self, other):
+    return _cw(_cpu_compare.gt(self._np, other))
+
+greater_Scalar.register(K.CPU, _cpu_greater_Scalar, name='cpu.compare.gt')
+
+def _meta_greater_Scalar(self, other):
+    return _mw(_meta_compare.gt(self, other))
+
+greater_Scalar.register(K.Meta, _meta_greater_Scalar, name='meta.compare.gt')
+
+def _cpu_greater__Scalar(self, other):
+    _cstore(self, _cpu_compare.gt(self._np, other), 'greater_')
+    return self
+
+greater__Scalar.register(K.CPU, _cpu_greater__Scalar, name='cpu.compare.gt')
+
+def _meta_greater__Scalar(self, other):
+    _mstore(self, _meta_compare.gt(self, other), 'greater_')
+    return self
+
+greater__Scalar.register(K.Meta, _meta_greater__Scalar, name='meta.compare.gt')
+
+greater__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_greater_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.gt(self._np, other))
+    return out
+
+greater_Scalar_out.register(K.CPU, _cpu_greater_Scalar_out, name='cpu.compare.gt')
+
+def _meta_greater_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.gt(self, other))
+    return out
+
+greater_Scalar_out.register(K.Meta, _meta_greater_Scalar_out, name='meta.compare.gt')
+
+greater_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ge_Tensor(self, other):
+    return _cw(_cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+ge_Tensor.register(K.CPU, _cpu_ge_Tensor, name='cpu.compare.ge')
+
+def _meta_ge_Tensor(self, other):
+    return _mw(_meta_compare.ge(self, other))
+
+ge_Tensor.register(K.Meta, _meta_ge_Tensor, name='meta.compare.ge')
+
+def _cpu_ge__Tensor(self, other):
+    _cstore(self, _cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))), 'ge_')
+    return self
+
+ge__Tensor.register(K.CPU, _cpu_ge__Tensor, name='cpu.compare.ge')
+
+def _meta_ge__Tensor(self, other):
+    _mstore(self, _meta_compare.ge(self, other), 'ge_')
+    return self
+
+ge__Tensor.register(K.Meta, _meta_ge__Tensor, name='meta.compare.ge')
+
+ge__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_ge_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+ge_Tensor_out.register(K.CPU, _cpu_ge_Tensor_out, name='cpu.compare.ge')
+
+def _meta_ge_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.ge(self, other))
+    return out
+
+ge_Tensor_out.register(K.Meta, _meta_ge_Tensor_out, name='meta.compare.ge')
+
+ge_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ge_Scalar(self, other):
+    return _cw(_cpu_compare.ge(self._np, other))
+
+ge_Scalar.register(K.CPU, _cpu_ge_Scalar, name='cpu.compare.ge')
+
+def _meta_ge_Scalar(self, other):
+    return _mw(_meta_compare.ge(self, other))
+
+ge_Scalar.register(K.Meta, _meta_ge_Scalar, name='meta.compare.ge')
+
+def _cpu_ge__Scalar(self, other):
+    _cstore(self, _cpu_compare.ge(self._np, other), 'ge_')
+    return self
+
+ge__Scalar.register(K.CPU, _cpu_ge__Scalar, name='cpu.compare.ge')
+
+def _meta_ge__Scalar(self, other):
+    _mstore(self, _meta_compare.ge(self, other), 'ge_')
+    return self
+
+ge__Scalar.register(K.Meta, _meta_ge__Scalar, name='meta.compare.ge')
+
+ge__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_ge_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ge(self._np, other))
+    return out
+
+ge_Scalar_out.register(K.CPU, _cpu_ge_Scalar_out, name='cpu.compare.ge')
+
+def _meta_ge_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.ge(self, other))
+    return out
+
+ge_Scalar_out.register(K.Meta, _meta_ge_Scalar_out, name='meta.compare.ge')
+
+ge_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_greater_equal_Tensor(self, other):
+    return _cw(_cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+greater_equal_Tensor.register(K.CPU, _cpu_greater_equal_Tensor, name='cpu.compare.ge')
+
+def _meta_greater_equal_Tensor(self, other):
+    return _mw(_meta_compare.ge(self, other))
+
+greater_equal_Tensor.register(K.Meta, _meta_greater_equal_Tensor, name='meta.compare.ge')
+
+def _cpu_greater_equal__Tensor(self, other):
+    _cstore(self, _cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))), 'greater_equal_')
+    return self
+
+greater_equal__Tensor.register(K.CPU, _cpu_greater_equal__Tensor, name='cpu.compare.ge')
+
+def _meta_greater_equal__Tensor(self, other):
+    _mstore(self, _meta_compare.ge(self, other), 'greater_equal_')
+    return self
+
+greater_equal__Tensor.register(K.Meta, _meta_greater_equal__Tensor, name='meta.compare.ge')
+
+greater_equal__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_greater_equal_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ge(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+greater_equal_Tensor_out.register(K.CPU, _cpu_greater_equal_Tensor_out, name='cpu.compare.ge')
+
+def _meta_greater_equal_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.ge(self, other))
+    return out
+
+greater_equal_Tensor_out.register(K.Meta, _meta_greater_equal_Tensor_out, name='meta.compare.ge')
+
+greater_equal_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_greater_equal_Scalar(self, other):
+    return _cw(_cpu_compare.ge(self._np, other))
+
+greater_equal_Scalar.register(K.CPU, _cpu_greater_equal_Scalar, name='cpu.compare.ge')
+
+def _meta_greater_equal_Scalar(self, other):
+    return _mw(_meta_compare.ge(self, other))
+
+greater_equal_Scalar.register(K.Meta, _meta_greater_equal_Scalar, name='meta.compare.ge')
+
+def _cpu_greater_equal__Scalar(self, other):
+    _cstore(self, _cpu_compare.ge(self._np, other), 'greater_equal_')
+    return self
+
+greater_equal__Scalar.register(K.CPU, _cpu_greater_equal__Scalar, name='cpu.compare.ge')
+
+def _meta_greater_equal__Scalar(self, other):
+    _mstore(self, _meta_compare.ge(self, other), 'greater_equal_')
+    return self
+
+greater_equal__Scalar.register(K.Meta, _meta_greater_equal__Scalar, name='meta.compare.ge')
+
+greater_equal__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_greater_equal_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.ge(self._np, other))
+    return out
+
+greater_equal_Scalar_out.register(K.CPU, _cpu_greater_equal_Scalar_out, name='cpu.compare.ge')
+
+def _meta_greater_equal_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.ge(self, other))
+    return out
+
+greater_equal_Scalar_out.register(K.Meta, _meta_greater_equal_Scalar_out, name='meta.compare.ge')
+
+greater_equal_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_equal(self, other):
+    return _cpu_compare.equal(self._np, (other._np if other.__class__ is _T else _u(other)))
+
+equal.register(K.CPU, _cpu_equal, name='cpu.compare.equal')
+
+def _cpu_isclose(self, other, rtol, atol, equal_nan):
+    return _cw(_cpu_compare.isclose(self._np, (other._np if other.__class__ is _T else _u(other)), rtol, atol, equal_nan))
+
+isclose.register(K.CPU, _cpu_isclose, name='cpu.compare.isclose')
+
+def _meta_isclose(self, other, rtol, atol, equal_nan):
+    return _mw(_meta_compare.isclose(self, other, rtol, atol, equal_nan))
+
+isclose.register(K.Meta, _meta_isclose, name='meta.compare.isclose')
+
+def _cpu_allclose(self, other, rtol, atol, equal_nan):
+    return _cpu_compare.allclose(self._np, (other._np if other.__class__ is _T else _u(other)), rtol, atol, equal_nan)
+
+allclose.register(K.CPU, _cpu_allclose, name='cpu.compare.allclose')
+
+def _cpu_isnan(self):
+    return _cw(_cpu_compare.isnan(self._np))
+
+isnan.register(K.CPU, _cpu_isnan, name='cpu.compare.isnan')
+
+def _meta_isnan(self):
+    return _mw(_meta_compare.predicate(self))
+
+isnan.register(K.Meta, _meta_isnan, name='meta.compare.predicate')
+
+def _cpu_isinf(self):
+    return _cw(_cpu_compare.isinf(self._np))
+
+isinf.register(K.CPU, _cpu_isinf, name='cpu.compare.isinf')
+
+def _meta_isinf(self):
+    return _mw(_meta_compare.predicate(self))
+
+isinf.register(K.Meta, _meta_isinf, name='meta.compare.predicate')
+
+def _cpu_isfinite(self):
+    return _cw(_cpu_compare.isfinite(self._np))
+
+isfinite.register(K.CPU, _cpu_isfinite, name='cpu.compare.isfinite')
+
+def _meta_isfinite(self):
+    return _mw(_meta_compare.predicate(self))
+
+isfinite.register(K.Meta, _meta_isfinite, name='meta.compare.predicate')
+
+def _cpu_isreal(self):
+    return _cw(_cpu_compare.isreal(self._np))
+
+isreal.register(K.CPU, _cpu_isreal, name='cpu.compare.isreal')
+
+def _meta_isreal(self):
+    return _mw(_meta_compare.predicate(self))
+
+isreal.register(K.Meta, _meta_isreal, name='meta.compare.predicate')
+
+def _cpu_isposinf(self):
+    return _cw(_cpu_compare.isposinf(self._np))
+
+isposinf.register(K.CPU, _cpu_isposinf, name='cpu.compare.isposinf')
+
+def _meta_isposinf(self):
+    return _mw(_meta_compare.isposinf(self))
+
+isposinf.register(K.Meta, _meta_isposinf, name='meta.compare.isposinf')
+
+def _cpu_isposinf_out(self, out):
+    _cstore_out(out, _cpu_compare.isposinf(self._np))
+    return out
+
+isposinf_out.register(K.CPU, _cpu_isposinf_out, name='cpu.compare.isposinf')
+
+def _meta_isposinf_out(self, out):
+    _mstore_out(out, _meta_compare.isposinf(self))
+    return out
+
+isposinf_out.register(K.Meta, _meta_isposinf_out, name='meta.compare.isposinf')
+
+isposinf_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_isneginf(self):
+    return _cw(_cpu_compare.isneginf(self._np))
+
+isneginf.register(K.CPU, _cpu_isneginf, name='cpu.compare.isneginf')
+
+def _meta_isneginf(self):
+    return _mw(_meta_compare.isneginf(self))
+
+isneginf.register(K.Meta, _meta_isneginf, name='meta.compare.isneginf')
+
+def _cpu_isneginf_out(self, out):
+    _cstore_out(out, _cpu_compare.isneginf(self._np))
+    return out
+
+isneginf_out.register(K.CPU, _cpu_isneginf_out, name='cpu.compare.isneginf')
+
+def _meta_isneginf_out(self, out):
+    _mstore_out(out, _meta_compare.isneginf(self))
+    return out
+
+isneginf_out.register(K.Meta, _meta_isneginf_out, name='meta.compare.isneginf')
+
+isneginf_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_signbit(self):
+    return _cw(_cpu_compare.signbit(self._np))
+
+signbit.register(K.CPU, _cpu_signbit, name='cpu.compare.signbit')
+
+def _meta_signbit(self):
+    return _mw(_meta_compare.signbit(self))
+
+signbit.register(K.Meta, _meta_signbit, name='meta.compare.signbit')
+
+def _cpu_signbit_out(self, out):
+    _cstore_out(out, _cpu_compare.signbit(self._np))
+    return out
+
+signbit_out.register(K.CPU, _cpu_signbit_out, name='cpu.compare.signbit')
+
+def _meta_signbit_out(self, out):
+    _mstore_out(out, _meta_compare.signbit(self))
+    return out
+
+signbit_out.register(K.Meta, _meta_signbit_out, name='meta.compare.signbit')
+
+signbit_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logical_and(self, other):
+    return _cw(_cpu_compare.logical_and(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+logical_and.register(K.CPU, _cpu_logical_and, name='cpu.compare.logical_and')
+
+def _meta_logical_and(self, other):
+    return _mw(_meta_compare.logical_and(self, other))
+
+logical_and.register(K.Meta, _meta_logical_and, name='meta.compare.logical_and')
+
+def _cpu_logical_and_(self, other):
+    _cstore(self, _cpu_compare.logical_and(self._np, (other._np if other.__class__ is _T else _u(other))), 'logical_and_')
+    return self
+
+logical_and_.register(K.CPU, _cpu_logical_and_, name='cpu.compare.logical_and')
+
+def _meta_logical_and_(self, other):
+    _mstore(self, _meta_compare.logical_and(self, other), 'logical_and_')
+    return self
+
+logical_and_.register(K.Meta, _meta_logical_and_, name='meta.compare.logical_and')
+
+logical_and_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_logical_and_out(self, other, out):
+    _cstore_out(out, _cpu_compare.logical_and(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+logical_and_out.register(K.CPU, _cpu_logical_and_out, name='cpu.compare.logical_and')
+
+def _meta_logical_and_out(self, other, out):
+    _mstore_out(out, _meta_compare.logical_and(self, other))
+    return out
+
+logical_and_out.register(K.Meta, _meta_logical_and_out, name='meta.compare.logical_and')
+
+logical_and_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logical_or(self, other):
+    return _cw(_cpu_compare.logical_or(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+logical_or.register(K.CPU, _cpu_logical_or, name='cpu.compare.logical_or')
+
+def _meta_logical_or(self, other):
+    return _mw(_meta_compare.logical_or(self, other))
+
+logical_or.register(K.Meta, _meta_logical_or, name='meta.compare.logical_or')
+
+def _cpu_logical_or_(self, other):
+    _cstore(self, _cpu_compare.logical_or(self._np, (other._np if other.__class__ is _T else _u(other))), 'logical_or_')
+    return self
+
+logical_or_.register(K.CPU, _cpu_logical_or_, name='cpu.compare.logical_or')
+
+def _meta_logical_or_(self, other):
+    _mstore(self, _meta_compare.logical_or(self, other), 'logical_or_')
+    return self
+
+logical_or_.register(K.Meta, _meta_logical_or_, name='meta.compare.logical_or')
+
+logical_or_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_logical_or_out(self, other, out):
+    _cstore_out(out, _cpu_compare.logical_or(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+logical_or_out.register(K.CPU, _cpu_logical_or_out, name='cpu.compare.logical_or')
+
+def _meta_logical_or_out(self, other, out):
+    _mstore_out(out, _meta_compare.logical_or(self, other))
+    return out
+
+logical_or_out.register(K.Meta, _meta_logical_or_out, name='meta.compare.logical_or')
+
+logical_or_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logical_xor(self, other):
+    return _cw(_cpu_compare.logical_xor(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+logical_xor.register(K.CPU, _cpu_logical_xor, name='cpu.compare.logical_xor')
+
+def _meta_logical_xor(self, other):
+    return _mw(_meta_compare.logical_xor(self, other))
+
+logical_xor.register(K.Meta, _meta_logical_xor, name='meta.compare.logical_xor')
+
+def _cpu_logical_xor_(self, other):
+    _cstore(self, _cpu_compare.logical_xor(self._np, (other._np if other.__class__ is _T else _u(other))), 'logical_xor_')
+    return self
+
+logical_xor_.register(K.CPU, _cpu_logical_xor_, name='cpu.compare.logical_xor')
+
+def _meta_logical_xor_(self, other):
+    _mstore(self, _meta_compare.logical_xor(self, other), 'logical_xor_')
+    return self
+
+logical_xor_.register(K.Meta, _meta_logical_xor_, name='meta.compare.logical_xor')
+
+logical_xor_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_logical_xor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.logical_xor(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+logical_xor_out.register(K.CPU, _cpu_logical_xor_out, name='cpu.compare.logical_xor')
+
+def _meta_logical_xor_out(self, other, out):
+    _mstore_out(out, _meta_compare.logical_xor(self, other))
+    return out
+
+logical_xor_out.register(K.Meta, _meta_logical_xor_out, name='meta.compare.logical_xor')
+
+logical_xor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logical_not(self):
+    return _cw(_cpu_compare.logical_not(self._np))
+
+logical_not.register(K.CPU, _cpu_logical_not, name='cpu.compare.logical_not')
+
+def _meta_logical_not(self):
+    return _mw(_meta_compare.predicate(self))
+
+logical_not.register(K.Meta, _meta_logical_not, name='meta.compare.predicate')
+
+def _cpu_logical_not_(self):
+    _cstore(self, _cpu_compare.logical_not(self._np), 'logical_not_')
+    return self
+
+logical_not_.register(K.CPU, _cpu_logical_not_, name='cpu.compare.logical_not')
+
+def _meta_logical_not_(self):
+    _mstore(self, _meta_compare.predicate(self), 'logical_not_')
+    return self
+
+logical_not_.register(K.Meta, _meta_logical_not_, name='meta.compare.predicate')
+
+logical_not_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_logical_not_out(self, out):
+    _cstore_out(out, _cpu_compare.logical_not(self._np))
+    return out
+
+logical_not_out.register(K.CPU, _cpu_logical_not_out, name='cpu.compare.logical_not')
+
+def _meta_logical_not_out(self, out):
+    _mstore_out(out, _meta_compare.predicate(self))
+    return out
+
+logical_not_out.register(K.Meta, _meta_logical_not_out, name='meta.compare.predicate')
+
+logical_not_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_and_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_and_Tensor.register(K.CPU, _cpu_bitwise_and_Tensor, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_and(self, other))
+
+bitwise_and_Tensor.register(K.Meta, _meta_bitwise_and_Tensor, name='meta.compare.bitwise_and')
+
+def _cpu_bitwise_and__Tensor(self, other):
+    _cstore(self, _cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'bitwise_and_')
+    return self
+
+bitwise_and__Tensor.register(K.CPU, _cpu_bitwise_and__Tensor, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and__Tensor(self, other):
+    _mstore(self, _meta_compare.bitwise_and(self, other), 'bitwise_and_')
+    return self
+
+bitwise_and__Tensor.register(K.Meta, _meta_bitwise_and__Tensor, name='meta.compare.bitwise_and')
+
+bitwise_and__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_and_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_and_Tensor_out.register(K.CPU, _cpu_bitwise_and_Tensor_out, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_and(self, other))
+    return out
+
+bitwise_and_Tensor_out.register(K.Meta, _meta_bitwise_and_Tensor_out, name='meta.compare.bitwise_and')
+
+bitwise_and_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_and_Scalar(self, other):
+    return _cw(_cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), other))
+
+bitwise_and_Scalar.register(K.CPU, _cpu_bitwise_and_Scalar, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Scalar(self, other):
+    return _mw(_meta_compare.bitwise_and(self, other))
+
+bitwise_and_Scalar.register(K.Meta, _meta_bitwise_and_Scalar, name='meta.compare.bitwise_and')
+
+def _cpu_bitwise_and__Scalar(self, other):
+    _cstore(self, _cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), other), 'bitwise_and_')
+    return self
+
+bitwise_and__Scalar.register(K.CPU, _cpu_bitwise_and__Scalar, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and__Scalar(self, other):
+    _mstore(self, _meta_compare.bitwise_and(self, other), 'bitwise_and_')
+    return self
+
+bitwise_and__Scalar.register(K.Meta, _meta_bitwise_and__Scalar, name='meta.compare.bitwise_and')
+
+bitwise_and__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_and_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_and((self._np if self.__class__ is _T else _u(self)), other))
+    return out
+
+bitwise_and_Scalar_out.register(K.CPU, _cpu_bitwise_and_Scalar_out, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_and(self, other))
+    return out
+
+bitwise_and_Scalar_out.register(K.Meta, _meta_bitwise_and_Scalar_out, name='meta.compare.bitwise_and')
+
+bitwise_and_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_and_Scalar_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_and(self, (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_and_Scalar_Tensor.register(K.CPU, _cpu_bitwise_and_Scalar_Tensor, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Scalar_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_and(self, other))
+
+bitwise_and_Scalar_Tensor.register(K.Meta, _meta_bitwise_and_Scalar_Tensor, name='meta.compare.bitwise_and')
+
+def _cpu_bitwise_and_Scalar_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_and(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_and_Scalar_Tensor_out.register(K.CPU, _cpu_bitwise_and_Scalar_Tensor_out, name='cpu.compare.bitwise_and')
+
+def _meta_bitwise_and_Scalar_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_and(self, other))
+    return out
+
+bitwise_and_Scalar_Tensor_out.register(K.Meta, _meta_bitwise_and_Scalar_Tensor_out, name='meta.compare.bitwise_and')
+
+bitwise_and_Scalar_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_or_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_or_Tensor.register(K.CPU, _cpu_bitwise_or_Tensor, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_or(self, other))
+
+bitwise_or_Tensor.register(K.Meta, _meta_bitwise_or_Tensor, name='meta.compare.bitwise_or')
+
+def _cpu_bitwise_or__Tensor(self, other):
+    _cstore(self, _cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'bitwise_or_')
+    return self
+
+bitwise_or__Tensor.register(K.CPU, _cpu_bitwise_or__Tensor, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or__Tensor(self, other):
+    _mstore(self, _meta_compare.bitwise_or(self, other), 'bitwise_or_')
+    return self
+
+bitwise_or__Tensor.register(K.Meta, _meta_bitwise_or__Tensor, name='meta.compare.bitwise_or')
+
+bitwise_or__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_or_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_or_Tensor_out.register(K.CPU, _cpu_bitwise_or_Tensor_out, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_or(self, other))
+    return out
+
+bitwise_or_Tensor_out.register(K.Meta, _meta_bitwise_or_Tensor_out, name='meta.compare.bitwise_or')
+
+bitwise_or_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_or_Scalar(self, other):
+    return _cw(_cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), other))
+
+bitwise_or_Scalar.register(K.CPU, _cpu_bitwise_or_Scalar, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Scalar(self, other):
+    return _mw(_meta_compare.bitwise_or(self, other))
+
+bitwise_or_Scalar.register(K.Meta, _meta_bitwise_or_Scalar, name='meta.compare.bitwise_or')
+
+def _cpu_bitwise_or__Scalar(self, other):
+    _cstore(self, _cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), other), 'bitwise_or_')
+    return self
+
+bitwise_or__Scalar.register(K.CPU, _cpu_bitwise_or__Scalar, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or__Scalar(self, other):
+    _mstore(self, _meta_compare.bitwise_or(self, other), 'bitwise_or_')
+    return self
+
+bitwise_or__Scalar.register(K.Meta, _meta_bitwise_or__Scalar, name='meta.compare.bitwise_or')
+
+bitwise_or__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_or_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_or((self._np if self.__class__ is _T else _u(self)), other))
+    return out
+
+bitwise_or_Scalar_out.register(K.CPU, _cpu_bitwise_or_Scalar_out, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_or(self, other))
+    return out
+
+bitwise_or_Scalar_out.register(K.Meta, _meta_bitwise_or_Scalar_out, name='meta.compare.bitwise_or')
+
+bitwise_or_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_or_Scalar_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_or(self, (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_or_Scalar_Tensor.register(K.CPU, _cpu_bitwise_or_Scalar_Tensor, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Scalar_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_or(self, other))
+
+bitwise_or_Scalar_Tensor.register(K.Meta, _meta_bitwise_or_Scalar_Tensor, name='meta.compare.bitwise_or')
+
+def _cpu_bitwise_or_Scalar_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_or(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_or_Scalar_Tensor_out.register(K.CPU, _cpu_bitwise_or_Scalar_Tensor_out, name='cpu.compare.bitwise_or')
+
+def _meta_bitwise_or_Scalar_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_or(self, other))
+    return out
+
+bitwise_or_Scalar_Tensor_out.register(K.Meta, _meta_bitwise_or_Scalar_Tensor_out, name='meta.compare.bitwise_or')
+
+bitwise_or_Scalar_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_xor_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_xor_Tensor.register(K.CPU, _cpu_bitwise_xor_Tensor, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_xor(self, other))
+
+bitwise_xor_Tensor.register(K.Meta, _meta_bitwise_xor_Tensor, name='meta.compare.bitwise_xor')
+
+def _cpu_bitwise_xor__Tensor(self, other):
+    _cstore(self, _cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'bitwise_xor_')
+    return self
+
+bitwise_xor__Tensor.register(K.CPU, _cpu_bitwise_xor__Tensor, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor__Tensor(self, other):
+    _mstore(self, _meta_compare.bitwise_xor(self, other), 'bitwise_xor_')
+    return self
+
+bitwise_xor__Tensor.register(K.Meta, _meta_bitwise_xor__Tensor, name='meta.compare.bitwise_xor')
+
+bitwise_xor__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_xor_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_xor_Tensor_out.register(K.CPU, _cpu_bitwise_xor_Tensor_out, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_xor(self, other))
+    return out
+
+bitwise_xor_Tensor_out.register(K.Meta, _meta_bitwise_xor_Tensor_out, name='meta.compare.bitwise_xor')
+
+bitwise_xor_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_xor_Scalar(self, other):
+    return _cw(_cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), other))
+
+bitwise_xor_Scalar.register(K.CPU, _cpu_bitwise_xor_Scalar, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Scalar(self, other):
+    return _mw(_meta_compare.bitwise_xor(self, other))
+
+bitwise_xor_Scalar.register(K.Meta, _meta_bitwise_xor_Scalar, name='meta.compare.bitwise_xor')
+
+def _cpu_bitwise_xor__Scalar(self, other):
+    _cstore(self, _cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), other), 'bitwise_xor_')
+    return self
+
+bitwise_xor__Scalar.register(K.CPU, _cpu_bitwise_xor__Scalar, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor__Scalar(self, other):
+    _mstore(self, _meta_compare.bitwise_xor(self, other), 'bitwise_xor_')
+    return self
+
+bitwise_xor__Scalar.register(K.Meta, _meta_bitwise_xor__Scalar, name='meta.compare.bitwise_xor')
+
+bitwise_xor__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_xor_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_xor((self._np if self.__class__ is _T else _u(self)), other))
+    return out
+
+bitwise_xor_Scalar_out.register(K.CPU, _cpu_bitwise_xor_Scalar_out, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_xor(self, other))
+    return out
+
+bitwise_xor_Scalar_out.register(K.Meta, _meta_bitwise_xor_Scalar_out, name='meta.compare.bitwise_xor')
+
+bitwise_xor_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_xor_Scalar_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_xor(self, (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_xor_Scalar_Tensor.register(K.CPU, _cpu_bitwise_xor_Scalar_Tensor, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Scalar_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_xor(self, other))
+
+bitwise_xor_Scalar_Tensor.register(K.Meta, _meta_bitwise_xor_Scalar_Tensor, name='meta.compare.bitwise_xor')
+
+def _cpu_bitwise_xor_Scalar_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_xor(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_xor_Scalar_Tensor_out.register(K.CPU, _cpu_bitwise_xor_Scalar_Tensor_out, name='cpu.compare.bitwise_xor')
+
+def _meta_bitwise_xor_Scalar_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_xor(self, other))
+    return out
+
+bitwise_xor_Scalar_Tensor_out.register(K.Meta, _meta_bitwise_xor_Scalar_Tensor_out, name='meta.compare.bitwise_xor')
+
+bitwise_xor_Scalar_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_not(self):
+    return _cw(_cpu_compare.bitwise_not(self._np))
+
+bitwise_not.register(K.CPU, _cpu_bitwise_not, name='cpu.compare.bitwise_not')
+
+def _meta_bitwise_not(self):
+    return _mw(_meta_compare.bitwise_not(self))
+
+bitwise_not.register(K.Meta, _meta_bitwise_not, name='meta.compare.bitwise_not')
+
+def _cpu_bitwise_not_(self):
+    _cstore(self, _cpu_compare.bitwise_not(self._np), 'bitwise_not_')
+    return self
+
+bitwise_not_.register(K.CPU, _cpu_bitwise_not_, name='cpu.compare.bitwise_not')
+
+def _meta_bitwise_not_(self):
+    _mstore(self, _meta_compare.bitwise_not(self), 'bitwise_not_')
+    return self
+
+bitwise_not_.register(K.Meta, _meta_bitwise_not_, name='meta.compare.bitwise_not')
+
+bitwise_not_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_not_out(self, out):
+    _cstore_out(out, _cpu_compare.bitwise_not(self._np))
+    return out
+
+bitwise_not_out.register(K.CPU, _cpu_bitwise_not_out, name='cpu.compare.bitwise_not')
+
+def _meta_bitwise_not_out(self, out):
+    _mstore_out(out, _meta_compare.bitwise_not(self))
+    return out
+
+bitwise_not_out.register(K.Meta, _meta_bitwise_not_out, name='meta.compare.bitwise_not')
+
+bitwise_not_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_left_shift_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_left_shift_Tensor.register(K.CPU, _cpu_bitwise_left_shift_Tensor, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_left_shift(self, other))
+
+bitwise_left_shift_Tensor.register(K.Meta, _meta_bitwise_left_shift_Tensor, name='meta.compare.bitwise_left_shift')
+
+def _cpu_bitwise_left_shift__Tensor(self, other):
+    _cstore(self, _cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'bitwise_left_shift_')
+    return self
+
+bitwise_left_shift__Tensor.register(K.CPU, _cpu_bitwise_left_shift__Tensor, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift__Tensor(self, other):
+    _mstore(self, _meta_compare.bitwise_left_shift(self, other), 'bitwise_left_shift_')
+    return self
+
+bitwise_left_shift__Tensor.register(K.Meta, _meta_bitwise_left_shift__Tensor, name='meta.compare.bitwise_left_shift')
+
+bitwise_left_shift__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_left_shift_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_left_shift_Tensor_out.register(K.CPU, _cpu_bitwise_left_shift_Tensor_out, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_left_shift(self, other))
+    return out
+
+bitwise_left_shift_Tensor_out.register(K.Meta, _meta_bitwise_left_shift_Tensor_out, name='meta.compare.bitwise_left_shift')
+
+bitwise_left_shift_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_left_shift_Tensor_Scalar(self, other):
+    return _cw(_cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), other))
+
+bitwise_left_shift_Tensor_Scalar.register(K.CPU, _cpu_bitwise_left_shift_Tensor_Scalar, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Tensor_Scalar(self, other):
+    return _mw(_meta_compare.bitwise_left_shift(self, other))
+
+bitwise_left_shift_Tensor_Scalar.register(K.Meta, _meta_bitwise_left_shift_Tensor_Scalar, name='meta.compare.bitwise_left_shift')
+
+def _cpu_bitwise_left_shift__Tensor_Scalar(self, other):
+    _cstore(self, _cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), other), 'bitwise_left_shift_')
+    return self
+
+bitwise_left_shift__Tensor_Scalar.register(K.CPU, _cpu_bitwise_left_shift__Tensor_Scalar, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift__Tensor_Scalar(self, other):
+    _mstore(self, _meta_compare.bitwise_left_shift(self, other), 'bitwise_left_shift_')
+    return self
+
+bitwise_left_shift__Tensor_Scalar.register(K.Meta, _meta_bitwise_left_shift__Tensor_Scalar, name='meta.compare.bitwise_left_shift')
+
+bitwise_left_shift__Tensor_Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_left_shift_Tensor_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_left_shift((self._np if self.__class__ is _T else _u(self)), other))
+    return out
+
+bitwise_left_shift_Tensor_Scalar_out.register(K.CPU, _cpu_bitwise_left_shift_Tensor_Scalar_out, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Tensor_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_left_shift(self, other))
+    return out
+
+bitwise_left_shift_Tensor_Scalar_out.register(K.Meta, _meta_bitwise_left_shift_Tensor_Scalar_out, name='meta.compare.bitwise_left_shift')
+
+bitwise_left_shift_Tensor_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_left_shift_Scalar_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_left_shift(self, (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_left_shift_Scalar_Tensor.register(K.CPU, _cpu_bitwise_left_shift_Scalar_Tensor, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Scalar_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_left_shift(self, other))
+
+bitwise_left_shift_Scalar_Tensor.register(K.Meta, _meta_bitwise_left_shift_Scalar_Tensor, name='meta.compare.bitwise_left_shift')
+
+def _cpu_bitwise_left_shift_Scalar_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_left_shift(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_left_shift_Scalar_Tensor_out.register(K.CPU, _cpu_bitwise_left_shift_Scalar_Tensor_out, name='cpu.compare.bitwise_left_shift')
+
+def _meta_bitwise_left_shift_Scalar_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_left_shift(self, other))
+    return out
+
+bitwise_left_shift_Scalar_Tensor_out.register(K.Meta, _meta_bitwise_left_shift_Scalar_Tensor_out, name='meta.compare.bitwise_left_shift')
+
+bitwise_left_shift_Scalar_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_right_shift_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_right_shift_Tensor.register(K.CPU, _cpu_bitwise_right_shift_Tensor, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_right_shift(self, other))
+
+bitwise_right_shift_Tensor.register(K.Meta, _meta_bitwise_right_shift_Tensor, name='meta.compare.bitwise_right_shift')
+
+def _cpu_bitwise_right_shift__Tensor(self, other):
+    _cstore(self, _cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'bitwise_right_shift_')
+    return self
+
+bitwise_right_shift__Tensor.register(K.CPU, _cpu_bitwise_right_shift__Tensor, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift__Tensor(self, other):
+    _mstore(self, _meta_compare.bitwise_right_shift(self, other), 'bitwise_right_shift_')
+    return self
+
+bitwise_right_shift__Tensor.register(K.Meta, _meta_bitwise_right_shift__Tensor, name='meta.compare.bitwise_right_shift')
+
+bitwise_right_shift__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_right_shift_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_right_shift_Tensor_out.register(K.CPU, _cpu_bitwise_right_shift_Tensor_out, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_right_shift(self, other))
+    return out
+
+bitwise_right_shift_Tensor_out.register(K.Meta, _meta_bitwise_right_shift_Tensor_out, name='meta.compare.bitwise_right_shift')
+
+bitwise_right_shift_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_right_shift_Tensor_Scalar(self, other):
+    return _cw(_cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), other))
+
+bitwise_right_shift_Tensor_Scalar.register(K.CPU, _cpu_bitwise_right_shift_Tensor_Scalar, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Tensor_Scalar(self, other):
+    return _mw(_meta_compare.bitwise_right_shift(self, other))
+
+bitwise_right_shift_Tensor_Scalar.register(K.Meta, _meta_bitwise_right_shift_Tensor_Scalar, name='meta.compare.bitwise_right_shift')
+
+def _cpu_bitwise_right_shift__Tensor_Scalar(self, other):
+    _cstore(self, _cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), other), 'bitwise_right_shift_')
+    return self
+
+bitwise_right_shift__Tensor_Scalar.register(K.CPU, _cpu_bitwise_right_shift__Tensor_Scalar, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift__Tensor_Scalar(self, other):
+    _mstore(self, _meta_compare.bitwise_right_shift(self, other), 'bitwise_right_shift_')
+    return self
+
+bitwise_right_shift__Tensor_Scalar.register(K.Meta, _meta_bitwise_right_shift__Tensor_Scalar, name='meta.compare.bitwise_right_shift')
+
+bitwise_right_shift__Tensor_Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bitwise_right_shift_Tensor_Scalar_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_right_shift((self._np if self.__class__ is _T else _u(self)), other))
+    return out
+
+bitwise_right_shift_Tensor_Scalar_out.register(K.CPU, _cpu_bitwise_right_shift_Tensor_Scalar_out, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Tensor_Scalar_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_right_shift(self, other))
+    return out
+
+bitwise_right_shift_Tensor_Scalar_out.register(K.Meta, _meta_bitwise_right_shift_Tensor_Scalar_out, name='meta.compare.bitwise_right_shift')
+
+bitwise_right_shift_Tensor_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bitwise_right_shift_Scalar_Tensor(self, other):
+    return _cw(_cpu_compare.bitwise_right_shift(self, (other._np if other.__class__ is _T else _u(other))))
+
+bitwise_right_shift_Scalar_Tensor.register(K.CPU, _cpu_bitwise_right_shift_Scalar_Tensor, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Scalar_Tensor(self, other):
+    return _mw(_meta_compare.bitwise_right_shift(self, other))
+
+bitwise_right_shift_Scalar_Tensor.register(K.Meta, _meta_bitwise_right_shift_Scalar_Tensor, name='meta.compare.bitwise_right_shift')
+
+def _cpu_bitwise_right_shift_Scalar_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_compare.bitwise_right_shift(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+bitwise_right_shift_Scalar_Tensor_out.register(K.CPU, _cpu_bitwise_right_shift_Scalar_Tensor_out, name='cpu.compare.bitwise_right_shift')
+
+def _meta_bitwise_right_shift_Scalar_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_compare.bitwise_right_shift(self, other))
+    return out
+
+bitwise_right_shift_Scalar_Tensor_out.register(K.Meta, _meta_bitwise_right_shift_Scalar_Tensor_out, name='meta.compare.bitwise_right_shift')
+
+bitwise_right_shift_Scalar_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_where_self(condition, self, other):
+    return _cw(_cpu_compare.where(condition._np, (self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+where_self.register(K.CPU, _cpu_where_self, name='cpu.compare.where')
+
+def _meta_where_self(condition, self, other):
+    return _mw(_meta_compare.where(condition, self, other))
+
+where_self.register(K.Meta, _meta_where_self, name='meta.compare.where')
+
+def _cpu_where_self_out(condition, self, other, out):
+    _cstore_out(out, _cpu_compare.where(condition._np, (self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+where_self_out.register(K.CPU, _cpu_where_self_out, name='cpu.compare.where')
+
+def _meta_where_self_out(condition, self, other, out):
+    _mstore_out(out, _meta_compare.where(condition, self, other))
+    return out
+
+where_self_out.register(K.Meta, _meta_where_self_out, name='meta.compare.where')
+
+where_self_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+where_ScalarSelf.register(K.CompositeImplicitAutograd, _composite_compare.where_scalar_self, name='composite_compare.where_scalar_self')
+
+where_ScalarOther.register(K.CompositeImplicitAutograd, _composite_compare.where_scalar_other, name='composite_compare.where_scalar_other')
+
+def _cpu_where_Scalar(condition, self, other):
+    return _cw(_cpu_compare.where(condition._np, self, other))
+
+where_Scalar.register(K.CPU, _cpu_where_Scalar, name='cpu.compare.where')
+
+def _meta_where_Scalar(condition, self, other):
+    return _mw(_meta_compare.where(condition, self, other))
+
+where_Scalar.register(K.Meta, _meta_where_Scalar, name='meta.compare.where')
+
+def _cpu_where(condition):
+    return tuple([_cw(x) for x in _cpu_compare.nonzero_tuple(condition._np)])
+
+where.register(K.CPU, _cpu_where, name='cpu.compare.nonzero_tuple')
+
+def _cpu_masked_fill_Scalar(self, mask, value):
+    return _cw(_cpu_compare.masked_fill(self._np, (mask._np if mask.__class__ is _T else _u(mask)), value))
+
+masked_fill_Scalar.register(K.CPU, _cpu_masked_fill_Scalar, name='cpu.compare.masked_fill')
+
+def _meta_masked_fill_Scalar(self, mask, value):
+    return _mw(_meta_compare.masked_fill(self, mask, value))
+
+masked_fill_Scalar.register(K.Meta, _meta_masked_fill_Scalar, name='meta.compare.masked_fill')
+
+def _cpu_masked_fill_Tensor(self, mask, value):
+    return _cw(_cpu_compare.masked_fill(self._np, (mask._np if mask.__class__ is _T else _u(mask)), (value._np if value.__class__ is _T else _u(value))))
+
+masked_fill_Tensor.register(K.CPU, _cpu_masked_fill_Tensor, name='cpu.compare.masked_fill')
+
+def _meta_masked_fill_Tensor(self, mask, value):
+    return _mw(_meta_compare.masked_fill(self, mask, value))
+
+masked_fill_Tensor.register(K.Meta, _meta_masked_fill_Tensor, name='meta.compare.masked_fill')
+
+def _cpu_masked_fill__Scalar(self, mask, value):
+    _cpu_compare.masked_fill_(self._np, (mask._np if mask.__class__ is _T else _u(mask)), value)
+    return self
+
+masked_fill__Scalar.register(K.CPU, _cpu_masked_fill__Scalar, name='cpu.compare.masked_fill_')
+
+def _meta_masked_fill__Scalar(self, mask, value):
+    _meta_compare.masked_fill_(self, mask, value)
+    return self
+
+masked_fill__Scalar.register(K.Meta, _meta_masked_fill__Scalar, name='meta.compare.masked_fill_')
+
+masked_fill__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_masked_fill__Tensor(self, mask, value):
+    _cpu_compare.masked_fill_(self._np, (mask._np if mask.__class__ is _T else _u(mask)), (value._np if value.__class__ is _T else _u(value)))
+    return self
+
+masked_fill__Tensor.register(K.CPU, _cpu_masked_fill__Tensor, name='cpu.compare.masked_fill_')
+
+def _meta_masked_fill__Tensor(self, mask, value):
+    _meta_compare.masked_fill_(self, mask, value)
+    return self
+
+masked_fill__Tensor.register(K.Meta, _meta_masked_fill__Tensor, name='meta.compare.masked_fill_')
+
+masked_fill__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_empty_memory_format(size, dtype, layout, device, pin_memory, memory_format):
     return _cw(_cpu_creation.empty(size, dtype, layout, device, pin_memory, memory_format))
 
@@ -103,15 +3464,2546 @@ _local_scalar_dense.register(K.Meta, _meta__local_scalar_dense, name='meta.copy.
 
 contiguous.register(K.CompositeImplicitAutograd, _composite.contiguous, name='composite.contiguous')
 
+def _cpu_scalar_tensor(s, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.scalar_tensor(s, dtype, layout, device, pin_memory))
+
+scalar_tensor.register(K.CPU, _cpu_scalar_tensor, name='cpu.creation.scalar_tensor')
+
+def _meta_scalar_tensor(s, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.scalar_tensor(s, dtype, layout, device, pin_memory))
+
+scalar_tensor.register(K.Meta, _meta_scalar_tensor, name='meta.creation.scalar_tensor')
+
+def _cpu_zeros(size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.zeros(size, dtype, layout, device, pin_memory))
+
+zeros.register(K.CPU, _cpu_zeros, name='cpu.creation.zeros')
+
+def _meta_zeros(size, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.zeros(size, dtype, layout, device, pin_memory))
+
+zeros.register(K.Meta, _meta_zeros, name='meta.creation.zeros')
+
+def _cpu_ones(size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.ones(size, dtype, layout, device, pin_memory))
+
+ones.register(K.CPU, _cpu_ones, name='cpu.creation.ones')
+
+def _meta_ones(size, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.ones(size, dtype, layout, device, pin_memory))
+
+ones.register(K.Meta, _meta_ones, name='meta.creation.ones')
+
+def _cpu_full(size, fill_value, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.full(size, fill_value, dtype, layout, device, pin_memory))
+
+full.register(K.CPU, _cpu_full, name='cpu.creation.full')
+
+def _meta_full(size, fill_value, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.full(size, fill_value, dtype, layout, device, pin_memory))
+
+full.register(K.Meta, _meta_full, name='meta.creation.full')
+
+empty_like.register(K.CompositeExplicitAutograd, _composite_creation.empty_like, name='composite_creation.empty_like')
+
+zeros_like.register(K.CompositeExplicitAutograd, _composite_creation.zeros_like, name='composite_creation.zeros_like')
+
+ones_like.register(K.CompositeExplicitAutograd, _composite_creation.ones_like, name='composite_creation.ones_like')
+
+full_like.register(K.CompositeExplicitAutograd, _composite_creation.full_like, name='composite_creation.full_like')
+
+new_empty.register(K.CompositeExplicitAutograd, _composite_creation.new_empty, name='composite_creation.new_empty')
+
+new_empty_strided.register(K.CompositeExplicitAutograd, _composite_creation.new_empty_strided, name='composite_creation.new_empty_strided')
+
+new_zeros.register(K.CompositeExplicitAutograd, _composite_creation.new_zeros, name='composite_creation.new_zeros')
+
+new_ones.register(K.CompositeExplicitAutograd, _composite_creation.new_ones, name='composite_creation.new_ones')
+
+new_full.register(K.CompositeExplicitAutograd, _composite_creation.new_full, name='composite_creation.new_full')
+
+def _cpu_arange(end, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.arange(end, dtype, layout, device, pin_memory))
+
+arange.register(K.CPU, _cpu_arange, name='cpu.creation.arange')
+
+def _meta_arange(end, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.arange(end, dtype, layout, device, pin_memory))
+
+arange.register(K.Meta, _meta_arange, name='meta.creation.arange')
+
+def _cpu_arange_start(start, end, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.arange_start(start, end, dtype, layout, device, pin_memory))
+
+arange_start.register(K.CPU, _cpu_arange_start, name='cpu.creation.arange_start')
+
+def _meta_arange_start(start, end, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.arange_start(start, end, dtype, layout, device, pin_memory))
+
+arange_start.register(K.Meta, _meta_arange_start, name='meta.creation.arange_start')
+
+def _cpu_arange_start_step(start, end, step, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.arange_start_step(start, end, step, dtype, layout, device, pin_memory))
+
+arange_start_step.register(K.CPU, _cpu_arange_start_step, name='cpu.creation.arange_start_step')
+
+def _meta_arange_start_step(start, end, step, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.arange_start_step(start, end, step, dtype, layout, device, pin_memory))
+
+arange_start_step.register(K.Meta, _meta_arange_start_step, name='meta.creation.arange_start_step')
+
+def _cpu_linspace(start, end, steps, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.linspace(start, end, steps, dtype, layout, device, pin_memory))
+
+linspace.register(K.CPU, _cpu_linspace, name='cpu.creation.linspace')
+
+def _meta_linspace(start, end, steps, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.linspace(start, end, steps, dtype, layout, device, pin_memory))
+
+linspace.register(K.Meta, _meta_linspace, name='meta.creation.linspace')
+
+linspace_Tensor_Tensor.register(K.CompositeExplicitAutograd, _composite_creation.linspace_tensor, name='composite_creation.linspace_tensor')
+
+linspace_Tensor_Scalar.register(K.CompositeExplicitAutograd, _composite_creation.linspace_tensor, name='composite_creation.linspace_tensor')
+
+linspace_Scalar_Tensor.register(K.CompositeExplicitAutograd, _composite_creation.linspace_tensor, name='composite_creation.linspace_tensor')
+
+def _cpu_logspace(start, end, steps, base, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.logspace(start, end, steps, base, dtype, layout, device, pin_memory))
+
+logspace.register(K.CPU, _cpu_logspace, name='cpu.creation.logspace')
+
+def _meta_logspace(start, end, steps, base, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.logspace(start, end, steps, base, dtype, layout, device, pin_memory))
+
+logspace.register(K.Meta, _meta_logspace, name='meta.creation.logspace')
+
+logspace_Tensor_Tensor.register(K.CompositeExplicitAutograd, _composite_creation.logspace_tensor, name='composite_creation.logspace_tensor')
+
+logspace_Tensor_Scalar.register(K.CompositeExplicitAutograd, _composite_creation.logspace_tensor, name='composite_creation.logspace_tensor')
+
+logspace_Scalar_Tensor.register(K.CompositeExplicitAutograd, _composite_creation.logspace_tensor, name='composite_creation.logspace_tensor')
+
+def _cpu_eye(n, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.eye(n, dtype, layout, device, pin_memory))
+
+eye.register(K.CPU, _cpu_eye, name='cpu.creation.eye')
+
+def _meta_eye(n, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.eye(n, dtype, layout, device, pin_memory))
+
+eye.register(K.Meta, _meta_eye, name='meta.creation.eye')
+
+def _cpu_eye_m(n, m, dtype, layout, device, pin_memory):
+    return _cw(_cpu_creation.eye_m(n, m, dtype, layout, device, pin_memory))
+
+eye_m.register(K.CPU, _cpu_eye_m, name='cpu.creation.eye_m')
+
+def _meta_eye_m(n, m, dtype, layout, device, pin_memory):
+    return _mw(_meta_creation.eye_m(n, m, dtype, layout, device, pin_memory))
+
+eye_m.register(K.Meta, _meta_eye_m, name='meta.creation.eye_m')
+
+def _cpu_fill_Scalar(self, value):
+    return _cw(_cpu_creation.fill(self._np, value))
+
+fill_Scalar.register(K.CPU, _cpu_fill_Scalar, name='cpu.creation.fill')
+
+def _meta_fill_Scalar(self, value):
+    return _mw(_meta_creation.fill(self, value))
+
+fill_Scalar.register(K.Meta, _meta_fill_Scalar, name='meta.creation.fill')
+
+def _cpu_fill_Scalar_out(self, value, out):
+    _cstore_out(out, _cpu_creation.fill(self._np, value))
+    return out
+
+fill_Scalar_out.register(K.CPU, _cpu_fill_Scalar_out, name='cpu.creation.fill')
+
+def _meta_fill_Scalar_out(self, value, out):
+    _mstore_out(out, _meta_creation.fill(self, value))
+    return out
+
+fill_Scalar_out.register(K.Meta, _meta_fill_Scalar_out, name='meta.creation.fill')
+
+fill_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fill_Tensor(self, value):
+    return _cw(_cpu_creation.fill_tensor(self._np, (value._np if value.__class__ is _T else _u(value))))
+
+fill_Tensor.register(K.CPU, _cpu_fill_Tensor, name='cpu.creation.fill_tensor')
+
+def _meta_fill_Tensor(self, value):
+    return _mw(_meta_creation.fill_tensor(self, value))
+
+fill_Tensor.register(K.Meta, _meta_fill_Tensor, name='meta.creation.fill_tensor')
+
+def _cpu_fill_Tensor_out(self, value, out):
+    _cstore_out(out, _cpu_creation.fill_tensor(self._np, (value._np if value.__class__ is _T else _u(value))))
+    return out
+
+fill_Tensor_out.register(K.CPU, _cpu_fill_Tensor_out, name='cpu.creation.fill_tensor')
+
+def _meta_fill_Tensor_out(self, value, out):
+    _mstore_out(out, _meta_creation.fill_tensor(self, value))
+    return out
+
+fill_Tensor_out.register(K.Meta, _meta_fill_Tensor_out, name='meta.creation.fill_tensor')
+
+fill_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fill__Scalar(self, value):
+    _cpu_creation.fill_(self._np, value)
+    return self
+
+fill__Scalar.register(K.CPU, _cpu_fill__Scalar, name='cpu.creation.fill_')
+
+def _meta_fill__Scalar(self, value):
+    _meta_creation.fill_(self, value)
+    return self
+
+fill__Scalar.register(K.Meta, _meta_fill__Scalar, name='meta.creation.fill_')
+
+fill__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_fill__Tensor(self, value):
+    _cpu_creation.fill_tensor_(self._np, (value._np if value.__class__ is _T else _u(value)))
+    return self
+
+fill__Tensor.register(K.CPU, _cpu_fill__Tensor, name='cpu.creation.fill_tensor_')
+
+def _meta_fill__Tensor(self, value):
+    _meta_creation.fill_tensor_(self, value)
+    return self
+
+fill__Tensor.register(K.Meta, _meta_fill__Tensor, name='meta.creation.fill_tensor_')
+
+fill__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_zero_(self):
+    _cpu_creation.zero_(self._np)
+    return self
+
+zero_.register(K.CPU, _cpu_zero_, name='cpu.creation.zero_')
+
+def _meta_zero_(self):
+    _meta_creation.zero_(self)
+    return self
+
+zero_.register(K.Meta, _meta_zero_, name='meta.creation.zero_')
+
+zero_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_Tensor(self, indices):
+    return _cw(_cpu_indexing.index(self._np, [None if t is None else t._np for t in indices]))
+
+index_Tensor.register(K.CPU, _cpu_index_Tensor, name='cpu.indexing.index')
+
+def _meta_index_Tensor(self, indices):
+    return _mw(_meta_indexing.index(self, indices))
+
+index_Tensor.register(K.Meta, _meta_index_Tensor, name='meta.indexing.index')
+
+def _cpu_index_Tensor_out(self, indices, out):
+    _cstore_out(out, _cpu_indexing.index(self._np, [None if t is None else t._np for t in indices]))
+    return out
+
+index_Tensor_out.register(K.CPU, _cpu_index_Tensor_out, name='cpu.indexing.index')
+
+def _meta_index_Tensor_out(self, indices, out):
+    _mstore_out(out, _meta_indexing.index(self, indices))
+    return out
+
+index_Tensor_out.register(K.Meta, _meta_index_Tensor_out, name='meta.indexing.index')
+
+index_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_put_(self, indices, values, accumulate):
+    _cpu_indexing.index_put_(self._np, [None if t is None else t._np for t in indices], (values._np if values.__class__ is _T else _u(values)), accumulate)
+    return self
+
+index_put_.register(K.CPU, _cpu_index_put_, name='cpu.indexing.index_put_')
+
+def _meta_index_put_(self, indices, values, accumulate):
+    _meta_indexing.index_put_(self, indices, values, accumulate)
+    return self
+
+index_put_.register(K.Meta, _meta_index_put_, name='meta.indexing.index_put_')
+
+index_put_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_put(self, indices, values, accumulate):
+    return _cw(_cpu_indexing.index_put(self._np, [None if t is None else t._np for t in indices], (values._np if values.__class__ is _T else _u(values)), accumulate))
+
+index_put.register(K.CPU, _cpu_index_put, name='cpu.indexing.index_put')
+
+def _meta_index_put(self, indices, values, accumulate):
+    return _mw(_meta_indexing.index_put(self, indices, values, accumulate))
+
+index_put.register(K.Meta, _meta_index_put, name='meta.indexing.index_put')
+
+def _cpu_index_put_out(self, indices, values, accumulate, out):
+    _cstore_out(out, _cpu_indexing.index_put(self._np, [None if t is None else t._np for t in indices], (values._np if values.__class__ is _T else _u(values)), accumulate))
+    return out
+
+index_put_out.register(K.CPU, _cpu_index_put_out, name='cpu.indexing.index_put')
+
+def _meta_index_put_out(self, indices, values, accumulate, out):
+    _mstore_out(out, _meta_indexing.index_put(self, indices, values, accumulate))
+    return out
+
+index_put_out.register(K.Meta, _meta_index_put_out, name='meta.indexing.index_put')
+
+index_put_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_gather(self, dim, index, sparse_grad):
+    return _cw(_cpu_indexing.gather(self._np, dim, (index._np if index.__class__ is _T else _u(index)), sparse_grad))
+
+gather.register(K.CPU, _cpu_gather, name='cpu.indexing.gather')
+
+def _meta_gather(self, dim, index, sparse_grad):
+    return _mw(_meta_indexing.gather(self, dim, index, sparse_grad))
+
+gather.register(K.Meta, _meta_gather, name='meta.indexing.gather')
+
+def _cpu_gather_out(self, dim, index, sparse_grad, out):
+    _cstore_out(out, _cpu_indexing.gather(self._np, dim, (index._np if index.__class__ is _T else _u(index)), sparse_grad))
+    return out
+
+gather_out.register(K.CPU, _cpu_gather_out, name='cpu.indexing.gather')
+
+def _meta_gather_out(self, dim, index, sparse_grad, out):
+    _mstore_out(out, _meta_indexing.gather(self, dim, index, sparse_grad))
+    return out
+
+gather_out.register(K.Meta, _meta_gather_out, name='meta.indexing.gather')
+
+gather_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_src(self, dim, index, src):
+    return _cw(_cpu_indexing.scatter_src(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src))))
+
+scatter_src.register(K.CPU, _cpu_scatter_src, name='cpu.indexing.scatter_src')
+
+def _meta_scatter_src(self, dim, index, src):
+    return _mw(_meta_indexing.scatter(self, dim, index, src))
+
+scatter_src.register(K.Meta, _meta_scatter_src, name='meta.indexing.scatter')
+
+def _cpu_scatter_src_out(self, dim, index, src, out):
+    _cstore_out(out, _cpu_indexing.scatter_src(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src))))
+    return out
+
+scatter_src_out.register(K.CPU, _cpu_scatter_src_out, name='cpu.indexing.scatter_src')
+
+def _meta_scatter_src_out(self, dim, index, src, out):
+    _mstore_out(out, _meta_indexing.scatter(self, dim, index, src))
+    return out
+
+scatter_src_out.register(K.Meta, _meta_scatter_src_out, name='meta.indexing.scatter')
+
+scatter_src_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_value(self, dim, index, value):
+    return _cw(_cpu_indexing.scatter_value(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value))
+
+scatter_value.register(K.CPU, _cpu_scatter_value, name='cpu.indexing.scatter_value')
+
+def _meta_scatter_value(self, dim, index, value):
+    return _mw(_meta_indexing.scatter(self, dim, index, value))
+
+scatter_value.register(K.Meta, _meta_scatter_value, name='meta.indexing.scatter')
+
+def _cpu_scatter_value_out(self, dim, index, value, out):
+    _cstore_out(out, _cpu_indexing.scatter_value(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value))
+    return out
+
+scatter_value_out.register(K.CPU, _cpu_scatter_value_out, name='cpu.indexing.scatter_value')
+
+def _meta_scatter_value_out(self, dim, index, value, out):
+    _mstore_out(out, _meta_indexing.scatter(self, dim, index, value))
+    return out
+
+scatter_value_out.register(K.Meta, _meta_scatter_value_out, name='meta.indexing.scatter')
+
+scatter_value_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_reduce(self, dim, index, src, reduce):
+    return _cw(_cpu_indexing.scatter_reduce_old(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce))
+
+scatter_reduce.register(K.CPU, _cpu_scatter_reduce, name='cpu.indexing.scatter_reduce_old')
+
+def _meta_scatter_reduce(self, dim, index, src, reduce):
+    return _mw(_meta_indexing.scatter_reduce_old(self, dim, index, src, reduce))
+
+scatter_reduce.register(K.Meta, _meta_scatter_reduce, name='meta.indexing.scatter_reduce_old')
+
+def _cpu_scatter_reduce_out(self, dim, index, src, reduce, out):
+    _cstore_out(out, _cpu_indexing.scatter_reduce_old(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce))
+    return out
+
+scatter_reduce_out.register(K.CPU, _cpu_scatter_reduce_out, name='cpu.indexing.scatter_reduce_old')
+
+def _meta_scatter_reduce_out(self, dim, index, src, reduce, out):
+    _mstore_out(out, _meta_indexing.scatter_reduce_old(self, dim, index, src, reduce))
+    return out
+
+scatter_reduce_out.register(K.Meta, _meta_scatter_reduce_out, name='meta.indexing.scatter_reduce_old')
+
+scatter_reduce_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_value_reduce(self, dim, index, value, reduce):
+    return _cw(_cpu_indexing.scatter_reduce_old(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value, reduce))
+
+scatter_value_reduce.register(K.CPU, _cpu_scatter_value_reduce, name='cpu.indexing.scatter_reduce_old')
+
+def _meta_scatter_value_reduce(self, dim, index, value, reduce):
+    return _mw(_meta_indexing.scatter_reduce_old(self, dim, index, value, reduce))
+
+scatter_value_reduce.register(K.Meta, _meta_scatter_value_reduce, name='meta.indexing.scatter_reduce_old')
+
+def _cpu_scatter_value_reduce_out(self, dim, index, value, reduce, out):
+    _cstore_out(out, _cpu_indexing.scatter_reduce_old(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value, reduce))
+    return out
+
+scatter_value_reduce_out.register(K.CPU, _cpu_scatter_value_reduce_out, name='cpu.indexing.scatter_reduce_old')
+
+def _meta_scatter_value_reduce_out(self, dim, index, value, reduce, out):
+    _mstore_out(out, _meta_indexing.scatter_reduce_old(self, dim, index, value, reduce))
+    return out
+
+scatter_value_reduce_out.register(K.Meta, _meta_scatter_value_reduce_out, name='meta.indexing.scatter_reduce_old')
+
+scatter_value_reduce_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter__src(self, dim, index, src):
+    _cpu_indexing.scatter_src_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)))
+    return self
+
+scatter__src.register(K.CPU, _cpu_scatter__src, name='cpu.indexing.scatter_src_')
+
+def _meta_scatter__src(self, dim, index, src):
+    _meta_indexing.scatter_(self, dim, index, src)
+    return self
+
+scatter__src.register(K.Meta, _meta_scatter__src, name='meta.indexing.scatter_')
+
+scatter__src.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_scatter__value(self, dim, index, value):
+    _cpu_indexing.scatter_value_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value)
+    return self
+
+scatter__value.register(K.CPU, _cpu_scatter__value, name='cpu.indexing.scatter_value_')
+
+def _meta_scatter__value(self, dim, index, value):
+    _meta_indexing.scatter_(self, dim, index, value)
+    return self
+
+scatter__value.register(K.Meta, _meta_scatter__value, name='meta.indexing.scatter_')
+
+scatter__value.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_scatter__reduce(self, dim, index, src, reduce):
+    _cpu_indexing.scatter_reduce_old_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce)
+    return self
+
+scatter__reduce.register(K.CPU, _cpu_scatter__reduce, name='cpu.indexing.scatter_reduce_old_')
+
+def _meta_scatter__reduce(self, dim, index, src, reduce):
+    _meta_indexing.scatter_reduce_old_(self, dim, index, src, reduce)
+    return self
+
+scatter__reduce.register(K.Meta, _meta_scatter__reduce, name='meta.indexing.scatter_reduce_old_')
+
+scatter__reduce.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_scatter__value_reduce(self, dim, index, value, reduce):
+    _cpu_indexing.scatter_reduce_old_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value, reduce)
+    return self
+
+scatter__value_reduce.register(K.CPU, _cpu_scatter__value_reduce, name='cpu.indexing.scatter_reduce_old_')
+
+def _meta_scatter__value_reduce(self, dim, index, value, reduce):
+    _meta_indexing.scatter_reduce_old_(self, dim, index, value, reduce)
+    return self
+
+scatter__value_reduce.register(K.Meta, _meta_scatter__value_reduce, name='meta.indexing.scatter_reduce_old_')
+
+scatter__value_reduce.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_scatter_add(self, dim, index, src):
+    return _cw(_cpu_indexing.scatter_add(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src))))
+
+scatter_add.register(K.CPU, _cpu_scatter_add, name='cpu.indexing.scatter_add')
+
+def _meta_scatter_add(self, dim, index, src):
+    return _mw(_meta_indexing.scatter_add(self, dim, index, src))
+
+scatter_add.register(K.Meta, _meta_scatter_add, name='meta.indexing.scatter_add')
+
+def _cpu_scatter_add_out(self, dim, index, src, out):
+    _cstore_out(out, _cpu_indexing.scatter_add(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src))))
+    return out
+
+scatter_add_out.register(K.CPU, _cpu_scatter_add_out, name='cpu.indexing.scatter_add')
+
+def _meta_scatter_add_out(self, dim, index, src, out):
+    _mstore_out(out, _meta_indexing.scatter_add(self, dim, index, src))
+    return out
+
+scatter_add_out.register(K.Meta, _meta_scatter_add_out, name='meta.indexing.scatter_add')
+
+scatter_add_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_add_(self, dim, index, src):
+    _cpu_indexing.scatter_add_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)))
+    return self
+
+scatter_add_.register(K.CPU, _cpu_scatter_add_, name='cpu.indexing.scatter_add_')
+
+def _meta_scatter_add_(self, dim, index, src):
+    _meta_indexing.scatter_add_(self, dim, index, src)
+    return self
+
+scatter_add_.register(K.Meta, _meta_scatter_add_, name='meta.indexing.scatter_add_')
+
+scatter_add_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_scatter_reduce_two(self, dim, index, src, reduce, include_self):
+    return _cw(_cpu_indexing.scatter_reduce(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce, include_self))
+
+scatter_reduce_two.register(K.CPU, _cpu_scatter_reduce_two, name='cpu.indexing.scatter_reduce')
+
+def _meta_scatter_reduce_two(self, dim, index, src, reduce, include_self):
+    return _mw(_meta_indexing.scatter_reduce(self, dim, index, src, reduce, include_self))
+
+scatter_reduce_two.register(K.Meta, _meta_scatter_reduce_two, name='meta.indexing.scatter_reduce')
+
+def _cpu_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out):
+    _cstore_out(out, _cpu_indexing.scatter_reduce(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce, include_self))
+    return out
+
+scatter_reduce_two_out.register(K.CPU, _cpu_scatter_reduce_two_out, name='cpu.indexing.scatter_reduce')
+
+def _meta_scatter_reduce_two_out(self, dim, index, src, reduce, include_self, out):
+    _mstore_out(out, _meta_indexing.scatter_reduce(self, dim, index, src, reduce, include_self))
+    return out
+
+scatter_reduce_two_out.register(K.Meta, _meta_scatter_reduce_two_out, name='meta.indexing.scatter_reduce')
+
+scatter_reduce_two_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_scatter_reduce__two(self, dim, index, src, reduce, include_self):
+    _cpu_indexing.scatter_reduce_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (src._np if src.__class__ is _T else _u(src)), reduce, include_self)
+    return self
+
+scatter_reduce__two.register(K.CPU, _cpu_scatter_reduce__two, name='cpu.indexing.scatter_reduce_')
+
+def _meta_scatter_reduce__two(self, dim, index, src, reduce, include_self):
+    _meta_indexing.scatter_reduce_(self, dim, index, src, reduce, include_self)
+    return self
+
+scatter_reduce__two.register(K.Meta, _meta_scatter_reduce__two, name='meta.indexing.scatter_reduce_')
+
+scatter_reduce__two.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_select(self, dim, index):
+    return _cw(_cpu_indexing.index_select(self._np, dim, (index._np if index.__class__ is _T else _u(index))))
+
+index_select.register(K.CPU, _cpu_index_select, name='cpu.indexing.index_select')
+
+def _meta_index_select(self, dim, index):
+    return _mw(_meta_indexing.index_select(self, dim, index))
+
+index_select.register(K.Meta, _meta_index_select, name='meta.indexing.index_select')
+
+def _cpu_index_select_out(self, dim, index, out):
+    _cstore_out(out, _cpu_indexing.index_select(self._np, dim, (index._np if index.__class__ is _T else _u(index))))
+    return out
+
+index_select_out.register(K.CPU, _cpu_index_select_out, name='cpu.indexing.index_select')
+
+def _meta_index_select_out(self, dim, index, out):
+    _mstore_out(out, _meta_indexing.index_select(self, dim, index))
+    return out
+
+index_select_out.register(K.Meta, _meta_index_select_out, name='meta.indexing.index_select')
+
+index_select_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_add(self, dim, index, source, alpha):
+    return _cw(_cpu_indexing.index_add(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), alpha))
+
+index_add.register(K.CPU, _cpu_index_add, name='cpu.indexing.index_add')
+
+def _meta_index_add(self, dim, index, source, alpha):
+    return _mw(_meta_indexing.index_add(self, dim, index, source, alpha))
+
+index_add.register(K.Meta, _meta_index_add, name='meta.indexing.index_add')
+
+def _cpu_index_add_out(self, dim, index, source, alpha, out):
+    _cstore_out(out, _cpu_indexing.index_add(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), alpha))
+    return out
+
+index_add_out.register(K.CPU, _cpu_index_add_out, name='cpu.indexing.index_add')
+
+def _meta_index_add_out(self, dim, index, source, alpha, out):
+    _mstore_out(out, _meta_indexing.index_add(self, dim, index, source, alpha))
+    return out
+
+index_add_out.register(K.Meta, _meta_index_add_out, name='meta.indexing.index_add')
+
+index_add_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_add_(self, dim, index, source, alpha):
+    _cpu_indexing.index_add_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), alpha)
+    return self
+
+index_add_.register(K.CPU, _cpu_index_add_, name='cpu.indexing.index_add_')
+
+def _meta_index_add_(self, dim, index, source, alpha):
+    _meta_indexing.index_add_(self, dim, index, source, alpha)
+    return self
+
+index_add_.register(K.Meta, _meta_index_add_, name='meta.indexing.index_add_')
+
+index_add_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_copy(self, dim, index, source):
+    return _cw(_cpu_indexing.index_copy(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source))))
+
+index_copy.register(K.CPU, _cpu_index_copy, name='cpu.indexing.index_copy')
+
+def _meta_index_copy(self, dim, index, source):
+    return _mw(_meta_indexing.index_copy(self, dim, index, source))
+
+index_copy.register(K.Meta, _meta_index_copy, name='meta.indexing.index_copy')
+
+def _cpu_index_copy_out(self, dim, index, source, out):
+    _cstore_out(out, _cpu_indexing.index_copy(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source))))
+    return out
+
+index_copy_out.register(K.CPU, _cpu_index_copy_out, name='cpu.indexing.index_copy')
+
+def _meta_index_copy_out(self, dim, index, source, out):
+    _mstore_out(out, _meta_indexing.index_copy(self, dim, index, source))
+    return out
+
+index_copy_out.register(K.Meta, _meta_index_copy_out, name='meta.indexing.index_copy')
+
+index_copy_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_copy_(self, dim, index, source):
+    _cpu_indexing.index_copy_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)))
+    return self
+
+index_copy_.register(K.CPU, _cpu_index_copy_, name='cpu.indexing.index_copy_')
+
+def _meta_index_copy_(self, dim, index, source):
+    _meta_indexing.index_copy_(self, dim, index, source)
+    return self
+
+index_copy_.register(K.Meta, _meta_index_copy_, name='meta.indexing.index_copy_')
+
+index_copy_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_fill_int_Tensor(self, dim, index, value):
+    return _cw(_cpu_indexing.index_fill_tensor(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (value._np if value.__class__ is _T else _u(value))))
+
+index_fill_int_Tensor.register(K.CPU, _cpu_index_fill_int_Tensor, name='cpu.indexing.index_fill_tensor')
+
+def _meta_index_fill_int_Tensor(self, dim, index, value):
+    return _mw(_meta_indexing.index_fill(self, dim, index, value))
+
+index_fill_int_Tensor.register(K.Meta, _meta_index_fill_int_Tensor, name='meta.indexing.index_fill')
+
+def _cpu_index_fill_int_Tensor_out(self, dim, index, value, out):
+    _cstore_out(out, _cpu_indexing.index_fill_tensor(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (value._np if value.__class__ is _T else _u(value))))
+    return out
+
+index_fill_int_Tensor_out.register(K.CPU, _cpu_index_fill_int_Tensor_out, name='cpu.indexing.index_fill_tensor')
+
+def _meta_index_fill_int_Tensor_out(self, dim, index, value, out):
+    _mstore_out(out, _meta_indexing.index_fill(self, dim, index, value))
+    return out
+
+index_fill_int_Tensor_out.register(K.Meta, _meta_index_fill_int_Tensor_out, name='meta.indexing.index_fill')
+
+index_fill_int_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_fill_int_Scalar(self, dim, index, value):
+    return _cw(_cpu_indexing.index_fill_scalar(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value))
+
+index_fill_int_Scalar.register(K.CPU, _cpu_index_fill_int_Scalar, name='cpu.indexing.index_fill_scalar')
+
+def _meta_index_fill_int_Scalar(self, dim, index, value):
+    return _mw(_meta_indexing.index_fill(self, dim, index, value))
+
+index_fill_int_Scalar.register(K.Meta, _meta_index_fill_int_Scalar, name='meta.indexing.index_fill')
+
+def _cpu_index_fill_int_Scalar_out(self, dim, index, value, out):
+    _cstore_out(out, _cpu_indexing.index_fill_scalar(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value))
+    return out
+
+index_fill_int_Scalar_out.register(K.CPU, _cpu_index_fill_int_Scalar_out, name='cpu.indexing.index_fill_scalar')
+
+def _meta_index_fill_int_Scalar_out(self, dim, index, value, out):
+    _mstore_out(out, _meta_indexing.index_fill(self, dim, index, value))
+    return out
+
+index_fill_int_Scalar_out.register(K.Meta, _meta_index_fill_int_Scalar_out, name='meta.indexing.index_fill')
+
+index_fill_int_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_fill__int_Tensor(self, dim, index, value):
+    _cpu_indexing.index_fill_tensor_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (value._np if value.__class__ is _T else _u(value)))
+    return self
+
+index_fill__int_Tensor.register(K.CPU, _cpu_index_fill__int_Tensor, name='cpu.indexing.index_fill_tensor_')
+
+def _meta_index_fill__int_Tensor(self, dim, index, value):
+    _meta_indexing.index_fill_(self, dim, index, value)
+    return self
+
+index_fill__int_Tensor.register(K.Meta, _meta_index_fill__int_Tensor, name='meta.indexing.index_fill_')
+
+index_fill__int_Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_fill__int_Scalar(self, dim, index, value):
+    _cpu_indexing.index_fill_scalar_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), value)
+    return self
+
+index_fill__int_Scalar.register(K.CPU, _cpu_index_fill__int_Scalar, name='cpu.indexing.index_fill_scalar_')
+
+def _meta_index_fill__int_Scalar(self, dim, index, value):
+    _meta_indexing.index_fill_(self, dim, index, value)
+    return self
+
+index_fill__int_Scalar.register(K.Meta, _meta_index_fill__int_Scalar, name='meta.indexing.index_fill_')
+
+index_fill__int_Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_index_reduce(self, dim, index, source, reduce, include_self):
+    return _cw(_cpu_indexing.index_reduce(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), reduce, include_self))
+
+index_reduce.register(K.CPU, _cpu_index_reduce, name='cpu.indexing.index_reduce')
+
+def _meta_index_reduce(self, dim, index, source, reduce, include_self):
+    return _mw(_meta_indexing.index_reduce(self, dim, index, source, reduce, include_self))
+
+index_reduce.register(K.Meta, _meta_index_reduce, name='meta.indexing.index_reduce')
+
+def _cpu_index_reduce_out(self, dim, index, source, reduce, include_self, out):
+    _cstore_out(out, _cpu_indexing.index_reduce(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), reduce, include_self))
+    return out
+
+index_reduce_out.register(K.CPU, _cpu_index_reduce_out, name='cpu.indexing.index_reduce')
+
+def _meta_index_reduce_out(self, dim, index, source, reduce, include_self, out):
+    _mstore_out(out, _meta_indexing.index_reduce(self, dim, index, source, reduce, include_self))
+    return out
+
+index_reduce_out.register(K.Meta, _meta_index_reduce_out, name='meta.indexing.index_reduce')
+
+index_reduce_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_index_reduce_(self, dim, index, source, reduce, include_self):
+    _cpu_indexing.index_reduce_(self._np, dim, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), reduce, include_self)
+    return self
+
+index_reduce_.register(K.CPU, _cpu_index_reduce_, name='cpu.indexing.index_reduce_')
+
+def _meta_index_reduce_(self, dim, index, source, reduce, include_self):
+    _meta_indexing.index_reduce_(self, dim, index, source, reduce, include_self)
+    return self
+
+index_reduce_.register(K.Meta, _meta_index_reduce_, name='meta.indexing.index_reduce_')
+
+index_reduce_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_masked_select(self, mask):
+    return _cw(_cpu_indexing.masked_select(self._np, (mask._np if mask.__class__ is _T else _u(mask))))
+
+masked_select.register(K.CPU, _cpu_masked_select, name='cpu.indexing.masked_select')
+
+def _meta_masked_select(self, mask):
+    return _mw(_meta_indexing.masked_select(self, mask))
+
+masked_select.register(K.Meta, _meta_masked_select, name='meta.indexing.masked_select')
+
+def _cpu_masked_select_out(self, mask, out):
+    _cstore_out(out, _cpu_indexing.masked_select(self._np, (mask._np if mask.__class__ is _T else _u(mask))))
+    return out
+
+masked_select_out.register(K.CPU, _cpu_masked_select_out, name='cpu.indexing.masked_select')
+
+def _meta_masked_select_out(self, mask, out):
+    _mstore_out(out, _meta_indexing.masked_select(self, mask))
+    return out
+
+masked_select_out.register(K.Meta, _meta_masked_select_out, name='meta.indexing.masked_select')
+
+masked_select_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_masked_scatter(self, mask, source):
+    return _cw(_cpu_indexing.masked_scatter(self._np, (mask._np if mask.__class__ is _T else _u(mask)), (source._np if source.__class__ is _T else _u(source))))
+
+masked_scatter.register(K.CPU, _cpu_masked_scatter, name='cpu.indexing.masked_scatter')
+
+def _meta_masked_scatter(self, mask, source):
+    return _mw(_meta_indexing.masked_scatter(self, mask, source))
+
+masked_scatter.register(K.Meta, _meta_masked_scatter, name='meta.indexing.masked_scatter')
+
+def _cpu_masked_scatter_out(self, mask, source, out):
+    _cstore_out(out, _cpu_indexing.masked_scatter(self._np, (mask._np if mask.__class__ is _T else _u(mask)), (source._np if source.__class__ is _T else _u(source))))
+    return out
+
+masked_scatter_out.register(K.CPU, _cpu_masked_scatter_out, name='cpu.indexing.masked_scatter')
+
+def _meta_masked_scatter_out(self, mask, source, out):
+    _mstore_out(out, _meta_indexing.masked_scatter(self, mask, source))
+    return out
+
+masked_scatter_out.register(K.Meta, _meta_masked_scatter_out, name='meta.indexing.masked_scatter')
+
+masked_scatter_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_masked_scatter_(self, mask, source):
+    _cpu_indexing.masked_scatter_(self._np, (mask._np if mask.__class__ is _T else _u(mask)), (source._np if source.__class__ is _T else _u(source)))
+    return self
+
+masked_scatter_.register(K.CPU, _cpu_masked_scatter_, name='cpu.indexing.masked_scatter_')
+
+def _meta_masked_scatter_(self, mask, source):
+    _meta_indexing.masked_scatter_(self, mask, source)
+    return self
+
+masked_scatter_.register(K.Meta, _meta_masked_scatter_, name='meta.indexing.masked_scatter_')
+
+masked_scatter_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_nonzero(self):
+    return _cw(_cpu_indexing.nonzero(self._np))
+
+nonzero.register(K.CPU, _cpu_nonzero, name='cpu.indexing.nonzero')
+
+def _meta_nonzero(self):
+    return _mw(_meta_indexing.nonzero(self))
+
+nonzero.register(K.Meta, _meta_nonzero, name='meta.indexing.nonzero')
+
+def _cpu_nonzero_out(self, out):
+    _cstore_out(out, _cpu_indexing.nonzero(self._np))
+    return out
+
+nonzero_out.register(K.CPU, _cpu_nonzero_out, name='cpu.indexing.nonzero')
+
+def _meta_nonzero_out(self, out):
+    _mstore_out(out, _meta_indexing.nonzero(self))
+    return out
+
+nonzero_out.register(K.Meta, _meta_nonzero_out, name='meta.indexing.nonzero')
+
+nonzero_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_nonzero_static(self, size, fill_value):
+    return _cw(_cpu_indexing.nonzero_static(self._np, size, fill_value))
+
+nonzero_static.register(K.CPU, _cpu_nonzero_static, name='cpu.indexing.nonzero_static')
+
+def _meta_nonzero_static(self, size, fill_value):
+    return _mw(_meta_indexing.nonzero_static(self, size, fill_value))
+
+nonzero_static.register(K.Meta, _meta_nonzero_static, name='meta.indexing.nonzero_static')
+
+def _cpu_nonzero_static_out(self, size, fill_value, out):
+    _cstore_out(out, _cpu_indexing.nonzero_static(self._np, size, fill_value))
+    return out
+
+nonzero_static_out.register(K.CPU, _cpu_nonzero_static_out, name='cpu.indexing.nonzero_static')
+
+def _meta_nonzero_static_out(self, size, fill_value, out):
+    _mstore_out(out, _meta_indexing.nonzero_static(self, size, fill_value))
+    return out
+
+nonzero_static_out.register(K.Meta, _meta_nonzero_static_out, name='meta.indexing.nonzero_static')
+
+nonzero_static_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+argwhere.register(K.CompositeImplicitAutograd, _composite_indexing.argwhere, name='composite_indexing.argwhere')
+
+def _cpu_take(self, index):
+    return _cw(_cpu_indexing.take(self._np, (index._np if index.__class__ is _T else _u(index))))
+
+take.register(K.CPU, _cpu_take, name='cpu.indexing.take')
+
+def _meta_take(self, index):
+    return _mw(_meta_indexing.take(self, index))
+
+take.register(K.Meta, _meta_take, name='meta.indexing.take')
+
+def _cpu_take_out(self, index, out):
+    _cstore_out(out, _cpu_indexing.take(self._np, (index._np if index.__class__ is _T else _u(index))))
+    return out
+
+take_out.register(K.CPU, _cpu_take_out, name='cpu.indexing.take')
+
+def _meta_take_out(self, index, out):
+    _mstore_out(out, _meta_indexing.take(self, index))
+    return out
+
+take_out.register(K.Meta, _meta_take_out, name='meta.indexing.take')
+
+take_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_take_along_dim(self, indices, dim):
+    return _cw(_cpu_indexing.take_along_dim(self._np, (indices._np if indices.__class__ is _T else _u(indices)), dim))
+
+take_along_dim.register(K.CPU, _cpu_take_along_dim, name='cpu.indexing.take_along_dim')
+
+def _meta_take_along_dim(self, indices, dim):
+    return _mw(_meta_indexing.take_along_dim(self, indices, dim))
+
+take_along_dim.register(K.Meta, _meta_take_along_dim, name='meta.indexing.take_along_dim')
+
+def _cpu_take_along_dim_out(self, indices, dim, out):
+    _cstore_out(out, _cpu_indexing.take_along_dim(self._np, (indices._np if indices.__class__ is _T else _u(indices)), dim))
+    return out
+
+take_along_dim_out.register(K.CPU, _cpu_take_along_dim_out, name='cpu.indexing.take_along_dim')
+
+def _meta_take_along_dim_out(self, indices, dim, out):
+    _mstore_out(out, _meta_indexing.take_along_dim(self, indices, dim))
+    return out
+
+take_along_dim_out.register(K.Meta, _meta_take_along_dim_out, name='meta.indexing.take_along_dim')
+
+take_along_dim_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_put_(self, index, source, accumulate):
+    _cpu_indexing.put_(self._np, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), accumulate)
+    return self
+
+put_.register(K.CPU, _cpu_put_, name='cpu.indexing.put_')
+
+def _meta_put_(self, index, source, accumulate):
+    _meta_indexing.put_(self, index, source, accumulate)
+    return self
+
+put_.register(K.Meta, _meta_put_, name='meta.indexing.put_')
+
+put_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_put(self, index, source, accumulate):
+    return _cw(_cpu_indexing.put(self._np, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), accumulate))
+
+put.register(K.CPU, _cpu_put, name='cpu.indexing.put')
+
+def _meta_put(self, index, source, accumulate):
+    return _mw(_meta_indexing.put(self, index, source, accumulate))
+
+put.register(K.Meta, _meta_put, name='meta.indexing.put')
+
+def _cpu_put_out(self, index, source, accumulate, out):
+    _cstore_out(out, _cpu_indexing.put(self._np, (index._np if index.__class__ is _T else _u(index)), (source._np if source.__class__ is _T else _u(source)), accumulate))
+    return out
+
+put_out.register(K.CPU, _cpu_put_out, name='cpu.indexing.put')
+
+def _meta_put_out(self, index, source, accumulate, out):
+    _mstore_out(out, _meta_indexing.put(self, index, source, accumulate))
+    return out
+
+put_out.register(K.Meta, _meta_put_out, name='meta.indexing.put')
+
+put_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_matmul(self, other):
+    return _cw(_cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+matmul.register(K.CPU, _cpu_matmul, name='cpu.linalg.matmul')
+
+def _meta_matmul(self, other):
+    return _mw(_meta_linalg.matmul(self, other))
+
+matmul.register(K.Meta, _meta_matmul, name='meta.linalg.matmul')
+
+def _cpu_matmul_out(self, other, out):
+    _cstore_out(out, _cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+matmul_out.register(K.CPU, _cpu_matmul_out, name='cpu.linalg.matmul')
+
+def _meta_matmul_out(self, other, out):
+    _mstore_out(out, _meta_linalg.matmul(self, other))
+    return out
+
+matmul_out.register(K.Meta, _meta_matmul_out, name='meta.linalg.matmul')
+
+matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_matmul(self, other):
+    return _cw(_cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+linalg_matmul.register(K.CPU, _cpu_linalg_matmul, name='cpu.linalg.matmul')
+
+def _meta_linalg_matmul(self, other):
+    return _mw(_meta_linalg.matmul(self, other))
+
+linalg_matmul.register(K.Meta, _meta_linalg_matmul, name='meta.linalg.matmul')
+
+def _cpu_linalg_matmul_out(self, other, out):
+    _cstore_out(out, _cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+linalg_matmul_out.register(K.CPU, _cpu_linalg_matmul_out, name='cpu.linalg.matmul')
+
+def _meta_linalg_matmul_out(self, other, out):
+    _mstore_out(out, _meta_linalg.matmul(self, other))
+    return out
+
+linalg_matmul_out.register(K.Meta, _meta_linalg_matmul_out, name='meta.linalg.matmul')
+
+linalg_matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_mm(self, mat2):
+    return _cw(_cpu_linalg.mm(self._np, (mat2._np if mat2.__class__ is _T else _u(mat2))))
+
+mm.register(K.CPU, _cpu_mm, name='cpu.linalg.mm')
+
+def _meta_mm(self, mat2):
+    return _mw(_meta_linalg.mm(self, mat2))
+
+mm.register(K.Meta, _meta_mm, name='meta.linalg.mm')
+
+def _cpu_mm_out(self, mat2, out):
+    _cstore_out(out, _cpu_linalg.mm(self._np, (mat2._np if mat2.__class__ is _T else _u(mat2))))
+    return out
+
+mm_out.register(K.CPU, _cpu_mm_out, name='cpu.linalg.mm')
+
+def _meta_mm_out(self, mat2, out):
+    _mstore_out(out, _meta_linalg.mm(self, mat2))
+    return out
+
+mm_out.register(K.Meta, _meta_mm_out, name='meta.linalg.mm')
+
+mm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bmm(self, mat2):
+    return _cw(_cpu_linalg.bmm(self._np, (mat2._np if mat2.__class__ is _T else _u(mat2))))
+
+bmm.register(K.CPU, _cpu_bmm, name='cpu.linalg.bmm')
+
+def _meta_bmm(self, mat2):
+    return _mw(_meta_linalg.bmm(self, mat2))
+
+bmm.register(K.Meta, _meta_bmm, name='meta.linalg.bmm')
+
+def _cpu_bmm_out(self, mat2, out):
+    _cstore_out(out, _cpu_linalg.bmm(self._np, (mat2._np if mat2.__class__ is _T else _u(mat2))))
+    return out
+
+bmm_out.register(K.CPU, _cpu_bmm_out, name='cpu.linalg.bmm')
+
+def _meta_bmm_out(self, mat2, out):
+    _mstore_out(out, _meta_linalg.bmm(self, mat2))
+    return out
+
+bmm_out.register(K.Meta, _meta_bmm_out, name='meta.linalg.bmm')
+
+bmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_dot(self, tensor):
+    return _cw(_cpu_linalg.dot(self._np, (tensor._np if tensor.__class__ is _T else _u(tensor))))
+
+dot.register(K.CPU, _cpu_dot, name='cpu.linalg.dot')
+
+def _meta_dot(self, tensor):
+    return _mw(_meta_linalg.dot(self, tensor))
+
+dot.register(K.Meta, _meta_dot, name='meta.linalg.dot')
+
+def _cpu_dot_out(self, tensor, out):
+    _cstore_out(out, _cpu_linalg.dot(self._np, (tensor._np if tensor.__class__ is _T else _u(tensor))))
+    return out
+
+dot_out.register(K.CPU, _cpu_dot_out, name='cpu.linalg.dot')
+
+def _meta_dot_out(self, tensor, out):
+    _mstore_out(out, _meta_linalg.dot(self, tensor))
+    return out
+
+dot_out.register(K.Meta, _meta_dot_out, name='meta.linalg.dot')
+
+dot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_vdot(self, other):
+    return _cw(_cpu_linalg.vdot(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+vdot.register(K.CPU, _cpu_vdot, name='cpu.linalg.vdot')
+
+def _meta_vdot(self, other):
+    return _mw(_meta_linalg.dot(self, other))
+
+vdot.register(K.Meta, _meta_vdot, name='meta.linalg.dot')
+
+def _cpu_vdot_out(self, other, out):
+    _cstore_out(out, _cpu_linalg.vdot(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+vdot_out.register(K.CPU, _cpu_vdot_out, name='cpu.linalg.vdot')
+
+def _meta_vdot_out(self, other, out):
+    _mstore_out(out, _meta_linalg.dot(self, other))
+    return out
+
+vdot_out.register(K.Meta, _meta_vdot_out, name='meta.linalg.dot')
+
+vdot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_mv(self, vec):
+    return _cw(_cpu_linalg.mv(self._np, (vec._np if vec.__class__ is _T else _u(vec))))
+
+mv.register(K.CPU, _cpu_mv, name='cpu.linalg.mv')
+
+def _meta_mv(self, vec):
+    return _mw(_meta_linalg.mv(self, vec))
+
+mv.register(K.Meta, _meta_mv, name='meta.linalg.mv')
+
+def _cpu_mv_out(self, vec, out):
+    _cstore_out(out, _cpu_linalg.mv(self._np, (vec._np if vec.__class__ is _T else _u(vec))))
+    return out
+
+mv_out.register(K.CPU, _cpu_mv_out, name='cpu.linalg.mv')
+
+def _meta_mv_out(self, vec, out):
+    _mstore_out(out, _meta_linalg.mv(self, vec))
+    return out
+
+mv_out.register(K.Meta, _meta_mv_out, name='meta.linalg.mv')
+
+mv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addmm(self, mat1, mat2, beta, alpha):
+    return _cw(_cpu_linalg.addmm(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha))
+
+addmm.register(K.CPU, _cpu_addmm, name='cpu.linalg.addmm')
+
+def _meta_addmm(self, mat1, mat2, beta, alpha):
+    return _mw(_meta_linalg.addmm(self, mat1, mat2, beta, alpha))
+
+addmm.register(K.Meta, _meta_addmm, name='meta.linalg.addmm')
+
+def _cpu_addmm_(self, mat1, mat2, beta, alpha):
+    _cstore(self, _cpu_linalg.addmm(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha), 'addmm_')
+    return self
+
+addmm_.register(K.CPU, _cpu_addmm_, name='cpu.linalg.addmm')
+
+def _meta_addmm_(self, mat1, mat2, beta, alpha):
+    _mstore(self, _meta_linalg.addmm(self, mat1, mat2, beta, alpha), 'addmm_')
+    return self
+
+addmm_.register(K.Meta, _meta_addmm_, name='meta.linalg.addmm')
+
+addmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addmm_out(self, mat1, mat2, beta, alpha, out):
+    _cstore_out(out, _cpu_linalg.addmm(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha))
+    return out
+
+addmm_out.register(K.CPU, _cpu_addmm_out, name='cpu.linalg.addmm')
+
+def _meta_addmm_out(self, mat1, mat2, beta, alpha, out):
+    _mstore_out(out, _meta_linalg.addmm(self, mat1, mat2, beta, alpha))
+    return out
+
+addmm_out.register(K.Meta, _meta_addmm_out, name='meta.linalg.addmm')
+
+addmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addmv(self, mat, vec, beta, alpha):
+    return _cw(_cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha))
+
+addmv.register(K.CPU, _cpu_addmv, name='cpu.linalg.addmv')
+
+def _meta_addmv(self, mat, vec, beta, alpha):
+    return _mw(_meta_linalg.addmv(self, mat, vec, beta, alpha))
+
+addmv.register(K.Meta, _meta_addmv, name='meta.linalg.addmv')
+
+def _cpu_addmv_(self, mat, vec, beta, alpha):
+    _cstore(self, _cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha), 'addmv_')
+    return self
+
+addmv_.register(K.CPU, _cpu_addmv_, name='cpu.linalg.addmv')
+
+def _meta_addmv_(self, mat, vec, beta, alpha):
+    _mstore(self, _meta_linalg.addmv(self, mat, vec, beta, alpha), 'addmv_')
+    return self
+
+addmv_.register(K.Meta, _meta_addmv_, name='meta.linalg.addmv')
+
+addmv_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addmv_out(self, mat, vec, beta, alpha, out):
+    _cstore_out(out, _cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha))
+    return out
+
+addmv_out.register(K.CPU, _cpu_addmv_out, name='cpu.linalg.addmv')
+
+def _meta_addmv_out(self, mat, vec, beta, alpha, out):
+    _mstore_out(out, _meta_linalg.addmv(self, mat, vec, beta, alpha))
+    return out
+
+addmv_out.register(K.Meta, _meta_addmv_out, name='meta.linalg.addmv')
+
+addmv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addr(self, vec1, vec2, beta, alpha):
+    return _cw(_cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha))
+
+addr.register(K.CPU, _cpu_addr, name='cpu.linalg.addr')
+
+def _meta_addr(self, vec1, vec2, beta, alpha):
+    return _mw(_meta_linalg.addr(self, vec1, vec2, beta, alpha))
+
+addr.register(K.Meta, _meta_addr, name='meta.linalg.addr')
+
+def _cpu_addr_(self, vec1, vec2, beta, alpha):
+    _cstore(self, _cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha), 'addr_')
+    return self
+
+addr_.register(K.CPU, _cpu_addr_, name='cpu.linalg.addr')
+
+def _meta_addr_(self, vec1, vec2, beta, alpha):
+    _mstore(self, _meta_linalg.addr(self, vec1, vec2, beta, alpha), 'addr_')
+    return self
+
+addr_.register(K.Meta, _meta_addr_, name='meta.linalg.addr')
+
+addr_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addr_out(self, vec1, vec2, beta, alpha, out):
+    _cstore_out(out, _cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha))
+    return out
+
+addr_out.register(K.CPU, _cpu_addr_out, name='cpu.linalg.addr')
+
+def _meta_addr_out(self, vec1, vec2, beta, alpha, out):
+    _mstore_out(out, _meta_linalg.addr(self, vec1, vec2, beta, alpha))
+    return out
+
+addr_out.register(K.Meta, _meta_addr_out, name='meta.linalg.addr')
+
+addr_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_baddbmm(self, batch1, batch2, beta, alpha):
+    return _cw(_cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
+
+baddbmm.register(K.CPU, _cpu_baddbmm, name='cpu.linalg.baddbmm')
+
+def _meta_baddbmm(self, batch1, batch2, beta, alpha):
+    return _mw(_meta_linalg.baddbmm(self, batch1, batch2, beta, alpha))
+
+baddbmm.register(K.Meta, _meta_baddbmm, name='meta.linalg.baddbmm')
+
+def _cpu_baddbmm_(self, batch1, batch2, beta, alpha):
+    _cstore(self, _cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha), 'baddbmm_')
+    return self
+
+baddbmm_.register(K.CPU, _cpu_baddbmm_, name='cpu.linalg.baddbmm')
+
+def _meta_baddbmm_(self, batch1, batch2, beta, alpha):
+    _mstore(self, _meta_linalg.baddbmm(self, batch1, batch2, beta, alpha), 'baddbmm_')
+    return self
+
+baddbmm_.register(K.Meta, _meta_baddbmm_, name='meta.linalg.baddbmm')
+
+baddbmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_baddbmm_out(self, batch1, batch2, beta, alpha, out):
+    _cstore_out(out, _cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
+    return out
+
+baddbmm_out.register(K.CPU, _cpu_baddbmm_out, name='cpu.linalg.baddbmm')
+
+def _meta_baddbmm_out(self, batch1, batch2, beta, alpha, out):
+    _mstore_out(out, _meta_linalg.baddbmm(self, batch1, batch2, beta, alpha))
+    return out
+
+baddbmm_out.register(K.Meta, _meta_baddbmm_out, name='meta.linalg.baddbmm')
+
+baddbmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addbmm(self, batch1, batch2, beta, alpha):
+    return _cw(_cpu_linalg.addbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
+
+addbmm.register(K.CPU, _cpu_addbmm, name='cpu.linalg.addbmm')
+
+def _meta_addbmm(self, batch1, batch2, beta, alpha):
+    return _mw(_meta_linalg.addbmm(self, batch1, batch2, beta, alpha))
+
+addbmm.register(K.Meta, _meta_addbmm, name='meta.linalg.addbmm')
+
+def _cpu_addbmm_(self, batch1, batch2, beta, alpha):
+    _cstore(self, _cpu_linalg.addbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha), 'addbmm_')
+    return self
+
+addbmm_.register(K.CPU, _cpu_addbmm_, name='cpu.linalg.addbmm')
+
+def _meta_addbmm_(self, batch1, batch2, beta, alpha):
+    _mstore(self, _meta_linalg.addbmm(self, batch1, batch2, beta, alpha), 'addbmm_')
+    return self
+
+addbmm_.register(K.Meta, _meta_addbmm_, name='meta.linalg.addbmm')
+
+addbmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addbmm_out(self, batch1, batch2, beta, alpha, out):
+    _cstore_out(out, _cpu_linalg.addbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
+    return out
+
+addbmm_out.register(K.CPU, _cpu_addbmm_out, name='cpu.linalg.addbmm')
+
+def _meta_addbmm_out(self, batch1, batch2, beta, alpha, out):
+    _mstore_out(out, _meta_linalg.addbmm(self, batch1, batch2, beta, alpha))
+    return out
+
+addbmm_out.register(K.Meta, _meta_addbmm_out, name='meta.linalg.addbmm')
+
+addbmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_outer(self, vec2):
+    return _cw(_cpu_linalg.outer(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
+
+outer.register(K.CPU, _cpu_outer, name='cpu.linalg.outer')
+
+def _meta_outer(self, vec2):
+    return _mw(_meta_linalg.outer(self, vec2))
+
+outer.register(K.Meta, _meta_outer, name='meta.linalg.outer')
+
+def _cpu_outer_out(self, vec2, out):
+    _cstore_out(out, _cpu_linalg.outer(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
+    return out
+
+outer_out.register(K.CPU, _cpu_outer_out, name='cpu.linalg.outer')
+
+def _meta_outer_out(self, vec2, out):
+    _mstore_out(out, _meta_linalg.outer(self, vec2))
+    return out
+
+outer_out.register(K.Meta, _meta_outer_out, name='meta.linalg.outer')
+
+outer_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ger(self, vec2):
+    return _cw(_cpu_linalg.ger(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
+
+ger.register(K.CPU, _cpu_ger, name='cpu.linalg.ger')
+
+def _meta_ger(self, vec2):
+    return _mw(_meta_linalg.outer(self, vec2))
+
+ger.register(K.Meta, _meta_ger, name='meta.linalg.outer')
+
+def _cpu_ger_out(self, vec2, out):
+    _cstore_out(out, _cpu_linalg.ger(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
+    return out
+
+ger_out.register(K.CPU, _cpu_ger_out, name='cpu.linalg.ger')
+
+def _meta_ger_out(self, vec2, out):
+    _mstore_out(out, _meta_linalg.outer(self, vec2))
+    return out
+
+ger_out.register(K.Meta, _meta_ger_out, name='meta.linalg.outer')
+
+ger_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_inner(self, other):
+    return _cw(_cpu_linalg.inner(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+inner.register(K.CPU, _cpu_inner, name='cpu.linalg.inner')
+
+def _meta_inner(self, other):
+    return _mw(_meta_linalg.inner(self, other))
+
+inner.register(K.Meta, _meta_inner, name='meta.linalg.inner')
+
+def _cpu_inner_out(self, other, out):
+    _cstore_out(out, _cpu_linalg.inner(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+inner_out.register(K.CPU, _cpu_inner_out, name='cpu.linalg.inner')
+
+def _meta_inner_out(self, other, out):
+    _mstore_out(out, _meta_linalg.inner(self, other))
+    return out
+
+inner_out.register(K.Meta, _meta_inner_out, name='meta.linalg.inner')
+
+inner_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_einsum(equation, tensors, path):
+    return _cw(_cpu_linalg.einsum(equation, [t._np for t in tensors], path))
+
+einsum.register(K.CPU, _cpu_einsum, name='cpu.linalg.einsum')
+
+def _meta_einsum(equation, tensors, path):
+    return _mw(_meta_linalg.einsum(equation, tensors, path))
+
+einsum.register(K.Meta, _meta_einsum, name='meta.linalg.einsum')
+
+def _cpu_tensordot(self, other, dims_self, dims_other):
+    return _cw(_cpu_linalg.tensordot(self._np, (other._np if other.__class__ is _T else _u(other)), dims_self, dims_other))
+
+tensordot.register(K.CPU, _cpu_tensordot, name='cpu.linalg.tensordot')
+
+def _meta_tensordot(self, other, dims_self, dims_other):
+    return _mw(_meta_linalg.tensordot(self, other, dims_self, dims_other))
+
+tensordot.register(K.Meta, _meta_tensordot, name='meta.linalg.tensordot')
+
+def _cpu_tensordot_out(self, other, dims_self, dims_other, out):
+    _cstore_out(out, _cpu_linalg.tensordot(self._np, (other._np if other.__class__ is _T else _u(other)), dims_self, dims_other))
+    return out
+
+tensordot_out.register(K.CPU, _cpu_tensordot_out, name='cpu.linalg.tensordot')
+
+def _meta_tensordot_out(self, other, dims_self, dims_other, out):
+    _mstore_out(out, _meta_linalg.tensordot(self, other, dims_self, dims_other))
+    return out
+
+tensordot_out.register(K.Meta, _meta_tensordot_out, name='meta.linalg.tensordot')
+
+tensordot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_kron(self, other):
+    return _cw(_cpu_linalg.kron(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+kron.register(K.CPU, _cpu_kron, name='cpu.linalg.kron')
+
+def _meta_kron(self, other):
+    return _mw(_meta_linalg.kron(self, other))
+
+kron.register(K.Meta, _meta_kron, name='meta.linalg.kron')
+
+def _cpu_kron_out(self, other, out):
+    _cstore_out(out, _cpu_linalg.kron(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+kron_out.register(K.CPU, _cpu_kron_out, name='cpu.linalg.kron')
+
+def _meta_kron_out(self, other, out):
+    _mstore_out(out, _meta_linalg.kron(self, other))
+    return out
+
+kron_out.register(K.Meta, _meta_kron_out, name='meta.linalg.kron')
+
+kron_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cross(self, other, dim):
+    return _cw(_cpu_linalg.cross(self._np, (other._np if other.__class__ is _T else _u(other)), dim))
+
+cross.register(K.CPU, _cpu_cross, name='cpu.linalg.cross')
+
+def _meta_cross(self, other, dim):
+    return _mw(_meta_linalg.cross(self, other, dim))
+
+cross.register(K.Meta, _meta_cross, name='meta.linalg.cross')
+
+def _cpu_cross_out(self, other, dim, out):
+    _cstore_out(out, _cpu_linalg.cross(self._np, (other._np if other.__class__ is _T else _u(other)), dim))
+    return out
+
+cross_out.register(K.CPU, _cpu_cross_out, name='cpu.linalg.cross')
+
+def _meta_cross_out(self, other, dim, out):
+    _mstore_out(out, _meta_linalg.cross(self, other, dim))
+    return out
+
+cross_out.register(K.Meta, _meta_cross_out, name='meta.linalg.cross')
+
+cross_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_cross(self, other, dim):
+    return _cw(_cpu_linalg.linalg_cross(self._np, (other._np if other.__class__ is _T else _u(other)), dim))
+
+linalg_cross.register(K.CPU, _cpu_linalg_cross, name='cpu.linalg.linalg_cross')
+
+def _meta_linalg_cross(self, other, dim):
+    return _mw(_meta_linalg.linalg_cross(self, other, dim))
+
+linalg_cross.register(K.Meta, _meta_linalg_cross, name='meta.linalg.linalg_cross')
+
+def _cpu_linalg_cross_out(self, other, dim, out):
+    _cstore_out(out, _cpu_linalg.linalg_cross(self._np, (other._np if other.__class__ is _T else _u(other)), dim))
+    return out
+
+linalg_cross_out.register(K.CPU, _cpu_linalg_cross_out, name='cpu.linalg.linalg_cross')
+
+def _meta_linalg_cross_out(self, other, dim, out):
+    _mstore_out(out, _meta_linalg.linalg_cross(self, other, dim))
+    return out
+
+linalg_cross_out.register(K.Meta, _meta_linalg_cross_out, name='meta.linalg.linalg_cross')
+
+linalg_cross_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_vecdot(x, y, dim):
+    return _cw(_cpu_linalg.vecdot(x._np, (y._np if y.__class__ is _T else _u(y)), dim))
+
+linalg_vecdot.register(K.CPU, _cpu_linalg_vecdot, name='cpu.linalg.vecdot')
+
+def _meta_linalg_vecdot(x, y, dim):
+    return _mw(_meta_linalg.vecdot(x, y, dim))
+
+linalg_vecdot.register(K.Meta, _meta_linalg_vecdot, name='meta.linalg.vecdot')
+
+def _cpu_linalg_vecdot_out(x, y, dim, out):
+    _cstore_out(out, _cpu_linalg.vecdot(x._np, (y._np if y.__class__ is _T else _u(y)), dim))
+    return out
+
+linalg_vecdot_out.register(K.CPU, _cpu_linalg_vecdot_out, name='cpu.linalg.vecdot')
+
+def _meta_linalg_vecdot_out(x, y, dim, out):
+    _mstore_out(out, _meta_linalg.vecdot(x, y, dim))
+    return out
+
+linalg_vecdot_out.register(K.Meta, _meta_linalg_vecdot_out, name='meta.linalg.vecdot')
+
+linalg_vecdot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_multi_dot(tensors):
+    return _cw(_cpu_linalg.multi_dot([t._np for t in tensors]))
+
+linalg_multi_dot.register(K.CPU, _cpu_linalg_multi_dot, name='cpu.linalg.multi_dot')
+
+def _meta_linalg_multi_dot(tensors):
+    return _mw(_meta_linalg.multi_dot(tensors))
+
+linalg_multi_dot.register(K.Meta, _meta_linalg_multi_dot, name='meta.linalg.multi_dot')
+
+def _cpu_linalg_multi_dot_out(tensors, out):
+    _cstore_out(out, _cpu_linalg.multi_dot([t._np for t in tensors]))
+    return out
+
+linalg_multi_dot_out.register(K.CPU, _cpu_linalg_multi_dot_out, name='cpu.linalg.multi_dot')
+
+def _meta_linalg_multi_dot_out(tensors, out):
+    _mstore_out(out, _meta_linalg.multi_dot(tensors))
+    return out
+
+linalg_multi_dot_out.register(K.Meta, _meta_linalg_multi_dot_out, name='meta.linalg.multi_dot')
+
+linalg_multi_dot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_chain_matmul(matrices):
+    return _cw(_cpu_linalg.chain_matmul([t._np for t in matrices]))
+
+chain_matmul.register(K.CPU, _cpu_chain_matmul, name='cpu.linalg.chain_matmul')
+
+def _meta_chain_matmul(matrices):
+    return _mw(_meta_linalg.chain_matmul(matrices))
+
+chain_matmul.register(K.Meta, _meta_chain_matmul, name='meta.linalg.chain_matmul')
+
+def _cpu_chain_matmul_out(matrices, out):
+    _cstore_out(out, _cpu_linalg.chain_matmul([t._np for t in matrices]))
+    return out
+
+chain_matmul_out.register(K.CPU, _cpu_chain_matmul_out, name='cpu.linalg.chain_matmul')
+
+def _meta_chain_matmul_out(matrices, out):
+    _mstore_out(out, _meta_linalg.chain_matmul(matrices))
+    return out
+
+chain_matmul_out.register(K.Meta, _meta_chain_matmul_out, name='meta.linalg.chain_matmul')
+
+chain_matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_matrix_power(self, n):
+    return _cw(_cpu_linalg.matrix_power(self._np, n))
+
+matrix_power.register(K.CPU, _cpu_matrix_power, name='cpu.linalg.matrix_power')
+
+def _meta_matrix_power(self, n):
+    return _mw(_meta_linalg.matrix_power(self, n))
+
+matrix_power.register(K.Meta, _meta_matrix_power, name='meta.linalg.matrix_power')
+
+def _cpu_matrix_power_out(self, n, out):
+    _cstore_out(out, _cpu_linalg.matrix_power(self._np, n))
+    return out
+
+matrix_power_out.register(K.CPU, _cpu_matrix_power_out, name='cpu.linalg.matrix_power')
+
+def _meta_matrix_power_out(self, n, out):
+    _mstore_out(out, _meta_linalg.matrix_power(self, n))
+    return out
+
+matrix_power_out.register(K.Meta, _meta_matrix_power_out, name='meta.linalg.matrix_power')
+
+matrix_power_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_matrix_power(self, n):
+    return _cw(_cpu_linalg.matrix_power(self._np, n))
+
+linalg_matrix_power.register(K.CPU, _cpu_linalg_matrix_power, name='cpu.linalg.matrix_power')
+
+def _meta_linalg_matrix_power(self, n):
+    return _mw(_meta_linalg.matrix_power(self, n))
+
+linalg_matrix_power.register(K.Meta, _meta_linalg_matrix_power, name='meta.linalg.matrix_power')
+
+def _cpu_linalg_matrix_power_out(self, n, out):
+    _cstore_out(out, _cpu_linalg.matrix_power(self._np, n))
+    return out
+
+linalg_matrix_power_out.register(K.CPU, _cpu_linalg_matrix_power_out, name='cpu.linalg.matrix_power')
+
+def _meta_linalg_matrix_power_out(self, n, out):
+    _mstore_out(out, _meta_linalg.matrix_power(self, n))
+    return out
+
+linalg_matrix_power_out.register(K.Meta, _meta_linalg_matrix_power_out, name='meta.linalg.matrix_power')
+
+linalg_matrix_power_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_diag(self, diagonal):
+    return _cw(_cpu_linalg.diag(self._np, diagonal))
+
+diag.register(K.CPU, _cpu_diag, name='cpu.linalg.diag')
+
+def _meta_diag(self, diagonal):
+    return _mw(_meta_linalg.diag(self, diagonal))
+
+diag.register(K.Meta, _meta_diag, name='meta.linalg.diag')
+
+def _cpu_diag_out(self, diagonal, out):
+    _cstore_out(out, _cpu_linalg.diag(self._np, diagonal))
+    return out
+
+diag_out.register(K.CPU, _cpu_diag_out, name='cpu.linalg.diag')
+
+def _meta_diag_out(self, diagonal, out):
+    _mstore_out(out, _meta_linalg.diag(self, diagonal))
+    return out
+
+diag_out.register(K.Meta, _meta_diag_out, name='meta.linalg.diag')
+
+diag_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_diag_embed(self, offset, dim1, dim2):
+    return _cw(_cpu_linalg.diag_embed(self._np, offset, dim1, dim2))
+
+diag_embed.register(K.CPU, _cpu_diag_embed, name='cpu.linalg.diag_embed')
+
+def _meta_diag_embed(self, offset, dim1, dim2):
+    return _mw(_meta_linalg.diag_embed(self, offset, dim1, dim2))
+
+diag_embed.register(K.Meta, _meta_diag_embed, name='meta.linalg.diag_embed')
+
+def _cpu_diagflat(self, offset):
+    return _cw(_cpu_linalg.diagflat(self._np, offset))
+
+diagflat.register(K.CPU, _cpu_diagflat, name='cpu.linalg.diagflat')
+
+def _meta_diagflat(self, offset):
+    return _mw(_meta_linalg.diagflat(self, offset))
+
+diagflat.register(K.Meta, _meta_diagflat, name='meta.linalg.diagflat')
+
+def _cpu_trace(self):
+    return _cw(_cpu_linalg.trace(self._np))
+
+trace.register(K.CPU, _cpu_trace, name='cpu.linalg.trace')
+
+def _meta_trace(self):
+    return _mw(_meta_linalg.trace(self))
+
+trace.register(K.Meta, _meta_trace, name='meta.linalg.trace')
+
+def _cpu_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype):
+    return _cw(_cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
+
+linalg_matrix_norm_str_ord.register(K.CPU, _cpu_linalg_matrix_norm_str_ord, name='cpu.linalg.matrix_norm')
+
+def _meta_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype):
+    return _mw(_meta_linalg.matrix_norm(self, ord, dim, keepdim, dtype))
+
+linalg_matrix_norm_str_ord.register(K.Meta, _meta_linalg_matrix_norm_str_ord, name='meta.linalg.matrix_norm')
+
+def _cpu_linalg_matrix_norm_str_ord_out(self, ord, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
+    return out
+
+linalg_matrix_norm_str_ord_out.register(K.CPU, _cpu_linalg_matrix_norm_str_ord_out, name='cpu.linalg.matrix_norm')
+
+def _meta_linalg_matrix_norm_str_ord_out(self, ord, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_linalg.matrix_norm(self, ord, dim, keepdim, dtype))
+    return out
+
+linalg_matrix_norm_str_ord_out.register(K.Meta, _meta_linalg_matrix_norm_str_ord_out, name='meta.linalg.matrix_norm')
+
+linalg_matrix_norm_str_ord_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
+    return _cw(_cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
+
+linalg_matrix_norm.register(K.CPU, _cpu_linalg_matrix_norm, name='cpu.linalg.matrix_norm')
+
+def _meta_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
+    return _mw(_meta_linalg.matrix_norm(self, ord, dim, keepdim, dtype))
+
+linalg_matrix_norm.register(K.Meta, _meta_linalg_matrix_norm, name='meta.linalg.matrix_norm')
+
+def _cpu_linalg_matrix_norm_out(self, ord, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
+    return out
+
+linalg_matrix_norm_out.register(K.CPU, _cpu_linalg_matrix_norm_out, name='cpu.linalg.matrix_norm')
+
+def _meta_linalg_matrix_norm_out(self, ord, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_linalg.matrix_norm(self, ord, dim, keepdim, dtype))
+    return out
+
+linalg_matrix_norm_out.register(K.Meta, _meta_linalg_matrix_norm_out, name='meta.linalg.matrix_norm')
+
+linalg_matrix_norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
+    return _cw(_cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
+
+linalg_norm_ord_str.register(K.CPU, _cpu_linalg_norm_ord_str, name='cpu.linalg.norm')
+
+def _meta_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
+    return _mw(_meta_linalg.norm(self, ord, dim, keepdim, dtype))
+
+linalg_norm_ord_str.register(K.Meta, _meta_linalg_norm_ord_str, name='meta.linalg.norm')
+
+def _cpu_linalg_norm_ord_str_out(self, ord, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
+    return out
+
+linalg_norm_ord_str_out.register(K.CPU, _cpu_linalg_norm_ord_str_out, name='cpu.linalg.norm')
+
+def _meta_linalg_norm_ord_str_out(self, ord, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_linalg.norm(self, ord, dim, keepdim, dtype))
+    return out
+
+linalg_norm_ord_str_out.register(K.Meta, _meta_linalg_norm_ord_str_out, name='meta.linalg.norm')
+
+linalg_norm_ord_str_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_norm(self, ord, dim, keepdim, dtype):
+    return _cw(_cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
+
+linalg_norm.register(K.CPU, _cpu_linalg_norm, name='cpu.linalg.norm')
+
+def _meta_linalg_norm(self, ord, dim, keepdim, dtype):
+    return _mw(_meta_linalg.norm(self, ord, dim, keepdim, dtype))
+
+linalg_norm.register(K.Meta, _meta_linalg_norm, name='meta.linalg.norm')
+
+def _cpu_linalg_norm_out(self, ord, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
+    return out
+
+linalg_norm_out.register(K.CPU, _cpu_linalg_norm_out, name='cpu.linalg.norm')
+
+def _meta_linalg_norm_out(self, ord, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_linalg.norm(self, ord, dim, keepdim, dtype))
+    return out
+
+linalg_norm_out.register(K.Meta, _meta_linalg_norm_out, name='meta.linalg.norm')
+
+linalg_norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_det(A):
+    return _cw(_cpu_linalg.det(A._np))
+
+linalg_det.register(K.CPU, _cpu_linalg_det, name='cpu.linalg.det')
+
+def _meta_linalg_det(A):
+    return _mw(_meta_linalg.det(A))
+
+linalg_det.register(K.Meta, _meta_linalg_det, name='meta.linalg.det')
+
+def _cpu_linalg_det_out(A, out):
+    _cstore_out(out, _cpu_linalg.det(A._np))
+    return out
+
+linalg_det_out.register(K.CPU, _cpu_linalg_det_out, name='cpu.linalg.det')
+
+def _meta_linalg_det_out(A, out):
+    _mstore_out(out, _meta_linalg.det(A))
+    return out
+
+linalg_det_out.register(K.Meta, _meta_linalg_det_out, name='meta.linalg.det')
+
+linalg_det_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_det(self):
+    return _cw(_cpu_linalg.det(self._np))
+
+det.register(K.CPU, _cpu_det, name='cpu.linalg.det')
+
+def _meta_det(self):
+    return _mw(_meta_linalg.det(self))
+
+det.register(K.Meta, _meta_det, name='meta.linalg.det')
+
+def _cpu_linalg_slogdet(A):
+    _r = _cpu_linalg.slogdet(A._np)
+    return _RT_linalg_slogdet(_cw(_r[0]), _cw(_r[1]))
+
+linalg_slogdet.register(K.CPU, _cpu_linalg_slogdet, name='cpu.linalg.slogdet')
+
+def _meta_linalg_slogdet(A):
+    _r = _meta_linalg.slogdet(A)
+    return _RT_linalg_slogdet(_mw(_r[0]), _mw(_r[1]))
+
+linalg_slogdet.register(K.Meta, _meta_linalg_slogdet, name='meta.linalg.slogdet')
+
+def _cpu_linalg_slogdet_out(A, sign, logabsdet):
+    _r = _cpu_linalg.slogdet(A._np)
+    _cstore_out(sign, _r[0])
+    _cstore_out(logabsdet, _r[1])
+    return _RT_linalg_slogdet(sign, logabsdet)
+
+linalg_slogdet_out.register(K.CPU, _cpu_linalg_slogdet_out, name='cpu.linalg.slogdet')
+
+def _meta_linalg_slogdet_out(A, sign, logabsdet):
+    _r = _meta_linalg.slogdet(A)
+    _mstore_out(sign, _r[0])
+    _mstore_out(logabsdet, _r[1])
+    return _RT_linalg_slogdet(sign, logabsdet)
+
+linalg_slogdet_out.register(K.Meta, _meta_linalg_slogdet_out, name='meta.linalg.slogdet')
+
+linalg_slogdet_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_slogdet(self):
+    _r = _cpu_linalg.slogdet(self._np)
+    return _RT_slogdet(_cw(_r[0]), _cw(_r[1]))
+
+slogdet.register(K.CPU, _cpu_slogdet, name='cpu.linalg.slogdet')
+
+def _meta_slogdet(self):
+    _r = _meta_linalg.slogdet(self)
+    return _RT_slogdet(_mw(_r[0]), _mw(_r[1]))
+
+slogdet.register(K.Meta, _meta_slogdet, name='meta.linalg.slogdet')
+
+def _cpu_slogdet_out(self, sign, logabsdet):
+    _r = _cpu_linalg.slogdet(self._np)
+    _cstore_out(sign, _r[0])
+    _cstore_out(logabsdet, _r[1])
+    return _RT_slogdet(sign, logabsdet)
+
+slogdet_out.register(K.CPU, _cpu_slogdet_out, name='cpu.linalg.slogdet')
+
+def _meta_slogdet_out(self, sign, logabsdet):
+    _r = _meta_linalg.slogdet(self)
+    _mstore_out(sign, _r[0])
+    _mstore_out(logabsdet, _r[1])
+    return _RT_slogdet(sign, logabsdet)
+
+slogdet_out.register(K.Meta, _meta_slogdet_out, name='meta.linalg.slogdet')
+
+slogdet_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_logdet(self):
+    return _cw(_cpu_linalg.logdet(self._np))
+
+logdet.register(K.CPU, _cpu_logdet, name='cpu.linalg.logdet')
+
+def _meta_logdet(self):
+    return _mw(_meta_linalg.logdet(self))
+
+logdet.register(K.Meta, _meta_logdet, name='meta.linalg.logdet')
+
+def _cpu_linalg_inv(A):
+    return _cw(_cpu_linalg.linalg_inv(A._np))
+
+linalg_inv.register(K.CPU, _cpu_linalg_inv, name='cpu.linalg.linalg_inv')
+
+def _meta_linalg_inv(A):
+    return _mw(_meta_linalg.inv(A))
+
+linalg_inv.register(K.Meta, _meta_linalg_inv, name='meta.linalg.inv')
+
+def _cpu_linalg_inv_out(A, out):
+    _cstore_out(out, _cpu_linalg.linalg_inv(A._np))
+    return out
+
+linalg_inv_out.register(K.CPU, _cpu_linalg_inv_out, name='cpu.linalg.linalg_inv')
+
+def _meta_linalg_inv_out(A, out):
+    _mstore_out(out, _meta_linalg.inv(A))
+    return out
+
+linalg_inv_out.register(K.Meta, _meta_linalg_inv_out, name='meta.linalg.inv')
+
+linalg_inv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_inverse(self):
+    return _cw(_cpu_linalg.linalg_inv(self._np))
+
+inverse.register(K.CPU, _cpu_inverse, name='cpu.linalg.linalg_inv')
+
+def _meta_inverse(self):
+    return _mw(_meta_linalg.inv(self))
+
+inverse.register(K.Meta, _meta_inverse, name='meta.linalg.inv')
+
+def _cpu_inverse_out(self, out):
+    _cstore_out(out, _cpu_linalg.linalg_inv(self._np))
+    return out
+
+inverse_out.register(K.CPU, _cpu_inverse_out, name='cpu.linalg.linalg_inv')
+
+def _meta_inverse_out(self, out):
+    _mstore_out(out, _meta_linalg.inv(self))
+    return out
+
+inverse_out.register(K.Meta, _meta_inverse_out, name='meta.linalg.inv')
+
+inverse_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_inv_ex(A, check_errors):
+    _r = _cpu_linalg.linalg_inv_ex(A._np, check_errors)
+    return _RT_linalg_inv_ex(_cw(_r[0]), _cw(_r[1]))
+
+linalg_inv_ex.register(K.CPU, _cpu_linalg_inv_ex, name='cpu.linalg.linalg_inv_ex')
+
+def _meta_linalg_inv_ex(A, check_errors):
+    _r = _meta_linalg.inv_ex(A, check_errors)
+    return _RT_linalg_inv_ex(_mw(_r[0]), _mw(_r[1]))
+
+linalg_inv_ex.register(K.Meta, _meta_linalg_inv_ex, name='meta.linalg.inv_ex')
+
+def _cpu_linalg_inv_ex_inverse(A, check_errors, inverse, info):
+    _r = _cpu_linalg.linalg_inv_ex(A._np, check_errors)
+    _cstore_out(inverse, _r[0])
+    _cstore_out(info, _r[1])
+    return _RT_linalg_inv_ex(inverse, info)
+
+linalg_inv_ex_inverse.register(K.CPU, _cpu_linalg_inv_ex_inverse, name='cpu.linalg.linalg_inv_ex')
+
+def _meta_linalg_inv_ex_inverse(A, check_errors, inverse, info):
+    _r = _meta_linalg.inv_ex(A, check_errors)
+    _mstore_out(inverse, _r[0])
+    _mstore_out(info, _r[1])
+    return _RT_linalg_inv_ex(inverse, info)
+
+linalg_inv_ex_inverse.register(K.Meta, _meta_linalg_inv_ex_inverse, name='meta.linalg.inv_ex')
+
+linalg_inv_ex_inverse.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_solve(A, B, left):
+    return _cw(_cpu_linalg.linalg_solve(A._np, (B._np if B.__class__ is _T else _u(B)), left))
+
+linalg_solve.register(K.CPU, _cpu_linalg_solve, name='cpu.linalg.linalg_solve')
+
+def _meta_linalg_solve(A, B, left):
+    return _mw(_meta_linalg.solve(A, B, left))
+
+linalg_solve.register(K.Meta, _meta_linalg_solve, name='meta.linalg.solve')
+
+def _cpu_linalg_solve_out(A, B, left, out):
+    _cstore_out(out, _cpu_linalg.linalg_solve(A._np, (B._np if B.__class__ is _T else _u(B)), left))
+    return out
+
+linalg_solve_out.register(K.CPU, _cpu_linalg_solve_out, name='cpu.linalg.linalg_solve')
+
+def _meta_linalg_solve_out(A, B, left, out):
+    _mstore_out(out, _meta_linalg.solve(A, B, left))
+    return out
+
+linalg_solve_out.register(K.Meta, _meta_linalg_solve_out, name='meta.linalg.solve')
+
+linalg_solve_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_solve_ex(A, B, left, check_errors):
+    _r = _cpu_linalg.linalg_solve_ex(A._np, (B._np if B.__class__ is _T else _u(B)), left, check_errors)
+    return _RT_linalg_solve_ex(_cw(_r[0]), _cw(_r[1]))
+
+linalg_solve_ex.register(K.CPU, _cpu_linalg_solve_ex, name='cpu.linalg.linalg_solve_ex')
+
+def _meta_linalg_solve_ex(A, B, left, check_errors):
+    _r = _meta_linalg.solve_ex(A, B, left, check_errors)
+    return _RT_linalg_solve_ex(_mw(_r[0]), _mw(_r[1]))
+
+linalg_solve_ex.register(K.Meta, _meta_linalg_solve_ex, name='meta.linalg.solve_ex')
+
+def _cpu_linalg_solve_ex_out(A, B, left, check_errors, result, info):
+    _r = _cpu_linalg.linalg_solve_ex(A._np, (B._np if B.__class__ is _T else _u(B)), left, check_errors)
+    _cstore_out(result, _r[0])
+    _cstore_out(info, _r[1])
+    return _RT_linalg_solve_ex(result, info)
+
+linalg_solve_ex_out.register(K.CPU, _cpu_linalg_solve_ex_out, name='cpu.linalg.linalg_solve_ex')
+
+def _meta_linalg_solve_ex_out(A, B, left, check_errors, result, info):
+    _r = _meta_linalg.solve_ex(A, B, left, check_errors)
+    _mstore_out(result, _r[0])
+    _mstore_out(info, _r[1])
+    return _RT_linalg_solve_ex(result, info)
+
+linalg_solve_ex_out.register(K.Meta, _meta_linalg_solve_ex_out, name='meta.linalg.solve_ex')
+
+linalg_solve_ex_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_svd(A, full_matrices, driver):
+    _r = _cpu_linalg.linalg_svd(A._np, full_matrices, driver)
+    return _RT_linalg_svd(_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+linalg_svd.register(K.CPU, _cpu_linalg_svd, name='cpu.linalg.linalg_svd')
+
+def _meta_linalg_svd(A, full_matrices, driver):
+    _r = _meta_linalg.svd(A, full_matrices, driver)
+    return _RT_linalg_svd(_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+linalg_svd.register(K.Meta, _meta_linalg_svd, name='meta.linalg.svd')
+
+def _cpu_linalg_svd_U(A, full_matrices, driver, U, S, Vh):
+    _r = _cpu_linalg.linalg_svd(A._np, full_matrices, driver)
+    _cstore_out(U, _r[0])
+    _cstore_out(S, _r[1])
+    _cstore_out(Vh, _r[2])
+    return _RT_linalg_svd(U, S, Vh)
+
+linalg_svd_U.register(K.CPU, _cpu_linalg_svd_U, name='cpu.linalg.linalg_svd')
+
+def _meta_linalg_svd_U(A, full_matrices, driver, U, S, Vh):
+    _r = _meta_linalg.svd(A, full_matrices, driver)
+    _mstore_out(U, _r[0])
+    _mstore_out(S, _r[1])
+    _mstore_out(Vh, _r[2])
+    return _RT_linalg_svd(U, S, Vh)
+
+linalg_svd_U.register(K.Meta, _meta_linalg_svd_U, name='meta.linalg.svd')
+
+linalg_svd_U.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_svd(self, some, compute_uv):
+    _r = _cpu_linalg.svd(self._np, some, compute_uv)
+    return _RT_svd(_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+svd.register(K.CPU, _cpu_svd, name='cpu.linalg.svd')
+
+def _meta_svd(self, some, compute_uv):
+    _r = _meta_linalg.svd_legacy(self, some, compute_uv)
+    return _RT_svd(_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+svd.register(K.Meta, _meta_svd, name='meta.linalg.svd_legacy')
+
+def _cpu_svd_U(self, some, compute_uv, U, S, V):
+    _r = _cpu_linalg.svd(self._np, some, compute_uv)
+    _cstore_out(U, _r[0])
+    _cstore_out(S, _r[1])
+    _cstore_out(V, _r[2])
+    return _RT_svd(U, S, V)
+
+svd_U.register(K.CPU, _cpu_svd_U, name='cpu.linalg.svd')
+
+def _meta_svd_U(self, some, compute_uv, U, S, V):
+    _r = _meta_linalg.svd_legacy(self, some, compute_uv)
+    _mstore_out(U, _r[0])
+    _mstore_out(S, _r[1])
+    _mstore_out(V, _r[2])
+    return _RT_svd(U, S, V)
+
+svd_U.register(K.Meta, _meta_svd_U, name='meta.linalg.svd_legacy')
+
+svd_U.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_linalg_svdvals(A, driver):
+    return _cw(_cpu_linalg.linalg_svdvals(A._np, driver))
+
+linalg_svdvals.register(K.CPU, _cpu_linalg_svdvals, name='cpu.linalg.linalg_svdvals')
+
+def _meta_linalg_svdvals(A, driver):
+    return _mw(_meta_linalg.svdvals(A, driver))
+
+linalg_svdvals.register(K.Meta, _meta_linalg_svdvals, name='meta.linalg.svdvals')
+
+def _cpu_linalg_svdvals_out(A, driver, out):
+    _cstore_out(out, _cpu_linalg.linalg_svdvals(A._np, driver))
+    return out
+
+linalg_svdvals_out.register(K.CPU, _cpu_linalg_svdvals_out, name='cpu.linalg.linalg_svdvals')
+
+def _meta_linalg_svdvals_out(A, driver, out):
+    _mstore_out(out, _meta_linalg.svdvals(A, driver))
+    return out
+
+linalg_svdvals_out.register(K.Meta, _meta_linalg_svdvals_out, name='meta.linalg.svdvals')
+
+linalg_svdvals_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_qr(A, mode):
+    _r = _cpu_linalg.linalg_qr(A._np, mode)
+    return _RT_linalg_qr(_cw(_r[0]), _cw(_r[1]))
+
+linalg_qr.register(K.CPU, _cpu_linalg_qr, name='cpu.linalg.linalg_qr')
+
+def _meta_linalg_qr(A, mode):
+    _r = _meta_linalg.qr(A, mode)
+    return _RT_linalg_qr(_mw(_r[0]), _mw(_r[1]))
+
+linalg_qr.register(K.Meta, _meta_linalg_qr, name='meta.linalg.qr')
+
+def _cpu_linalg_qr_out(A, mode, Q, R):
+    _r = _cpu_linalg.linalg_qr(A._np, mode)
+    _cstore_out(Q, _r[0])
+    _cstore_out(R, _r[1])
+    return _RT_linalg_qr(Q, R)
+
+linalg_qr_out.register(K.CPU, _cpu_linalg_qr_out, name='cpu.linalg.linalg_qr')
+
+def _meta_linalg_qr_out(A, mode, Q, R):
+    _r = _meta_linalg.qr(A, mode)
+    _mstore_out(Q, _r[0])
+    _mstore_out(R, _r[1])
+    return _RT_linalg_qr(Q, R)
+
+linalg_qr_out.register(K.Meta, _meta_linalg_qr_out, name='meta.linalg.qr')
+
+linalg_qr_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_qr(self, some):
+    _r = _cpu_linalg.qr(self._np, some)
+    return _RT_qr(_cw(_r[0]), _cw(_r[1]))
+
+qr.register(K.CPU, _cpu_qr, name='cpu.linalg.qr')
+
+def _meta_qr(self, some):
+    _r = _meta_linalg.qr_legacy(self, some)
+    return _RT_qr(_mw(_r[0]), _mw(_r[1]))
+
+qr.register(K.Meta, _meta_qr, name='meta.linalg.qr_legacy')
+
+def _cpu_qr_Q(self, some, Q, R):
+    _r = _cpu_linalg.qr(self._np, some)
+    _cstore_out(Q, _r[0])
+    _cstore_out(R, _r[1])
+    return _RT_qr(Q, R)
+
+qr_Q.register(K.CPU, _cpu_qr_Q, name='cpu.linalg.qr')
+
+def _meta_qr_Q(self, some, Q, R):
+    _r = _meta_linalg.qr_legacy(self, some)
+    _mstore_out(Q, _r[0])
+    _mstore_out(R, _r[1])
+    return _RT_qr(Q, R)
+
+qr_Q.register(K.Meta, _meta_qr_Q, name='meta.linalg.qr_legacy')
+
+qr_Q.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_cholesky(self, upper):
+    return _cw(_cpu_linalg.linalg_cholesky(self._np, upper))
+
+linalg_cholesky.register(K.CPU, _cpu_linalg_cholesky, name='cpu.linalg.linalg_cholesky')
+
+def _meta_linalg_cholesky(self, upper):
+    return _mw(_meta_linalg.cholesky(self, upper))
+
+linalg_cholesky.register(K.Meta, _meta_linalg_cholesky, name='meta.linalg.cholesky')
+
+def _cpu_linalg_cholesky_out(self, upper, out):
+    _cstore_out(out, _cpu_linalg.linalg_cholesky(self._np, upper))
+    return out
+
+linalg_cholesky_out.register(K.CPU, _cpu_linalg_cholesky_out, name='cpu.linalg.linalg_cholesky')
+
+def _meta_linalg_cholesky_out(self, upper, out):
+    _mstore_out(out, _meta_linalg.cholesky(self, upper))
+    return out
+
+linalg_cholesky_out.register(K.Meta, _meta_linalg_cholesky_out, name='meta.linalg.cholesky')
+
+linalg_cholesky_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_cholesky_ex(self, upper, check_errors):
+    _r = _cpu_linalg.linalg_cholesky_ex(self._np, upper, check_errors)
+    return _RT_linalg_cholesky_ex(_cw(_r[0]), _cw(_r[1]))
+
+linalg_cholesky_ex.register(K.CPU, _cpu_linalg_cholesky_ex, name='cpu.linalg.linalg_cholesky_ex')
+
+def _meta_linalg_cholesky_ex(self, upper, check_errors):
+    _r = _meta_linalg.cholesky_ex(self, upper, check_errors)
+    return _RT_linalg_cholesky_ex(_mw(_r[0]), _mw(_r[1]))
+
+linalg_cholesky_ex.register(K.Meta, _meta_linalg_cholesky_ex, name='meta.linalg.cholesky_ex')
+
+def _cpu_linalg_cholesky_ex_L(self, upper, check_errors, L, info):
+    _r = _cpu_linalg.linalg_cholesky_ex(self._np, upper, check_errors)
+    _cstore_out(L, _r[0])
+    _cstore_out(info, _r[1])
+    return _RT_linalg_cholesky_ex(L, info)
+
+linalg_cholesky_ex_L.register(K.CPU, _cpu_linalg_cholesky_ex_L, name='cpu.linalg.linalg_cholesky_ex')
+
+def _meta_linalg_cholesky_ex_L(self, upper, check_errors, L, info):
+    _r = _meta_linalg.cholesky_ex(self, upper, check_errors)
+    _mstore_out(L, _r[0])
+    _mstore_out(info, _r[1])
+    return _RT_linalg_cholesky_ex(L, info)
+
+linalg_cholesky_ex_L.register(K.Meta, _meta_linalg_cholesky_ex_L, name='meta.linalg.cholesky_ex')
+
+linalg_cholesky_ex_L.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_cholesky(self, upper):
+    return _cw(_cpu_linalg.cholesky(self._np, upper))
+
+cholesky.register(K.CPU, _cpu_cholesky, name='cpu.linalg.cholesky')
+
+def _meta_cholesky(self, upper):
+    return _mw(_meta_linalg.cholesky_legacy(self, upper))
+
+cholesky.register(K.Meta, _meta_cholesky, name='meta.linalg.cholesky_legacy')
+
+def _cpu_cholesky_out(self, upper, out):
+    _cstore_out(out, _cpu_linalg.cholesky(self._np, upper))
+    return out
+
+cholesky_out.register(K.CPU, _cpu_cholesky_out, name='cpu.linalg.cholesky')
+
+def _meta_cholesky_out(self, upper, out):
+    _mstore_out(out, _meta_linalg.cholesky_legacy(self, upper))
+    return out
+
+cholesky_out.register(K.Meta, _meta_cholesky_out, name='meta.linalg.cholesky_legacy')
+
+cholesky_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_eigh(self, UPLO):
+    _r = _cpu_linalg.linalg_eigh(self._np, UPLO)
+    return _RT_linalg_eigh(_cw(_r[0]), _cw(_r[1]))
+
+linalg_eigh.register(K.CPU, _cpu_linalg_eigh, name='cpu.linalg.linalg_eigh')
+
+def _meta_linalg_eigh(self, UPLO):
+    _r = _meta_linalg.eigh(self, UPLO)
+    return _RT_linalg_eigh(_mw(_r[0]), _mw(_r[1]))
+
+linalg_eigh.register(K.Meta, _meta_linalg_eigh, name='meta.linalg.eigh')
+
+def _cpu_linalg_eigh_eigvals(self, UPLO, eigenvalues, eigenvectors):
+    _r = _cpu_linalg.linalg_eigh(self._np, UPLO)
+    _cstore_out(eigenvalues, _r[0])
+    _cstore_out(eigenvectors, _r[1])
+    return _RT_linalg_eigh(eigenvalues, eigenvectors)
+
+linalg_eigh_eigvals.register(K.CPU, _cpu_linalg_eigh_eigvals, name='cpu.linalg.linalg_eigh')
+
+def _meta_linalg_eigh_eigvals(self, UPLO, eigenvalues, eigenvectors):
+    _r = _meta_linalg.eigh(self, UPLO)
+    _mstore_out(eigenvalues, _r[0])
+    _mstore_out(eigenvectors, _r[1])
+    return _RT_linalg_eigh(eigenvalues, eigenvectors)
+
+linalg_eigh_eigvals.register(K.Meta, _meta_linalg_eigh_eigvals, name='meta.linalg.eigh')
+
+linalg_eigh_eigvals.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_eigvalsh(self, UPLO):
+    return _cw(_cpu_linalg.linalg_eigvalsh(self._np, UPLO))
+
+linalg_eigvalsh.register(K.CPU, _cpu_linalg_eigvalsh, name='cpu.linalg.linalg_eigvalsh')
+
+def _meta_linalg_eigvalsh(self, UPLO):
+    return _mw(_meta_linalg.eigvalsh(self, UPLO))
+
+linalg_eigvalsh.register(K.Meta, _meta_linalg_eigvalsh, name='meta.linalg.eigvalsh')
+
+def _cpu_linalg_eigvalsh_out(self, UPLO, out):
+    _cstore_out(out, _cpu_linalg.linalg_eigvalsh(self._np, UPLO))
+    return out
+
+linalg_eigvalsh_out.register(K.CPU, _cpu_linalg_eigvalsh_out, name='cpu.linalg.linalg_eigvalsh')
+
+def _meta_linalg_eigvalsh_out(self, UPLO, out):
+    _mstore_out(out, _meta_linalg.eigvalsh(self, UPLO))
+    return out
+
+linalg_eigvalsh_out.register(K.Meta, _meta_linalg_eigvalsh_out, name='meta.linalg.eigvalsh')
+
+linalg_eigvalsh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_eig(self):
+    _r = _cpu_linalg.linalg_eig(self._np)
+    return _RT_linalg_eig(_cw(_r[0]), _cw(_r[1]))
+
+linalg_eig.register(K.CPU, _cpu_linalg_eig, name='cpu.linalg.linalg_eig')
+
+def _meta_linalg_eig(self):
+    _r = _meta_linalg.eig(self)
+    return _RT_linalg_eig(_mw(_r[0]), _mw(_r[1]))
+
+linalg_eig.register(K.Meta, _meta_linalg_eig, name='meta.linalg.eig')
+
+def _cpu_linalg_eig_out(self, eigenvalues, eigenvectors):
+    _r = _cpu_linalg.linalg_eig(self._np)
+    _cstore_out(eigenvalues, _r[0])
+    _cstore_out(eigenvectors, _r[1])
+    return _RT_linalg_eig(eigenvalues, eigenvectors)
+
+linalg_eig_out.register(K.CPU, _cpu_linalg_eig_out, name='cpu.linalg.linalg_eig')
+
+def _meta_linalg_eig_out(self, eigenvalues, eigenvectors):
+    _r = _meta_linalg.eig(self)
+    _mstore_out(eigenvalues, _r[0])
+    _mstore_out(eigenvectors, _r[1])
+    return _RT_linalg_eig(eigenvalues, eigenvectors)
+
+linalg_eig_out.register(K.Meta, _meta_linalg_eig_out, name='meta.linalg.eig')
+
+linalg_eig_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_eigvals(self):
+    return _cw(_cpu_linalg.linalg_eigvals(self._np))
+
+linalg_eigvals.register(K.CPU, _cpu_linalg_eigvals, name='cpu.linalg.linalg_eigvals')
+
+def _meta_linalg_eigvals(self):
+    return _mw(_meta_linalg.eigvals(self))
+
+linalg_eigvals.register(K.Meta, _meta_linalg_eigvals, name='meta.linalg.eigvals')
+
+def _cpu_linalg_eigvals_out(self, out):
+    _cstore_out(out, _cpu_linalg.linalg_eigvals(self._np))
+    return out
+
+linalg_eigvals_out.register(K.CPU, _cpu_linalg_eigvals_out, name='cpu.linalg.linalg_eigvals')
+
+def _meta_linalg_eigvals_out(self, out):
+    _mstore_out(out, _meta_linalg.eigvals(self))
+    return out
+
+linalg_eigvals_out.register(K.Meta, _meta_linalg_eigvals_out, name='meta.linalg.eigvals')
+
+linalg_eigvals_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian):
+    return _cw(_cpu_linalg.linalg_pinv(self._np, atol, rtol, hermitian))
+
+linalg_pinv_atol_rtol_float.register(K.CPU, _cpu_linalg_pinv_atol_rtol_float, name='cpu.linalg.linalg_pinv')
+
+def _meta_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian):
+    return _mw(_meta_linalg.pinv(self, atol, rtol, hermitian))
+
+linalg_pinv_atol_rtol_float.register(K.Meta, _meta_linalg_pinv_atol_rtol_float, name='meta.linalg.pinv')
+
+def _cpu_linalg_pinv_atol_rtol_float_out(self, atol, rtol, hermitian, out):
+    _cstore_out(out, _cpu_linalg.linalg_pinv(self._np, atol, rtol, hermitian))
+    return out
+
+linalg_pinv_atol_rtol_float_out.register(K.CPU, _cpu_linalg_pinv_atol_rtol_float_out, name='cpu.linalg.linalg_pinv')
+
+def _meta_linalg_pinv_atol_rtol_float_out(self, atol, rtol, hermitian, out):
+    _mstore_out(out, _meta_linalg.pinv(self, atol, rtol, hermitian))
+    return out
+
+linalg_pinv_atol_rtol_float_out.register(K.Meta, _meta_linalg_pinv_atol_rtol_float_out, name='meta.linalg.pinv')
+
+linalg_pinv_atol_rtol_float_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_pinverse(self, rcond):
+    return _cw(_cpu_linalg.linalg_pinv_rcond(self._np, rcond))
+
+pinverse.register(K.CPU, _cpu_pinverse, name='cpu.linalg.linalg_pinv_rcond')
+
+def _meta_pinverse(self, rcond):
+    return _mw(_meta_linalg.pinv_rcond(self, rcond))
+
+pinverse.register(K.Meta, _meta_pinverse, name='meta.linalg.pinv_rcond')
+
+def _cpu_linalg_matrix_rank_atol_rtol_float(self, atol, rtol, hermitian):
+    return _cw(_cpu_linalg.linalg_matrix_rank(self._np, atol, rtol, hermitian))
+
+linalg_matrix_rank_atol_rtol_float.register(K.CPU, _cpu_linalg_matrix_rank_atol_rtol_float, name='cpu.linalg.linalg_matrix_rank')
+
+def _meta_linalg_matrix_rank_atol_rtol_float(self, atol, rtol, hermitian):
+    return _mw(_meta_linalg.matrix_rank(self, atol, rtol, hermitian))
+
+linalg_matrix_rank_atol_rtol_float.register(K.Meta, _meta_linalg_matrix_rank_atol_rtol_float, name='meta.linalg.matrix_rank')
+
+def _cpu_linalg_matrix_rank_atol_rtol_float_out(self, atol, rtol, hermitian, out):
+    _cstore_out(out, _cpu_linalg.linalg_matrix_rank(self._np, atol, rtol, hermitian))
+    return out
+
+linalg_matrix_rank_atol_rtol_float_out.register(K.CPU, _cpu_linalg_matrix_rank_atol_rtol_float_out, name='cpu.linalg.linalg_matrix_rank')
+
+def _meta_linalg_matrix_rank_atol_rtol_float_out(self, atol, rtol, hermitian, out):
+    _mstore_out(out, _meta_linalg.matrix_rank(self, atol, rtol, hermitian))
+    return out
+
+linalg_matrix_rank_atol_rtol_float_out.register(K.Meta, _meta_linalg_matrix_rank_atol_rtol_float_out, name='meta.linalg.matrix_rank')
+
+linalg_matrix_rank_atol_rtol_float_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_matrix_exp(self):
+    return _cw(_cpu_linalg.matrix_exp(self._np))
+
+linalg_matrix_exp.register(K.CPU, _cpu_linalg_matrix_exp, name='cpu.linalg.matrix_exp')
+
+def _meta_linalg_matrix_exp(self):
+    return _mw(_meta_linalg.matrix_exp(self))
+
+linalg_matrix_exp.register(K.Meta, _meta_linalg_matrix_exp, name='meta.linalg.matrix_exp')
+
+def _cpu_linalg_matrix_exp_out(self, out):
+    _cstore_out(out, _cpu_linalg.matrix_exp(self._np))
+    return out
+
+linalg_matrix_exp_out.register(K.CPU, _cpu_linalg_matrix_exp_out, name='cpu.linalg.matrix_exp')
+
+def _meta_linalg_matrix_exp_out(self, out):
+    _mstore_out(out, _meta_linalg.matrix_exp(self))
+    return out
+
+linalg_matrix_exp_out.register(K.Meta, _meta_linalg_matrix_exp_out, name='meta.linalg.matrix_exp')
+
+linalg_matrix_exp_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_matrix_exp(self):
+    return _cw(_cpu_linalg.matrix_exp(self._np))
+
+matrix_exp.register(K.CPU, _cpu_matrix_exp, name='cpu.linalg.matrix_exp')
+
+def _meta_matrix_exp(self):
+    return _mw(_meta_linalg.matrix_exp(self))
+
+matrix_exp.register(K.Meta, _meta_matrix_exp, name='meta.linalg.matrix_exp')
+
+def _cpu_linalg_solve_triangular(self, B, upper, left, unitriangular):
+    return _cw(_cpu_linalg.solve_triangular(self._np, (B._np if B.__class__ is _T else _u(B)), upper, left, unitriangular))
+
+linalg_solve_triangular.register(K.CPU, _cpu_linalg_solve_triangular, name='cpu.linalg.solve_triangular')
+
+def _meta_linalg_solve_triangular(self, B, upper, left, unitriangular):
+    return _mw(_meta_linalg.solve_triangular(self, B, upper, left, unitriangular))
+
+linalg_solve_triangular.register(K.Meta, _meta_linalg_solve_triangular, name='meta.linalg.solve_triangular')
+
+def _cpu_linalg_solve_triangular_out(self, B, upper, left, unitriangular, out):
+    _cstore_out(out, _cpu_linalg.solve_triangular(self._np, (B._np if B.__class__ is _T else _u(B)), upper, left, unitriangular))
+    return out
+
+linalg_solve_triangular_out.register(K.CPU, _cpu_linalg_solve_triangular_out, name='cpu.linalg.solve_triangular')
+
+def _meta_linalg_solve_triangular_out(self, B, upper, left, unitriangular, out):
+    _mstore_out(out, _meta_linalg.solve_triangular(self, B, upper, left, unitriangular))
+    return out
+
+linalg_solve_triangular_out.register(K.Meta, _meta_linalg_solve_triangular_out, name='meta.linalg.solve_triangular')
+
+linalg_solve_triangular_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_lu_factor(A, pivot):
+    _r = _cpu_linalg.lu_factor(A._np, pivot)
+    return _RT_linalg_lu_factor(_cw(_r[0]), _cw(_r[1]))
+
+linalg_lu_factor.register(K.CPU, _cpu_linalg_lu_factor, name='cpu.linalg.lu_factor')
+
+def _meta_linalg_lu_factor(A, pivot):
+    _r = _meta_linalg.lu_factor(A, pivot)
+    return _RT_linalg_lu_factor(_mw(_r[0]), _mw(_r[1]))
+
+linalg_lu_factor.register(K.Meta, _meta_linalg_lu_factor, name='meta.linalg.lu_factor')
+
+def _cpu_linalg_lu_factor_out(A, pivot, LU, pivots):
+    _r = _cpu_linalg.lu_factor(A._np, pivot)
+    _cstore_out(LU, _r[0])
+    _cstore_out(pivots, _r[1])
+    return _RT_linalg_lu_factor(LU, pivots)
+
+linalg_lu_factor_out.register(K.CPU, _cpu_linalg_lu_factor_out, name='cpu.linalg.lu_factor')
+
+def _meta_linalg_lu_factor_out(A, pivot, LU, pivots):
+    _r = _meta_linalg.lu_factor(A, pivot)
+    _mstore_out(LU, _r[0])
+    _mstore_out(pivots, _r[1])
+    return _RT_linalg_lu_factor(LU, pivots)
+
+linalg_lu_factor_out.register(K.Meta, _meta_linalg_lu_factor_out, name='meta.linalg.lu_factor')
+
+linalg_lu_factor_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_linalg_lu_factor_ex(A, pivot, check_errors):
+    _r = _cpu_linalg.lu_factor_ex(A._np, pivot, check_errors)
+    return _RT_linalg_lu_factor_ex(_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+linalg_lu_factor_ex.register(K.CPU, _cpu_linalg_lu_factor_ex, name='cpu.linalg.lu_factor_ex')
+
+def _meta_linalg_lu_factor_ex(A, pivot, check_errors):
+    _r = _meta_linalg.lu_factor_ex(A, pivot, check_errors)
+    return _RT_linalg_lu_factor_ex(_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+linalg_lu_factor_ex.register(K.Meta, _meta_linalg_lu_factor_ex, name='meta.linalg.lu_factor_ex')
+
+def _cpu_linalg_lu_factor_ex_out(A, pivot, check_errors, LU, pivots, info):
+    _r = _cpu_linalg.lu_factor_ex(A._np, pivot, check_errors)
+    _cstore_out(LU, _r[0])
+    _cstore_out(pivots, _r[1])
+    _cstore_out(info, _r[2])
+    return _RT_linalg_lu_factor_ex(LU, pivots, info)
+
+linalg_lu_factor_ex_out.register(K.CPU, _cpu_linalg_lu_factor_ex_out, name='cpu.linalg.lu_factor_ex')
+
+def _meta_linalg_lu_factor_ex_out(A, pivot, check_errors, LU, pivots, info):
+    _r = _meta_linalg.lu_factor_ex(A, pivot, check_errors)
+    _mstore_out(LU, _r[0])
+    _mstore_out(pivots, _r[1])
+    _mstore_out(info, _r[2])
+    return _RT_linalg_lu_factor_ex(LU, pivots, info)
+
+linalg_lu_factor_ex_out.register(K.Meta, _meta_linalg_lu_factor_ex_out, name='meta.linalg.lu_factor_ex')
+
+linalg_lu_factor_ex_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_linalg_lu(A, pivot):
+    _r = _cpu_linalg.lu(A._np, pivot)
+    return _RT_linalg_lu(_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+linalg_lu.register(K.CPU, _cpu_linalg_lu, name='cpu.linalg.lu')
+
+def _meta_linalg_lu(A, pivot):
+    _r = _meta_linalg.lu(A, pivot)
+    return _RT_linalg_lu(_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+linalg_lu.register(K.Meta, _meta_linalg_lu, name='meta.linalg.lu')
+
+def _cpu_linalg_lu_out(A, pivot, P, L, U):
+    _r = _cpu_linalg.lu(A._np, pivot)
+    _cstore_out(P, _r[0])
+    _cstore_out(L, _r[1])
+    _cstore_out(U, _r[2])
+    return _RT_linalg_lu(P, L, U)
+
+linalg_lu_out.register(K.CPU, _cpu_linalg_lu_out, name='cpu.linalg.lu')
+
+def _meta_linalg_lu_out(A, pivot, P, L, U):
+    _r = _meta_linalg.lu(A, pivot)
+    _mstore_out(P, _r[0])
+    _mstore_out(L, _r[1])
+    _mstore_out(U, _r[2])
+    return _RT_linalg_lu(P, L, U)
+
+linalg_lu_out.register(K.Meta, _meta_linalg_lu_out, name='meta.linalg.lu')
+
+linalg_lu_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_linalg_lu_solve(LU, pivots, B, left, adjoint):
+    return _cw(_cpu_linalg.lu_solve(LU._np, (pivots._np if pivots.__class__ is _T else _u(pivots)), (B._np if B.__class__ is _T else _u(B)), left, adjoint))
+
+linalg_lu_solve.register(K.CPU, _cpu_linalg_lu_solve, name='cpu.linalg.lu_solve')
+
+def _meta_linalg_lu_solve(LU, pivots, B, left, adjoint):
+    return _mw(_meta_linalg.lu_solve(LU, pivots, B, left, adjoint))
+
+linalg_lu_solve.register(K.Meta, _meta_linalg_lu_solve, name='meta.linalg.lu_solve')
+
+def _cpu_linalg_lu_solve_out(LU, pivots, B, left, adjoint, out):
+    _cstore_out(out, _cpu_linalg.lu_solve(LU._np, (pivots._np if pivots.__class__ is _T else _u(pivots)), (B._np if B.__class__ is _T else _u(B)), left, adjoint))
+    return out
+
+linalg_lu_solve_out.register(K.CPU, _cpu_linalg_lu_solve_out, name='cpu.linalg.lu_solve')
+
+def _meta_linalg_lu_solve_out(LU, pivots, B, left, adjoint, out):
+    _mstore_out(out, _meta_linalg.lu_solve(LU, pivots, B, left, adjoint))
+    return out
+
+linalg_lu_solve_out.register(K.Meta, _meta_linalg_lu_solve_out, name='meta.linalg.lu_solve')
+
+linalg_lu_solve_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cholesky_solve(self, input2, upper):
+    return _cw(_cpu_linalg.cholesky_solve(self._np, (input2._np if input2.__class__ is _T else _u(input2)), upper))
+
+cholesky_solve.register(K.CPU, _cpu_cholesky_solve, name='cpu.linalg.cholesky_solve')
+
+def _meta_cholesky_solve(self, input2, upper):
+    return _mw(_meta_linalg.cholesky_solve(self, input2, upper))
+
+cholesky_solve.register(K.Meta, _meta_cholesky_solve, name='meta.linalg.cholesky_solve')
+
+def _cpu_cholesky_solve_out(self, input2, upper, out):
+    _cstore_out(out, _cpu_linalg.cholesky_solve(self._np, (input2._np if input2.__class__ is _T else _u(input2)), upper))
+    return out
+
+cholesky_solve_out.register(K.CPU, _cpu_cholesky_solve_out, name='cpu.linalg.cholesky_solve')
+
+def _meta_cholesky_solve_out(self, input2, upper, out):
+    _mstore_out(out, _meta_linalg.cholesky_solve(self, input2, upper))
+    return out
+
+cholesky_solve_out.register(K.Meta, _meta_cholesky_solve_out, name='meta.linalg.cholesky_solve')
+
+cholesky_solve_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cholesky_inverse(self, upper):
+    return _cw(_cpu_linalg.cholesky_inverse(self._np, upper))
+
+cholesky_inverse.register(K.CPU, _cpu_cholesky_inverse, name='cpu.linalg.cholesky_inverse')
+
+def _meta_cholesky_inverse(self, upper):
+    return _mw(_meta_linalg.cholesky_inverse(self, upper))
+
+cholesky_inverse.register(K.Meta, _meta_cholesky_inverse, name='meta.linalg.cholesky_inverse')
+
+def _cpu_cholesky_inverse_out(self, upper, out):
+    _cstore_out(out, _cpu_linalg.cholesky_inverse(self._np, upper))
+    return out
+
+cholesky_inverse_out.register(K.CPU, _cpu_cholesky_inverse_out, name='cpu.linalg.cholesky_inverse')
+
+def _meta_cholesky_inverse_out(self, upper, out):
+    _mstore_out(out, _meta_linalg.cholesky_inverse(self, upper))
+    return out
+
+cholesky_inverse_out.register(K.Meta, _meta_cholesky_inverse_out, name='meta.linalg.cholesky_inverse')
+
+cholesky_inverse_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+linalg_cond_p_str.register(K.CompositeImplicitAutograd, _composite_linalg.cond, name='composite_linalg.cond')
+
+linalg_cond_p_str_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_cond_p_str, 1), name='composite.out_of.linalg_cond')
+
+linalg_cond_p_str_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+linalg_cond.register(K.CompositeImplicitAutograd, _composite_linalg.cond, name='composite_linalg.cond')
+
+linalg_cond_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_cond, 1), name='composite.out_of.linalg_cond')
+
+linalg_cond_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+linalg_diagonal.register(K.CompositeImplicitAutograd, _composite_linalg.diagonal, name='composite_linalg.diagonal')
+
+linalg_tensorinv.register(K.CompositeImplicitAutograd, _composite_linalg.tensorinv, name='composite_linalg.tensorinv')
+
+linalg_tensorinv_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_tensorinv, 1), name='composite.out_of.linalg_tensorinv')
+
+linalg_tensorinv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+linalg_tensorsolve.register(K.CompositeImplicitAutograd, _composite_linalg.tensorsolve, name='composite_linalg.tensorsolve')
+
+linalg_tensorsolve_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_tensorsolve, 1), name='composite.out_of.linalg_tensorsolve')
+
+linalg_tensorsolve_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_add_Tensor(self, other, alpha):
     return _cw(_cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 add_Tensor.register(K.CPU, _cpu_add_Tensor, name='cpu.pointwise.add')
 
 def _meta_add_Tensor(self, other, alpha):
-    return _mw(_meta_pointwise.binary(self, other, alpha))
+    return _mw(_meta_pointwise.add(self, other, alpha))
 
-add_Tensor.register(K.Meta, _meta_add_Tensor, name='meta.pointwise.binary')
+add_Tensor.register(K.Meta, _meta_add_Tensor, name='meta.pointwise.add')
 
 def _cpu_add__Tensor(self, other, alpha):
     _cstore(self, _cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'add_')
@@ -120,10 +6012,10 @@ def _cpu_add__Tensor(self, other, alpha):
 add__Tensor.register(K.CPU, _cpu_add__Tensor, name='cpu.pointwise.add')
 
 def _meta_add__Tensor(self, other, alpha):
-    _mstore(self, _meta_pointwise.binary(self, other, alpha), 'add_')
+    _mstore(self, _meta_pointwise.add(self, other, alpha), 'add_')
     return self
 
-add__Tensor.register(K.Meta, _meta_add__Tensor, name='meta.pointwise.binary')
+add__Tensor.register(K.Meta, _meta_add__Tensor, name='meta.pointwise.add')
 
 add__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_add_out(self, other, alpha, out):
@@ -133,10 +6025,10 @@ def _cpu_add_out(self, other, alpha, out):
 add_out.register(K.CPU, _cpu_add_out, name='cpu.pointwise.add')
 
 def _meta_add_out(self, other, alpha, out):
-    _mstore_out(out, _meta_pointwise.binary(self, other, alpha))
+    _mstore_out(out, _meta_pointwise.add(self, other, alpha))
     return out
 
-add_out.register(K.Meta, _meta_add_out, name='meta.pointwise.binary')
+add_out.register(K.Meta, _meta_add_out, name='meta.pointwise.add')
 
 add_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_sub_Tensor(self, other, alpha):
@@ -145,9 +6037,9 @@ def _cpu_sub_Tensor(self, other, alpha):
 sub_Tensor.register(K.CPU, _cpu_sub_Tensor, name='cpu.pointwise.sub')
 
 def _meta_sub_Tensor(self, other, alpha):
-    return _mw(_meta_pointwise.binary(self, other, alpha))
+    return _mw(_meta_pointwise.sub(self, other, alpha))
 
-sub_Tensor.register(K.Meta, _meta_sub_Tensor, name='meta.pointwise.binary')
+sub_Tensor.register(K.Meta, _meta_sub_Tensor, name='meta.pointwise.sub')
 
 def _cpu_sub__Tensor(self, other, alpha):
     _cstore(self, _cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'sub_')
@@ -156,10 +6048,10 @@ def _cpu_sub__Tensor(self, other, alpha):
 sub__Tensor.register(K.CPU, _cpu_sub__Tensor, name='cpu.pointwise.sub')
 
 def _meta_sub__Tensor(self, other, alpha):
-    _mstore(self, _meta_pointwise.binary(self, other, alpha), 'sub_')
+    _mstore(self, _meta_pointwise.sub(self, other, alpha), 'sub_')
     return self
 
-sub__Tensor.register(K.Meta, _meta_sub__Tensor, name='meta.pointwise.binary')
+sub__Tensor.register(K.Meta, _meta_sub__Tensor, name='meta.pointwise.sub')
 
 sub__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_sub_out(self, other, alpha, out):
@@ -169,12 +6061,71 @@ def _cpu_sub_out(self, other, alpha, out):
 sub_out.register(K.CPU, _cpu_sub_out, name='cpu.pointwise.sub')
 
 def _meta_sub_out(self, other, alpha, out):
-    _mstore_out(out, _meta_pointwise.binary(self, other, alpha))
+    _mstore_out(out, _meta_pointwise.sub(self, other, alpha))
     return out
 
-sub_out.register(K.Meta, _meta_sub_out, name='meta.pointwise.binary')
+sub_out.register(K.Meta, _meta_sub_out, name='meta.pointwise.sub')
 
 sub_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_subtract_Tensor(self, other, alpha):
+    return _cw(_cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+
+subtract_Tensor.register(K.CPU, _cpu_subtract_Tensor, name='cpu.pointwise.sub')
+
+def _meta_subtract_Tensor(self, other, alpha):
+    return _mw(_meta_pointwise.sub(self, other, alpha))
+
+subtract_Tensor.register(K.Meta, _meta_subtract_Tensor, name='meta.pointwise.sub')
+
+def _cpu_subtract__Tensor(self, other, alpha):
+    _cstore(self, _cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'subtract_')
+    return self
+
+subtract__Tensor.register(K.CPU, _cpu_subtract__Tensor, name='cpu.pointwise.sub')
+
+def _meta_subtract__Tensor(self, other, alpha):
+    _mstore(self, _meta_pointwise.sub(self, other, alpha), 'subtract_')
+    return self
+
+subtract__Tensor.register(K.Meta, _meta_subtract__Tensor, name='meta.pointwise.sub')
+
+subtract__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_subtract_out(self, other, alpha, out):
+    _cstore_out(out, _cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+    return out
+
+subtract_out.register(K.CPU, _cpu_subtract_out, name='cpu.pointwise.sub')
+
+def _meta_subtract_out(self, other, alpha, out):
+    _mstore_out(out, _meta_pointwise.sub(self, other, alpha))
+    return out
+
+subtract_out.register(K.Meta, _meta_subtract_out, name='meta.pointwise.sub')
+
+subtract_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_rsub_Tensor(self, other, alpha):
+    return _cw(_cpu_pointwise.rsub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+
+rsub_Tensor.register(K.CPU, _cpu_rsub_Tensor, name='cpu.pointwise.rsub')
+
+def _meta_rsub_Tensor(self, other, alpha):
+    return _mw(_meta_pointwise.rsub(self, other, alpha))
+
+rsub_Tensor.register(K.Meta, _meta_rsub_Tensor, name='meta.pointwise.rsub')
+
+def _cpu_rsub_Tensor_out(self, other, alpha, out):
+    _cstore_out(out, _cpu_pointwise.rsub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+    return out
+
+rsub_Tensor_out.register(K.CPU, _cpu_rsub_Tensor_out, name='cpu.pointwise.rsub')
+
+def _meta_rsub_Tensor_out(self, other, alpha, out):
+    _mstore_out(out, _meta_pointwise.rsub(self, other, alpha))
+    return out
+
+rsub_Tensor_out.register(K.Meta, _meta_rsub_Tensor_out, name='meta.pointwise.rsub')
+
+rsub_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_mul_Tensor(self, other):
     return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
@@ -211,15 +6162,565 @@ def _meta_mul_out(self, other, out):
 mul_out.register(K.Meta, _meta_mul_out, name='meta.pointwise.binary')
 
 mul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_multiply_Tensor(self, other):
+    return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+multiply_Tensor.register(K.CPU, _cpu_multiply_Tensor, name='cpu.pointwise.mul')
+
+def _meta_multiply_Tensor(self, other):
+    return _mw(_meta_pointwise.binary(self, other))
+
+multiply_Tensor.register(K.Meta, _meta_multiply_Tensor, name='meta.pointwise.binary')
+
+def _cpu_multiply__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'multiply_')
+    return self
+
+multiply__Tensor.register(K.CPU, _cpu_multiply__Tensor, name='cpu.pointwise.mul')
+
+def _meta_multiply__Tensor(self, other):
+    _mstore(self, _meta_pointwise.binary(self, other), 'multiply_')
+    return self
+
+multiply__Tensor.register(K.Meta, _meta_multiply__Tensor, name='meta.pointwise.binary')
+
+multiply__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_multiply_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+multiply_out.register(K.CPU, _cpu_multiply_out, name='cpu.pointwise.mul')
+
+def _meta_multiply_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary(self, other))
+    return out
+
+multiply_out.register(K.Meta, _meta_multiply_out, name='meta.pointwise.binary')
+
+multiply_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_div_Tensor(self, other):
+    return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+div_Tensor.register(K.CPU, _cpu_div_Tensor, name='cpu.pointwise.div')
+
+def _meta_div_Tensor(self, other):
+    return _mw(_meta_pointwise.div(self, other))
+
+div_Tensor.register(K.Meta, _meta_div_Tensor, name='meta.pointwise.div')
+
+def _cpu_div__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'div_')
+    return self
+
+div__Tensor.register(K.CPU, _cpu_div__Tensor, name='cpu.pointwise.div')
+
+def _meta_div__Tensor(self, other):
+    _mstore(self, _meta_pointwise.div(self, other), 'div_')
+    return self
+
+div__Tensor.register(K.Meta, _meta_div__Tensor, name='meta.pointwise.div')
+
+div__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_div_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+div_out.register(K.CPU, _cpu_div_out, name='cpu.pointwise.div')
+
+def _meta_div_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.div(self, other))
+    return out
+
+div_out.register(K.Meta, _meta_div_out, name='meta.pointwise.div')
+
+div_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_div_Tensor_mode(self, other, rounding_mode):
+    return _cw(_cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode))
+
+div_Tensor_mode.register(K.CPU, _cpu_div_Tensor_mode, name='cpu.pointwise.div_mode')
+
+def _meta_div_Tensor_mode(self, other, rounding_mode):
+    return _mw(_meta_pointwise.div_mode(self, other, rounding_mode))
+
+div_Tensor_mode.register(K.Meta, _meta_div_Tensor_mode, name='meta.pointwise.div_mode')
+
+def _cpu_div__Tensor_mode(self, other, rounding_mode):
+    _cstore(self, _cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode), 'div_')
+    return self
+
+div__Tensor_mode.register(K.CPU, _cpu_div__Tensor_mode, name='cpu.pointwise.div_mode')
+
+def _meta_div__Tensor_mode(self, other, rounding_mode):
+    _mstore(self, _meta_pointwise.div_mode(self, other, rounding_mode), 'div_')
+    return self
+
+div__Tensor_mode.register(K.Meta, _meta_div__Tensor_mode, name='meta.pointwise.div_mode')
+
+div__Tensor_mode.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_div_out_mode(self, other, rounding_mode, out):
+    _cstore_out(out, _cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode))
+    return out
+
+div_out_mode.register(K.CPU, _cpu_div_out_mode, name='cpu.pointwise.div_mode')
+
+def _meta_div_out_mode(self, other, rounding_mode, out):
+    _mstore_out(out, _meta_pointwise.div_mode(self, other, rounding_mode))
+    return out
+
+div_out_mode.register(K.Meta, _meta_div_out_mode, name='meta.pointwise.div_mode')
+
+div_out_mode.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_divide_Tensor(self, other):
+    return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+divide_Tensor.register(K.CPU, _cpu_divide_Tensor, name='cpu.pointwise.div')
+
+def _meta_divide_Tensor(self, other):
+    return _mw(_meta_pointwise.div(self, other))
+
+divide_Tensor.register(K.Meta, _meta_divide_Tensor, name='meta.pointwise.div')
+
+def _cpu_divide__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'divide_')
+    return self
+
+divide__Tensor.register(K.CPU, _cpu_divide__Tensor, name='cpu.pointwise.div')
+
+def _meta_divide__Tensor(self, other):
+    _mstore(self, _meta_pointwise.div(self, other), 'divide_')
+    return self
+
+divide__Tensor.register(K.Meta, _meta_divide__Tensor, name='meta.pointwise.div')
+
+divide__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_divide_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+divide_out.register(K.CPU, _cpu_divide_out, name='cpu.pointwise.div')
+
+def _meta_divide_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.div(self, other))
+    return out
+
+divide_out.register(K.Meta, _meta_divide_out, name='meta.pointwise.div')
+
+divide_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_divide_Tensor_mode(self, other, rounding_mode):
+    return _cw(_cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode))
+
+divide_Tensor_mode.register(K.CPU, _cpu_divide_Tensor_mode, name='cpu.pointwise.div_mode')
+
+def _meta_divide_Tensor_mode(self, other, rounding_mode):
+    return _mw(_meta_pointwise.div_mode(self, other, rounding_mode))
+
+divide_Tensor_mode.register(K.Meta, _meta_divide_Tensor_mode, name='meta.pointwise.div_mode')
+
+def _cpu_divide__Tensor_mode(self, other, rounding_mode):
+    _cstore(self, _cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode), 'divide_')
+    return self
+
+divide__Tensor_mode.register(K.CPU, _cpu_divide__Tensor_mode, name='cpu.pointwise.div_mode')
+
+def _meta_divide__Tensor_mode(self, other, rounding_mode):
+    _mstore(self, _meta_pointwise.div_mode(self, other, rounding_mode), 'divide_')
+    return self
+
+divide__Tensor_mode.register(K.Meta, _meta_divide__Tensor_mode, name='meta.pointwise.div_mode')
+
+divide__Tensor_mode.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_divide_out_mode(self, other, rounding_mode, out):
+    _cstore_out(out, _cpu_pointwise.div_mode((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), rounding_mode))
+    return out
+
+divide_out_mode.register(K.CPU, _cpu_divide_out_mode, name='cpu.pointwise.div_mode')
+
+def _meta_divide_out_mode(self, other, rounding_mode, out):
+    _mstore_out(out, _meta_pointwise.div_mode(self, other, rounding_mode))
+    return out
+
+divide_out_mode.register(K.Meta, _meta_divide_out_mode, name='meta.pointwise.div_mode')
+
+divide_out_mode.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_true_divide_Tensor(self, other):
+    return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+true_divide_Tensor.register(K.CPU, _cpu_true_divide_Tensor, name='cpu.pointwise.div')
+
+def _meta_true_divide_Tensor(self, other):
+    return _mw(_meta_pointwise.div(self, other))
+
+true_divide_Tensor.register(K.Meta, _meta_true_divide_Tensor, name='meta.pointwise.div')
+
+def _cpu_true_divide__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'true_divide_')
+    return self
+
+true_divide__Tensor.register(K.CPU, _cpu_true_divide__Tensor, name='cpu.pointwise.div')
+
+def _meta_true_divide__Tensor(self, other):
+    _mstore(self, _meta_pointwise.div(self, other), 'true_divide_')
+    return self
+
+true_divide__Tensor.register(K.Meta, _meta_true_divide__Tensor, name='meta.pointwise.div')
+
+true_divide__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_true_divide_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+true_divide_out.register(K.CPU, _cpu_true_divide_out, name='cpu.pointwise.div')
+
+def _meta_true_divide_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.div(self, other))
+    return out
+
+true_divide_out.register(K.Meta, _meta_true_divide_out, name='meta.pointwise.div')
+
+true_divide_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_floor_divide(self, other):
+    return _cw(_cpu_pointwise.floor_divide((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+floor_divide.register(K.CPU, _cpu_floor_divide, name='cpu.pointwise.floor_divide')
+
+def _meta_floor_divide(self, other):
+    return _mw(_meta_pointwise.binary(self, other))
+
+floor_divide.register(K.Meta, _meta_floor_divide, name='meta.pointwise.binary')
+
+def _cpu_floor_divide_(self, other):
+    _cstore(self, _cpu_pointwise.floor_divide((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'floor_divide_')
+    return self
+
+floor_divide_.register(K.CPU, _cpu_floor_divide_, name='cpu.pointwise.floor_divide')
+
+def _meta_floor_divide_(self, other):
+    _mstore(self, _meta_pointwise.binary(self, other), 'floor_divide_')
+    return self
+
+floor_divide_.register(K.Meta, _meta_floor_divide_, name='meta.pointwise.binary')
+
+floor_divide_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_floor_divide_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.floor_divide((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+floor_divide_out.register(K.CPU, _cpu_floor_divide_out, name='cpu.pointwise.floor_divide')
+
+def _meta_floor_divide_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary(self, other))
+    return out
+
+floor_divide_out.register(K.Meta, _meta_floor_divide_out, name='meta.pointwise.binary')
+
+floor_divide_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_remainder_Tensor(self, other):
+    return _cw(_cpu_pointwise.remainder((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+remainder_Tensor.register(K.CPU, _cpu_remainder_Tensor, name='cpu.pointwise.remainder')
+
+def _meta_remainder_Tensor(self, other):
+    return _mw(_meta_pointwise.binary(self, other))
+
+remainder_Tensor.register(K.Meta, _meta_remainder_Tensor, name='meta.pointwise.binary')
+
+def _cpu_remainder__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.remainder((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'remainder_')
+    return self
+
+remainder__Tensor.register(K.CPU, _cpu_remainder__Tensor, name='cpu.pointwise.remainder')
+
+def _meta_remainder__Tensor(self, other):
+    _mstore(self, _meta_pointwise.binary(self, other), 'remainder_')
+    return self
+
+remainder__Tensor.register(K.Meta, _meta_remainder__Tensor, name='meta.pointwise.binary')
+
+remainder__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_remainder_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.remainder((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+remainder_Tensor_out.register(K.CPU, _cpu_remainder_Tensor_out, name='cpu.pointwise.remainder')
+
+def _meta_remainder_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary(self, other))
+    return out
+
+remainder_Tensor_out.register(K.Meta, _meta_remainder_Tensor_out, name='meta.pointwise.binary')
+
+remainder_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fmod_Tensor(self, other):
+    return _cw(_cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+
+fmod_Tensor.register(K.CPU, _cpu_fmod_Tensor, name='cpu.pointwise.fmod')
+
+def _meta_fmod_Tensor(self, other):
+    return _mw(_meta_pointwise.fmod(self, other))
+
+fmod_Tensor.register(K.Meta, _meta_fmod_Tensor, name='meta.pointwise.fmod')
+
+def _cpu_fmod__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'fmod_')
+    return self
+
+fmod__Tensor.register(K.CPU, _cpu_fmod__Tensor, name='cpu.pointwise.fmod')
+
+def _meta_fmod__Tensor(self, other):
+    _mstore(self, _meta_pointwise.fmod(self, other), 'fmod_')
+    return self
+
+fmod__Tensor.register(K.Meta, _meta_fmod__Tensor, name='meta.pointwise.fmod')
+
+fmod__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_fmod_Tensor_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+fmod_Tensor_out.register(K.CPU, _cpu_fmod_Tensor_out, name='cpu.pointwise.fmod')
+
+def _meta_fmod_Tensor_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.fmod(self, other))
+    return out
+
+fmod_Tensor_out.register(K.Meta, _meta_fmod_Tensor_out, name='meta.pointwise.fmod')
+
+fmod_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_pow_Tensor_Tensor(self, exponent):
+    return _cw(_cpu_pointwise.pow((self._np if self.__class__ is _T else _u(self)), (exponent._np if exponent.__class__ is _T else _u(exponent))))
+
+pow_Tensor_Tensor.register(K.CPU, _cpu_pow_Tensor_Tensor, name='cpu.pointwise.pow')
+
+def _meta_pow_Tensor_Tensor(self, exponent):
+    return _mw(_meta_pointwise.binary(self, exponent))
+
+pow_Tensor_Tensor.register(K.Meta, _meta_pow_Tensor_Tensor, name='meta.pointwise.binary')
+
+def _cpu_pow__Tensor_Tensor(self, exponent):
+    _cstore(self, _cpu_pointwise.pow((self._np if self.__class__ is _T else _u(self)), (exponent._np if exponent.__class__ is _T else _u(exponent))), 'pow_')
+    return self
+
+pow__Tensor_Tensor.register(K.CPU, _cpu_pow__Tensor_Tensor, name='cpu.pointwise.pow')
+
+def _meta_pow__Tensor_Tensor(self, exponent):
+    _mstore(self, _meta_pointwise.binary(self, exponent), 'pow_')
+    return self
+
+pow__Tensor_Tensor.register(K.Meta, _meta_pow__Tensor_Tensor, name='meta.pointwise.binary')
+
+pow__Tensor_Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_pow_Tensor_Tensor_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.pow((self._np if self.__class__ is _T else _u(self)), (exponent._np if exponent.__class__ is _T else _u(exponent))))
+    return out
+
+pow_Tensor_Tensor_out.register(K.CPU, _cpu_pow_Tensor_Tensor_out, name='cpu.pointwise.pow')
+
+def _meta_pow_Tensor_Tensor_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.binary(self, exponent))
+    return out
+
+pow_Tensor_Tensor_out.register(K.Meta, _meta_pow_Tensor_Tensor_out, name='meta.pointwise.binary')
+
+pow_Tensor_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_pow_Scalar(self, exponent):
+    return _cw(_cpu_pointwise.pow(self, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+
+pow_Scalar.register(K.CPU, _cpu_pow_Scalar, name='cpu.pointwise.pow')
+
+def _meta_pow_Scalar(self, exponent):
+    return _mw(_meta_pointwise.binary(self, exponent))
+
+pow_Scalar.register(K.Meta, _meta_pow_Scalar, name='meta.pointwise.binary')
+
+def _cpu_pow_Scalar_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.pow(self, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+    return out
+
+pow_Scalar_out.register(K.CPU, _cpu_pow_Scalar_out, name='cpu.pointwise.pow')
+
+def _meta_pow_Scalar_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.binary(self, exponent))
+    return out
+
+pow_Scalar_out.register(K.Meta, _meta_pow_Scalar_out, name='meta.pointwise.binary')
+
+pow_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_pow_Tensor_Scalar(self, exponent):
+    return _cw(_cpu_pointwise.pow_tensor_scalar((self._np if self.__class__ is _T else _u(self)), exponent))
+
+pow_Tensor_Scalar.register(K.CPU, _cpu_pow_Tensor_Scalar, name='cpu.pointwise.pow_tensor_scalar')
+
+def _meta_pow_Tensor_Scalar(self, exponent):
+    return _mw(_meta_pointwise.pow_tensor_scalar(self, exponent))
+
+pow_Tensor_Scalar.register(K.Meta, _meta_pow_Tensor_Scalar, name='meta.pointwise.pow_tensor_scalar')
+
+def _cpu_pow__Tensor_Scalar(self, exponent):
+    _cstore(self, _cpu_pointwise.pow_tensor_scalar((self._np if self.__class__ is _T else _u(self)), exponent), 'pow_')
+    return self
+
+pow__Tensor_Scalar.register(K.CPU, _cpu_pow__Tensor_Scalar, name='cpu.pointwise.pow_tensor_scalar')
+
+def _meta_pow__Tensor_Scalar(self, exponent):
+    _mstore(self, _meta_pointwise.pow_tensor_scalar(self, exponent), 'pow_')
+    return self
+
+pow__Tensor_Scalar.register(K.Meta, _meta_pow__Tensor_Scalar, name='meta.pointwise.pow_tensor_scalar')
+
+pow__Tensor_Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_pow_Tensor_Scalar_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.pow_tensor_scalar((self._np if self.__class__ is _T else _u(self)), exponent))
+    return out
+
+pow_Tensor_Scalar_out.register(K.CPU, _cpu_pow_Tensor_Scalar_out, name='cpu.pointwise.pow_tensor_scalar')
+
+def _meta_pow_Tensor_Scalar_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.pow_tensor_scalar(self, exponent))
+    return out
+
+pow_Tensor_Scalar_out.register(K.Meta, _meta_pow_Tensor_Scalar_out, name='meta.pointwise.pow_tensor_scalar')
+
+pow_Tensor_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_float_power_Tensor_Tensor(self, exponent):
+    return _cw(_cpu_pointwise.float_power(self._np, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+
+float_power_Tensor_Tensor.register(K.CPU, _cpu_float_power_Tensor_Tensor, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Tensor_Tensor(self, exponent):
+    return _mw(_meta_pointwise.float_power(self, exponent))
+
+float_power_Tensor_Tensor.register(K.Meta, _meta_float_power_Tensor_Tensor, name='meta.pointwise.float_power')
+
+def _cpu_float_power_Tensor_Tensor_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.float_power(self._np, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+    return out
+
+float_power_Tensor_Tensor_out.register(K.CPU, _cpu_float_power_Tensor_Tensor_out, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Tensor_Tensor_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.float_power(self, exponent))
+    return out
+
+float_power_Tensor_Tensor_out.register(K.Meta, _meta_float_power_Tensor_Tensor_out, name='meta.pointwise.float_power')
+
+float_power_Tensor_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_float_power_Scalar(self, exponent):
+    return _cw(_cpu_pointwise.float_power(self, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+
+float_power_Scalar.register(K.CPU, _cpu_float_power_Scalar, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Scalar(self, exponent):
+    return _mw(_meta_pointwise.float_power(self, exponent))
+
+float_power_Scalar.register(K.Meta, _meta_float_power_Scalar, name='meta.pointwise.float_power')
+
+def _cpu_float_power_Scalar_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.float_power(self, (exponent._np if exponent.__class__ is _T else _u(exponent))))
+    return out
+
+float_power_Scalar_out.register(K.CPU, _cpu_float_power_Scalar_out, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Scalar_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.float_power(self, exponent))
+    return out
+
+float_power_Scalar_out.register(K.Meta, _meta_float_power_Scalar_out, name='meta.pointwise.float_power')
+
+float_power_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_float_power_Tensor_Scalar(self, exponent):
+    return _cw(_cpu_pointwise.float_power(self._np, exponent))
+
+float_power_Tensor_Scalar.register(K.CPU, _cpu_float_power_Tensor_Scalar, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Tensor_Scalar(self, exponent):
+    return _mw(_meta_pointwise.float_power(self, exponent))
+
+float_power_Tensor_Scalar.register(K.Meta, _meta_float_power_Tensor_Scalar, name='meta.pointwise.float_power')
+
+def _cpu_float_power_Tensor_Scalar_out(self, exponent, out):
+    _cstore_out(out, _cpu_pointwise.float_power(self._np, exponent))
+    return out
+
+float_power_Tensor_Scalar_out.register(K.CPU, _cpu_float_power_Tensor_Scalar_out, name='cpu.pointwise.float_power')
+
+def _meta_float_power_Tensor_Scalar_out(self, exponent, out):
+    _mstore_out(out, _meta_pointwise.float_power(self, exponent))
+    return out
+
+float_power_Tensor_Scalar_out.register(K.Meta, _meta_float_power_Tensor_Scalar_out, name='meta.pointwise.float_power')
+
+float_power_Tensor_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_float_power__Tensor(self, exponent):
+    _cpu_pointwise.float_power_(self._np, (exponent._np if exponent.__class__ is _T else _u(exponent)))
+    return self
+
+float_power__Tensor.register(K.CPU, _cpu_float_power__Tensor, name='cpu.pointwise.float_power_')
+
+def _meta_float_power__Tensor(self, exponent):
+    _meta_pointwise.float_power_(self, exponent)
+    return self
+
+float_power__Tensor.register(K.Meta, _meta_float_power__Tensor, name='meta.pointwise.float_power_')
+
+float_power__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_float_power__Scalar(self, exponent):
+    _cpu_pointwise.float_power_(self._np, exponent)
+    return self
+
+float_power__Scalar.register(K.CPU, _cpu_float_power__Scalar, name='cpu.pointwise.float_power_')
+
+def _meta_float_power__Scalar(self, exponent):
+    _meta_pointwise.float_power_(self, exponent)
+    return self
+
+float_power__Scalar.register(K.Meta, _meta_float_power__Scalar, name='meta.pointwise.float_power_')
+
+float_power__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_square(self):
+    return _cw(_cpu_pointwise.square(self._np))
+
+square.register(K.CPU, _cpu_square, name='cpu.pointwise.square')
+
+def _meta_square(self):
+    return _mw(_meta_pointwise.square(self))
+
+square.register(K.Meta, _meta_square, name='meta.pointwise.square')
+
+def _cpu_square_(self):
+    _cstore(self, _cpu_pointwise.square(self._np), 'square_')
+    return self
+
+square_.register(K.CPU, _cpu_square_, name='cpu.pointwise.square')
+
+def _meta_square_(self):
+    _mstore(self, _meta_pointwise.square(self), 'square_')
+    return self
+
+square_.register(K.Meta, _meta_square_, name='meta.pointwise.square')
+
+square_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_square_out(self, out):
+    _cstore_out(out, _cpu_pointwise.square(self._np))
+    return out
+
+square_out.register(K.CPU, _cpu_square_out, name='cpu.pointwise.square')
+
+def _meta_square_out(self, out):
+    _mstore_out(out, _meta_pointwise.square(self))
+    return out
+
+square_out.register(K.Meta, _meta_square_out, name='meta.pointwise.square')
+
+square_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_neg(self):
     return _cw(_cpu_pointwise.neg(self._np))
 
 neg.register(K.CPU, _cpu_neg, name='cpu.pointwise.neg')
 
 def _meta_neg(self):
-    return _mw(_meta_pointwise.unary(self))
+    return _mw(_meta_pointwise.neg(self))
 
-neg.register(K.Meta, _meta_neg, name='meta.pointwise.unary')
+neg.register(K.Meta, _meta_neg, name='meta.pointwise.neg')
 
 def _cpu_neg_(self):
     _cstore(self, _cpu_pointwise.neg(self._np), 'neg_')
@@ -228,10 +6729,10 @@ def _cpu_neg_(self):
 neg_.register(K.CPU, _cpu_neg_, name='cpu.pointwise.neg')
 
 def _meta_neg_(self):
-    _mstore(self, _meta_pointwise.unary(self), 'neg_')
+    _mstore(self, _meta_pointwise.neg(self), 'neg_')
     return self
 
-neg_.register(K.Meta, _meta_neg_, name='meta.pointwise.unary')
+neg_.register(K.Meta, _meta_neg_, name='meta.pointwise.neg')
 
 neg_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_neg_out(self, out):
@@ -241,35 +6742,4642 @@ def _cpu_neg_out(self, out):
 neg_out.register(K.CPU, _cpu_neg_out, name='cpu.pointwise.neg')
 
 def _meta_neg_out(self, out):
+    _mstore_out(out, _meta_pointwise.neg(self))
+    return out
+
+neg_out.register(K.Meta, _meta_neg_out, name='meta.pointwise.neg')
+
+neg_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_negative(self):
+    return _cw(_cpu_pointwise.neg(self._np))
+
+negative.register(K.CPU, _cpu_negative, name='cpu.pointwise.neg')
+
+def _meta_negative(self):
+    return _mw(_meta_pointwise.neg(self))
+
+negative.register(K.Meta, _meta_negative, name='meta.pointwise.neg')
+
+def _cpu_negative_(self):
+    _cstore(self, _cpu_pointwise.neg(self._np), 'negative_')
+    return self
+
+negative_.register(K.CPU, _cpu_negative_, name='cpu.pointwise.neg')
+
+def _meta_negative_(self):
+    _mstore(self, _meta_pointwise.neg(self), 'negative_')
+    return self
+
+negative_.register(K.Meta, _meta_negative_, name='meta.pointwise.neg')
+
+negative_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_negative_out(self, out):
+    _cstore_out(out, _cpu_pointwise.neg(self._np))
+    return out
+
+negative_out.register(K.CPU, _cpu_negative_out, name='cpu.pointwise.neg')
+
+def _meta_negative_out(self, out):
+    _mstore_out(out, _meta_pointwise.neg(self))
+    return out
+
+negative_out.register(K.Meta, _meta_negative_out, name='meta.pointwise.neg')
+
+negative_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_abs(self):
+    return _cw(_cpu_pointwise.abs(self._np))
+
+abs.register(K.CPU, _cpu_abs, name='cpu.pointwise.abs')
+
+def _meta_abs(self):
+    return _mw(_meta_pointwise.abs(self))
+
+abs.register(K.Meta, _meta_abs, name='meta.pointwise.abs')
+
+def _cpu_abs_out(self, out):
+    _cstore_out(out, _cpu_pointwise.abs(self._np))
+    return out
+
+abs_out.register(K.CPU, _cpu_abs_out, name='cpu.pointwise.abs')
+
+def _meta_abs_out(self, out):
+    _mstore_out(out, _meta_pointwise.abs(self))
+    return out
+
+abs_out.register(K.Meta, _meta_abs_out, name='meta.pointwise.abs')
+
+abs_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_absolute(self):
+    return _cw(_cpu_pointwise.abs(self._np))
+
+absolute.register(K.CPU, _cpu_absolute, name='cpu.pointwise.abs')
+
+def _meta_absolute(self):
+    return _mw(_meta_pointwise.abs(self))
+
+absolute.register(K.Meta, _meta_absolute, name='meta.pointwise.abs')
+
+def _cpu_absolute_out(self, out):
+    _cstore_out(out, _cpu_pointwise.abs(self._np))
+    return out
+
+absolute_out.register(K.CPU, _cpu_absolute_out, name='cpu.pointwise.abs')
+
+def _meta_absolute_out(self, out):
+    _mstore_out(out, _meta_pointwise.abs(self))
+    return out
+
+absolute_out.register(K.Meta, _meta_absolute_out, name='meta.pointwise.abs')
+
+absolute_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_abs_(self):
+    _cpu_pointwise.abs_(self._np)
+    return self
+
+abs_.register(K.CPU, _cpu_abs_, name='cpu.pointwise.abs_')
+
+def _meta_abs_(self):
+    _meta_pointwise.abs_(self)
+    return self
+
+abs_.register(K.Meta, _meta_abs_, name='meta.pointwise.abs_')
+
+abs_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_absolute_(self):
+    _cpu_pointwise.abs_(self._np)
+    return self
+
+absolute_.register(K.CPU, _cpu_absolute_, name='cpu.pointwise.abs_')
+
+def _meta_absolute_(self):
+    _meta_pointwise.abs_(self)
+    return self
+
+absolute_.register(K.Meta, _meta_absolute_, name='meta.pointwise.abs_')
+
+absolute_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sign(self):
+    return _cw(_cpu_pointwise.sign(self._np))
+
+sign.register(K.CPU, _cpu_sign, name='cpu.pointwise.sign')
+
+def _meta_sign(self):
+    return _mw(_meta_pointwise.unary(self))
+
+sign.register(K.Meta, _meta_sign, name='meta.pointwise.unary')
+
+def _cpu_sign_(self):
+    _cstore(self, _cpu_pointwise.sign(self._np), 'sign_')
+    return self
+
+sign_.register(K.CPU, _cpu_sign_, name='cpu.pointwise.sign')
+
+def _meta_sign_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'sign_')
+    return self
+
+sign_.register(K.Meta, _meta_sign_, name='meta.pointwise.unary')
+
+sign_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sign_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sign(self._np))
+    return out
+
+sign_out.register(K.CPU, _cpu_sign_out, name='cpu.pointwise.sign')
+
+def _meta_sign_out(self, out):
     _mstore_out(out, _meta_pointwise.unary(self))
     return out
 
-neg_out.register(K.Meta, _meta_neg_out, name='meta.pointwise.unary')
+sign_out.register(K.Meta, _meta_sign_out, name='meta.pointwise.unary')
 
-neg_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
-def _cpu_relu(self):
-    return _cw(_cpu_pointwise.relu(self._np))
+sign_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sgn(self):
+    return _cw(_cpu_pointwise.sgn(self._np))
 
-relu.register(K.CPU, _cpu_relu, name='cpu.pointwise.relu')
+sgn.register(K.CPU, _cpu_sgn, name='cpu.pointwise.sgn')
 
-def _meta_relu(self):
+def _meta_sgn(self):
     return _mw(_meta_pointwise.unary(self))
 
-relu.register(K.Meta, _meta_relu, name='meta.pointwise.unary')
+sgn.register(K.Meta, _meta_sgn, name='meta.pointwise.unary')
 
-def _cpu_relu_(self):
-    _cstore(self, _cpu_pointwise.relu(self._np), 'relu_')
+def _cpu_sgn_(self):
+    _cstore(self, _cpu_pointwise.sgn(self._np), 'sgn_')
     return self
 
-relu_.register(K.CPU, _cpu_relu_, name='cpu.pointwise.relu')
+sgn_.register(K.CPU, _cpu_sgn_, name='cpu.pointwise.sgn')
 
-def _meta_relu_(self):
-    _mstore(self, _meta_pointwise.unary(self), 'relu_')
+def _meta_sgn_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'sgn_')
     return self
 
-relu_.register(K.Meta, _meta_relu_, name='meta.pointwise.unary')
+sgn_.register(K.Meta, _meta_sgn_, name='meta.pointwise.unary')
 
-relu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+sgn_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sgn_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sgn(self._np))
+    return out
+
+sgn_out.register(K.CPU, _cpu_sgn_out, name='cpu.pointwise.sgn')
+
+def _meta_sgn_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+sgn_out.register(K.Meta, _meta_sgn_out, name='meta.pointwise.unary')
+
+sgn_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_exp(self):
+    return _cw(_cpu_pointwise.exp(self._np))
+
+exp.register(K.CPU, _cpu_exp, name='cpu.pointwise.exp')
+
+def _meta_exp(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+exp.register(K.Meta, _meta_exp, name='meta.pointwise.unary_float')
+
+def _cpu_exp_(self):
+    _cstore(self, _cpu_pointwise.exp(self._np), 'exp_')
+    return self
+
+exp_.register(K.CPU, _cpu_exp_, name='cpu.pointwise.exp')
+
+def _meta_exp_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'exp_')
+    return self
+
+exp_.register(K.Meta, _meta_exp_, name='meta.pointwise.unary_float')
+
+exp_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_exp_out(self, out):
+    _cstore_out(out, _cpu_pointwise.exp(self._np))
+    return out
+
+exp_out.register(K.CPU, _cpu_exp_out, name='cpu.pointwise.exp')
+
+def _meta_exp_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+exp_out.register(K.Meta, _meta_exp_out, name='meta.pointwise.unary_float')
+
+exp_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_exp2(self):
+    return _cw(_cpu_pointwise.exp2(self._np))
+
+exp2.register(K.CPU, _cpu_exp2, name='cpu.pointwise.exp2')
+
+def _meta_exp2(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+exp2.register(K.Meta, _meta_exp2, name='meta.pointwise.unary_float')
+
+def _cpu_exp2_(self):
+    _cstore(self, _cpu_pointwise.exp2(self._np), 'exp2_')
+    return self
+
+exp2_.register(K.CPU, _cpu_exp2_, name='cpu.pointwise.exp2')
+
+def _meta_exp2_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'exp2_')
+    return self
+
+exp2_.register(K.Meta, _meta_exp2_, name='meta.pointwise.unary_float')
+
+exp2_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_exp2_out(self, out):
+    _cstore_out(out, _cpu_pointwise.exp2(self._np))
+    return out
+
+exp2_out.register(K.CPU, _cpu_exp2_out, name='cpu.pointwise.exp2')
+
+def _meta_exp2_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+exp2_out.register(K.Meta, _meta_exp2_out, name='meta.pointwise.unary_float')
+
+exp2_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_expm1(self):
+    return _cw(_cpu_pointwise.expm1(self._np))
+
+expm1.register(K.CPU, _cpu_expm1, name='cpu.pointwise.expm1')
+
+def _meta_expm1(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+expm1.register(K.Meta, _meta_expm1, name='meta.pointwise.unary_float')
+
+def _cpu_expm1_(self):
+    _cstore(self, _cpu_pointwise.expm1(self._np), 'expm1_')
+    return self
+
+expm1_.register(K.CPU, _cpu_expm1_, name='cpu.pointwise.expm1')
+
+def _meta_expm1_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'expm1_')
+    return self
+
+expm1_.register(K.Meta, _meta_expm1_, name='meta.pointwise.unary_float')
+
+expm1_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_expm1_out(self, out):
+    _cstore_out(out, _cpu_pointwise.expm1(self._np))
+    return out
+
+expm1_out.register(K.CPU, _cpu_expm1_out, name='cpu.pointwise.expm1')
+
+def _meta_expm1_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+expm1_out.register(K.Meta, _meta_expm1_out, name='meta.pointwise.unary_float')
+
+expm1_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log(self):
+    return _cw(_cpu_pointwise.log(self._np))
+
+log.register(K.CPU, _cpu_log, name='cpu.pointwise.log')
+
+def _meta_log(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+log.register(K.Meta, _meta_log, name='meta.pointwise.unary_float')
+
+def _cpu_log_(self):
+    _cstore(self, _cpu_pointwise.log(self._np), 'log_')
+    return self
+
+log_.register(K.CPU, _cpu_log_, name='cpu.pointwise.log')
+
+def _meta_log_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'log_')
+    return self
+
+log_.register(K.Meta, _meta_log_, name='meta.pointwise.unary_float')
+
+log_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_log_out(self, out):
+    _cstore_out(out, _cpu_pointwise.log(self._np))
+    return out
+
+log_out.register(K.CPU, _cpu_log_out, name='cpu.pointwise.log')
+
+def _meta_log_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+log_out.register(K.Meta, _meta_log_out, name='meta.pointwise.unary_float')
+
+log_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log2(self):
+    return _cw(_cpu_pointwise.log2(self._np))
+
+log2.register(K.CPU, _cpu_log2, name='cpu.pointwise.log2')
+
+def _meta_log2(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+log2.register(K.Meta, _meta_log2, name='meta.pointwise.unary_float')
+
+def _cpu_log2_(self):
+    _cstore(self, _cpu_pointwise.log2(self._np), 'log2_')
+    return self
+
+log2_.register(K.CPU, _cpu_log2_, name='cpu.pointwise.log2')
+
+def _meta_log2_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'log2_')
+    return self
+
+log2_.register(K.Meta, _meta_log2_, name='meta.pointwise.unary_float')
+
+log2_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_log2_out(self, out):
+    _cstore_out(out, _cpu_pointwise.log2(self._np))
+    return out
+
+log2_out.register(K.CPU, _cpu_log2_out, name='cpu.pointwise.log2')
+
+def _meta_log2_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+log2_out.register(K.Meta, _meta_log2_out, name='meta.pointwise.unary_float')
+
+log2_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log10(self):
+    return _cw(_cpu_pointwise.log10(self._np))
+
+log10.register(K.CPU, _cpu_log10, name='cpu.pointwise.log10')
+
+def _meta_log10(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+log10.register(K.Meta, _meta_log10, name='meta.pointwise.unary_float')
+
+def _cpu_log10_(self):
+    _cstore(self, _cpu_pointwise.log10(self._np), 'log10_')
+    return self
+
+log10_.register(K.CPU, _cpu_log10_, name='cpu.pointwise.log10')
+
+def _meta_log10_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'log10_')
+    return self
+
+log10_.register(K.Meta, _meta_log10_, name='meta.pointwise.unary_float')
+
+log10_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_log10_out(self, out):
+    _cstore_out(out, _cpu_pointwise.log10(self._np))
+    return out
+
+log10_out.register(K.CPU, _cpu_log10_out, name='cpu.pointwise.log10')
+
+def _meta_log10_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+log10_out.register(K.Meta, _meta_log10_out, name='meta.pointwise.unary_float')
+
+log10_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log1p(self):
+    return _cw(_cpu_pointwise.log1p(self._np))
+
+log1p.register(K.CPU, _cpu_log1p, name='cpu.pointwise.log1p')
+
+def _meta_log1p(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+log1p.register(K.Meta, _meta_log1p, name='meta.pointwise.unary_float')
+
+def _cpu_log1p_(self):
+    _cstore(self, _cpu_pointwise.log1p(self._np), 'log1p_')
+    return self
+
+log1p_.register(K.CPU, _cpu_log1p_, name='cpu.pointwise.log1p')
+
+def _meta_log1p_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'log1p_')
+    return self
+
+log1p_.register(K.Meta, _meta_log1p_, name='meta.pointwise.unary_float')
+
+log1p_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_log1p_out(self, out):
+    _cstore_out(out, _cpu_pointwise.log1p(self._np))
+    return out
+
+log1p_out.register(K.CPU, _cpu_log1p_out, name='cpu.pointwise.log1p')
+
+def _meta_log1p_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+log1p_out.register(K.Meta, _meta_log1p_out, name='meta.pointwise.unary_float')
+
+log1p_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sqrt(self):
+    return _cw(_cpu_pointwise.sqrt(self._np))
+
+sqrt.register(K.CPU, _cpu_sqrt, name='cpu.pointwise.sqrt')
+
+def _meta_sqrt(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+sqrt.register(K.Meta, _meta_sqrt, name='meta.pointwise.unary_float')
+
+def _cpu_sqrt_(self):
+    _cstore(self, _cpu_pointwise.sqrt(self._np), 'sqrt_')
+    return self
+
+sqrt_.register(K.CPU, _cpu_sqrt_, name='cpu.pointwise.sqrt')
+
+def _meta_sqrt_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'sqrt_')
+    return self
+
+sqrt_.register(K.Meta, _meta_sqrt_, name='meta.pointwise.unary_float')
+
+sqrt_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sqrt_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sqrt(self._np))
+    return out
+
+sqrt_out.register(K.CPU, _cpu_sqrt_out, name='cpu.pointwise.sqrt')
+
+def _meta_sqrt_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+sqrt_out.register(K.Meta, _meta_sqrt_out, name='meta.pointwise.unary_float')
+
+sqrt_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_rsqrt(self):
+    return _cw(_cpu_pointwise.rsqrt(self._np))
+
+rsqrt.register(K.CPU, _cpu_rsqrt, name='cpu.pointwise.rsqrt')
+
+def _meta_rsqrt(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+rsqrt.register(K.Meta, _meta_rsqrt, name='meta.pointwise.unary_float')
+
+def _cpu_rsqrt_(self):
+    _cstore(self, _cpu_pointwise.rsqrt(self._np), 'rsqrt_')
+    return self
+
+rsqrt_.register(K.CPU, _cpu_rsqrt_, name='cpu.pointwise.rsqrt')
+
+def _meta_rsqrt_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'rsqrt_')
+    return self
+
+rsqrt_.register(K.Meta, _meta_rsqrt_, name='meta.pointwise.unary_float')
+
+rsqrt_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_rsqrt_out(self, out):
+    _cstore_out(out, _cpu_pointwise.rsqrt(self._np))
+    return out
+
+rsqrt_out.register(K.CPU, _cpu_rsqrt_out, name='cpu.pointwise.rsqrt')
+
+def _meta_rsqrt_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+rsqrt_out.register(K.Meta, _meta_rsqrt_out, name='meta.pointwise.unary_float')
+
+rsqrt_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sin(self):
+    return _cw(_cpu_pointwise.sin(self._np))
+
+sin.register(K.CPU, _cpu_sin, name='cpu.pointwise.sin')
+
+def _meta_sin(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+sin.register(K.Meta, _meta_sin, name='meta.pointwise.unary_float')
+
+def _cpu_sin_(self):
+    _cstore(self, _cpu_pointwise.sin(self._np), 'sin_')
+    return self
+
+sin_.register(K.CPU, _cpu_sin_, name='cpu.pointwise.sin')
+
+def _meta_sin_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'sin_')
+    return self
+
+sin_.register(K.Meta, _meta_sin_, name='meta.pointwise.unary_float')
+
+sin_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sin_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sin(self._np))
+    return out
+
+sin_out.register(K.CPU, _cpu_sin_out, name='cpu.pointwise.sin')
+
+def _meta_sin_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+sin_out.register(K.Meta, _meta_sin_out, name='meta.pointwise.unary_float')
+
+sin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cos(self):
+    return _cw(_cpu_pointwise.cos(self._np))
+
+cos.register(K.CPU, _cpu_cos, name='cpu.pointwise.cos')
+
+def _meta_cos(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+cos.register(K.Meta, _meta_cos, name='meta.pointwise.unary_float')
+
+def _cpu_cos_(self):
+    _cstore(self, _cpu_pointwise.cos(self._np), 'cos_')
+    return self
+
+cos_.register(K.CPU, _cpu_cos_, name='cpu.pointwise.cos')
+
+def _meta_cos_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'cos_')
+    return self
+
+cos_.register(K.Meta, _meta_cos_, name='meta.pointwise.unary_float')
+
+cos_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_cos_out(self, out):
+    _cstore_out(out, _cpu_pointwise.cos(self._np))
+    return out
+
+cos_out.register(K.CPU, _cpu_cos_out, name='cpu.pointwise.cos')
+
+def _meta_cos_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+cos_out.register(K.Meta, _meta_cos_out, name='meta.pointwise.unary_float')
+
+cos_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_tan(self):
+    return _cw(_cpu_pointwise.tan(self._np))
+
+tan.register(K.CPU, _cpu_tan, name='cpu.pointwise.tan')
+
+def _meta_tan(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+tan.register(K.Meta, _meta_tan, name='meta.pointwise.unary_float')
+
+def _cpu_tan_(self):
+    _cstore(self, _cpu_pointwise.tan(self._np), 'tan_')
+    return self
+
+tan_.register(K.CPU, _cpu_tan_, name='cpu.pointwise.tan')
+
+def _meta_tan_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'tan_')
+    return self
+
+tan_.register(K.Meta, _meta_tan_, name='meta.pointwise.unary_float')
+
+tan_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_tan_out(self, out):
+    _cstore_out(out, _cpu_pointwise.tan(self._np))
+    return out
+
+tan_out.register(K.CPU, _cpu_tan_out, name='cpu.pointwise.tan')
+
+def _meta_tan_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+tan_out.register(K.Meta, _meta_tan_out, name='meta.pointwise.unary_float')
+
+tan_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_asin(self):
+    return _cw(_cpu_pointwise.asin(self._np))
+
+asin.register(K.CPU, _cpu_asin, name='cpu.pointwise.asin')
+
+def _meta_asin(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+asin.register(K.Meta, _meta_asin, name='meta.pointwise.unary_float')
+
+def _cpu_asin_(self):
+    _cstore(self, _cpu_pointwise.asin(self._np), 'asin_')
+    return self
+
+asin_.register(K.CPU, _cpu_asin_, name='cpu.pointwise.asin')
+
+def _meta_asin_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'asin_')
+    return self
+
+asin_.register(K.Meta, _meta_asin_, name='meta.pointwise.unary_float')
+
+asin_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_asin_out(self, out):
+    _cstore_out(out, _cpu_pointwise.asin(self._np))
+    return out
+
+asin_out.register(K.CPU, _cpu_asin_out, name='cpu.pointwise.asin')
+
+def _meta_asin_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+asin_out.register(K.Meta, _meta_asin_out, name='meta.pointwise.unary_float')
+
+asin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_acos(self):
+    return _cw(_cpu_pointwise.acos(self._np))
+
+acos.register(K.CPU, _cpu_acos, name='cpu.pointwise.acos')
+
+def _meta_acos(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+acos.register(K.Meta, _meta_acos, name='meta.pointwise.unary_float')
+
+def _cpu_acos_(self):
+    _cstore(self, _cpu_pointwise.acos(self._np), 'acos_')
+    return self
+
+acos_.register(K.CPU, _cpu_acos_, name='cpu.pointwise.acos')
+
+def _meta_acos_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'acos_')
+    return self
+
+acos_.register(K.Meta, _meta_acos_, name='meta.pointwise.unary_float')
+
+acos_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_acos_out(self, out):
+    _cstore_out(out, _cpu_pointwise.acos(self._np))
+    return out
+
+acos_out.register(K.CPU, _cpu_acos_out, name='cpu.pointwise.acos')
+
+def _meta_acos_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+acos_out.register(K.Meta, _meta_acos_out, name='meta.pointwise.unary_float')
+
+acos_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_atan(self):
+    return _cw(_cpu_pointwise.atan(self._np))
+
+atan.register(K.CPU, _cpu_atan, name='cpu.pointwise.atan')
+
+def _meta_atan(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+atan.register(K.Meta, _meta_atan, name='meta.pointwise.unary_float')
+
+def _cpu_atan_(self):
+    _cstore(self, _cpu_pointwise.atan(self._np), 'atan_')
+    return self
+
+atan_.register(K.CPU, _cpu_atan_, name='cpu.pointwise.atan')
+
+def _meta_atan_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'atan_')
+    return self
+
+atan_.register(K.Meta, _meta_atan_, name='meta.pointwise.unary_float')
+
+atan_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_atan_out(self, out):
+    _cstore_out(out, _cpu_pointwise.atan(self._np))
+    return out
+
+atan_out.register(K.CPU, _cpu_atan_out, name='cpu.pointwise.atan')
+
+def _meta_atan_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+atan_out.register(K.Meta, _meta_atan_out, name='meta.pointwise.unary_float')
+
+atan_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arcsin(self):
+    return _cw(_cpu_pointwise.asin(self._np))
+
+arcsin.register(K.CPU, _cpu_arcsin, name='cpu.pointwise.asin')
+
+def _meta_arcsin(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arcsin.register(K.Meta, _meta_arcsin, name='meta.pointwise.unary_float')
+
+def _cpu_arcsin_(self):
+    _cstore(self, _cpu_pointwise.asin(self._np), 'arcsin_')
+    return self
+
+arcsin_.register(K.CPU, _cpu_arcsin_, name='cpu.pointwise.asin')
+
+def _meta_arcsin_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arcsin_')
+    return self
+
+arcsin_.register(K.Meta, _meta_arcsin_, name='meta.pointwise.unary_float')
+
+arcsin_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arcsin_out(self, out):
+    _cstore_out(out, _cpu_pointwise.asin(self._np))
+    return out
+
+arcsin_out.register(K.CPU, _cpu_arcsin_out, name='cpu.pointwise.asin')
+
+def _meta_arcsin_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arcsin_out.register(K.Meta, _meta_arcsin_out, name='meta.pointwise.unary_float')
+
+arcsin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arccos(self):
+    return _cw(_cpu_pointwise.acos(self._np))
+
+arccos.register(K.CPU, _cpu_arccos, name='cpu.pointwise.acos')
+
+def _meta_arccos(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arccos.register(K.Meta, _meta_arccos, name='meta.pointwise.unary_float')
+
+def _cpu_arccos_(self):
+    _cstore(self, _cpu_pointwise.acos(self._np), 'arccos_')
+    return self
+
+arccos_.register(K.CPU, _cpu_arccos_, name='cpu.pointwise.acos')
+
+def _meta_arccos_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arccos_')
+    return self
+
+arccos_.register(K.Meta, _meta_arccos_, name='meta.pointwise.unary_float')
+
+arccos_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arccos_out(self, out):
+    _cstore_out(out, _cpu_pointwise.acos(self._np))
+    return out
+
+arccos_out.register(K.CPU, _cpu_arccos_out, name='cpu.pointwise.acos')
+
+def _meta_arccos_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arccos_out.register(K.Meta, _meta_arccos_out, name='meta.pointwise.unary_float')
+
+arccos_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arctan(self):
+    return _cw(_cpu_pointwise.atan(self._np))
+
+arctan.register(K.CPU, _cpu_arctan, name='cpu.pointwise.atan')
+
+def _meta_arctan(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arctan.register(K.Meta, _meta_arctan, name='meta.pointwise.unary_float')
+
+def _cpu_arctan_(self):
+    _cstore(self, _cpu_pointwise.atan(self._np), 'arctan_')
+    return self
+
+arctan_.register(K.CPU, _cpu_arctan_, name='cpu.pointwise.atan')
+
+def _meta_arctan_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arctan_')
+    return self
+
+arctan_.register(K.Meta, _meta_arctan_, name='meta.pointwise.unary_float')
+
+arctan_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arctan_out(self, out):
+    _cstore_out(out, _cpu_pointwise.atan(self._np))
+    return out
+
+arctan_out.register(K.CPU, _cpu_arctan_out, name='cpu.pointwise.atan')
+
+def _meta_arctan_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arctan_out.register(K.Meta, _meta_arctan_out, name='meta.pointwise.unary_float')
+
+arctan_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sinh(self):
+    return _cw(_cpu_pointwise.sinh(self._np))
+
+sinh.register(K.CPU, _cpu_sinh, name='cpu.pointwise.sinh')
+
+def _meta_sinh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+sinh.register(K.Meta, _meta_sinh, name='meta.pointwise.unary_float')
+
+def _cpu_sinh_(self):
+    _cstore(self, _cpu_pointwise.sinh(self._np), 'sinh_')
+    return self
+
+sinh_.register(K.CPU, _cpu_sinh_, name='cpu.pointwise.sinh')
+
+def _meta_sinh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'sinh_')
+    return self
+
+sinh_.register(K.Meta, _meta_sinh_, name='meta.pointwise.unary_float')
+
+sinh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sinh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sinh(self._np))
+    return out
+
+sinh_out.register(K.CPU, _cpu_sinh_out, name='cpu.pointwise.sinh')
+
+def _meta_sinh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+sinh_out.register(K.Meta, _meta_sinh_out, name='meta.pointwise.unary_float')
+
+sinh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cosh(self):
+    return _cw(_cpu_pointwise.cosh(self._np))
+
+cosh.register(K.CPU, _cpu_cosh, name='cpu.pointwise.cosh')
+
+def _meta_cosh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+cosh.register(K.Meta, _meta_cosh, name='meta.pointwise.unary_float')
+
+def _cpu_cosh_(self):
+    _cstore(self, _cpu_pointwise.cosh(self._np), 'cosh_')
+    return self
+
+cosh_.register(K.CPU, _cpu_cosh_, name='cpu.pointwise.cosh')
+
+def _meta_cosh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'cosh_')
+    return self
+
+cosh_.register(K.Meta, _meta_cosh_, name='meta.pointwise.unary_float')
+
+cosh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_cosh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.cosh(self._np))
+    return out
+
+cosh_out.register(K.CPU, _cpu_cosh_out, name='cpu.pointwise.cosh')
+
+def _meta_cosh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+cosh_out.register(K.Meta, _meta_cosh_out, name='meta.pointwise.unary_float')
+
+cosh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_tanh(self):
+    return _cw(_cpu_pointwise.tanh(self._np))
+
+tanh.register(K.CPU, _cpu_tanh, name='cpu.pointwise.tanh')
+
+def _meta_tanh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+tanh.register(K.Meta, _meta_tanh, name='meta.pointwise.unary_float')
+
+def _cpu_tanh_(self):
+    _cstore(self, _cpu_pointwise.tanh(self._np), 'tanh_')
+    return self
+
+tanh_.register(K.CPU, _cpu_tanh_, name='cpu.pointwise.tanh')
+
+def _meta_tanh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'tanh_')
+    return self
+
+tanh_.register(K.Meta, _meta_tanh_, name='meta.pointwise.unary_float')
+
+tanh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_tanh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.tanh(self._np))
+    return out
+
+tanh_out.register(K.CPU, _cpu_tanh_out, name='cpu.pointwise.tanh')
+
+def _meta_tanh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+tanh_out.register(K.Meta, _meta_tanh_out, name='meta.pointwise.unary_float')
+
+tanh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_asinh(self):
+    return _cw(_cpu_pointwise.asinh(self._np))
+
+asinh.register(K.CPU, _cpu_asinh, name='cpu.pointwise.asinh')
+
+def _meta_asinh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+asinh.register(K.Meta, _meta_asinh, name='meta.pointwise.unary_float')
+
+def _cpu_asinh_(self):
+    _cstore(self, _cpu_pointwise.asinh(self._np), 'asinh_')
+    return self
+
+asinh_.register(K.CPU, _cpu_asinh_, name='cpu.pointwise.asinh')
+
+def _meta_asinh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'asinh_')
+    return self
+
+asinh_.register(K.Meta, _meta_asinh_, name='meta.pointwise.unary_float')
+
+asinh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_asinh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.asinh(self._np))
+    return out
+
+asinh_out.register(K.CPU, _cpu_asinh_out, name='cpu.pointwise.asinh')
+
+def _meta_asinh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+asinh_out.register(K.Meta, _meta_asinh_out, name='meta.pointwise.unary_float')
+
+asinh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_acosh(self):
+    return _cw(_cpu_pointwise.acosh(self._np))
+
+acosh.register(K.CPU, _cpu_acosh, name='cpu.pointwise.acosh')
+
+def _meta_acosh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+acosh.register(K.Meta, _meta_acosh, name='meta.pointwise.unary_float')
+
+def _cpu_acosh_(self):
+    _cstore(self, _cpu_pointwise.acosh(self._np), 'acosh_')
+    return self
+
+acosh_.register(K.CPU, _cpu_acosh_, name='cpu.pointwise.acosh')
+
+def _meta_acosh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'acosh_')
+    return self
+
+acosh_.register(K.Meta, _meta_acosh_, name='meta.pointwise.unary_float')
+
+acosh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_acosh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.acosh(self._np))
+    return out
+
+acosh_out.register(K.CPU, _cpu_acosh_out, name='cpu.pointwise.acosh')
+
+def _meta_acosh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+acosh_out.register(K.Meta, _meta_acosh_out, name='meta.pointwise.unary_float')
+
+acosh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_atanh(self):
+    return _cw(_cpu_pointwise.atanh(self._np))
+
+atanh.register(K.CPU, _cpu_atanh, name='cpu.pointwise.atanh')
+
+def _meta_atanh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+atanh.register(K.Meta, _meta_atanh, name='meta.pointwise.unary_float')
+
+def _cpu_atanh_(self):
+    _cstore(self, _cpu_pointwise.atanh(self._np), 'atanh_')
+    return self
+
+atanh_.register(K.CPU, _cpu_atanh_, name='cpu.pointwise.atanh')
+
+def _meta_atanh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'atanh_')
+    return self
+
+atanh_.register(K.Meta, _meta_atanh_, name='meta.pointwise.unary_float')
+
+atanh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_atanh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.atanh(self._np))
+    return out
+
+atanh_out.register(K.CPU, _cpu_atanh_out, name='cpu.pointwise.atanh')
+
+def _meta_atanh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+atanh_out.register(K.Meta, _meta_atanh_out, name='meta.pointwise.unary_float')
+
+atanh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arcsinh(self):
+    return _cw(_cpu_pointwise.asinh(self._np))
+
+arcsinh.register(K.CPU, _cpu_arcsinh, name='cpu.pointwise.asinh')
+
+def _meta_arcsinh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arcsinh.register(K.Meta, _meta_arcsinh, name='meta.pointwise.unary_float')
+
+def _cpu_arcsinh_(self):
+    _cstore(self, _cpu_pointwise.asinh(self._np), 'arcsinh_')
+    return self
+
+arcsinh_.register(K.CPU, _cpu_arcsinh_, name='cpu.pointwise.asinh')
+
+def _meta_arcsinh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arcsinh_')
+    return self
+
+arcsinh_.register(K.Meta, _meta_arcsinh_, name='meta.pointwise.unary_float')
+
+arcsinh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arcsinh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.asinh(self._np))
+    return out
+
+arcsinh_out.register(K.CPU, _cpu_arcsinh_out, name='cpu.pointwise.asinh')
+
+def _meta_arcsinh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arcsinh_out.register(K.Meta, _meta_arcsinh_out, name='meta.pointwise.unary_float')
+
+arcsinh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arccosh(self):
+    return _cw(_cpu_pointwise.acosh(self._np))
+
+arccosh.register(K.CPU, _cpu_arccosh, name='cpu.pointwise.acosh')
+
+def _meta_arccosh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arccosh.register(K.Meta, _meta_arccosh, name='meta.pointwise.unary_float')
+
+def _cpu_arccosh_(self):
+    _cstore(self, _cpu_pointwise.acosh(self._np), 'arccosh_')
+    return self
+
+arccosh_.register(K.CPU, _cpu_arccosh_, name='cpu.pointwise.acosh')
+
+def _meta_arccosh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arccosh_')
+    return self
+
+arccosh_.register(K.Meta, _meta_arccosh_, name='meta.pointwise.unary_float')
+
+arccosh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arccosh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.acosh(self._np))
+    return out
+
+arccosh_out.register(K.CPU, _cpu_arccosh_out, name='cpu.pointwise.acosh')
+
+def _meta_arccosh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arccosh_out.register(K.Meta, _meta_arccosh_out, name='meta.pointwise.unary_float')
+
+arccosh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arctanh(self):
+    return _cw(_cpu_pointwise.atanh(self._np))
+
+arctanh.register(K.CPU, _cpu_arctanh, name='cpu.pointwise.atanh')
+
+def _meta_arctanh(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+arctanh.register(K.Meta, _meta_arctanh, name='meta.pointwise.unary_float')
+
+def _cpu_arctanh_(self):
+    _cstore(self, _cpu_pointwise.atanh(self._np), 'arctanh_')
+    return self
+
+arctanh_.register(K.CPU, _cpu_arctanh_, name='cpu.pointwise.atanh')
+
+def _meta_arctanh_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'arctanh_')
+    return self
+
+arctanh_.register(K.Meta, _meta_arctanh_, name='meta.pointwise.unary_float')
+
+arctanh_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arctanh_out(self, out):
+    _cstore_out(out, _cpu_pointwise.atanh(self._np))
+    return out
+
+arctanh_out.register(K.CPU, _cpu_arctanh_out, name='cpu.pointwise.atanh')
+
+def _meta_arctanh_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+arctanh_out.register(K.Meta, _meta_arctanh_out, name='meta.pointwise.unary_float')
+
+arctanh_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sigmoid(self):
+    return _cw(_cpu_pointwise.sigmoid(self._np))
+
+sigmoid.register(K.CPU, _cpu_sigmoid, name='cpu.pointwise.sigmoid')
+
+def _meta_sigmoid(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+sigmoid.register(K.Meta, _meta_sigmoid, name='meta.pointwise.unary_float')
+
+def _cpu_sigmoid_(self):
+    _cstore(self, _cpu_pointwise.sigmoid(self._np), 'sigmoid_')
+    return self
+
+sigmoid_.register(K.CPU, _cpu_sigmoid_, name='cpu.pointwise.sigmoid')
+
+def _meta_sigmoid_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'sigmoid_')
+    return self
+
+sigmoid_.register(K.Meta, _meta_sigmoid_, name='meta.pointwise.unary_float')
+
+sigmoid_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sigmoid_out(self, out):
+    _cstore_out(out, _cpu_pointwise.sigmoid(self._np))
+    return out
+
+sigmoid_out.register(K.CPU, _cpu_sigmoid_out, name='cpu.pointwise.sigmoid')
+
+def _meta_sigmoid_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+sigmoid_out.register(K.Meta, _meta_sigmoid_out, name='meta.pointwise.unary_float')
+
+sigmoid_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_erf(self):
+    return _cw(_cpu_pointwise.erf(self._np))
+
+erf.register(K.CPU, _cpu_erf, name='cpu.pointwise.erf')
+
+def _meta_erf(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+erf.register(K.Meta, _meta_erf, name='meta.pointwise.unary_float')
+
+def _cpu_erf_(self):
+    _cstore(self, _cpu_pointwise.erf(self._np), 'erf_')
+    return self
+
+erf_.register(K.CPU, _cpu_erf_, name='cpu.pointwise.erf')
+
+def _meta_erf_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'erf_')
+    return self
+
+erf_.register(K.Meta, _meta_erf_, name='meta.pointwise.unary_float')
+
+erf_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_erf_out(self, out):
+    _cstore_out(out, _cpu_pointwise.erf(self._np))
+    return out
+
+erf_out.register(K.CPU, _cpu_erf_out, name='cpu.pointwise.erf')
+
+def _meta_erf_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+erf_out.register(K.Meta, _meta_erf_out, name='meta.pointwise.unary_float')
+
+erf_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_erfc(self):
+    return _cw(_cpu_pointwise.erfc(self._np))
+
+erfc.register(K.CPU, _cpu_erfc, name='cpu.pointwise.erfc')
+
+def _meta_erfc(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+erfc.register(K.Meta, _meta_erfc, name='meta.pointwise.unary_float')
+
+def _cpu_erfc_(self):
+    _cstore(self, _cpu_pointwise.erfc(self._np), 'erfc_')
+    return self
+
+erfc_.register(K.CPU, _cpu_erfc_, name='cpu.pointwise.erfc')
+
+def _meta_erfc_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'erfc_')
+    return self
+
+erfc_.register(K.Meta, _meta_erfc_, name='meta.pointwise.unary_float')
+
+erfc_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_erfc_out(self, out):
+    _cstore_out(out, _cpu_pointwise.erfc(self._np))
+    return out
+
+erfc_out.register(K.CPU, _cpu_erfc_out, name='cpu.pointwise.erfc')
+
+def _meta_erfc_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+erfc_out.register(K.Meta, _meta_erfc_out, name='meta.pointwise.unary_float')
+
+erfc_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_erfinv(self):
+    return _cw(_cpu_pointwise.erfinv(self._np))
+
+erfinv.register(K.CPU, _cpu_erfinv, name='cpu.pointwise.erfinv')
+
+def _meta_erfinv(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+erfinv.register(K.Meta, _meta_erfinv, name='meta.pointwise.unary_float')
+
+def _cpu_erfinv_(self):
+    _cstore(self, _cpu_pointwise.erfinv(self._np), 'erfinv_')
+    return self
+
+erfinv_.register(K.CPU, _cpu_erfinv_, name='cpu.pointwise.erfinv')
+
+def _meta_erfinv_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'erfinv_')
+    return self
+
+erfinv_.register(K.Meta, _meta_erfinv_, name='meta.pointwise.unary_float')
+
+erfinv_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_erfinv_out(self, out):
+    _cstore_out(out, _cpu_pointwise.erfinv(self._np))
+    return out
+
+erfinv_out.register(K.CPU, _cpu_erfinv_out, name='cpu.pointwise.erfinv')
+
+def _meta_erfinv_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+erfinv_out.register(K.Meta, _meta_erfinv_out, name='meta.pointwise.unary_float')
+
+erfinv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_reciprocal(self):
+    return _cw(_cpu_pointwise.reciprocal(self._np))
+
+reciprocal.register(K.CPU, _cpu_reciprocal, name='cpu.pointwise.reciprocal')
+
+def _meta_reciprocal(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+reciprocal.register(K.Meta, _meta_reciprocal, name='meta.pointwise.unary_float')
+
+def _cpu_reciprocal_(self):
+    _cstore(self, _cpu_pointwise.reciprocal(self._np), 'reciprocal_')
+    return self
+
+reciprocal_.register(K.CPU, _cpu_reciprocal_, name='cpu.pointwise.reciprocal')
+
+def _meta_reciprocal_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'reciprocal_')
+    return self
+
+reciprocal_.register(K.Meta, _meta_reciprocal_, name='meta.pointwise.unary_float')
+
+reciprocal_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_reciprocal_out(self, out):
+    _cstore_out(out, _cpu_pointwise.reciprocal(self._np))
+    return out
+
+reciprocal_out.register(K.CPU, _cpu_reciprocal_out, name='cpu.pointwise.reciprocal')
+
+def _meta_reciprocal_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+reciprocal_out.register(K.Meta, _meta_reciprocal_out, name='meta.pointwise.unary_float')
+
+reciprocal_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_deg2rad(self):
+    return _cw(_cpu_pointwise.deg2rad(self._np))
+
+deg2rad.register(K.CPU, _cpu_deg2rad, name='cpu.pointwise.deg2rad')
+
+def _meta_deg2rad(self):
+    return _mw(_meta_pointwise.deg2rad(self))
+
+deg2rad.register(K.Meta, _meta_deg2rad, name='meta.pointwise.deg2rad')
+
+def _cpu_deg2rad_(self):
+    _cstore(self, _cpu_pointwise.deg2rad(self._np), 'deg2rad_')
+    return self
+
+deg2rad_.register(K.CPU, _cpu_deg2rad_, name='cpu.pointwise.deg2rad')
+
+def _meta_deg2rad_(self):
+    _mstore(self, _meta_pointwise.deg2rad(self), 'deg2rad_')
+    return self
+
+deg2rad_.register(K.Meta, _meta_deg2rad_, name='meta.pointwise.deg2rad')
+
+deg2rad_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_deg2rad_out(self, out):
+    _cstore_out(out, _cpu_pointwise.deg2rad(self._np))
+    return out
+
+deg2rad_out.register(K.CPU, _cpu_deg2rad_out, name='cpu.pointwise.deg2rad')
+
+def _meta_deg2rad_out(self, out):
+    _mstore_out(out, _meta_pointwise.deg2rad(self))
+    return out
+
+deg2rad_out.register(K.Meta, _meta_deg2rad_out, name='meta.pointwise.deg2rad')
+
+deg2rad_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_rad2deg(self):
+    return _cw(_cpu_pointwise.rad2deg(self._np))
+
+rad2deg.register(K.CPU, _cpu_rad2deg, name='cpu.pointwise.rad2deg')
+
+def _meta_rad2deg(self):
+    return _mw(_meta_pointwise.rad2deg(self))
+
+rad2deg.register(K.Meta, _meta_rad2deg, name='meta.pointwise.rad2deg')
+
+def _cpu_rad2deg_(self):
+    _cstore(self, _cpu_pointwise.rad2deg(self._np), 'rad2deg_')
+    return self
+
+rad2deg_.register(K.CPU, _cpu_rad2deg_, name='cpu.pointwise.rad2deg')
+
+def _meta_rad2deg_(self):
+    _mstore(self, _meta_pointwise.rad2deg(self), 'rad2deg_')
+    return self
+
+rad2deg_.register(K.Meta, _meta_rad2deg_, name='meta.pointwise.rad2deg')
+
+rad2deg_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_rad2deg_out(self, out):
+    _cstore_out(out, _cpu_pointwise.rad2deg(self._np))
+    return out
+
+rad2deg_out.register(K.CPU, _cpu_rad2deg_out, name='cpu.pointwise.rad2deg')
+
+def _meta_rad2deg_out(self, out):
+    _mstore_out(out, _meta_pointwise.rad2deg(self))
+    return out
+
+rad2deg_out.register(K.Meta, _meta_rad2deg_out, name='meta.pointwise.rad2deg')
+
+rad2deg_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logit(self, eps):
+    return _cw(_cpu_pointwise.logit(self._np, eps))
+
+logit.register(K.CPU, _cpu_logit, name='cpu.pointwise.logit')
+
+def _meta_logit(self, eps):
+    return _mw(_meta_pointwise.unary_float(self, eps))
+
+logit.register(K.Meta, _meta_logit, name='meta.pointwise.unary_float')
+
+def _cpu_logit_(self, eps):
+    _cstore(self, _cpu_pointwise.logit(self._np, eps), 'logit_')
+    return self
+
+logit_.register(K.CPU, _cpu_logit_, name='cpu.pointwise.logit')
+
+def _meta_logit_(self, eps):
+    _mstore(self, _meta_pointwise.unary_float(self, eps), 'logit_')
+    return self
+
+logit_.register(K.Meta, _meta_logit_, name='meta.pointwise.unary_float')
+
+logit_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_logit_out(self, eps, out):
+    _cstore_out(out, _cpu_pointwise.logit(self._np, eps))
+    return out
+
+logit_out.register(K.CPU, _cpu_logit_out, name='cpu.pointwise.logit')
+
+def _meta_logit_out(self, eps, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self, eps))
+    return out
+
+logit_out.register(K.Meta, _meta_logit_out, name='meta.pointwise.unary_float')
+
+logit_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_floor(self):
+    return _cw(_cpu_pointwise.floor(self._np))
+
+floor.register(K.CPU, _cpu_floor, name='cpu.pointwise.floor')
+
+def _meta_floor(self):
+    return _mw(_meta_pointwise.unary(self))
+
+floor.register(K.Meta, _meta_floor, name='meta.pointwise.unary')
+
+def _cpu_floor_(self):
+    _cstore(self, _cpu_pointwise.floor(self._np), 'floor_')
+    return self
+
+floor_.register(K.CPU, _cpu_floor_, name='cpu.pointwise.floor')
+
+def _meta_floor_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'floor_')
+    return self
+
+floor_.register(K.Meta, _meta_floor_, name='meta.pointwise.unary')
+
+floor_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_floor_out(self, out):
+    _cstore_out(out, _cpu_pointwise.floor(self._np))
+    return out
+
+floor_out.register(K.CPU, _cpu_floor_out, name='cpu.pointwise.floor')
+
+def _meta_floor_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+floor_out.register(K.Meta, _meta_floor_out, name='meta.pointwise.unary')
+
+floor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_ceil(self):
+    return _cw(_cpu_pointwise.ceil(self._np))
+
+ceil.register(K.CPU, _cpu_ceil, name='cpu.pointwise.ceil')
+
+def _meta_ceil(self):
+    return _mw(_meta_pointwise.unary(self))
+
+ceil.register(K.Meta, _meta_ceil, name='meta.pointwise.unary')
+
+def _cpu_ceil_(self):
+    _cstore(self, _cpu_pointwise.ceil(self._np), 'ceil_')
+    return self
+
+ceil_.register(K.CPU, _cpu_ceil_, name='cpu.pointwise.ceil')
+
+def _meta_ceil_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'ceil_')
+    return self
+
+ceil_.register(K.Meta, _meta_ceil_, name='meta.pointwise.unary')
+
+ceil_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_ceil_out(self, out):
+    _cstore_out(out, _cpu_pointwise.ceil(self._np))
+    return out
+
+ceil_out.register(K.CPU, _cpu_ceil_out, name='cpu.pointwise.ceil')
+
+def _meta_ceil_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+ceil_out.register(K.Meta, _meta_ceil_out, name='meta.pointwise.unary')
+
+ceil_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_trunc(self):
+    return _cw(_cpu_pointwise.trunc(self._np))
+
+trunc.register(K.CPU, _cpu_trunc, name='cpu.pointwise.trunc')
+
+def _meta_trunc(self):
+    return _mw(_meta_pointwise.unary(self))
+
+trunc.register(K.Meta, _meta_trunc, name='meta.pointwise.unary')
+
+def _cpu_trunc_(self):
+    _cstore(self, _cpu_pointwise.trunc(self._np), 'trunc_')
+    return self
+
+trunc_.register(K.CPU, _cpu_trunc_, name='cpu.pointwise.trunc')
+
+def _meta_trunc_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'trunc_')
+    return self
+
+trunc_.register(K.Meta, _meta_trunc_, name='meta.pointwise.unary')
+
+trunc_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_trunc_out(self, out):
+    _cstore_out(out, _cpu_pointwise.trunc(self._np))
+    return out
+
+trunc_out.register(K.CPU, _cpu_trunc_out, name='cpu.pointwise.trunc')
+
+def _meta_trunc_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+trunc_out.register(K.Meta, _meta_trunc_out, name='meta.pointwise.unary')
+
+trunc_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fix(self):
+    return _cw(_cpu_pointwise.trunc(self._np))
+
+fix.register(K.CPU, _cpu_fix, name='cpu.pointwise.trunc')
+
+def _meta_fix(self):
+    return _mw(_meta_pointwise.unary(self))
+
+fix.register(K.Meta, _meta_fix, name='meta.pointwise.unary')
+
+def _cpu_fix_(self):
+    _cstore(self, _cpu_pointwise.trunc(self._np), 'fix_')
+    return self
+
+fix_.register(K.CPU, _cpu_fix_, name='cpu.pointwise.trunc')
+
+def _meta_fix_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'fix_')
+    return self
+
+fix_.register(K.Meta, _meta_fix_, name='meta.pointwise.unary')
+
+fix_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_fix_out(self, out):
+    _cstore_out(out, _cpu_pointwise.trunc(self._np))
+    return out
+
+fix_out.register(K.CPU, _cpu_fix_out, name='cpu.pointwise.trunc')
+
+def _meta_fix_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+fix_out.register(K.Meta, _meta_fix_out, name='meta.pointwise.unary')
+
+fix_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_round(self):
+    return _cw(_cpu_pointwise.round(self._np))
+
+round.register(K.CPU, _cpu_round, name='cpu.pointwise.round')
+
+def _meta_round(self):
+    return _mw(_meta_pointwise.unary(self))
+
+round.register(K.Meta, _meta_round, name='meta.pointwise.unary')
+
+def _cpu_round_(self):
+    _cstore(self, _cpu_pointwise.round(self._np), 'round_')
+    return self
+
+round_.register(K.CPU, _cpu_round_, name='cpu.pointwise.round')
+
+def _meta_round_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'round_')
+    return self
+
+round_.register(K.Meta, _meta_round_, name='meta.pointwise.unary')
+
+round_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_round_out(self, out):
+    _cstore_out(out, _cpu_pointwise.round(self._np))
+    return out
+
+round_out.register(K.CPU, _cpu_round_out, name='cpu.pointwise.round')
+
+def _meta_round_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+round_out.register(K.Meta, _meta_round_out, name='meta.pointwise.unary')
+
+round_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_round_decimals(self, decimals):
+    return _cw(_cpu_pointwise.round_decimals(self._np, decimals))
+
+round_decimals.register(K.CPU, _cpu_round_decimals, name='cpu.pointwise.round_decimals')
+
+def _meta_round_decimals(self, decimals):
+    return _mw(_meta_pointwise.unary(self, decimals))
+
+round_decimals.register(K.Meta, _meta_round_decimals, name='meta.pointwise.unary')
+
+def _cpu_round__decimals(self, decimals):
+    _cstore(self, _cpu_pointwise.round_decimals(self._np, decimals), 'round_')
+    return self
+
+round__decimals.register(K.CPU, _cpu_round__decimals, name='cpu.pointwise.round_decimals')
+
+def _meta_round__decimals(self, decimals):
+    _mstore(self, _meta_pointwise.unary(self, decimals), 'round_')
+    return self
+
+round__decimals.register(K.Meta, _meta_round__decimals, name='meta.pointwise.unary')
+
+round__decimals.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_round_decimals_out(self, decimals, out):
+    _cstore_out(out, _cpu_pointwise.round_decimals(self._np, decimals))
+    return out
+
+round_decimals_out.register(K.CPU, _cpu_round_decimals_out, name='cpu.pointwise.round_decimals')
+
+def _meta_round_decimals_out(self, decimals, out):
+    _mstore_out(out, _meta_pointwise.unary(self, decimals))
+    return out
+
+round_decimals_out.register(K.Meta, _meta_round_decimals_out, name='meta.pointwise.unary')
+
+round_decimals_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_frac(self):
+    return _cw(_cpu_pointwise.frac(self._np))
+
+frac.register(K.CPU, _cpu_frac, name='cpu.pointwise.frac')
+
+def _meta_frac(self):
+    return _mw(_meta_pointwise.unary(self))
+
+frac.register(K.Meta, _meta_frac, name='meta.pointwise.unary')
+
+def _cpu_frac_(self):
+    _cstore(self, _cpu_pointwise.frac(self._np), 'frac_')
+    return self
+
+frac_.register(K.CPU, _cpu_frac_, name='cpu.pointwise.frac')
+
+def _meta_frac_(self):
+    _mstore(self, _meta_pointwise.unary(self), 'frac_')
+    return self
+
+frac_.register(K.Meta, _meta_frac_, name='meta.pointwise.unary')
+
+frac_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_frac_out(self, out):
+    _cstore_out(out, _cpu_pointwise.frac(self._np))
+    return out
+
+frac_out.register(K.CPU, _cpu_frac_out, name='cpu.pointwise.frac')
+
+def _meta_frac_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary(self))
+    return out
+
+frac_out.register(K.Meta, _meta_frac_out, name='meta.pointwise.unary')
+
+frac_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_nan_to_num(self, nan, posinf, neginf):
+    return _cw(_cpu_pointwise.nan_to_num(self._np, nan, posinf, neginf))
+
+nan_to_num.register(K.CPU, _cpu_nan_to_num, name='cpu.pointwise.nan_to_num')
+
+def _meta_nan_to_num(self, nan, posinf, neginf):
+    return _mw(_meta_pointwise.unary(self, nan, posinf, neginf))
+
+nan_to_num.register(K.Meta, _meta_nan_to_num, name='meta.pointwise.unary')
+
+def _cpu_nan_to_num_(self, nan, posinf, neginf):
+    _cstore(self, _cpu_pointwise.nan_to_num(self._np, nan, posinf, neginf), 'nan_to_num_')
+    return self
+
+nan_to_num_.register(K.CPU, _cpu_nan_to_num_, name='cpu.pointwise.nan_to_num')
+
+def _meta_nan_to_num_(self, nan, posinf, neginf):
+    _mstore(self, _meta_pointwise.unary(self, nan, posinf, neginf), 'nan_to_num_')
+    return self
+
+nan_to_num_.register(K.Meta, _meta_nan_to_num_, name='meta.pointwise.unary')
+
+nan_to_num_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_nan_to_num_out(self, nan, posinf, neginf, out):
+    _cstore_out(out, _cpu_pointwise.nan_to_num(self._np, nan, posinf, neginf))
+    return out
+
+nan_to_num_out.register(K.CPU, _cpu_nan_to_num_out, name='cpu.pointwise.nan_to_num')
+
+def _meta_nan_to_num_out(self, nan, posinf, neginf, out):
+    _mstore_out(out, _meta_pointwise.unary(self, nan, posinf, neginf))
+    return out
+
+nan_to_num_out.register(K.Meta, _meta_nan_to_num_out, name='meta.pointwise.unary')
+
+nan_to_num_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_atan2(self, other):
+    return _cw(_cpu_pointwise.atan2(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+atan2.register(K.CPU, _cpu_atan2, name='cpu.pointwise.atan2')
+
+def _meta_atan2(self, other):
+    return _mw(_meta_pointwise.atan2(self, other))
+
+atan2.register(K.Meta, _meta_atan2, name='meta.pointwise.atan2')
+
+def _cpu_atan2_(self, other):
+    _cstore(self, _cpu_pointwise.atan2(self._np, (other._np if other.__class__ is _T else _u(other))), 'atan2_')
+    return self
+
+atan2_.register(K.CPU, _cpu_atan2_, name='cpu.pointwise.atan2')
+
+def _meta_atan2_(self, other):
+    _mstore(self, _meta_pointwise.atan2(self, other), 'atan2_')
+    return self
+
+atan2_.register(K.Meta, _meta_atan2_, name='meta.pointwise.atan2')
+
+atan2_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_atan2_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.atan2(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+atan2_out.register(K.CPU, _cpu_atan2_out, name='cpu.pointwise.atan2')
+
+def _meta_atan2_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.atan2(self, other))
+    return out
+
+atan2_out.register(K.Meta, _meta_atan2_out, name='meta.pointwise.atan2')
+
+atan2_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_arctan2(self, other):
+    return _cw(_cpu_pointwise.arctan2(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+arctan2.register(K.CPU, _cpu_arctan2, name='cpu.pointwise.arctan2')
+
+def _meta_arctan2(self, other):
+    return _mw(_meta_pointwise.arctan2(self, other))
+
+arctan2.register(K.Meta, _meta_arctan2, name='meta.pointwise.arctan2')
+
+def _cpu_arctan2_(self, other):
+    _cstore(self, _cpu_pointwise.arctan2(self._np, (other._np if other.__class__ is _T else _u(other))), 'arctan2_')
+    return self
+
+arctan2_.register(K.CPU, _cpu_arctan2_, name='cpu.pointwise.arctan2')
+
+def _meta_arctan2_(self, other):
+    _mstore(self, _meta_pointwise.arctan2(self, other), 'arctan2_')
+    return self
+
+arctan2_.register(K.Meta, _meta_arctan2_, name='meta.pointwise.arctan2')
+
+arctan2_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_arctan2_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.arctan2(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+arctan2_out.register(K.CPU, _cpu_arctan2_out, name='cpu.pointwise.arctan2')
+
+def _meta_arctan2_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.arctan2(self, other))
+    return out
+
+arctan2_out.register(K.Meta, _meta_arctan2_out, name='meta.pointwise.arctan2')
+
+arctan2_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_hypot(self, other):
+    return _cw(_cpu_pointwise.hypot(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+hypot.register(K.CPU, _cpu_hypot, name='cpu.pointwise.hypot')
+
+def _meta_hypot(self, other):
+    return _mw(_meta_pointwise.hypot(self, other))
+
+hypot.register(K.Meta, _meta_hypot, name='meta.pointwise.hypot')
+
+def _cpu_hypot_(self, other):
+    _cstore(self, _cpu_pointwise.hypot(self._np, (other._np if other.__class__ is _T else _u(other))), 'hypot_')
+    return self
+
+hypot_.register(K.CPU, _cpu_hypot_, name='cpu.pointwise.hypot')
+
+def _meta_hypot_(self, other):
+    _mstore(self, _meta_pointwise.hypot(self, other), 'hypot_')
+    return self
+
+hypot_.register(K.Meta, _meta_hypot_, name='meta.pointwise.hypot')
+
+hypot_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_hypot_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.hypot(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+hypot_out.register(K.CPU, _cpu_hypot_out, name='cpu.pointwise.hypot')
+
+def _meta_hypot_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.hypot(self, other))
+    return out
+
+hypot_out.register(K.Meta, _meta_hypot_out, name='meta.pointwise.hypot')
+
+hypot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_copysign_Tensor(self, other):
+    return _cw(_cpu_pointwise.copysign(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+copysign_Tensor.register(K.CPU, _cpu_copysign_Tensor, name='cpu.pointwise.copysign')
+
+def _meta_copysign_Tensor(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+copysign_Tensor.register(K.Meta, _meta_copysign_Tensor, name='meta.pointwise.binary_float')
+
+def _cpu_copysign__Tensor(self, other):
+    _cstore(self, _cpu_pointwise.copysign(self._np, (other._np if other.__class__ is _T else _u(other))), 'copysign_')
+    return self
+
+copysign__Tensor.register(K.CPU, _cpu_copysign__Tensor, name='cpu.pointwise.copysign')
+
+def _meta_copysign__Tensor(self, other):
+    _mstore(self, _meta_pointwise.binary_float(self, other), 'copysign_')
+    return self
+
+copysign__Tensor.register(K.Meta, _meta_copysign__Tensor, name='meta.pointwise.binary_float')
+
+copysign__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_copysign_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.copysign(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+copysign_out.register(K.CPU, _cpu_copysign_out, name='cpu.pointwise.copysign')
+
+def _meta_copysign_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+copysign_out.register(K.Meta, _meta_copysign_out, name='meta.pointwise.binary_float')
+
+copysign_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_minimum(self, other):
+    return _cw(_cpu_pointwise.minimum(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+minimum.register(K.CPU, _cpu_minimum, name='cpu.pointwise.minimum')
+
+def _meta_minimum(self, other):
+    return _mw(_meta_pointwise.minimum(self, other))
+
+minimum.register(K.Meta, _meta_minimum, name='meta.pointwise.minimum')
+
+def _cpu_minimum_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.minimum(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+minimum_out.register(K.CPU, _cpu_minimum_out, name='cpu.pointwise.minimum')
+
+def _meta_minimum_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.minimum(self, other))
+    return out
+
+minimum_out.register(K.Meta, _meta_minimum_out, name='meta.pointwise.minimum')
+
+minimum_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_maximum(self, other):
+    return _cw(_cpu_pointwise.maximum(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+maximum.register(K.CPU, _cpu_maximum, name='cpu.pointwise.maximum')
+
+def _meta_maximum(self, other):
+    return _mw(_meta_pointwise.maximum(self, other))
+
+maximum.register(K.Meta, _meta_maximum, name='meta.pointwise.maximum')
+
+def _cpu_maximum_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.maximum(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+maximum_out.register(K.CPU, _cpu_maximum_out, name='cpu.pointwise.maximum')
+
+def _meta_maximum_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.maximum(self, other))
+    return out
+
+maximum_out.register(K.Meta, _meta_maximum_out, name='meta.pointwise.maximum')
+
+maximum_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fmin(self, other):
+    return _cw(_cpu_pointwise.fmin(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+fmin.register(K.CPU, _cpu_fmin, name='cpu.pointwise.fmin')
+
+def _meta_fmin(self, other):
+    return _mw(_meta_pointwise.fmin(self, other))
+
+fmin.register(K.Meta, _meta_fmin, name='meta.pointwise.fmin')
+
+def _cpu_fmin_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.fmin(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+fmin_out.register(K.CPU, _cpu_fmin_out, name='cpu.pointwise.fmin')
+
+def _meta_fmin_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.fmin(self, other))
+    return out
+
+fmin_out.register(K.Meta, _meta_fmin_out, name='meta.pointwise.fmin')
+
+fmin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_fmax(self, other):
+    return _cw(_cpu_pointwise.fmax(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+fmax.register(K.CPU, _cpu_fmax, name='cpu.pointwise.fmax')
+
+def _meta_fmax(self, other):
+    return _mw(_meta_pointwise.fmax(self, other))
+
+fmax.register(K.Meta, _meta_fmax, name='meta.pointwise.fmax')
+
+def _cpu_fmax_out(self, other, out):
+    _cstore_out(out, _cpu_pointwise.fmax(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+fmax_out.register(K.CPU, _cpu_fmax_out, name='cpu.pointwise.fmax')
+
+def _meta_fmax_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.fmax(self, other))
+    return out
+
+fmax_out.register(K.Meta, _meta_fmax_out, name='meta.pointwise.fmax')
+
+fmax_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp(self, min, max):
+    return _cw(_cpu_pointwise.clamp(self._np, min, max))
+
+clamp.register(K.CPU, _cpu_clamp, name='cpu.pointwise.clamp')
+
+def _meta_clamp(self, min, max):
+    return _mw(_meta_pointwise.clamp(self, min, max))
+
+clamp.register(K.Meta, _meta_clamp, name='meta.pointwise.clamp')
+
+def _cpu_clamp_(self, min, max):
+    _cstore(self, _cpu_pointwise.clamp(self._np, min, max), 'clamp_')
+    return self
+
+clamp_.register(K.CPU, _cpu_clamp_, name='cpu.pointwise.clamp')
+
+def _meta_clamp_(self, min, max):
+    _mstore(self, _meta_pointwise.clamp(self, min, max), 'clamp_')
+    return self
+
+clamp_.register(K.Meta, _meta_clamp_, name='meta.pointwise.clamp')
+
+clamp_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_out(self, min, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp(self._np, min, max))
+    return out
+
+clamp_out.register(K.CPU, _cpu_clamp_out, name='cpu.pointwise.clamp')
+
+def _meta_clamp_out(self, min, max, out):
+    _mstore_out(out, _meta_pointwise.clamp(self, min, max))
+    return out
+
+clamp_out.register(K.Meta, _meta_clamp_out, name='meta.pointwise.clamp')
+
+clamp_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp_Tensor(self, min, max):
+    return _cw(_cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)))
+
+clamp_Tensor.register(K.CPU, _cpu_clamp_Tensor, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clamp_Tensor(self, min, max):
+    return _mw(_meta_pointwise.clamp(self, min, max))
+
+clamp_Tensor.register(K.Meta, _meta_clamp_Tensor, name='meta.pointwise.clamp')
+
+def _cpu_clamp__Tensor(self, min, max):
+    _cstore(self, _cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)), 'clamp_')
+    return self
+
+clamp__Tensor.register(K.CPU, _cpu_clamp__Tensor, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clamp__Tensor(self, min, max):
+    _mstore(self, _meta_pointwise.clamp(self, min, max), 'clamp_')
+    return self
+
+clamp__Tensor.register(K.Meta, _meta_clamp__Tensor, name='meta.pointwise.clamp')
+
+clamp__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_Tensor_out(self, min, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)))
+    return out
+
+clamp_Tensor_out.register(K.CPU, _cpu_clamp_Tensor_out, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clamp_Tensor_out(self, min, max, out):
+    _mstore_out(out, _meta_pointwise.clamp(self, min, max))
+    return out
+
+clamp_Tensor_out.register(K.Meta, _meta_clamp_Tensor_out, name='meta.pointwise.clamp')
+
+clamp_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clip(self, min, max):
+    return _cw(_cpu_pointwise.clamp(self._np, min, max))
+
+clip.register(K.CPU, _cpu_clip, name='cpu.pointwise.clamp')
+
+def _meta_clip(self, min, max):
+    return _mw(_meta_pointwise.clamp(self, min, max))
+
+clip.register(K.Meta, _meta_clip, name='meta.pointwise.clamp')
+
+def _cpu_clip_(self, min, max):
+    _cstore(self, _cpu_pointwise.clamp(self._np, min, max), 'clip_')
+    return self
+
+clip_.register(K.CPU, _cpu_clip_, name='cpu.pointwise.clamp')
+
+def _meta_clip_(self, min, max):
+    _mstore(self, _meta_pointwise.clamp(self, min, max), 'clip_')
+    return self
+
+clip_.register(K.Meta, _meta_clip_, name='meta.pointwise.clamp')
+
+clip_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clip_out(self, min, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp(self._np, min, max))
+    return out
+
+clip_out.register(K.CPU, _cpu_clip_out, name='cpu.pointwise.clamp')
+
+def _meta_clip_out(self, min, max, out):
+    _mstore_out(out, _meta_pointwise.clamp(self, min, max))
+    return out
+
+clip_out.register(K.Meta, _meta_clip_out, name='meta.pointwise.clamp')
+
+clip_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clip_Tensor(self, min, max):
+    return _cw(_cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)))
+
+clip_Tensor.register(K.CPU, _cpu_clip_Tensor, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clip_Tensor(self, min, max):
+    return _mw(_meta_pointwise.clamp(self, min, max))
+
+clip_Tensor.register(K.Meta, _meta_clip_Tensor, name='meta.pointwise.clamp')
+
+def _cpu_clip__Tensor(self, min, max):
+    _cstore(self, _cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)), 'clip_')
+    return self
+
+clip__Tensor.register(K.CPU, _cpu_clip__Tensor, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clip__Tensor(self, min, max):
+    _mstore(self, _meta_pointwise.clamp(self, min, max), 'clip_')
+    return self
+
+clip__Tensor.register(K.Meta, _meta_clip__Tensor, name='meta.pointwise.clamp')
+
+clip__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clip_Tensor_out(self, min, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp_tensor(self._np, (None if min is None else min._np), (None if max is None else max._np)))
+    return out
+
+clip_Tensor_out.register(K.CPU, _cpu_clip_Tensor_out, name='cpu.pointwise.clamp_tensor')
+
+def _meta_clip_Tensor_out(self, min, max, out):
+    _mstore_out(out, _meta_pointwise.clamp(self, min, max))
+    return out
+
+clip_Tensor_out.register(K.Meta, _meta_clip_Tensor_out, name='meta.pointwise.clamp')
+
+clip_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp_min(self, min):
+    return _cw(_cpu_pointwise.clamp_min(self._np, min))
+
+clamp_min.register(K.CPU, _cpu_clamp_min, name='cpu.pointwise.clamp_min')
+
+def _meta_clamp_min(self, min):
+    return _mw(_meta_pointwise.clamp_min(self, min))
+
+clamp_min.register(K.Meta, _meta_clamp_min, name='meta.pointwise.clamp_min')
+
+def _cpu_clamp_min_(self, min):
+    _cstore(self, _cpu_pointwise.clamp_min(self._np, min), 'clamp_min_')
+    return self
+
+clamp_min_.register(K.CPU, _cpu_clamp_min_, name='cpu.pointwise.clamp_min')
+
+def _meta_clamp_min_(self, min):
+    _mstore(self, _meta_pointwise.clamp_min(self, min), 'clamp_min_')
+    return self
+
+clamp_min_.register(K.Meta, _meta_clamp_min_, name='meta.pointwise.clamp_min')
+
+clamp_min_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_min_out(self, min, out):
+    _cstore_out(out, _cpu_pointwise.clamp_min(self._np, min))
+    return out
+
+clamp_min_out.register(K.CPU, _cpu_clamp_min_out, name='cpu.pointwise.clamp_min')
+
+def _meta_clamp_min_out(self, min, out):
+    _mstore_out(out, _meta_pointwise.clamp_min(self, min))
+    return out
+
+clamp_min_out.register(K.Meta, _meta_clamp_min_out, name='meta.pointwise.clamp_min')
+
+clamp_min_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp_min_Tensor(self, min):
+    return _cw(_cpu_pointwise.clamp_min_tensor(self._np, (min._np if min.__class__ is _T else _u(min))))
+
+clamp_min_Tensor.register(K.CPU, _cpu_clamp_min_Tensor, name='cpu.pointwise.clamp_min_tensor')
+
+def _meta_clamp_min_Tensor(self, min):
+    return _mw(_meta_pointwise.clamp_min(self, min))
+
+clamp_min_Tensor.register(K.Meta, _meta_clamp_min_Tensor, name='meta.pointwise.clamp_min')
+
+def _cpu_clamp_min__Tensor(self, min):
+    _cstore(self, _cpu_pointwise.clamp_min_tensor(self._np, (min._np if min.__class__ is _T else _u(min))), 'clamp_min_')
+    return self
+
+clamp_min__Tensor.register(K.CPU, _cpu_clamp_min__Tensor, name='cpu.pointwise.clamp_min_tensor')
+
+def _meta_clamp_min__Tensor(self, min):
+    _mstore(self, _meta_pointwise.clamp_min(self, min), 'clamp_min_')
+    return self
+
+clamp_min__Tensor.register(K.Meta, _meta_clamp_min__Tensor, name='meta.pointwise.clamp_min')
+
+clamp_min__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_min_Tensor_out(self, min, out):
+    _cstore_out(out, _cpu_pointwise.clamp_min_tensor(self._np, (min._np if min.__class__ is _T else _u(min))))
+    return out
+
+clamp_min_Tensor_out.register(K.CPU, _cpu_clamp_min_Tensor_out, name='cpu.pointwise.clamp_min_tensor')
+
+def _meta_clamp_min_Tensor_out(self, min, out):
+    _mstore_out(out, _meta_pointwise.clamp_min(self, min))
+    return out
+
+clamp_min_Tensor_out.register(K.Meta, _meta_clamp_min_Tensor_out, name='meta.pointwise.clamp_min')
+
+clamp_min_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp_max(self, max):
+    return _cw(_cpu_pointwise.clamp_max(self._np, max))
+
+clamp_max.register(K.CPU, _cpu_clamp_max, name='cpu.pointwise.clamp_max')
+
+def _meta_clamp_max(self, max):
+    return _mw(_meta_pointwise.clamp_max(self, max))
+
+clamp_max.register(K.Meta, _meta_clamp_max, name='meta.pointwise.clamp_max')
+
+def _cpu_clamp_max_(self, max):
+    _cstore(self, _cpu_pointwise.clamp_max(self._np, max), 'clamp_max_')
+    return self
+
+clamp_max_.register(K.CPU, _cpu_clamp_max_, name='cpu.pointwise.clamp_max')
+
+def _meta_clamp_max_(self, max):
+    _mstore(self, _meta_pointwise.clamp_max(self, max), 'clamp_max_')
+    return self
+
+clamp_max_.register(K.Meta, _meta_clamp_max_, name='meta.pointwise.clamp_max')
+
+clamp_max_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_max_out(self, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp_max(self._np, max))
+    return out
+
+clamp_max_out.register(K.CPU, _cpu_clamp_max_out, name='cpu.pointwise.clamp_max')
+
+def _meta_clamp_max_out(self, max, out):
+    _mstore_out(out, _meta_pointwise.clamp_max(self, max))
+    return out
+
+clamp_max_out.register(K.Meta, _meta_clamp_max_out, name='meta.pointwise.clamp_max')
+
+clamp_max_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_clamp_max_Tensor(self, max):
+    return _cw(_cpu_pointwise.clamp_max_tensor(self._np, (max._np if max.__class__ is _T else _u(max))))
+
+clamp_max_Tensor.register(K.CPU, _cpu_clamp_max_Tensor, name='cpu.pointwise.clamp_max_tensor')
+
+def _meta_clamp_max_Tensor(self, max):
+    return _mw(_meta_pointwise.clamp_max(self, max))
+
+clamp_max_Tensor.register(K.Meta, _meta_clamp_max_Tensor, name='meta.pointwise.clamp_max')
+
+def _cpu_clamp_max__Tensor(self, max):
+    _cstore(self, _cpu_pointwise.clamp_max_tensor(self._np, (max._np if max.__class__ is _T else _u(max))), 'clamp_max_')
+    return self
+
+clamp_max__Tensor.register(K.CPU, _cpu_clamp_max__Tensor, name='cpu.pointwise.clamp_max_tensor')
+
+def _meta_clamp_max__Tensor(self, max):
+    _mstore(self, _meta_pointwise.clamp_max(self, max), 'clamp_max_')
+    return self
+
+clamp_max__Tensor.register(K.Meta, _meta_clamp_max__Tensor, name='meta.pointwise.clamp_max')
+
+clamp_max__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_clamp_max_Tensor_out(self, max, out):
+    _cstore_out(out, _cpu_pointwise.clamp_max_tensor(self._np, (max._np if max.__class__ is _T else _u(max))))
+    return out
+
+clamp_max_Tensor_out.register(K.CPU, _cpu_clamp_max_Tensor_out, name='cpu.pointwise.clamp_max_tensor')
+
+def _meta_clamp_max_Tensor_out(self, max, out):
+    _mstore_out(out, _meta_pointwise.clamp_max(self, max))
+    return out
+
+clamp_max_Tensor_out.register(K.Meta, _meta_clamp_max_Tensor_out, name='meta.pointwise.clamp_max')
+
+clamp_max_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_lerp_Scalar(self, end, weight):
+    return _cw(_cpu_pointwise.lerp(self._np, (end._np if end.__class__ is _T else _u(end)), weight))
+
+lerp_Scalar.register(K.CPU, _cpu_lerp_Scalar, name='cpu.pointwise.lerp')
+
+def _meta_lerp_Scalar(self, end, weight):
+    return _mw(_meta_pointwise.lerp(self, end, weight))
+
+lerp_Scalar.register(K.Meta, _meta_lerp_Scalar, name='meta.pointwise.lerp')
+
+def _cpu_lerp__Scalar(self, end, weight):
+    _cstore(self, _cpu_pointwise.lerp(self._np, (end._np if end.__class__ is _T else _u(end)), weight), 'lerp_')
+    return self
+
+lerp__Scalar.register(K.CPU, _cpu_lerp__Scalar, name='cpu.pointwise.lerp')
+
+def _meta_lerp__Scalar(self, end, weight):
+    _mstore(self, _meta_pointwise.lerp(self, end, weight), 'lerp_')
+    return self
+
+lerp__Scalar.register(K.Meta, _meta_lerp__Scalar, name='meta.pointwise.lerp')
+
+lerp__Scalar.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_lerp_Scalar_out(self, end, weight, out):
+    _cstore_out(out, _cpu_pointwise.lerp(self._np, (end._np if end.__class__ is _T else _u(end)), weight))
+    return out
+
+lerp_Scalar_out.register(K.CPU, _cpu_lerp_Scalar_out, name='cpu.pointwise.lerp')
+
+def _meta_lerp_Scalar_out(self, end, weight, out):
+    _mstore_out(out, _meta_pointwise.lerp(self, end, weight))
+    return out
+
+lerp_Scalar_out.register(K.Meta, _meta_lerp_Scalar_out, name='meta.pointwise.lerp')
+
+lerp_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_lerp_Tensor(self, end, weight):
+    return _cw(_cpu_pointwise.lerp_tensor(self._np, (end._np if end.__class__ is _T else _u(end)), (weight._np if weight.__class__ is _T else _u(weight))))
+
+lerp_Tensor.register(K.CPU, _cpu_lerp_Tensor, name='cpu.pointwise.lerp_tensor')
+
+def _meta_lerp_Tensor(self, end, weight):
+    return _mw(_meta_pointwise.lerp(self, end, weight))
+
+lerp_Tensor.register(K.Meta, _meta_lerp_Tensor, name='meta.pointwise.lerp')
+
+def _cpu_lerp__Tensor(self, end, weight):
+    _cstore(self, _cpu_pointwise.lerp_tensor(self._np, (end._np if end.__class__ is _T else _u(end)), (weight._np if weight.__class__ is _T else _u(weight))), 'lerp_')
+    return self
+
+lerp__Tensor.register(K.CPU, _cpu_lerp__Tensor, name='cpu.pointwise.lerp_tensor')
+
+def _meta_lerp__Tensor(self, end, weight):
+    _mstore(self, _meta_pointwise.lerp(self, end, weight), 'lerp_')
+    return self
+
+lerp__Tensor.register(K.Meta, _meta_lerp__Tensor, name='meta.pointwise.lerp')
+
+lerp__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_lerp_Tensor_out(self, end, weight, out):
+    _cstore_out(out, _cpu_pointwise.lerp_tensor(self._np, (end._np if end.__class__ is _T else _u(end)), (weight._np if weight.__class__ is _T else _u(weight))))
+    return out
+
+lerp_Tensor_out.register(K.CPU, _cpu_lerp_Tensor_out, name='cpu.pointwise.lerp_tensor')
+
+def _meta_lerp_Tensor_out(self, end, weight, out):
+    _mstore_out(out, _meta_pointwise.lerp(self, end, weight))
+    return out
+
+lerp_Tensor_out.register(K.Meta, _meta_lerp_Tensor_out, name='meta.pointwise.lerp')
+
+lerp_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addcmul(self, tensor1, tensor2, value):
+    return _cw(_cpu_pointwise.addcmul(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value))
+
+addcmul.register(K.CPU, _cpu_addcmul, name='cpu.pointwise.addcmul')
+
+def _meta_addcmul(self, tensor1, tensor2, value):
+    return _mw(_meta_pointwise.addcmul(self, tensor1, tensor2, value))
+
+addcmul.register(K.Meta, _meta_addcmul, name='meta.pointwise.addcmul')
+
+def _cpu_addcmul_(self, tensor1, tensor2, value):
+    _cstore(self, _cpu_pointwise.addcmul(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value), 'addcmul_')
+    return self
+
+addcmul_.register(K.CPU, _cpu_addcmul_, name='cpu.pointwise.addcmul')
+
+def _meta_addcmul_(self, tensor1, tensor2, value):
+    _mstore(self, _meta_pointwise.addcmul(self, tensor1, tensor2, value), 'addcmul_')
+    return self
+
+addcmul_.register(K.Meta, _meta_addcmul_, name='meta.pointwise.addcmul')
+
+addcmul_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addcmul_out(self, tensor1, tensor2, value, out):
+    _cstore_out(out, _cpu_pointwise.addcmul(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value))
+    return out
+
+addcmul_out.register(K.CPU, _cpu_addcmul_out, name='cpu.pointwise.addcmul')
+
+def _meta_addcmul_out(self, tensor1, tensor2, value, out):
+    _mstore_out(out, _meta_pointwise.addcmul(self, tensor1, tensor2, value))
+    return out
+
+addcmul_out.register(K.Meta, _meta_addcmul_out, name='meta.pointwise.addcmul')
+
+addcmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addcdiv(self, tensor1, tensor2, value):
+    return _cw(_cpu_pointwise.addcdiv(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value))
+
+addcdiv.register(K.CPU, _cpu_addcdiv, name='cpu.pointwise.addcdiv')
+
+def _meta_addcdiv(self, tensor1, tensor2, value):
+    return _mw(_meta_pointwise.addcdiv(self, tensor1, tensor2, value))
+
+addcdiv.register(K.Meta, _meta_addcdiv, name='meta.pointwise.addcdiv')
+
+def _cpu_addcdiv_(self, tensor1, tensor2, value):
+    _cstore(self, _cpu_pointwise.addcdiv(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value), 'addcdiv_')
+    return self
+
+addcdiv_.register(K.CPU, _cpu_addcdiv_, name='cpu.pointwise.addcdiv')
+
+def _meta_addcdiv_(self, tensor1, tensor2, value):
+    _mstore(self, _meta_pointwise.addcdiv(self, tensor1, tensor2, value), 'addcdiv_')
+    return self
+
+addcdiv_.register(K.Meta, _meta_addcdiv_, name='meta.pointwise.addcdiv')
+
+addcdiv_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_addcdiv_out(self, tensor1, tensor2, value, out):
+    _cstore_out(out, _cpu_pointwise.addcdiv(self._np, (tensor1._np if tensor1.__class__ is _T else _u(tensor1)), (tensor2._np if tensor2.__class__ is _T else _u(tensor2)), value))
+    return out
+
+addcdiv_out.register(K.CPU, _cpu_addcdiv_out, name='cpu.pointwise.addcdiv')
+
+def _meta_addcdiv_out(self, tensor1, tensor2, value, out):
+    _mstore_out(out, _meta_pointwise.addcdiv(self, tensor1, tensor2, value))
+    return out
+
+addcdiv_out.register(K.Meta, _meta_addcdiv_out, name='meta.pointwise.addcdiv')
+
+addcdiv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_rand(size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.rand(size, dtype, layout, device, pin_memory))
+
+rand.register(K.CPU, _cpu_rand, name='cpu.random.rand')
+
+def _meta_rand(size, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.rand(size, dtype, layout, device, pin_memory))
+
+rand.register(K.Meta, _meta_rand, name='meta.random.rand')
+
+def _cpu_rand_generator(size, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.rand_generator(size, generator, dtype, layout, device, pin_memory))
+
+rand_generator.register(K.CPU, _cpu_rand_generator, name='cpu.random.rand_generator')
+
+def _meta_rand_generator(size, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.rand_generator(size, generator, dtype, layout, device, pin_memory))
+
+rand_generator.register(K.Meta, _meta_rand_generator, name='meta.random.rand_generator')
+
+def _cpu_randn(size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randn(size, dtype, layout, device, pin_memory))
+
+randn.register(K.CPU, _cpu_randn, name='cpu.random.randn')
+
+def _meta_randn(size, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randn(size, dtype, layout, device, pin_memory))
+
+randn.register(K.Meta, _meta_randn, name='meta.random.randn')
+
+def _cpu_randn_generator(size, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randn_generator(size, generator, dtype, layout, device, pin_memory))
+
+randn_generator.register(K.CPU, _cpu_randn_generator, name='cpu.random.randn_generator')
+
+def _meta_randn_generator(size, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randn_generator(size, generator, dtype, layout, device, pin_memory))
+
+randn_generator.register(K.Meta, _meta_randn_generator, name='meta.random.randn_generator')
+
+def _cpu_randint(high, size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randint(high, size, dtype, layout, device, pin_memory))
+
+randint.register(K.CPU, _cpu_randint, name='cpu.random.randint')
+
+def _meta_randint(high, size, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randint(high, size, dtype, layout, device, pin_memory))
+
+randint.register(K.Meta, _meta_randint, name='meta.random.randint')
+
+def _cpu_randint_generator(high, size, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randint_generator(high, size, generator, dtype, layout, device, pin_memory))
+
+randint_generator.register(K.CPU, _cpu_randint_generator, name='cpu.random.randint_generator')
+
+def _meta_randint_generator(high, size, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randint_generator(high, size, generator, dtype, layout, device, pin_memory))
+
+randint_generator.register(K.Meta, _meta_randint_generator, name='meta.random.randint_generator')
+
+def _cpu_randint_low(low, high, size, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randint_low(low, high, size, dtype, layout, device, pin_memory))
+
+randint_low.register(K.CPU, _cpu_randint_low, name='cpu.random.randint_low')
+
+def _meta_randint_low(low, high, size, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randint_low(low, high, size, dtype, layout, device, pin_memory))
+
+randint_low.register(K.Meta, _meta_randint_low, name='meta.random.randint_low')
+
+def _cpu_randint_low_generator(low, high, size, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randint_low_generator(low, high, size, generator, dtype, layout, device, pin_memory))
+
+randint_low_generator.register(K.CPU, _cpu_randint_low_generator, name='cpu.random.randint_low_generator')
+
+def _meta_randint_low_generator(low, high, size, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randint_low_generator(low, high, size, generator, dtype, layout, device, pin_memory))
+
+randint_low_generator.register(K.Meta, _meta_randint_low_generator, name='meta.random.randint_low_generator')
+
+def _cpu_randperm(n, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randperm(n, dtype, layout, device, pin_memory))
+
+randperm.register(K.CPU, _cpu_randperm, name='cpu.random.randperm')
+
+def _meta_randperm(n, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randperm(n, dtype, layout, device, pin_memory))
+
+randperm.register(K.Meta, _meta_randperm, name='meta.random.randperm')
+
+def _cpu_randperm_generator(n, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.randperm_generator(n, generator, dtype, layout, device, pin_memory))
+
+randperm_generator.register(K.CPU, _cpu_randperm_generator, name='cpu.random.randperm_generator')
+
+def _meta_randperm_generator(n, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.randperm_generator(n, generator, dtype, layout, device, pin_memory))
+
+randperm_generator.register(K.Meta, _meta_randperm_generator, name='meta.random.randperm_generator')
+
+rand_like.register(K.CompositeExplicitAutograd, _composite_creation.rand_like, name='composite_creation.rand_like')
+
+rand_like_generator.register(K.CompositeExplicitAutograd, _composite_creation.rand_like_generator, name='composite_creation.rand_like_generator')
+
+randn_like.register(K.CompositeExplicitAutograd, _composite_creation.randn_like, name='composite_creation.randn_like')
+
+randn_like_generator.register(K.CompositeExplicitAutograd, _composite_creation.randn_like_generator, name='composite_creation.randn_like_generator')
+
+randint_like.register(K.CompositeExplicitAutograd, _composite_creation.randint_like, name='composite_creation.randint_like')
+
+randint_like_low_dtype.register(K.CompositeExplicitAutograd, _composite_creation.randint_like_low, name='composite_creation.randint_like_low')
+
+randint_like_low_generator_dtype.register(K.CompositeExplicitAutograd, _composite_creation.randint_like_low_generator, name='composite_creation.randint_like_low_generator')
+
+def _cpu_normal_Tensor_float(mean, std, generator):
+    return _cw(_cpu_random.normal_tensor_float(mean._np, std, generator))
+
+normal_Tensor_float.register(K.CPU, _cpu_normal_Tensor_float, name='cpu.random.normal_tensor_float')
+
+def _meta_normal_Tensor_float(mean, std, generator):
+    return _mw(_meta_random.normal_tensor_float(mean, std, generator))
+
+normal_Tensor_float.register(K.Meta, _meta_normal_Tensor_float, name='meta.random.normal_tensor_float')
+
+def _cpu_normal_Tensor_float_out(mean, std, generator, out):
+    _cstore_out(out, _cpu_random.normal_tensor_float(mean._np, std, generator))
+    return out
+
+normal_Tensor_float_out.register(K.CPU, _cpu_normal_Tensor_float_out, name='cpu.random.normal_tensor_float')
+
+def _meta_normal_Tensor_float_out(mean, std, generator, out):
+    _mstore_out(out, _meta_random.normal_tensor_float(mean, std, generator))
+    return out
+
+normal_Tensor_float_out.register(K.Meta, _meta_normal_Tensor_float_out, name='meta.random.normal_tensor_float')
+
+normal_Tensor_float_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_normal_float_Tensor(mean, std, generator):
+    return _cw(_cpu_random.normal_float_tensor(mean, (std._np if std.__class__ is _T else _u(std)), generator))
+
+normal_float_Tensor.register(K.CPU, _cpu_normal_float_Tensor, name='cpu.random.normal_float_tensor')
+
+def _meta_normal_float_Tensor(mean, std, generator):
+    return _mw(_meta_random.normal_float_tensor(mean, std, generator))
+
+normal_float_Tensor.register(K.Meta, _meta_normal_float_Tensor, name='meta.random.normal_float_tensor')
+
+def _cpu_normal_float_Tensor_out(mean, std, generator, out):
+    _cstore_out(out, _cpu_random.normal_float_tensor(mean, (std._np if std.__class__ is _T else _u(std)), generator))
+    return out
+
+normal_float_Tensor_out.register(K.CPU, _cpu_normal_float_Tensor_out, name='cpu.random.normal_float_tensor')
+
+def _meta_normal_float_Tensor_out(mean, std, generator, out):
+    _mstore_out(out, _meta_random.normal_float_tensor(mean, std, generator))
+    return out
+
+normal_float_Tensor_out.register(K.Meta, _meta_normal_float_Tensor_out, name='meta.random.normal_float_tensor')
+
+normal_float_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_normal_Tensor_Tensor(mean, std, generator):
+    return _cw(_cpu_random.normal_tensor_tensor(mean._np, (std._np if std.__class__ is _T else _u(std)), generator))
+
+normal_Tensor_Tensor.register(K.CPU, _cpu_normal_Tensor_Tensor, name='cpu.random.normal_tensor_tensor')
+
+def _meta_normal_Tensor_Tensor(mean, std, generator):
+    return _mw(_meta_random.normal_tensor_tensor(mean, std, generator))
+
+normal_Tensor_Tensor.register(K.Meta, _meta_normal_Tensor_Tensor, name='meta.random.normal_tensor_tensor')
+
+def _cpu_normal_Tensor_Tensor_out(mean, std, generator, out):
+    _cstore_out(out, _cpu_random.normal_tensor_tensor(mean._np, (std._np if std.__class__ is _T else _u(std)), generator))
+    return out
+
+normal_Tensor_Tensor_out.register(K.CPU, _cpu_normal_Tensor_Tensor_out, name='cpu.random.normal_tensor_tensor')
+
+def _meta_normal_Tensor_Tensor_out(mean, std, generator, out):
+    _mstore_out(out, _meta_random.normal_tensor_tensor(mean, std, generator))
+    return out
+
+normal_Tensor_Tensor_out.register(K.Meta, _meta_normal_Tensor_Tensor_out, name='meta.random.normal_tensor_tensor')
+
+normal_Tensor_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    return _cw(_cpu_random.normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory))
+
+normal_float_float.register(K.CPU, _cpu_normal_float_float, name='cpu.random.normal_float_float')
+
+def _meta_normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory):
+    return _mw(_meta_random.normal_float_float(mean, std, size, generator, dtype, layout, device, pin_memory))
+
+normal_float_float.register(K.Meta, _meta_normal_float_float, name='meta.random.normal_float_float')
+
+def _cpu_bernoulli(self, generator):
+    return _cw(_cpu_random.bernoulli(self._np, generator))
+
+bernoulli.register(K.CPU, _cpu_bernoulli, name='cpu.random.bernoulli')
+
+def _meta_bernoulli(self, generator):
+    return _mw(_meta_random.bernoulli(self, generator))
+
+bernoulli.register(K.Meta, _meta_bernoulli, name='meta.random.bernoulli')
+
+def _cpu_bernoulli_out(self, generator, out):
+    _cstore_out(out, _cpu_random.bernoulli(self._np, generator))
+    return out
+
+bernoulli_out.register(K.CPU, _cpu_bernoulli_out, name='cpu.random.bernoulli')
+
+def _meta_bernoulli_out(self, generator, out):
+    _mstore_out(out, _meta_random.bernoulli(self, generator))
+    return out
+
+bernoulli_out.register(K.Meta, _meta_bernoulli_out, name='meta.random.bernoulli')
+
+bernoulli_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_bernoulli_p(self, p, generator):
+    return _cw(_cpu_random.bernoulli_p(self._np, p, generator))
+
+bernoulli_p.register(K.CPU, _cpu_bernoulli_p, name='cpu.random.bernoulli_p')
+
+def _meta_bernoulli_p(self, p, generator):
+    return _mw(_meta_random.bernoulli_p(self, p, generator))
+
+bernoulli_p.register(K.Meta, _meta_bernoulli_p, name='meta.random.bernoulli_p')
+
+def _cpu_bernoulli_Tensor(self, p, generator):
+    return _cw(_cpu_random.bernoulli_tensor(self._np, (p._np if p.__class__ is _T else _u(p)), generator))
+
+bernoulli_Tensor.register(K.CPU, _cpu_bernoulli_Tensor, name='cpu.random.bernoulli_tensor')
+
+def _meta_bernoulli_Tensor(self, p, generator):
+    return _mw(_meta_random.bernoulli_tensor(self, p, generator))
+
+bernoulli_Tensor.register(K.Meta, _meta_bernoulli_Tensor, name='meta.random.bernoulli_tensor')
+
+def _cpu_bernoulli__Tensor(self, p, generator):
+    _cpu_random.bernoulli_tensor_(self._np, (p._np if p.__class__ is _T else _u(p)), generator)
+    return self
+
+bernoulli__Tensor.register(K.CPU, _cpu_bernoulli__Tensor, name='cpu.random.bernoulli_tensor_')
+
+def _meta_bernoulli__Tensor(self, p, generator):
+    _meta_random.bernoulli_tensor_(self, p, generator)
+    return self
+
+bernoulli__Tensor.register(K.Meta, _meta_bernoulli__Tensor, name='meta.random.bernoulli_tensor_')
+
+bernoulli__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_bernoulli__float(self, p, generator):
+    _cpu_random.bernoulli_float_(self._np, p, generator)
+    return self
+
+bernoulli__float.register(K.CPU, _cpu_bernoulli__float, name='cpu.random.bernoulli_float_')
+
+def _meta_bernoulli__float(self, p, generator):
+    _meta_random.bernoulli_float_(self, p, generator)
+    return self
+
+bernoulli__float.register(K.Meta, _meta_bernoulli__float, name='meta.random.bernoulli_float_')
+
+bernoulli__float.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_multinomial(self, num_samples, replacement, generator):
+    return _cw(_cpu_random.multinomial(self._np, num_samples, replacement, generator))
+
+multinomial.register(K.CPU, _cpu_multinomial, name='cpu.random.multinomial')
+
+def _meta_multinomial(self, num_samples, replacement, generator):
+    return _mw(_meta_random.multinomial(self, num_samples, replacement, generator))
+
+multinomial.register(K.Meta, _meta_multinomial, name='meta.random.multinomial')
+
+def _cpu_multinomial_out(self, num_samples, replacement, generator, out):
+    _cstore_out(out, _cpu_random.multinomial(self._np, num_samples, replacement, generator))
+    return out
+
+multinomial_out.register(K.CPU, _cpu_multinomial_out, name='cpu.random.multinomial')
+
+def _meta_multinomial_out(self, num_samples, replacement, generator, out):
+    _mstore_out(out, _meta_random.multinomial(self, num_samples, replacement, generator))
+    return out
+
+multinomial_out.register(K.Meta, _meta_multinomial_out, name='meta.random.multinomial')
+
+multinomial_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_uniform_(self, from_, to, generator):
+    _cpu_random.uniform_(self._np, from_, to, generator)
+    return self
+
+uniform_.register(K.CPU, _cpu_uniform_, name='cpu.random.uniform_')
+
+def _meta_uniform_(self, from_, to, generator):
+    _meta_random.uniform_(self, from_, to, generator)
+    return self
+
+uniform_.register(K.Meta, _meta_uniform_, name='meta.random.uniform_')
+
+uniform_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_normal_(self, mean, std, generator):
+    _cpu_random.normal_(self._np, mean, std, generator)
+    return self
+
+normal_.register(K.CPU, _cpu_normal_, name='cpu.random.normal_')
+
+def _meta_normal_(self, mean, std, generator):
+    _meta_random.normal_(self, mean, std, generator)
+    return self
+
+normal_.register(K.Meta, _meta_normal_, name='meta.random.normal_')
+
+normal_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_random_(self, generator):
+    _cpu_random.random_(self._np, generator)
+    return self
+
+random_.register(K.CPU, _cpu_random_, name='cpu.random.random_')
+
+def _meta_random_(self, generator):
+    _meta_random.random_(self, generator)
+    return self
+
+random_.register(K.Meta, _meta_random_, name='meta.random.random_')
+
+random_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_random__to(self, to, generator):
+    _cpu_random.random_to(self._np, to, generator)
+    return self
+
+random__to.register(K.CPU, _cpu_random__to, name='cpu.random.random_to')
+
+def _meta_random__to(self, to, generator):
+    _meta_random.random_to(self, to, generator)
+    return self
+
+random__to.register(K.Meta, _meta_random__to, name='meta.random.random_to')
+
+random__to.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_random__from(self, from_, to, generator):
+    _cpu_random.random_from(self._np, from_, to, generator)
+    return self
+
+random__from.register(K.CPU, _cpu_random__from, name='cpu.random.random_from')
+
+def _meta_random__from(self, from_, to, generator):
+    _meta_random.random_from(self, from_, to, generator)
+    return self
+
+random__from.register(K.Meta, _meta_random__from, name='meta.random.random_from')
+
+random__from.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_exponential_(self, lambd, generator):
+    _cpu_random.exponential_(self._np, lambd, generator)
+    return self
+
+exponential_.register(K.CPU, _cpu_exponential_, name='cpu.random.exponential_')
+
+def _meta_exponential_(self, lambd, generator):
+    _meta_random.exponential_(self, lambd, generator)
+    return self
+
+exponential_.register(K.Meta, _meta_exponential_, name='meta.random.exponential_')
+
+exponential_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_geometric_(self, p, generator):
+    _cpu_random.geometric_(self._np, p, generator)
+    return self
+
+geometric_.register(K.CPU, _cpu_geometric_, name='cpu.random.geometric_')
+
+def _meta_geometric_(self, p, generator):
+    _meta_random.geometric_(self, p, generator)
+    return self
+
+geometric_.register(K.Meta, _meta_geometric_, name='meta.random.geometric_')
+
+geometric_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_log_normal_(self, mean, std, generator):
+    _cpu_random.log_normal_(self._np, mean, std, generator)
+    return self
+
+log_normal_.register(K.CPU, _cpu_log_normal_, name='cpu.random.log_normal_')
+
+def _meta_log_normal_(self, mean, std, generator):
+    _meta_random.log_normal_(self, mean, std, generator)
+    return self
+
+log_normal_.register(K.Meta, _meta_log_normal_, name='meta.random.log_normal_')
+
+log_normal_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_cauchy_(self, median, sigma, generator):
+    _cpu_random.cauchy_(self._np, median, sigma, generator)
+    return self
+
+cauchy_.register(K.CPU, _cpu_cauchy_, name='cpu.random.cauchy_')
+
+def _meta_cauchy_(self, median, sigma, generator):
+    _meta_random.cauchy_(self, median, sigma, generator)
+    return self
+
+cauchy_.register(K.Meta, _meta_cauchy_, name='meta.random.cauchy_')
+
+cauchy_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_sum(self, dtype):
+    return _cw(_cpu_reduction.sum(self._np, dtype))
+
+sum.register(K.CPU, _cpu_sum, name='cpu.reduction.sum')
+
+def _meta_sum(self, dtype):
+    return _mw(_meta_reduction.sum(self, dtype))
+
+sum.register(K.Meta, _meta_sum, name='meta.reduction.sum')
+
+def _cpu_sum_out(self, dtype, out):
+    _cstore_out(out, _cpu_reduction.sum(self._np, dtype))
+    return out
+
+sum_out.register(K.CPU, _cpu_sum_out, name='cpu.reduction.sum')
+
+def _meta_sum_out(self, dtype, out):
+    _mstore_out(out, _meta_reduction.sum(self, dtype))
+    return out
+
+sum_out.register(K.Meta, _meta_sum_out, name='meta.reduction.sum')
+
+sum_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_sum_dim_IntList(self, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.sum_dim(self._np, dim, keepdim, dtype))
+
+sum_dim_IntList.register(K.CPU, _cpu_sum_dim_IntList, name='cpu.reduction.sum_dim')
+
+def _meta_sum_dim_IntList(self, dim, keepdim, dtype):
+    return _mw(_meta_reduction.sum_dim(self, dim, keepdim, dtype))
+
+sum_dim_IntList.register(K.Meta, _meta_sum_dim_IntList, name='meta.reduction.sum_dim')
+
+def _cpu_sum_IntList_out(self, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.sum_dim(self._np, dim, keepdim, dtype))
+    return out
+
+sum_IntList_out.register(K.CPU, _cpu_sum_IntList_out, name='cpu.reduction.sum_dim')
+
+def _meta_sum_IntList_out(self, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.sum_dim(self, dim, keepdim, dtype))
+    return out
+
+sum_IntList_out.register(K.Meta, _meta_sum_IntList_out, name='meta.reduction.sum_dim')
+
+sum_IntList_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_nansum(self, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.nansum(self._np, dim, keepdim, dtype))
+
+nansum.register(K.CPU, _cpu_nansum, name='cpu.reduction.nansum')
+
+def _meta_nansum(self, dim, keepdim, dtype):
+    return _mw(_meta_reduction.nansum(self, dim, keepdim, dtype))
+
+nansum.register(K.Meta, _meta_nansum, name='meta.reduction.nansum')
+
+def _cpu_nansum_out(self, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.nansum(self._np, dim, keepdim, dtype))
+    return out
+
+nansum_out.register(K.CPU, _cpu_nansum_out, name='cpu.reduction.nansum')
+
+def _meta_nansum_out(self, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.nansum(self, dim, keepdim, dtype))
+    return out
+
+nansum_out.register(K.Meta, _meta_nansum_out, name='meta.reduction.nansum')
+
+nansum_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_mean(self, dtype):
+    return _cw(_cpu_reduction.mean(self._np, dtype))
+
+mean.register(K.CPU, _cpu_mean, name='cpu.reduction.mean')
+
+def _meta_mean(self, dtype):
+    return _mw(_meta_reduction.mean(self, dtype))
+
+mean.register(K.Meta, _meta_mean, name='meta.reduction.mean')
+
+def _cpu_mean_dtype_out(self, dtype, out):
+    _cstore_out(out, _cpu_reduction.mean(self._np, dtype))
+    return out
+
+mean_dtype_out.register(K.CPU, _cpu_mean_dtype_out, name='cpu.reduction.mean')
+
+def _meta_mean_dtype_out(self, dtype, out):
+    _mstore_out(out, _meta_reduction.mean(self, dtype))
+    return out
+
+mean_dtype_out.register(K.Meta, _meta_mean_dtype_out, name='meta.reduction.mean')
+
+mean_dtype_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_mean_dim(self, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.mean_dim(self._np, dim, keepdim, dtype))
+
+mean_dim.register(K.CPU, _cpu_mean_dim, name='cpu.reduction.mean_dim')
+
+def _meta_mean_dim(self, dim, keepdim, dtype):
+    return _mw(_meta_reduction.mean_dim(self, dim, keepdim, dtype))
+
+mean_dim.register(K.Meta, _meta_mean_dim, name='meta.reduction.mean_dim')
+
+def _cpu_mean_out(self, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.mean_dim(self._np, dim, keepdim, dtype))
+    return out
+
+mean_out.register(K.CPU, _cpu_mean_out, name='cpu.reduction.mean_dim')
+
+def _meta_mean_out(self, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.mean_dim(self, dim, keepdim, dtype))
+    return out
+
+mean_out.register(K.Meta, _meta_mean_out, name='meta.reduction.mean_dim')
+
+mean_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_nanmean(self, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.nanmean(self._np, dim, keepdim, dtype))
+
+nanmean.register(K.CPU, _cpu_nanmean, name='cpu.reduction.nanmean')
+
+def _meta_nanmean(self, dim, keepdim, dtype):
+    return _mw(_meta_reduction.nanmean(self, dim, keepdim, dtype))
+
+nanmean.register(K.Meta, _meta_nanmean, name='meta.reduction.nanmean')
+
+def _cpu_nanmean_out(self, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.nanmean(self._np, dim, keepdim, dtype))
+    return out
+
+nanmean_out.register(K.CPU, _cpu_nanmean_out, name='cpu.reduction.nanmean')
+
+def _meta_nanmean_out(self, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.nanmean(self, dim, keepdim, dtype))
+    return out
+
+nanmean_out.register(K.Meta, _meta_nanmean_out, name='meta.reduction.nanmean')
+
+nanmean_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_prod(self, dtype):
+    return _cw(_cpu_reduction.prod(self._np, dtype))
+
+prod.register(K.CPU, _cpu_prod, name='cpu.reduction.prod')
+
+def _meta_prod(self, dtype):
+    return _mw(_meta_reduction.prod(self, dtype))
+
+prod.register(K.Meta, _meta_prod, name='meta.reduction.prod')
+
+def _cpu_prod_out(self, dtype, out):
+    _cstore_out(out, _cpu_reduction.prod(self._np, dtype))
+    return out
+
+prod_out.register(K.CPU, _cpu_prod_out, name='cpu.reduction.prod')
+
+def _meta_prod_out(self, dtype, out):
+    _mstore_out(out, _meta_reduction.prod(self, dtype))
+    return out
+
+prod_out.register(K.Meta, _meta_prod_out, name='meta.reduction.prod')
+
+prod_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_prod_dim_int(self, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.prod_dim(self._np, dim, keepdim, dtype))
+
+prod_dim_int.register(K.CPU, _cpu_prod_dim_int, name='cpu.reduction.prod_dim')
+
+def _meta_prod_dim_int(self, dim, keepdim, dtype):
+    return _mw(_meta_reduction.prod_dim(self, dim, keepdim, dtype))
+
+prod_dim_int.register(K.Meta, _meta_prod_dim_int, name='meta.reduction.prod_dim')
+
+def _cpu_prod_int_out(self, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.prod_dim(self._np, dim, keepdim, dtype))
+    return out
+
+prod_int_out.register(K.CPU, _cpu_prod_int_out, name='cpu.reduction.prod_dim')
+
+def _meta_prod_int_out(self, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.prod_dim(self, dim, keepdim, dtype))
+    return out
+
+prod_int_out.register(K.Meta, _meta_prod_int_out, name='meta.reduction.prod_dim')
+
+prod_int_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_max(self):
+    return _cw(_cpu_reduction.max(self._np))
+
+max.register(K.CPU, _cpu_max, name='cpu.reduction.max')
+
+def _meta_max(self):
+    return _mw(_meta_reduction.max(self))
+
+max.register(K.Meta, _meta_max, name='meta.reduction.max')
+
+def _cpu_max_unary_out(self, out):
+    _cstore_out(out, _cpu_reduction.max(self._np))
+    return out
+
+max_unary_out.register(K.CPU, _cpu_max_unary_out, name='cpu.reduction.max')
+
+def _meta_max_unary_out(self, out):
+    _mstore_out(out, _meta_reduction.max(self))
+    return out
+
+max_unary_out.register(K.Meta, _meta_max_unary_out, name='meta.reduction.max')
+
+max_unary_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_max_dim(self, dim, keepdim):
+    _r = _cpu_reduction.max_dim(self._np, dim, keepdim)
+    return _RT_max(_cw(_r[0]), _cw(_r[1]))
+
+max_dim.register(K.CPU, _cpu_max_dim, name='cpu.reduction.max_dim')
+
+def _meta_max_dim(self, dim, keepdim):
+    _r = _meta_reduction.max_dim(self, dim, keepdim)
+    return _RT_max(_mw(_r[0]), _mw(_r[1]))
+
+max_dim.register(K.Meta, _meta_max_dim, name='meta.reduction.max_dim')
+
+def _cpu_max_dim_max(self, dim, keepdim, values, indices):
+    _r = _cpu_reduction.max_dim(self._np, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_max(values, indices)
+
+max_dim_max.register(K.CPU, _cpu_max_dim_max, name='cpu.reduction.max_dim')
+
+def _meta_max_dim_max(self, dim, keepdim, values, indices):
+    _r = _meta_reduction.max_dim(self, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_max(values, indices)
+
+max_dim_max.register(K.Meta, _meta_max_dim_max, name='meta.reduction.max_dim')
+
+max_dim_max.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_max_other(self, other):
+    return _cw(_cpu_reduction.max_other(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+max_other.register(K.CPU, _cpu_max_other, name='cpu.reduction.max_other')
+
+def _meta_max_other(self, other):
+    return _mw(_meta_reduction.max_other(self, other))
+
+max_other.register(K.Meta, _meta_max_other, name='meta.reduction.max_other')
+
+def _cpu_max_out(self, other, out):
+    _cstore_out(out, _cpu_reduction.max_other(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+max_out.register(K.CPU, _cpu_max_out, name='cpu.reduction.max_other')
+
+def _meta_max_out(self, other, out):
+    _mstore_out(out, _meta_reduction.max_other(self, other))
+    return out
+
+max_out.register(K.Meta, _meta_max_out, name='meta.reduction.max_other')
+
+max_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_min(self):
+    return _cw(_cpu_reduction.min(self._np))
+
+min.register(K.CPU, _cpu_min, name='cpu.reduction.min')
+
+def _meta_min(self):
+    return _mw(_meta_reduction.min(self))
+
+min.register(K.Meta, _meta_min, name='meta.reduction.min')
+
+def _cpu_min_unary_out(self, out):
+    _cstore_out(out, _cpu_reduction.min(self._np))
+    return out
+
+min_unary_out.register(K.CPU, _cpu_min_unary_out, name='cpu.reduction.min')
+
+def _meta_min_unary_out(self, out):
+    _mstore_out(out, _meta_reduction.min(self))
+    return out
+
+min_unary_out.register(K.Meta, _meta_min_unary_out, name='meta.reduction.min')
+
+min_unary_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_min_dim(self, dim, keepdim):
+    _r = _cpu_reduction.min_dim(self._np, dim, keepdim)
+    return _RT_min(_cw(_r[0]), _cw(_r[1]))
+
+min_dim.register(K.CPU, _cpu_min_dim, name='cpu.reduction.min_dim')
+
+def _meta_min_dim(self, dim, keepdim):
+    _r = _meta_reduction.min_dim(self, dim, keepdim)
+    return _RT_min(_mw(_r[0]), _mw(_r[1]))
+
+min_dim.register(K.Meta, _meta_min_dim, name='meta.reduction.min_dim')
+
+def _cpu_min_dim_min(self, dim, keepdim, values, indices):
+    _r = _cpu_reduction.min_dim(self._np, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_min(values, indices)
+
+min_dim_min.register(K.CPU, _cpu_min_dim_min, name='cpu.reduction.min_dim')
+
+def _meta_min_dim_min(self, dim, keepdim, values, indices):
+    _r = _meta_reduction.min_dim(self, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_min(values, indices)
+
+min_dim_min.register(K.Meta, _meta_min_dim_min, name='meta.reduction.min_dim')
+
+min_dim_min.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_min_other(self, other):
+    return _cw(_cpu_reduction.min_other(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+min_other.register(K.CPU, _cpu_min_other, name='cpu.reduction.min_other')
+
+def _meta_min_other(self, other):
+    return _mw(_meta_reduction.min_other(self, other))
+
+min_other.register(K.Meta, _meta_min_other, name='meta.reduction.min_other')
+
+def _cpu_min_out(self, other, out):
+    _cstore_out(out, _cpu_reduction.min_other(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+min_out.register(K.CPU, _cpu_min_out, name='cpu.reduction.min_other')
+
+def _meta_min_out(self, other, out):
+    _mstore_out(out, _meta_reduction.min_other(self, other))
+    return out
+
+min_out.register(K.Meta, _meta_min_out, name='meta.reduction.min_other')
+
+min_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_amax(self, dim, keepdim):
+    return _cw(_cpu_reduction.amax(self._np, dim, keepdim))
+
+amax.register(K.CPU, _cpu_amax, name='cpu.reduction.amax')
+
+def _meta_amax(self, dim, keepdim):
+    return _mw(_meta_reduction.amax(self, dim, keepdim))
+
+amax.register(K.Meta, _meta_amax, name='meta.reduction.amax')
+
+def _cpu_amax_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.amax(self._np, dim, keepdim))
+    return out
+
+amax_out.register(K.CPU, _cpu_amax_out, name='cpu.reduction.amax')
+
+def _meta_amax_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.amax(self, dim, keepdim))
+    return out
+
+amax_out.register(K.Meta, _meta_amax_out, name='meta.reduction.amax')
+
+amax_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_amin(self, dim, keepdim):
+    return _cw(_cpu_reduction.amin(self._np, dim, keepdim))
+
+amin.register(K.CPU, _cpu_amin, name='cpu.reduction.amin')
+
+def _meta_amin(self, dim, keepdim):
+    return _mw(_meta_reduction.amin(self, dim, keepdim))
+
+amin.register(K.Meta, _meta_amin, name='meta.reduction.amin')
+
+def _cpu_amin_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.amin(self._np, dim, keepdim))
+    return out
+
+amin_out.register(K.CPU, _cpu_amin_out, name='cpu.reduction.amin')
+
+def _meta_amin_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.amin(self, dim, keepdim))
+    return out
+
+amin_out.register(K.Meta, _meta_amin_out, name='meta.reduction.amin')
+
+amin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_aminmax(self, dim, keepdim):
+    _r = _cpu_reduction.aminmax(self._np, dim, keepdim)
+    return _RT_aminmax(_cw(_r[0]), _cw(_r[1]))
+
+aminmax.register(K.CPU, _cpu_aminmax, name='cpu.reduction.aminmax')
+
+def _meta_aminmax(self, dim, keepdim):
+    _r = _meta_reduction.aminmax(self, dim, keepdim)
+    return _RT_aminmax(_mw(_r[0]), _mw(_r[1]))
+
+aminmax.register(K.Meta, _meta_aminmax, name='meta.reduction.aminmax')
+
+def _cpu_aminmax_out(self, dim, keepdim, min, max):
+    _r = _cpu_reduction.aminmax(self._np, dim, keepdim)
+    _cstore_out(min, _r[0])
+    _cstore_out(max, _r[1])
+    return _RT_aminmax(min, max)
+
+aminmax_out.register(K.CPU, _cpu_aminmax_out, name='cpu.reduction.aminmax')
+
+def _meta_aminmax_out(self, dim, keepdim, min, max):
+    _r = _meta_reduction.aminmax(self, dim, keepdim)
+    _mstore_out(min, _r[0])
+    _mstore_out(max, _r[1])
+    return _RT_aminmax(min, max)
+
+aminmax_out.register(K.Meta, _meta_aminmax_out, name='meta.reduction.aminmax')
+
+aminmax_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_argmax(self, dim, keepdim):
+    return _cw(_cpu_reduction.argmax(self._np, dim, keepdim))
+
+argmax.register(K.CPU, _cpu_argmax, name='cpu.reduction.argmax')
+
+def _meta_argmax(self, dim, keepdim):
+    return _mw(_meta_reduction.argmax(self, dim, keepdim))
+
+argmax.register(K.Meta, _meta_argmax, name='meta.reduction.argmax')
+
+def _cpu_argmax_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.argmax(self._np, dim, keepdim))
+    return out
+
+argmax_out.register(K.CPU, _cpu_argmax_out, name='cpu.reduction.argmax')
+
+def _meta_argmax_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.argmax(self, dim, keepdim))
+    return out
+
+argmax_out.register(K.Meta, _meta_argmax_out, name='meta.reduction.argmax')
+
+argmax_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_argmin(self, dim, keepdim):
+    return _cw(_cpu_reduction.argmin(self._np, dim, keepdim))
+
+argmin.register(K.CPU, _cpu_argmin, name='cpu.reduction.argmin')
+
+def _meta_argmin(self, dim, keepdim):
+    return _mw(_meta_reduction.argmin(self, dim, keepdim))
+
+argmin.register(K.Meta, _meta_argmin, name='meta.reduction.argmin')
+
+def _cpu_argmin_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.argmin(self._np, dim, keepdim))
+    return out
+
+argmin_out.register(K.CPU, _cpu_argmin_out, name='cpu.reduction.argmin')
+
+def _meta_argmin_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.argmin(self, dim, keepdim))
+    return out
+
+argmin_out.register(K.Meta, _meta_argmin_out, name='meta.reduction.argmin')
+
+argmin_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_var(self, unbiased):
+    return _cw(_cpu_reduction.var(self._np, unbiased))
+
+var.register(K.CPU, _cpu_var, name='cpu.reduction.var')
+
+def _meta_var(self, unbiased):
+    return _mw(_meta_reduction.var(self, unbiased))
+
+var.register(K.Meta, _meta_var, name='meta.reduction.var')
+
+def _cpu_var_dim(self, dim, unbiased, keepdim):
+    return _cw(_cpu_reduction.var_dim(self._np, dim, unbiased, keepdim))
+
+var_dim.register(K.CPU, _cpu_var_dim, name='cpu.reduction.var_dim')
+
+def _meta_var_dim(self, dim, unbiased, keepdim):
+    return _mw(_meta_reduction.var_dim(self, dim, unbiased, keepdim))
+
+var_dim.register(K.Meta, _meta_var_dim, name='meta.reduction.var_dim')
+
+def _cpu_var_out(self, dim, unbiased, keepdim, out):
+    _cstore_out(out, _cpu_reduction.var_dim(self._np, dim, unbiased, keepdim))
+    return out
+
+var_out.register(K.CPU, _cpu_var_out, name='cpu.reduction.var_dim')
+
+def _meta_var_out(self, dim, unbiased, keepdim, out):
+    _mstore_out(out, _meta_reduction.var_dim(self, dim, unbiased, keepdim))
+    return out
+
+var_out.register(K.Meta, _meta_var_out, name='meta.reduction.var_dim')
+
+var_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_var_correction(self, dim, correction, keepdim):
+    return _cw(_cpu_reduction.var_correction(self._np, dim, correction, keepdim))
+
+var_correction.register(K.CPU, _cpu_var_correction, name='cpu.reduction.var_correction')
+
+def _meta_var_correction(self, dim, correction, keepdim):
+    return _mw(_meta_reduction.var_correction(self, dim, correction, keepdim))
+
+var_correction.register(K.Meta, _meta_var_correction, name='meta.reduction.var_correction')
+
+def _cpu_var_correction_out(self, dim, correction, keepdim, out):
+    _cstore_out(out, _cpu_reduction.var_correction(self._np, dim, correction, keepdim))
+    return out
+
+var_correction_out.register(K.CPU, _cpu_var_correction_out, name='cpu.reduction.var_correction')
+
+def _meta_var_correction_out(self, dim, correction, keepdim, out):
+    _mstore_out(out, _meta_reduction.var_correction(self, dim, correction, keepdim))
+    return out
+
+var_correction_out.register(K.Meta, _meta_var_correction_out, name='meta.reduction.var_correction')
+
+var_correction_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_std(self, unbiased):
+    return _cw(_cpu_reduction.std(self._np, unbiased))
+
+std.register(K.CPU, _cpu_std, name='cpu.reduction.std')
+
+def _meta_std(self, unbiased):
+    return _mw(_meta_reduction.std(self, unbiased))
+
+std.register(K.Meta, _meta_std, name='meta.reduction.std')
+
+def _cpu_std_dim(self, dim, unbiased, keepdim):
+    return _cw(_cpu_reduction.std_dim(self._np, dim, unbiased, keepdim))
+
+std_dim.register(K.CPU, _cpu_std_dim, name='cpu.reduction.std_dim')
+
+def _meta_std_dim(self, dim, unbiased, keepdim):
+    return _mw(_meta_reduction.std_dim(self, dim, unbiased, keepdim))
+
+std_dim.register(K.Meta, _meta_std_dim, name='meta.reduction.std_dim')
+
+def _cpu_std_out(self, dim, unbiased, keepdim, out):
+    _cstore_out(out, _cpu_reduction.std_dim(self._np, dim, unbiased, keepdim))
+    return out
+
+std_out.register(K.CPU, _cpu_std_out, name='cpu.reduction.std_dim')
+
+def _meta_std_out(self, dim, unbiased, keepdim, out):
+    _mstore_out(out, _meta_reduction.std_dim(self, dim, unbiased, keepdim))
+    return out
+
+std_out.register(K.Meta, _meta_std_out, name='meta.reduction.std_dim')
+
+std_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_std_correction(self, dim, correction, keepdim):
+    return _cw(_cpu_reduction.std_correction(self._np, dim, correction, keepdim))
+
+std_correction.register(K.CPU, _cpu_std_correction, name='cpu.reduction.std_correction')
+
+def _meta_std_correction(self, dim, correction, keepdim):
+    return _mw(_meta_reduction.std_correction(self, dim, correction, keepdim))
+
+std_correction.register(K.Meta, _meta_std_correction, name='meta.reduction.std_correction')
+
+def _cpu_std_correction_out(self, dim, correction, keepdim, out):
+    _cstore_out(out, _cpu_reduction.std_correction(self._np, dim, correction, keepdim))
+    return out
+
+std_correction_out.register(K.CPU, _cpu_std_correction_out, name='cpu.reduction.std_correction')
+
+def _meta_std_correction_out(self, dim, correction, keepdim, out):
+    _mstore_out(out, _meta_reduction.std_correction(self, dim, correction, keepdim))
+    return out
+
+std_correction_out.register(K.Meta, _meta_std_correction_out, name='meta.reduction.std_correction')
+
+std_correction_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_var_mean(self, unbiased):
+    _r = _cpu_reduction.var_mean(self._np, unbiased)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+var_mean.register(K.CPU, _cpu_var_mean, name='cpu.reduction.var_mean')
+
+def _meta_var_mean(self, unbiased):
+    _r = _meta_reduction.var_mean(self, unbiased)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+var_mean.register(K.Meta, _meta_var_mean, name='meta.reduction.var_mean')
+
+def _cpu_var_mean_dim(self, dim, unbiased, keepdim):
+    _r = _cpu_reduction.var_mean_dim(self._np, dim, unbiased, keepdim)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+var_mean_dim.register(K.CPU, _cpu_var_mean_dim, name='cpu.reduction.var_mean_dim')
+
+def _meta_var_mean_dim(self, dim, unbiased, keepdim):
+    _r = _meta_reduction.var_mean_dim(self, dim, unbiased, keepdim)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+var_mean_dim.register(K.Meta, _meta_var_mean_dim, name='meta.reduction.var_mean_dim')
+
+def _cpu_var_mean_correction(self, dim, correction, keepdim):
+    _r = _cpu_reduction.var_mean_correction(self._np, dim, correction, keepdim)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+var_mean_correction.register(K.CPU, _cpu_var_mean_correction, name='cpu.reduction.var_mean_correction')
+
+def _meta_var_mean_correction(self, dim, correction, keepdim):
+    _r = _meta_reduction.var_mean_correction(self, dim, correction, keepdim)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+var_mean_correction.register(K.Meta, _meta_var_mean_correction, name='meta.reduction.var_mean_correction')
+
+def _cpu_var_mean_correction_out(self, dim, correction, keepdim, out0, out1):
+    _r = _cpu_reduction.var_mean_correction(self._np, dim, correction, keepdim)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    return (out0, out1)
+
+var_mean_correction_out.register(K.CPU, _cpu_var_mean_correction_out, name='cpu.reduction.var_mean_correction')
+
+def _meta_var_mean_correction_out(self, dim, correction, keepdim, out0, out1):
+    _r = _meta_reduction.var_mean_correction(self, dim, correction, keepdim)
+    _mstore_out(out0, _r[0])
+    _mstore_out(out1, _r[1])
+    return (out0, out1)
+
+var_mean_correction_out.register(K.Meta, _meta_var_mean_correction_out, name='meta.reduction.var_mean_correction')
+
+var_mean_correction_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_std_mean(self, unbiased):
+    _r = _cpu_reduction.std_mean(self._np, unbiased)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+std_mean.register(K.CPU, _cpu_std_mean, name='cpu.reduction.std_mean')
+
+def _meta_std_mean(self, unbiased):
+    _r = _meta_reduction.std_mean(self, unbiased)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+std_mean.register(K.Meta, _meta_std_mean, name='meta.reduction.std_mean')
+
+def _cpu_std_mean_dim(self, dim, unbiased, keepdim):
+    _r = _cpu_reduction.std_mean_dim(self._np, dim, unbiased, keepdim)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+std_mean_dim.register(K.CPU, _cpu_std_mean_dim, name='cpu.reduction.std_mean_dim')
+
+def _meta_std_mean_dim(self, dim, unbiased, keepdim):
+    _r = _meta_reduction.std_mean_dim(self, dim, unbiased, keepdim)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+std_mean_dim.register(K.Meta, _meta_std_mean_dim, name='meta.reduction.std_mean_dim')
+
+def _cpu_std_mean_correction(self, dim, correction, keepdim):
+    _r = _cpu_reduction.std_mean_correction(self._np, dim, correction, keepdim)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+std_mean_correction.register(K.CPU, _cpu_std_mean_correction, name='cpu.reduction.std_mean_correction')
+
+def _meta_std_mean_correction(self, dim, correction, keepdim):
+    _r = _meta_reduction.std_mean_correction(self, dim, correction, keepdim)
+    return (_mw(_r[0]), _mw(_r[1]))
+
+std_mean_correction.register(K.Meta, _meta_std_mean_correction, name='meta.reduction.std_mean_correction')
+
+def _cpu_std_mean_correction_out(self, dim, correction, keepdim, out0, out1):
+    _r = _cpu_reduction.std_mean_correction(self._np, dim, correction, keepdim)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    return (out0, out1)
+
+std_mean_correction_out.register(K.CPU, _cpu_std_mean_correction_out, name='cpu.reduction.std_mean_correction')
+
+def _meta_std_mean_correction_out(self, dim, correction, keepdim, out0, out1):
+    _r = _meta_reduction.std_mean_correction(self, dim, correction, keepdim)
+    _mstore_out(out0, _r[0])
+    _mstore_out(out1, _r[1])
+    return (out0, out1)
+
+std_mean_correction_out.register(K.Meta, _meta_std_mean_correction_out, name='meta.reduction.std_mean_correction')
+
+std_mean_correction_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_norm_Scalar(self, p):
+    return _cw(_cpu_reduction.norm(self._np, p))
+
+norm_Scalar.register(K.CPU, _cpu_norm_Scalar, name='cpu.reduction.norm')
+
+def _meta_norm_Scalar(self, p):
+    return _mw(_meta_reduction.norm(self, p))
+
+norm_Scalar.register(K.Meta, _meta_norm_Scalar, name='meta.reduction.norm')
+
+def _cpu_norm_Scalar_out(self, p, out):
+    _cstore_out(out, _cpu_reduction.norm(self._np, p))
+    return out
+
+norm_Scalar_out.register(K.CPU, _cpu_norm_Scalar_out, name='cpu.reduction.norm')
+
+def _meta_norm_Scalar_out(self, p, out):
+    _mstore_out(out, _meta_reduction.norm(self, p))
+    return out
+
+norm_Scalar_out.register(K.Meta, _meta_norm_Scalar_out, name='meta.reduction.norm')
+
+norm_Scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_norm_ScalarOpt_dim(self, p, dim, keepdim):
+    return _cw(_cpu_reduction.norm_dim(self._np, p, dim, keepdim))
+
+norm_ScalarOpt_dim.register(K.CPU, _cpu_norm_ScalarOpt_dim, name='cpu.reduction.norm_dim')
+
+def _meta_norm_ScalarOpt_dim(self, p, dim, keepdim):
+    return _mw(_meta_reduction.norm_dim(self, p, dim, keepdim))
+
+norm_ScalarOpt_dim.register(K.Meta, _meta_norm_ScalarOpt_dim, name='meta.reduction.norm_dim')
+
+def _cpu_norm_out(self, p, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.norm_dim(self._np, p, dim, keepdim))
+    return out
+
+norm_out.register(K.CPU, _cpu_norm_out, name='cpu.reduction.norm_dim')
+
+def _meta_norm_out(self, p, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.norm_dim(self, p, dim, keepdim))
+    return out
+
+norm_out.register(K.Meta, _meta_norm_out, name='meta.reduction.norm_dim')
+
+norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.norm_dim_dtype(self._np, p, dim, keepdim, dtype))
+
+norm_ScalarOpt_dim_dtype.register(K.CPU, _cpu_norm_ScalarOpt_dim_dtype, name='cpu.reduction.norm_dim_dtype')
+
+def _meta_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype):
+    return _mw(_meta_reduction.norm_dim_dtype(self, p, dim, keepdim, dtype))
+
+norm_ScalarOpt_dim_dtype.register(K.Meta, _meta_norm_ScalarOpt_dim_dtype, name='meta.reduction.norm_dim_dtype')
+
+def _cpu_norm_dtype_out(self, p, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.norm_dim_dtype(self._np, p, dim, keepdim, dtype))
+    return out
+
+norm_dtype_out.register(K.CPU, _cpu_norm_dtype_out, name='cpu.reduction.norm_dim_dtype')
+
+def _meta_norm_dtype_out(self, p, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.norm_dim_dtype(self, p, dim, keepdim, dtype))
+    return out
+
+norm_dtype_out.register(K.Meta, _meta_norm_dtype_out, name='meta.reduction.norm_dim_dtype')
+
+norm_dtype_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_norm_ScalarOpt_dtype(self, p, dtype):
+    return _cw(_cpu_reduction.norm_dtype(self._np, p, dtype))
+
+norm_ScalarOpt_dtype.register(K.CPU, _cpu_norm_ScalarOpt_dtype, name='cpu.reduction.norm_dtype')
+
+def _meta_norm_ScalarOpt_dtype(self, p, dtype):
+    return _mw(_meta_reduction.norm_dtype(self, p, dtype))
+
+norm_ScalarOpt_dtype.register(K.Meta, _meta_norm_ScalarOpt_dtype, name='meta.reduction.norm_dtype')
+
+def _cpu_norm_ScalarOpt_dtype_out(self, p, dtype, out):
+    _cstore_out(out, _cpu_reduction.norm_dtype(self._np, p, dtype))
+    return out
+
+norm_ScalarOpt_dtype_out.register(K.CPU, _cpu_norm_ScalarOpt_dtype_out, name='cpu.reduction.norm_dtype')
+
+def _meta_norm_ScalarOpt_dtype_out(self, p, dtype, out):
+    _mstore_out(out, _meta_reduction.norm_dtype(self, p, dtype))
+    return out
+
+norm_ScalarOpt_dtype_out.register(K.Meta, _meta_norm_ScalarOpt_dtype_out, name='meta.reduction.norm_dtype')
+
+norm_ScalarOpt_dtype_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_linalg_vector_norm(self, ord, dim, keepdim, dtype):
+    return _cw(_cpu_reduction.vector_norm(self._np, ord, dim, keepdim, dtype))
+
+linalg_vector_norm.register(K.CPU, _cpu_linalg_vector_norm, name='cpu.reduction.vector_norm')
+
+def _meta_linalg_vector_norm(self, ord, dim, keepdim, dtype):
+    return _mw(_meta_reduction.vector_norm(self, ord, dim, keepdim, dtype))
+
+linalg_vector_norm.register(K.Meta, _meta_linalg_vector_norm, name='meta.reduction.vector_norm')
+
+def _cpu_linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out):
+    _cstore_out(out, _cpu_reduction.vector_norm(self._np, ord, dim, keepdim, dtype))
+    return out
+
+linalg_vector_norm_out.register(K.CPU, _cpu_linalg_vector_norm_out, name='cpu.reduction.vector_norm')
+
+def _meta_linalg_vector_norm_out(self, ord, dim, keepdim, dtype, out):
+    _mstore_out(out, _meta_reduction.vector_norm(self, ord, dim, keepdim, dtype))
+    return out
+
+linalg_vector_norm_out.register(K.Meta, _meta_linalg_vector_norm_out, name='meta.reduction.vector_norm')
+
+linalg_vector_norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_logsumexp(self, dim, keepdim):
+    return _cw(_cpu_reduction.logsumexp(self._np, dim, keepdim))
+
+logsumexp.register(K.CPU, _cpu_logsumexp, name='cpu.reduction.logsumexp')
+
+def _meta_logsumexp(self, dim, keepdim):
+    return _mw(_meta_reduction.logsumexp(self, dim, keepdim))
+
+logsumexp.register(K.Meta, _meta_logsumexp, name='meta.reduction.logsumexp')
+
+def _cpu_logsumexp_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.logsumexp(self._np, dim, keepdim))
+    return out
+
+logsumexp_out.register(K.CPU, _cpu_logsumexp_out, name='cpu.reduction.logsumexp')
+
+def _meta_logsumexp_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.logsumexp(self, dim, keepdim))
+    return out
+
+logsumexp_out.register(K.Meta, _meta_logsumexp_out, name='meta.reduction.logsumexp')
+
+logsumexp_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_softmax_int(self, dim, dtype):
+    return _cw(_cpu_reduction.softmax(self._np, dim, dtype))
+
+softmax_int.register(K.CPU, _cpu_softmax_int, name='cpu.reduction.softmax')
+
+def _meta_softmax_int(self, dim, dtype):
+    return _mw(_meta_reduction.softmax(self, dim, dtype))
+
+softmax_int.register(K.Meta, _meta_softmax_int, name='meta.reduction.softmax')
+
+def _cpu_softmax_int_out(self, dim, dtype, out):
+    _cstore_out(out, _cpu_reduction.softmax(self._np, dim, dtype))
+    return out
+
+softmax_int_out.register(K.CPU, _cpu_softmax_int_out, name='cpu.reduction.softmax')
+
+def _meta_softmax_int_out(self, dim, dtype, out):
+    _mstore_out(out, _meta_reduction.softmax(self, dim, dtype))
+    return out
+
+softmax_int_out.register(K.Meta, _meta_softmax_int_out, name='meta.reduction.softmax')
+
+softmax_int_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_log_softmax_int(self, dim, dtype):
+    return _cw(_cpu_reduction.log_softmax(self._np, dim, dtype))
+
+log_softmax_int.register(K.CPU, _cpu_log_softmax_int, name='cpu.reduction.log_softmax')
+
+def _meta_log_softmax_int(self, dim, dtype):
+    return _mw(_meta_reduction.log_softmax(self, dim, dtype))
+
+log_softmax_int.register(K.Meta, _meta_log_softmax_int, name='meta.reduction.log_softmax')
+
+def _cpu_log_softmax_int_out(self, dim, dtype, out):
+    _cstore_out(out, _cpu_reduction.log_softmax(self._np, dim, dtype))
+    return out
+
+log_softmax_int_out.register(K.CPU, _cpu_log_softmax_int_out, name='cpu.reduction.log_softmax')
+
+def _meta_log_softmax_int_out(self, dim, dtype, out):
+    _mstore_out(out, _meta_reduction.log_softmax(self, dim, dtype))
+    return out
+
+log_softmax_int_out.register(K.Meta, _meta_log_softmax_int_out, name='meta.reduction.log_softmax')
+
+log_softmax_int_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__softmax(self, dim, half_to_float):
+    return _cw(_cpu_reduction._softmax(self._np, dim, half_to_float))
+
+_softmax.register(K.CPU, _cpu__softmax, name='cpu.reduction._softmax')
+
+def _meta__softmax(self, dim, half_to_float):
+    return _mw(_meta_reduction._softmax(self, dim, half_to_float))
+
+_softmax.register(K.Meta, _meta__softmax, name='meta.reduction._softmax')
+
+def _cpu__softmax_out(self, dim, half_to_float, out):
+    _cstore_out(out, _cpu_reduction._softmax(self._np, dim, half_to_float))
+    return out
+
+_softmax_out.register(K.CPU, _cpu__softmax_out, name='cpu.reduction._softmax')
+
+def _meta__softmax_out(self, dim, half_to_float, out):
+    _mstore_out(out, _meta_reduction._softmax(self, dim, half_to_float))
+    return out
+
+_softmax_out.register(K.Meta, _meta__softmax_out, name='meta.reduction._softmax')
+
+_softmax_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__log_softmax(self, dim, half_to_float):
+    return _cw(_cpu_reduction._log_softmax(self._np, dim, half_to_float))
+
+_log_softmax.register(K.CPU, _cpu__log_softmax, name='cpu.reduction._log_softmax')
+
+def _meta__log_softmax(self, dim, half_to_float):
+    return _mw(_meta_reduction._log_softmax(self, dim, half_to_float))
+
+_log_softmax.register(K.Meta, _meta__log_softmax, name='meta.reduction._log_softmax')
+
+def _cpu__log_softmax_out(self, dim, half_to_float, out):
+    _cstore_out(out, _cpu_reduction._log_softmax(self._np, dim, half_to_float))
+    return out
+
+_log_softmax_out.register(K.CPU, _cpu__log_softmax_out, name='cpu.reduction._log_softmax')
+
+def _meta__log_softmax_out(self, dim, half_to_float, out):
+    _mstore_out(out, _meta_reduction._log_softmax(self, dim, half_to_float))
+    return out
+
+_log_softmax_out.register(K.Meta, _meta__log_softmax_out, name='meta.reduction._log_softmax')
+
+_log_softmax_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_softmax(self, dim, dtype):
+    return _cw(_cpu_reduction.softmax(self._np, dim, dtype))
+
+special_softmax.register(K.CPU, _cpu_special_softmax, name='cpu.reduction.softmax')
+
+def _meta_special_softmax(self, dim, dtype):
+    return _mw(_meta_reduction.softmax(self, dim, dtype))
+
+special_softmax.register(K.Meta, _meta_special_softmax, name='meta.reduction.softmax')
+
+def _cpu_special_log_softmax(self, dim, dtype):
+    return _cw(_cpu_reduction.log_softmax(self._np, dim, dtype))
+
+special_log_softmax.register(K.CPU, _cpu_special_log_softmax, name='cpu.reduction.log_softmax')
+
+def _meta_special_log_softmax(self, dim, dtype):
+    return _mw(_meta_reduction.log_softmax(self, dim, dtype))
+
+special_log_softmax.register(K.Meta, _meta_special_log_softmax, name='meta.reduction.log_softmax')
+
+def _cpu_cumsum(self, dim, dtype):
+    return _cw(_cpu_reduction.cumsum(self._np, dim, dtype))
+
+cumsum.register(K.CPU, _cpu_cumsum, name='cpu.reduction.cumsum')
+
+def _meta_cumsum(self, dim, dtype):
+    return _mw(_meta_reduction.cumsum(self, dim, dtype))
+
+cumsum.register(K.Meta, _meta_cumsum, name='meta.reduction.cumsum')
+
+def _cpu_cumsum_(self, dim, dtype):
+    _cstore(self, _cpu_reduction.cumsum(self._np, dim, dtype), 'cumsum_')
+    return self
+
+cumsum_.register(K.CPU, _cpu_cumsum_, name='cpu.reduction.cumsum')
+
+def _meta_cumsum_(self, dim, dtype):
+    _mstore(self, _meta_reduction.cumsum(self, dim, dtype), 'cumsum_')
+    return self
+
+cumsum_.register(K.Meta, _meta_cumsum_, name='meta.reduction.cumsum')
+
+cumsum_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_cumsum_out(self, dim, dtype, out):
+    _cstore_out(out, _cpu_reduction.cumsum(self._np, dim, dtype))
+    return out
+
+cumsum_out.register(K.CPU, _cpu_cumsum_out, name='cpu.reduction.cumsum')
+
+def _meta_cumsum_out(self, dim, dtype, out):
+    _mstore_out(out, _meta_reduction.cumsum(self, dim, dtype))
+    return out
+
+cumsum_out.register(K.Meta, _meta_cumsum_out, name='meta.reduction.cumsum')
+
+cumsum_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cumprod(self, dim, dtype):
+    return _cw(_cpu_reduction.cumprod(self._np, dim, dtype))
+
+cumprod.register(K.CPU, _cpu_cumprod, name='cpu.reduction.cumprod')
+
+def _meta_cumprod(self, dim, dtype):
+    return _mw(_meta_reduction.cumprod(self, dim, dtype))
+
+cumprod.register(K.Meta, _meta_cumprod, name='meta.reduction.cumprod')
+
+def _cpu_cumprod_(self, dim, dtype):
+    _cstore(self, _cpu_reduction.cumprod(self._np, dim, dtype), 'cumprod_')
+    return self
+
+cumprod_.register(K.CPU, _cpu_cumprod_, name='cpu.reduction.cumprod')
+
+def _meta_cumprod_(self, dim, dtype):
+    _mstore(self, _meta_reduction.cumprod(self, dim, dtype), 'cumprod_')
+    return self
+
+cumprod_.register(K.Meta, _meta_cumprod_, name='meta.reduction.cumprod')
+
+cumprod_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_cumprod_out(self, dim, dtype, out):
+    _cstore_out(out, _cpu_reduction.cumprod(self._np, dim, dtype))
+    return out
+
+cumprod_out.register(K.CPU, _cpu_cumprod_out, name='cpu.reduction.cumprod')
+
+def _meta_cumprod_out(self, dim, dtype, out):
+    _mstore_out(out, _meta_reduction.cumprod(self, dim, dtype))
+    return out
+
+cumprod_out.register(K.Meta, _meta_cumprod_out, name='meta.reduction.cumprod')
+
+cumprod_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_cummax(self, dim):
+    _r = _cpu_reduction.cummax(self._np, dim)
+    return _RT_cummax(_cw(_r[0]), _cw(_r[1]))
+
+cummax.register(K.CPU, _cpu_cummax, name='cpu.reduction.cummax')
+
+def _meta_cummax(self, dim):
+    _r = _meta_reduction.cummax(self, dim)
+    return _RT_cummax(_mw(_r[0]), _mw(_r[1]))
+
+cummax.register(K.Meta, _meta_cummax, name='meta.reduction.cummax')
+
+def _cpu_cummax_out(self, dim, values, indices):
+    _r = _cpu_reduction.cummax(self._np, dim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_cummax(values, indices)
+
+cummax_out.register(K.CPU, _cpu_cummax_out, name='cpu.reduction.cummax')
+
+def _meta_cummax_out(self, dim, values, indices):
+    _r = _meta_reduction.cummax(self, dim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_cummax(values, indices)
+
+cummax_out.register(K.Meta, _meta_cummax_out, name='meta.reduction.cummax')
+
+cummax_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_cummin(self, dim):
+    _r = _cpu_reduction.cummin(self._np, dim)
+    return _RT_cummin(_cw(_r[0]), _cw(_r[1]))
+
+cummin.register(K.CPU, _cpu_cummin, name='cpu.reduction.cummin')
+
+def _meta_cummin(self, dim):
+    _r = _meta_reduction.cummin(self, dim)
+    return _RT_cummin(_mw(_r[0]), _mw(_r[1]))
+
+cummin.register(K.Meta, _meta_cummin, name='meta.reduction.cummin')
+
+def _cpu_cummin_out(self, dim, values, indices):
+    _r = _cpu_reduction.cummin(self._np, dim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_cummin(values, indices)
+
+cummin_out.register(K.CPU, _cpu_cummin_out, name='cpu.reduction.cummin')
+
+def _meta_cummin_out(self, dim, values, indices):
+    _r = _meta_reduction.cummin(self, dim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_cummin(values, indices)
+
+cummin_out.register(K.Meta, _meta_cummin_out, name='meta.reduction.cummin')
+
+cummin_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_logcumsumexp(self, dim):
+    return _cw(_cpu_reduction.logcumsumexp(self._np, dim))
+
+logcumsumexp.register(K.CPU, _cpu_logcumsumexp, name='cpu.reduction.logcumsumexp')
+
+def _meta_logcumsumexp(self, dim):
+    return _mw(_meta_reduction.logcumsumexp(self, dim))
+
+logcumsumexp.register(K.Meta, _meta_logcumsumexp, name='meta.reduction.logcumsumexp')
+
+def _cpu_logcumsumexp_out(self, dim, out):
+    _cstore_out(out, _cpu_reduction.logcumsumexp(self._np, dim))
+    return out
+
+logcumsumexp_out.register(K.CPU, _cpu_logcumsumexp_out, name='cpu.reduction.logcumsumexp')
+
+def _meta_logcumsumexp_out(self, dim, out):
+    _mstore_out(out, _meta_reduction.logcumsumexp(self, dim))
+    return out
+
+logcumsumexp_out.register(K.Meta, _meta_logcumsumexp_out, name='meta.reduction.logcumsumexp')
+
+logcumsumexp_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_all(self):
+    return _cw(_cpu_reduction.all(self._np))
+
+all.register(K.CPU, _cpu_all, name='cpu.reduction.all')
+
+def _meta_all(self):
+    return _mw(_meta_reduction.all(self))
+
+all.register(K.Meta, _meta_all, name='meta.reduction.all')
+
+def _cpu_all_all_out(self, out):
+    _cstore_out(out, _cpu_reduction.all(self._np))
+    return out
+
+all_all_out.register(K.CPU, _cpu_all_all_out, name='cpu.reduction.all')
+
+def _meta_all_all_out(self, out):
+    _mstore_out(out, _meta_reduction.all(self))
+    return out
+
+all_all_out.register(K.Meta, _meta_all_all_out, name='meta.reduction.all')
+
+all_all_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_all_dim(self, dim, keepdim):
+    return _cw(_cpu_reduction.all_dim(self._np, dim, keepdim))
+
+all_dim.register(K.CPU, _cpu_all_dim, name='cpu.reduction.all_dim')
+
+def _meta_all_dim(self, dim, keepdim):
+    return _mw(_meta_reduction.all_dim(self, dim, keepdim))
+
+all_dim.register(K.Meta, _meta_all_dim, name='meta.reduction.all_dim')
+
+def _cpu_all_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.all_dim(self._np, dim, keepdim))
+    return out
+
+all_out.register(K.CPU, _cpu_all_out, name='cpu.reduction.all_dim')
+
+def _meta_all_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.all_dim(self, dim, keepdim))
+    return out
+
+all_out.register(K.Meta, _meta_all_out, name='meta.reduction.all_dim')
+
+all_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_all_dims(self, dim, keepdim):
+    return _cw(_cpu_reduction.all_dims(self._np, dim, keepdim))
+
+all_dims.register(K.CPU, _cpu_all_dims, name='cpu.reduction.all_dims')
+
+def _meta_all_dims(self, dim, keepdim):
+    return _mw(_meta_reduction.all_dims(self, dim, keepdim))
+
+all_dims.register(K.Meta, _meta_all_dims, name='meta.reduction.all_dims')
+
+def _cpu_all_dims_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.all_dims(self._np, dim, keepdim))
+    return out
+
+all_dims_out.register(K.CPU, _cpu_all_dims_out, name='cpu.reduction.all_dims')
+
+def _meta_all_dims_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.all_dims(self, dim, keepdim))
+    return out
+
+all_dims_out.register(K.Meta, _meta_all_dims_out, name='meta.reduction.all_dims')
+
+all_dims_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_any(self):
+    return _cw(_cpu_reduction.any(self._np))
+
+any.register(K.CPU, _cpu_any, name='cpu.reduction.any')
+
+def _meta_any(self):
+    return _mw(_meta_reduction.any(self))
+
+any.register(K.Meta, _meta_any, name='meta.reduction.any')
+
+def _cpu_any_all_out(self, out):
+    _cstore_out(out, _cpu_reduction.any(self._np))
+    return out
+
+any_all_out.register(K.CPU, _cpu_any_all_out, name='cpu.reduction.any')
+
+def _meta_any_all_out(self, out):
+    _mstore_out(out, _meta_reduction.any(self))
+    return out
+
+any_all_out.register(K.Meta, _meta_any_all_out, name='meta.reduction.any')
+
+any_all_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_any_dim(self, dim, keepdim):
+    return _cw(_cpu_reduction.any_dim(self._np, dim, keepdim))
+
+any_dim.register(K.CPU, _cpu_any_dim, name='cpu.reduction.any_dim')
+
+def _meta_any_dim(self, dim, keepdim):
+    return _mw(_meta_reduction.any_dim(self, dim, keepdim))
+
+any_dim.register(K.Meta, _meta_any_dim, name='meta.reduction.any_dim')
+
+def _cpu_any_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.any_dim(self._np, dim, keepdim))
+    return out
+
+any_out.register(K.CPU, _cpu_any_out, name='cpu.reduction.any_dim')
+
+def _meta_any_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.any_dim(self, dim, keepdim))
+    return out
+
+any_out.register(K.Meta, _meta_any_out, name='meta.reduction.any_dim')
+
+any_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_any_dims(self, dim, keepdim):
+    return _cw(_cpu_reduction.any_dims(self._np, dim, keepdim))
+
+any_dims.register(K.CPU, _cpu_any_dims, name='cpu.reduction.any_dims')
+
+def _meta_any_dims(self, dim, keepdim):
+    return _mw(_meta_reduction.any_dims(self, dim, keepdim))
+
+any_dims.register(K.Meta, _meta_any_dims, name='meta.reduction.any_dims')
+
+def _cpu_any_dims_out(self, dim, keepdim, out):
+    _cstore_out(out, _cpu_reduction.any_dims(self._np, dim, keepdim))
+    return out
+
+any_dims_out.register(K.CPU, _cpu_any_dims_out, name='cpu.reduction.any_dims')
+
+def _meta_any_dims_out(self, dim, keepdim, out):
+    _mstore_out(out, _meta_reduction.any_dims(self, dim, keepdim))
+    return out
+
+any_dims_out.register(K.Meta, _meta_any_dims_out, name='meta.reduction.any_dims')
+
+any_dims_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_count_nonzero(self, dim):
+    return _cw(_cpu_reduction.count_nonzero(self._np, dim))
+
+count_nonzero.register(K.CPU, _cpu_count_nonzero, name='cpu.reduction.count_nonzero')
+
+def _meta_count_nonzero(self, dim):
+    return _mw(_meta_reduction.count_nonzero(self, dim))
+
+count_nonzero.register(K.Meta, _meta_count_nonzero, name='meta.reduction.count_nonzero')
+
+def _cpu_count_nonzero_out(self, dim, out):
+    _cstore_out(out, _cpu_reduction.count_nonzero(self._np, dim))
+    return out
+
+count_nonzero_out.register(K.CPU, _cpu_count_nonzero_out, name='cpu.reduction.count_nonzero')
+
+def _meta_count_nonzero_out(self, dim, out):
+    _mstore_out(out, _meta_reduction.count_nonzero(self, dim))
+    return out
+
+count_nonzero_out.register(K.Meta, _meta_count_nonzero_out, name='meta.reduction.count_nonzero')
+
+count_nonzero_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_count_nonzero_dim_IntList(self, dim):
+    return _cw(_cpu_reduction.count_nonzero_dims(self._np, dim))
+
+count_nonzero_dim_IntList.register(K.CPU, _cpu_count_nonzero_dim_IntList, name='cpu.reduction.count_nonzero_dims')
+
+def _meta_count_nonzero_dim_IntList(self, dim):
+    return _mw(_meta_reduction.count_nonzero_dims(self, dim))
+
+count_nonzero_dim_IntList.register(K.Meta, _meta_count_nonzero_dim_IntList, name='meta.reduction.count_nonzero_dims')
+
+def _cpu_count_nonzero_dim_IntList_out(self, dim, out):
+    _cstore_out(out, _cpu_reduction.count_nonzero_dims(self._np, dim))
+    return out
+
+count_nonzero_dim_IntList_out.register(K.CPU, _cpu_count_nonzero_dim_IntList_out, name='cpu.reduction.count_nonzero_dims')
+
+def _meta_count_nonzero_dim_IntList_out(self, dim, out):
+    _mstore_out(out, _meta_reduction.count_nonzero_dims(self, dim))
+    return out
+
+count_nonzero_dim_IntList_out.register(K.Meta, _meta_count_nonzero_dim_IntList_out, name='meta.reduction.count_nonzero_dims')
+
+count_nonzero_dim_IntList_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_topk(self, k, dim, largest, sorted):
+    _r = _cpu_reduction.topk(self._np, k, dim, largest, sorted)
+    return _RT_topk(_cw(_r[0]), _cw(_r[1]))
+
+topk.register(K.CPU, _cpu_topk, name='cpu.reduction.topk')
+
+def _meta_topk(self, k, dim, largest, sorted):
+    _r = _meta_reduction.topk(self, k, dim, largest, sorted)
+    return _RT_topk(_mw(_r[0]), _mw(_r[1]))
+
+topk.register(K.Meta, _meta_topk, name='meta.reduction.topk')
+
+def _cpu_topk_values(self, k, dim, largest, sorted, values, indices):
+    _r = _cpu_reduction.topk(self._np, k, dim, largest, sorted)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_topk(values, indices)
+
+topk_values.register(K.CPU, _cpu_topk_values, name='cpu.reduction.topk')
+
+def _meta_topk_values(self, k, dim, largest, sorted, values, indices):
+    _r = _meta_reduction.topk(self, k, dim, largest, sorted)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_topk(values, indices)
+
+topk_values.register(K.Meta, _meta_topk_values, name='meta.reduction.topk')
+
+topk_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_sort(self, dim, descending):
+    _r = _cpu_reduction.sort(self._np, dim, descending)
+    return _RT_sort(_cw(_r[0]), _cw(_r[1]))
+
+sort.register(K.CPU, _cpu_sort, name='cpu.reduction.sort')
+
+def _meta_sort(self, dim, descending):
+    _r = _meta_reduction.sort(self, dim, descending)
+    return _RT_sort(_mw(_r[0]), _mw(_r[1]))
+
+sort.register(K.Meta, _meta_sort, name='meta.reduction.sort')
+
+def _cpu_sort_values(self, dim, descending, values, indices):
+    _r = _cpu_reduction.sort(self._np, dim, descending)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_sort(values, indices)
+
+sort_values.register(K.CPU, _cpu_sort_values, name='cpu.reduction.sort')
+
+def _meta_sort_values(self, dim, descending, values, indices):
+    _r = _meta_reduction.sort(self, dim, descending)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_sort(values, indices)
+
+sort_values.register(K.Meta, _meta_sort_values, name='meta.reduction.sort')
+
+sort_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_sort_stable(self, stable, dim, descending):
+    _r = _cpu_reduction.sort_stable(self._np, stable, dim, descending)
+    return _RT_sort(_cw(_r[0]), _cw(_r[1]))
+
+sort_stable.register(K.CPU, _cpu_sort_stable, name='cpu.reduction.sort_stable')
+
+def _meta_sort_stable(self, stable, dim, descending):
+    _r = _meta_reduction.sort_stable(self, stable, dim, descending)
+    return _RT_sort(_mw(_r[0]), _mw(_r[1]))
+
+sort_stable.register(K.Meta, _meta_sort_stable, name='meta.reduction.sort_stable')
+
+def _cpu_sort_values_stable(self, stable, dim, descending, values, indices):
+    _r = _cpu_reduction.sort_stable(self._np, stable, dim, descending)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_sort(values, indices)
+
+sort_values_stable.register(K.CPU, _cpu_sort_values_stable, name='cpu.reduction.sort_stable')
+
+def _meta_sort_values_stable(self, stable, dim, descending, values, indices):
+    _r = _meta_reduction.sort_stable(self, stable, dim, descending)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_sort(values, indices)
+
+sort_values_stable.register(K.Meta, _meta_sort_values_stable, name='meta.reduction.sort_stable')
+
+sort_values_stable.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_argsort(self, dim, descending):
+    return _cw(_cpu_reduction.argsort(self._np, dim, descending))
+
+argsort.register(K.CPU, _cpu_argsort, name='cpu.reduction.argsort')
+
+def _meta_argsort(self, dim, descending):
+    return _mw(_meta_reduction.argsort(self, dim, descending))
+
+argsort.register(K.Meta, _meta_argsort, name='meta.reduction.argsort')
+
+def _cpu_argsort_stable(self, stable, dim, descending):
+    return _cw(_cpu_reduction.argsort_stable(self._np, stable, dim, descending))
+
+argsort_stable.register(K.CPU, _cpu_argsort_stable, name='cpu.reduction.argsort_stable')
+
+def _meta_argsort_stable(self, stable, dim, descending):
+    return _mw(_meta_reduction.argsort_stable(self, stable, dim, descending))
+
+argsort_stable.register(K.Meta, _meta_argsort_stable, name='meta.reduction.argsort_stable')
+
+def _cpu_argsort_stable_out(self, stable, dim, descending, out):
+    _cstore_out(out, _cpu_reduction.argsort_stable(self._np, stable, dim, descending))
+    return out
+
+argsort_stable_out.register(K.CPU, _cpu_argsort_stable_out, name='cpu.reduction.argsort_stable')
+
+def _meta_argsort_stable_out(self, stable, dim, descending, out):
+    _mstore_out(out, _meta_reduction.argsort_stable(self, stable, dim, descending))
+    return out
+
+argsort_stable_out.register(K.Meta, _meta_argsort_stable_out, name='meta.reduction.argsort_stable')
+
+argsort_stable_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_msort(self):
+    return _cw(_cpu_reduction.msort(self._np))
+
+msort.register(K.CPU, _cpu_msort, name='cpu.reduction.msort')
+
+def _meta_msort(self):
+    return _mw(_meta_reduction.msort(self))
+
+msort.register(K.Meta, _meta_msort, name='meta.reduction.msort')
+
+def _cpu_msort_out(self, out):
+    _cstore_out(out, _cpu_reduction.msort(self._np))
+    return out
+
+msort_out.register(K.CPU, _cpu_msort_out, name='cpu.reduction.msort')
+
+def _meta_msort_out(self, out):
+    _mstore_out(out, _meta_reduction.msort(self))
+    return out
+
+msort_out.register(K.Meta, _meta_msort_out, name='meta.reduction.msort')
+
+msort_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_kthvalue(self, k, dim, keepdim):
+    _r = _cpu_reduction.kthvalue(self._np, k, dim, keepdim)
+    return _RT_kthvalue(_cw(_r[0]), _cw(_r[1]))
+
+kthvalue.register(K.CPU, _cpu_kthvalue, name='cpu.reduction.kthvalue')
+
+def _meta_kthvalue(self, k, dim, keepdim):
+    _r = _meta_reduction.kthvalue(self, k, dim, keepdim)
+    return _RT_kthvalue(_mw(_r[0]), _mw(_r[1]))
+
+kthvalue.register(K.Meta, _meta_kthvalue, name='meta.reduction.kthvalue')
+
+def _cpu_kthvalue_values(self, k, dim, keepdim, values, indices):
+    _r = _cpu_reduction.kthvalue(self._np, k, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_kthvalue(values, indices)
+
+kthvalue_values.register(K.CPU, _cpu_kthvalue_values, name='cpu.reduction.kthvalue')
+
+def _meta_kthvalue_values(self, k, dim, keepdim, values, indices):
+    _r = _meta_reduction.kthvalue(self, k, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_kthvalue(values, indices)
+
+kthvalue_values.register(K.Meta, _meta_kthvalue_values, name='meta.reduction.kthvalue')
+
+kthvalue_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_median(self):
+    return _cw(_cpu_reduction.median(self._np))
+
+median.register(K.CPU, _cpu_median, name='cpu.reduction.median')
+
+def _meta_median(self):
+    return _mw(_meta_reduction.median(self))
+
+median.register(K.Meta, _meta_median, name='meta.reduction.median')
+
+def _cpu_median_out(self, out):
+    _cstore_out(out, _cpu_reduction.median(self._np))
+    return out
+
+median_out.register(K.CPU, _cpu_median_out, name='cpu.reduction.median')
+
+def _meta_median_out(self, out):
+    _mstore_out(out, _meta_reduction.median(self))
+    return out
+
+median_out.register(K.Meta, _meta_median_out, name='meta.reduction.median')
+
+median_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_median_dim(self, dim, keepdim):
+    _r = _cpu_reduction.median_dim(self._np, dim, keepdim)
+    return _RT_median(_cw(_r[0]), _cw(_r[1]))
+
+median_dim.register(K.CPU, _cpu_median_dim, name='cpu.reduction.median_dim')
+
+def _meta_median_dim(self, dim, keepdim):
+    _r = _meta_reduction.median_dim(self, dim, keepdim)
+    return _RT_median(_mw(_r[0]), _mw(_r[1]))
+
+median_dim.register(K.Meta, _meta_median_dim, name='meta.reduction.median_dim')
+
+def _cpu_median_dim_values(self, dim, keepdim, values, indices):
+    _r = _cpu_reduction.median_dim(self._np, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_median(values, indices)
+
+median_dim_values.register(K.CPU, _cpu_median_dim_values, name='cpu.reduction.median_dim')
+
+def _meta_median_dim_values(self, dim, keepdim, values, indices):
+    _r = _meta_reduction.median_dim(self, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_median(values, indices)
+
+median_dim_values.register(K.Meta, _meta_median_dim_values, name='meta.reduction.median_dim')
+
+median_dim_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_nanmedian(self):
+    return _cw(_cpu_reduction.nanmedian(self._np))
+
+nanmedian.register(K.CPU, _cpu_nanmedian, name='cpu.reduction.nanmedian')
+
+def _meta_nanmedian(self):
+    return _mw(_meta_reduction.nanmedian(self))
+
+nanmedian.register(K.Meta, _meta_nanmedian, name='meta.reduction.nanmedian')
+
+def _cpu_nanmedian_out(self, out):
+    _cstore_out(out, _cpu_reduction.nanmedian(self._np))
+    return out
+
+nanmedian_out.register(K.CPU, _cpu_nanmedian_out, name='cpu.reduction.nanmedian')
+
+def _meta_nanmedian_out(self, out):
+    _mstore_out(out, _meta_reduction.nanmedian(self))
+    return out
+
+nanmedian_out.register(K.Meta, _meta_nanmedian_out, name='meta.reduction.nanmedian')
+
+nanmedian_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_nanmedian_dim(self, dim, keepdim):
+    _r = _cpu_reduction.nanmedian_dim(self._np, dim, keepdim)
+    return _RT_nanmedian(_cw(_r[0]), _cw(_r[1]))
+
+nanmedian_dim.register(K.CPU, _cpu_nanmedian_dim, name='cpu.reduction.nanmedian_dim')
+
+def _meta_nanmedian_dim(self, dim, keepdim):
+    _r = _meta_reduction.nanmedian_dim(self, dim, keepdim)
+    return _RT_nanmedian(_mw(_r[0]), _mw(_r[1]))
+
+nanmedian_dim.register(K.Meta, _meta_nanmedian_dim, name='meta.reduction.nanmedian_dim')
+
+def _cpu_nanmedian_dim_values(self, dim, keepdim, values, indices):
+    _r = _cpu_reduction.nanmedian_dim(self._np, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_nanmedian(values, indices)
+
+nanmedian_dim_values.register(K.CPU, _cpu_nanmedian_dim_values, name='cpu.reduction.nanmedian_dim')
+
+def _meta_nanmedian_dim_values(self, dim, keepdim, values, indices):
+    _r = _meta_reduction.nanmedian_dim(self, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_nanmedian(values, indices)
+
+nanmedian_dim_values.register(K.Meta, _meta_nanmedian_dim_values, name='meta.reduction.nanmedian_dim')
+
+nanmedian_dim_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_mode(self, dim, keepdim):
+    _r = _cpu_reduction.mode(self._np, dim, keepdim)
+    return _RT_mode(_cw(_r[0]), _cw(_r[1]))
+
+mode.register(K.CPU, _cpu_mode, name='cpu.reduction.mode')
+
+def _meta_mode(self, dim, keepdim):
+    _r = _meta_reduction.mode(self, dim, keepdim)
+    return _RT_mode(_mw(_r[0]), _mw(_r[1]))
+
+mode.register(K.Meta, _meta_mode, name='meta.reduction.mode')
+
+def _cpu_mode_values(self, dim, keepdim, values, indices):
+    _r = _cpu_reduction.mode(self._np, dim, keepdim)
+    _cstore_out(values, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_mode(values, indices)
+
+mode_values.register(K.CPU, _cpu_mode_values, name='cpu.reduction.mode')
+
+def _meta_mode_values(self, dim, keepdim, values, indices):
+    _r = _meta_reduction.mode(self, dim, keepdim)
+    _mstore_out(values, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_mode(values, indices)
+
+mode_values.register(K.Meta, _meta_mode_values, name='meta.reduction.mode')
+
+mode_values.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu__unique(self, sorted, return_inverse):
+    _r = _cpu_reduction._unique(self._np, sorted, return_inverse)
+    return (_cw(_r[0]), _cw(_r[1]))
+
+_unique.register(K.CPU, _cpu__unique, name='cpu.reduction._unique')
+
+def _cpu__unique_out(self, sorted, return_inverse, out0, out1):
+    _r = _cpu_reduction._unique(self._np, sorted, return_inverse)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    return (out0, out1)
+
+_unique_out.register(K.CPU, _cpu__unique_out, name='cpu.reduction._unique')
+
+_unique_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu__unique2(self, sorted, return_inverse, return_counts):
+    _r = _cpu_reduction._unique2(self._np, sorted, return_inverse, return_counts)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+_unique2.register(K.CPU, _cpu__unique2, name='cpu.reduction._unique2')
+
+def _cpu__unique2_out(self, sorted, return_inverse, return_counts, out0, out1, out2):
+    _r = _cpu_reduction._unique2(self._np, sorted, return_inverse, return_counts)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    _cstore_out(out2, _r[2])
+    return (out0, out1, out2)
+
+_unique2_out.register(K.CPU, _cpu__unique2_out, name='cpu.reduction._unique2')
+
+_unique2_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_unique_dim(self, dim, sorted, return_inverse, return_counts):
+    _r = _cpu_reduction.unique_dim(self._np, dim, sorted, return_inverse, return_counts)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+unique_dim.register(K.CPU, _cpu_unique_dim, name='cpu.reduction.unique_dim')
+
+def _cpu_unique_dim_out(self, dim, sorted, return_inverse, return_counts, out0, out1, out2):
+    _r = _cpu_reduction.unique_dim(self._np, dim, sorted, return_inverse, return_counts)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    _cstore_out(out2, _r[2])
+    return (out0, out1, out2)
+
+unique_dim_out.register(K.CPU, _cpu_unique_dim_out, name='cpu.reduction.unique_dim')
+
+unique_dim_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_unique_consecutive(self, return_inverse, return_counts, dim):
+    _r = _cpu_reduction.unique_consecutive(self._np, return_inverse, return_counts, dim)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+unique_consecutive.register(K.CPU, _cpu_unique_consecutive, name='cpu.reduction.unique_consecutive')
+
+def _cpu_unique_consecutive_out(self, return_inverse, return_counts, dim, out0, out1, out2):
+    _r = _cpu_reduction.unique_consecutive(self._np, return_inverse, return_counts, dim)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    _cstore_out(out2, _r[2])
+    return (out0, out1, out2)
+
+unique_consecutive_out.register(K.CPU, _cpu_unique_consecutive_out, name='cpu.reduction.unique_consecutive')
+
+unique_consecutive_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_unique_dim_consecutive(self, dim, return_inverse, return_counts):
+    _r = _cpu_reduction.unique_dim_consecutive(self._np, dim, return_inverse, return_counts)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+unique_dim_consecutive.register(K.CPU, _cpu_unique_dim_consecutive, name='cpu.reduction.unique_dim_consecutive')
+
+def _cpu_unique_dim_consecutive_out(self, dim, return_inverse, return_counts, out0, out1, out2):
+    _r = _cpu_reduction.unique_dim_consecutive(self._np, dim, return_inverse, return_counts)
+    _cstore_out(out0, _r[0])
+    _cstore_out(out1, _r[1])
+    _cstore_out(out2, _r[2])
+    return (out0, out1, out2)
+
+unique_dim_consecutive_out.register(K.CPU, _cpu_unique_dim_consecutive_out, name='cpu.reduction.unique_dim_consecutive')
+
+unique_dim_consecutive_out.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
+def _cpu_cat(tensors, dim):
+    return _cw(_cpu_shape.cat([t._np for t in tensors], dim))
+
+cat.register(K.CPU, _cpu_cat, name='cpu.shape.cat')
+
+def _meta_cat(tensors, dim):
+    return _mw(_meta_shape.cat(tensors, dim))
+
+cat.register(K.Meta, _meta_cat, name='meta.shape.cat')
+
+def _cpu_cat_out(tensors, dim, out):
+    _cstore_out(out, _cpu_shape.cat([t._np for t in tensors], dim))
+    return out
+
+cat_out.register(K.CPU, _cpu_cat_out, name='cpu.shape.cat')
+
+def _meta_cat_out(tensors, dim, out):
+    _mstore_out(out, _meta_shape.cat(tensors, dim))
+    return out
+
+cat_out.register(K.Meta, _meta_cat_out, name='meta.shape.cat')
+
+cat_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_stack(tensors, dim):
+    return _cw(_cpu_shape.stack([t._np for t in tensors], dim))
+
+stack.register(K.CPU, _cpu_stack, name='cpu.shape.stack')
+
+def _meta_stack(tensors, dim):
+    return _mw(_meta_shape.stack(tensors, dim))
+
+stack.register(K.Meta, _meta_stack, name='meta.shape.stack')
+
+def _cpu_stack_out(tensors, dim, out):
+    _cstore_out(out, _cpu_shape.stack([t._np for t in tensors], dim))
+    return out
+
+stack_out.register(K.CPU, _cpu_stack_out, name='cpu.shape.stack')
+
+def _meta_stack_out(tensors, dim, out):
+    _mstore_out(out, _meta_shape.stack(tensors, dim))
+    return out
+
+stack_out.register(K.Meta, _meta_stack_out, name='meta.shape.stack')
+
+stack_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_flip(self, dims):
+    return _cw(_cpu_shape.flip(self._np, dims))
+
+flip.register(K.CPU, _cpu_flip, name='cpu.shape.flip')
+
+def _meta_flip(self, dims):
+    return _mw(_meta_shape.flip(self, dims))
+
+flip.register(K.Meta, _meta_flip, name='meta.shape.flip')
+
+fliplr.register(K.CompositeImplicitAutograd, _composite_shape.fliplr, name='composite_shape.fliplr')
+
+flipud.register(K.CompositeImplicitAutograd, _composite_shape.flipud, name='composite_shape.flipud')
+
+def _cpu_roll(self, shifts, dims):
+    return _cw(_cpu_shape.roll(self._np, shifts, dims))
+
+roll.register(K.CPU, _cpu_roll, name='cpu.shape.roll')
+
+def _meta_roll(self, shifts, dims):
+    return _mw(_meta_shape.roll(self, shifts, dims))
+
+roll.register(K.Meta, _meta_roll, name='meta.shape.roll')
+
+rot90.register(K.CompositeExplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
+
+def _cpu_repeat(self, repeats):
+    return _cw(_cpu_shape.repeat(self._np, repeats))
+
+repeat.register(K.CPU, _cpu_repeat, name='cpu.shape.repeat')
+
+def _meta_repeat(self, repeats):
+    return _mw(_meta_shape.repeat(self, repeats))
+
+repeat.register(K.Meta, _meta_repeat, name='meta.shape.repeat')
+
+tile.register(K.CompositeImplicitAutograd, _composite_shape.tile, name='composite_shape.tile')
+
+def _cpu_repeat_interleave_Tensor(repeats, output_size):
+    return _cw(_cpu_shape.repeat_interleave_tensor(repeats._np, output_size))
+
+repeat_interleave_Tensor.register(K.CPU, _cpu_repeat_interleave_Tensor, name='cpu.shape.repeat_interleave_tensor')
+
+def _meta_repeat_interleave_Tensor(repeats, output_size):
+    return _mw(_meta_shape.repeat_interleave_tensor(repeats, output_size))
+
+repeat_interleave_Tensor.register(K.Meta, _meta_repeat_interleave_Tensor, name='meta.shape.repeat_interleave_tensor')
+
+def _cpu_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    return _cw(_cpu_shape.repeat_interleave_self_tensor(self._np, (repeats._np if repeats.__class__ is _T else _u(repeats)), dim, output_size))
+
+repeat_interleave_self_Tensor.register(K.CPU, _cpu_repeat_interleave_self_Tensor, name='cpu.shape.repeat_interleave_self_tensor')
+
+def _meta_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
+    return _mw(_meta_shape.repeat_interleave_self_tensor(self, repeats, dim, output_size))
+
+repeat_interleave_self_Tensor.register(K.Meta, _meta_repeat_interleave_self_Tensor, name='meta.shape.repeat_interleave_self_tensor')
+
+def _cpu_repeat_interleave_self_int(self, repeats, dim, output_size):
+    return _cw(_cpu_shape.repeat_interleave_self_int(self._np, repeats, dim, output_size))
+
+repeat_interleave_self_int.register(K.CPU, _cpu_repeat_interleave_self_int, name='cpu.shape.repeat_interleave_self_int')
+
+def _meta_repeat_interleave_self_int(self, repeats, dim, output_size):
+    return _mw(_meta_shape.repeat_interleave_self_int(self, repeats, dim, output_size))
+
+repeat_interleave_self_int.register(K.Meta, _meta_repeat_interleave_self_int, name='meta.shape.repeat_interleave_self_int')
+
+def _cpu_tril(self, diagonal):
+    return _cw(_cpu_shape.tril(self._np, diagonal))
+
+tril.register(K.CPU, _cpu_tril, name='cpu.shape.tril')
+
+def _meta_tril(self, diagonal):
+    return _mw(_meta_shape.tril(self, diagonal))
+
+tril.register(K.Meta, _meta_tril, name='meta.shape.tril')
+
+def _cpu_tril_(self, diagonal):
+    _cstore(self, _cpu_shape.tril(self._np, diagonal), 'tril_')
+    return self
+
+tril_.register(K.CPU, _cpu_tril_, name='cpu.shape.tril')
+
+def _meta_tril_(self, diagonal):
+    _mstore(self, _meta_shape.tril(self, diagonal), 'tril_')
+    return self
+
+tril_.register(K.Meta, _meta_tril_, name='meta.shape.tril')
+
+tril_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_tril_out(self, diagonal, out):
+    _cstore_out(out, _cpu_shape.tril(self._np, diagonal))
+    return out
+
+tril_out.register(K.CPU, _cpu_tril_out, name='cpu.shape.tril')
+
+def _meta_tril_out(self, diagonal, out):
+    _mstore_out(out, _meta_shape.tril(self, diagonal))
+    return out
+
+tril_out.register(K.Meta, _meta_tril_out, name='meta.shape.tril')
+
+tril_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_triu(self, diagonal):
+    return _cw(_cpu_shape.triu(self._np, diagonal))
+
+triu.register(K.CPU, _cpu_triu, name='cpu.shape.triu')
+
+def _meta_triu(self, diagonal):
+    return _mw(_meta_shape.triu(self, diagonal))
+
+triu.register(K.Meta, _meta_triu, name='meta.shape.triu')
+
+def _cpu_triu_(self, diagonal):
+    _cstore(self, _cpu_shape.triu(self._np, diagonal), 'triu_')
+    return self
+
+triu_.register(K.CPU, _cpu_triu_, name='cpu.shape.triu')
+
+def _meta_triu_(self, diagonal):
+    _mstore(self, _meta_shape.triu(self, diagonal), 'triu_')
+    return self
+
+triu_.register(K.Meta, _meta_triu_, name='meta.shape.triu')
+
+triu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_triu_out(self, diagonal, out):
+    _cstore_out(out, _cpu_shape.triu(self._np, diagonal))
+    return out
+
+triu_out.register(K.CPU, _cpu_triu_out, name='cpu.shape.triu')
+
+def _meta_triu_out(self, diagonal, out):
+    _mstore_out(out, _meta_shape.triu(self, diagonal))
+    return out
+
+triu_out.register(K.Meta, _meta_triu_out, name='meta.shape.triu')
+
+triu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+broadcast_to.register(K.CompositeImplicitAutograd, _composite_shape.broadcast_to, name='composite_shape.broadcast_to')
+
 def _cpu_transpose_int(self, dim0, dim1):
     return _cv(self, _cpu_views.transpose(self._np, dim0, dim1))
 
@@ -280,6 +11388,9 @@ def _meta_transpose_int(self, dim0, dim1):
 
 transpose_int.register(K.Meta, _meta_transpose_int, name='meta.views.transpose')
 
+transpose_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+
+transpose_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_view(self, size):
     return _cv(self, _cpu_views.view(self._np, size))
 
@@ -289,6 +11400,8 @@ def _meta_view(self, size):
     return _mv(self, _meta_views.view(self, size))
 
 view.register(K.Meta, _meta_view, name='meta.views.view')
+
+view_dtype.register(K.CompositeExplicitAutograd, _composite_shape.view_dtype, name='composite_shape.view_dtype')
 
 def _cpu_detach(self):
     return _cv(self, _cpu_views.detach(self._np))
@@ -300,6 +11413,16 @@ def _meta_detach(self):
 
 detach.register(K.Meta, _meta_detach, name='meta.views.detach')
 
+def _cpu_alias(self):
+    return _cv(self, _cpu_views.alias(self._np))
+
+alias.register(K.CPU, _cpu_alias, name='cpu.views.alias')
+
+def _meta_alias(self):
+    return _mv(self, _meta_views.alias(self))
+
+alias.register(K.Meta, _meta_alias, name='meta.views.alias')
+
 def _cpu_as_strided(self, size, stride, storage_offset):
     return _cv(self, _cpu_views.as_strided(self._np, size, stride, storage_offset))
 
@@ -310,3 +11433,181 @@ def _meta_as_strided(self, size, stride, storage_offset):
 
 as_strided.register(K.Meta, _meta_as_strided, name='meta.views.as_strided')
 
+as_strided_.register(K.CompositeExplicitAutograd, _composite_shape.as_strided_, name='composite_shape.as_strided_')
+
+as_strided_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_select_int(self, dim, index):
+    return _cv(self, _cpu_views.select(self._np, dim, index))
+
+select_int.register(K.CPU, _cpu_select_int, name='cpu.views.select')
+
+def _meta_select_int(self, dim, index):
+    return _mv(self, _meta_views.select(self, dim, index))
+
+select_int.register(K.Meta, _meta_select_int, name='meta.views.select')
+
+def _cpu_slice_Tensor(self, dim, start, end, step):
+    return _cv(self, _cpu_views.slice(self._np, dim, start, end, step))
+
+slice_Tensor.register(K.CPU, _cpu_slice_Tensor, name='cpu.views.slice')
+
+def _meta_slice_Tensor(self, dim, start, end, step):
+    return _mv(self, _meta_views.slice(self, dim, start, end, step))
+
+slice_Tensor.register(K.Meta, _meta_slice_Tensor, name='meta.views.slice')
+
+narrow.register(K.CompositeImplicitAutograd, _composite_shape.narrow, name='composite_shape.narrow')
+
+def _cpu_unsqueeze(self, dim):
+    return _cv(self, _cpu_views.unsqueeze(self._np, dim))
+
+unsqueeze.register(K.CPU, _cpu_unsqueeze, name='cpu.views.unsqueeze')
+
+def _meta_unsqueeze(self, dim):
+    return _mv(self, _meta_views.unsqueeze(self, dim))
+
+unsqueeze.register(K.Meta, _meta_unsqueeze, name='meta.views.unsqueeze')
+
+unsqueeze_.register(K.CompositeExplicitAutograd, _composite_shape.unsqueeze_, name='composite_shape.unsqueeze_')
+
+unsqueeze_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_squeeze(self):
+    return _cv(self, _cpu_views.squeeze(self._np))
+
+squeeze.register(K.CPU, _cpu_squeeze, name='cpu.views.squeeze')
+
+def _meta_squeeze(self):
+    return _mv(self, _meta_views.squeeze(self))
+
+squeeze.register(K.Meta, _meta_squeeze, name='meta.views.squeeze')
+
+def _cpu_squeeze_dim(self, dim):
+    return _cv(self, _cpu_views.squeeze(self._np, dim))
+
+squeeze_dim.register(K.CPU, _cpu_squeeze_dim, name='cpu.views.squeeze')
+
+def _meta_squeeze_dim(self, dim):
+    return _mv(self, _meta_views.squeeze(self, dim))
+
+squeeze_dim.register(K.Meta, _meta_squeeze_dim, name='meta.views.squeeze')
+
+def _cpu_squeeze_dims(self, dim):
+    return _cv(self, _cpu_views.squeeze(self._np, dim))
+
+squeeze_dims.register(K.CPU, _cpu_squeeze_dims, name='cpu.views.squeeze')
+
+def _meta_squeeze_dims(self, dim):
+    return _mv(self, _meta_views.squeeze(self, dim))
+
+squeeze_dims.register(K.Meta, _meta_squeeze_dims, name='meta.views.squeeze')
+
+squeeze_.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+
+squeeze_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+squeeze__dim.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+
+squeeze__dim.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+squeeze__dims.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+
+squeeze__dims.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_expand(self, size, implicit):
+    return _cv(self, _cpu_views.expand(self._np, size, implicit))
+
+expand.register(K.CPU, _cpu_expand, name='cpu.views.expand')
+
+def _meta_expand(self, size, implicit):
+    return _mv(self, _meta_views.expand(self, size, implicit))
+
+expand.register(K.Meta, _meta_expand, name='meta.views.expand')
+
+expand_as.register(K.CompositeImplicitAutograd, _composite_shape.expand_as, name='composite_shape.expand_as')
+
+def _cpu_permute(self, dims):
+    return _cv(self, _cpu_views.permute(self._np, dims))
+
+permute.register(K.CPU, _cpu_permute, name='cpu.views.permute')
+
+def _meta_permute(self, dims):
+    return _mv(self, _meta_views.permute(self, dims))
+
+permute.register(K.Meta, _meta_permute, name='meta.views.permute')
+
+reshape.register(K.CompositeImplicitAutograd, _composite_shape.reshape, name='composite_shape.reshape')
+
+reshape_as.register(K.CompositeImplicitAutograd, _composite_shape.reshape_as, name='composite_shape.reshape_as')
+
+view_as.register(K.CompositeImplicitAutograd, _composite_shape.view_as, name='composite_shape.view_as')
+
+ravel.register(K.CompositeImplicitAutograd, _composite_shape.ravel, name='composite_shape.ravel')
+
+flatten_using_ints.register(K.CompositeImplicitAutograd, _composite_shape.flatten, name='composite_shape.flatten')
+
+unflatten_int.register(K.CompositeImplicitAutograd, _composite_shape.unflatten, name='composite_shape.unflatten')
+
+t.register(K.CompositeExplicitAutograd, _composite_shape.t, name='composite_shape.t')
+
+t_.register(K.CompositeExplicitAutograd, _composite_shape.t_, name='composite_shape.t_')
+
+t_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+movedim_intlist.register(K.CompositeExplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
+
+movedim_int.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
+
+moveaxis_intlist.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
+
+moveaxis_int.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
+
+swapaxes.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='composite_shape.swapaxes')
+
+swapaxes_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+
+swapaxes_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+swapdims.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='composite_shape.swapaxes')
+
+swapdims_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+
+swapdims_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_diagonal(self, offset, dim1, dim2):
+    return _cv(self, _cpu_views.diagonal(self._np, offset, dim1, dim2))
+
+diagonal.register(K.CPU, _cpu_diagonal, name='cpu.views.diagonal')
+
+def _meta_diagonal(self, offset, dim1, dim2):
+    return _mv(self, _meta_views.diagonal(self, offset, dim1, dim2))
+
+diagonal.register(K.Meta, _meta_diagonal, name='meta.views.diagonal')
+
+def _cpu_unfold(self, dimension, size, step):
+    return _cv(self, _cpu_views.unfold(self._np, dimension, size, step))
+
+unfold.register(K.CPU, _cpu_unfold, name='cpu.views.unfold')
+
+def _meta_unfold(self, dimension, size, step):
+    return _mv(self, _meta_views.unfold(self, dimension, size, step))
+
+unfold.register(K.Meta, _meta_unfold, name='meta.views.unfold')
+
+view_as_real.register(K.CompositeExplicitAutograd, _composite_shape.view_as_real, name='composite_shape.view_as_real')
+
+view_as_complex.register(K.CompositeExplicitAutograd, _composite_shape.view_as_complex, name='composite_shape.view_as_complex')
+
+split_Tensor.register(K.CompositeExplicitAutograd, _composite_shape.split, name='composite_shape.split')
+
+split_with_sizes.register(K.CompositeExplicitAutograd, _composite_shape.split_with_sizes, name='composite_shape.split_with_sizes')
+
+tensor_split_sections.register(K.CompositeImplicitAutograd, _composite_shape.tensor_split_sections, name='composite_shape.tensor_split_sections')
+
+tensor_split_indices.register(K.CompositeImplicitAutograd, _composite_shape.tensor_split_indices, name='composite_shape.tensor_split_indices')
+
+chunk.register(K.CompositeImplicitAutograd, _composite_shape.chunk, name='composite_shape.chunk')
+
+unbind_int.register(K.CompositeExplicitAutograd, _composite_shape.unbind, name='composite_shape.unbind')
+
+
+# the autograd layer: kernels generated from ember/ops/derivatives*.yaml
+from ember._generated import autograd as _ag  # noqa: E402
+from ember.autograd import views as _agv  # noqa: E402
+
+for _ident, _fn in _ag.REGISTRATIONS:
+    globals()[_ident].register(K.Autograd, _fn, redispatch=True, name='autograd.' + _fn.__name__)
+detach.register(K.ADInplaceOrView, _agv.detach_iov, redispatch=True)

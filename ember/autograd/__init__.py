@@ -55,11 +55,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     outputs = _tensors(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables
+    roots = _root_edges(outputs)
     grads = _make_grads(outputs, _tensors(grad_tensors) if grad_tensors is not None else None,
                         create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    roots = _root_edges(outputs)
     if inputs is not None:
         inputs = _tensors(inputs)
         if not inputs:

@@ -90,46 +90,67 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
         if buf is None:
             buf = buffers[node] = [None] * max(len(node._input_meta), nr + 1, 1)
         buf[nr] = _add(buf[nr], g)
+    grads = g = None  # the engine must not hold gradients (AccumulateGrad steals unshared ones)
     ready = []
+    push, pop = heapq.heappush, heapq.heappop
     for node in buffers:
         if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-node._seq, id(node), node))
+            push(ready, (-node._seq, node))
 
     prev_grad = _state.grad_enabled
     _state.grad_enabled = create_graph
+    plain = captures is None and accumulate
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
+            node = pop(ready)[1]
             buf = buffers.pop(node, None)
             nf = node._next
-            if (buf is None or (needed is not None and node not in needed)
-                    or (not accumulate and isinstance(node, AccumulateGrad))
-                    or all(g is None for g in buf)):
+            if buf is None or (not plain and (
+                    (needed is not None and node not in needed)
+                    or (not accumulate and isinstance(node, AccumulateGrad)))):
                 outs = ()  # nothing to compute: only let the dependency counts below fall
+            elif len(buf) == 1 and not node._has_hooks and node._anomaly is None and not _state.anomaly:
+                if buf[0] is None:
+                    outs = ()
+                else:
+                    outs = node.apply(buf)
+                    if not keep_graph:
+                        node.release_variables()
+            elif all(x is None for x in buf):
+                outs = ()
             else:
                 outs = _call_node(node, buf, keep_graph)
+            buf = None
+            n_outs = len(outs)
             for i, e in enumerate(nf):
                 if e is None:
                     continue
                 nxt, nr = e
-                g = outs[i] if i < len(outs) else None
+                g = outs[i] if i < n_outs else None
                 if g is not None:
-                    meta = nxt._input_meta[nr] if nr < len(nxt._input_meta) else None
+                    im = nxt._input_meta
+                    meta = im[nr] if nr < len(im) else None
                     if meta is not None and (g._shape != meta[0] or g._dtype is not meta[1]):
                         g = _validate(g, meta, node, i)
-                    if captures is not None:
+                    if not plain:
                         ks = cap_index.get((id(nxt), nr))
                         if ks:
                             for k in ks:
                                 cap_vals[k] = _add(cap_vals[k], g)
                     b = buffers.get(nxt)
                     if b is None:
-                        b = buffers[nxt] = [None] * max(len(nxt._input_meta), nr + 1, 1)
-                    b[nr] = _add(b[nr], g)
+                        b = buffers[nxt] = [None] * (len(im) or 1) if nr < max(len(im), 1) \
+                            else [None] * (nr + 1)
+                        b[nr] = g
+                    else:
+                        old = b[nr]
+                        b[nr] = g if old is None else old + g
+                    g = None
                 d = deps[nxt] - 1
                 deps[nxt] = d
                 if d == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    push(ready, (-nxt._seq, nxt))
+            outs = None
     finally:
         _state.grad_enabled = prev_grad
     return cap_vals

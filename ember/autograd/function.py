@@ -33,7 +33,7 @@ class FunctionCtx:
 
 class BackwardCFunction(Node, FunctionCtx):
     """The node of one Function.apply call; it is also the `ctx` the user's code sees."""
-    __slots__ = ("_cls", "_saved", "_out_meta", "needs_input_grad", "__dict__", "_n_inputs", "_input_pos")
+    __slots__ = ("_cls", "_saved", "_out_meta", "needs_input_grad", "_n_inputs", "_input_pos")
 
     def apply(self, grads):
         if getattr(self, "materialize_grads", True):

@@ -23,17 +23,19 @@ def _numerical(fn, inputs, i, eps):
     flat = x.detach().reshape(-1) if x.is_contiguous() else None
     base = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
     cols = []
-    with ember.no_grad():
-        data = x.detach()
-        for k in range(x.numel()):
-            idx = np.unravel_index(k, tuple(x.shape)) if x.dim() else ()
+    data = x.detach()
+    for k in range(x.numel()):
+        idx = np.unravel_index(k, tuple(x.shape)) if x.dim() else ()
+        with ember.no_grad():
             orig = data[idx].item() if x.dim() else data.item()
             data[idx] = orig + eps
-            plus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+        plus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+        with ember.no_grad():
             data[idx] = orig - eps
-            minus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+        minus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
+        with ember.no_grad():
             data[idx] = orig
-            cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
+        cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
     del flat, base
     return cols
 
@@ -41,12 +43,15 @@ def _numerical(fn, inputs, i, eps):
 def _analytical(fn, inputs, i):
     outs = _flat_outputs(fn, inputs)
     rows = []
-    for o in outs:
+    for oi, o in enumerate(outs):
         for k in range(o.numel()):
             go = ember.zeros(tuple(o.shape), dtype=o.dtype)
             go.reshape(-1)[k] = 1.0
-            g, = ember.autograd.grad(_flat_outputs(fn, inputs)[outs.index(o)], inputs[i], go,
-                                     allow_unused=True, retain_graph=True)
+            out = _flat_outputs(fn, inputs)[oi]
+            if not out.requires_grad:
+                rows.append(None)
+                continue
+            g, = ember.autograd.grad(out, inputs[i], go, allow_unused=True, retain_graph=True)
             rows.append(None if g is None else g.detach().reshape(-1))
     return outs, rows
 

@@ -4,6 +4,7 @@ AccumulateGrad, and how results get their history (torch/csrc/autograd/{function
 An edge is a `(node, input_nr)` tuple or None for an input that needs no gradient.
 """
 import itertools
+import sys
 import weakref
 
 from ember.autograd.meta import AutogradMeta, autograd_key_bit
@@ -13,20 +14,22 @@ from ember.core.tensor_impl import TensorImpl
 _state = tls.state
 _seq = itertools.count()
 _new = object.__new__
+_getrefcount = sys.getrefcount
 
 
 class Node:
-    __slots__ = ("_next", "_seq", "_pre_hooks", "_post_hooks", "_tensor_pre_hooks",
-                 "_retain_hooks", "_metadata", "_input_meta", "_released", "__weakref__", "_anomaly")
+    # Rarely-set fields are class-level defaults: a node is created per recorded op, and each
+    # attribute stored in __init__ costs on that path.
+    _pre_hooks = _post_hooks = _tensor_pre_hooks = _retain_hooks = None
+    _metadata = None
+    _released = False
+    _anomaly = None
+    _has_hooks = False
 
     def __init__(self):
         self._seq = next(_seq)
         self._next = ()
         self._input_meta = []
-        self._pre_hooks = self._post_hooks = self._tensor_pre_hooks = self._retain_hooks = None
-        self._metadata = None
-        self._released = False
-        self._anomaly = None
 
     def name(self):
         return type(self).__name__
@@ -54,18 +57,21 @@ class Node:
         self._released = True
 
     def register_hook(self, fn):
+        self._has_hooks = True
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
         return _Handle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
+        self._has_hooks = True
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
         return _Handle(self._pre_hooks, fn)
 
     def _register_tensor_pre_hook(self, output_nr, fn, retain=False):
+        self._has_hooks = True
         attr = "_retain_hooks" if retain else "_tensor_pre_hooks"
         d = getattr(self, attr)
         if d is None:
@@ -102,7 +108,9 @@ class _Handle:
 
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient into `variable.grad`."""
-    __slots__ = ("variable",)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # PyTorch's exact name: programs compare it
 
     def __init__(self, variable):
         Node.__init__(self)
@@ -117,8 +125,13 @@ class AccumulateGrad(Node):
         m = var._ameta
         old = m.grad
         if old is None:
-            # the incoming tensor may be shared with another leaf's gradient: own a copy
-            m.grad = g if _state.grad_enabled else g.detach().clone()
+            if _state.grad_enabled:
+                m.grad = g
+            elif (_getrefcount(g) <= 3 and g._base is None and g._ameta is None
+                  and g._shape == var._shape and g.is_contiguous()):
+                m.grad = g  # nobody else holds it: take it, as PyTorch steals a use_count()==1 grad
+            else:
+                m.grad = g.clone()  # shared with another leaf, or a view: own a copy
         elif _state.grad_enabled:
             m.grad = old + g
         else:
@@ -142,9 +155,10 @@ def grad_accumulator(t):
 
 def edge(t):
     """The edge a gradient for tensor `t` flows along, or None (numbers, tensors without grad)."""
-    if not isinstance(t, TensorImpl):
-        return None
-    m = t._ameta
+    try:
+        m = t._ameta
+    except AttributeError:
+        return None  # a Python number given for a Tensor argument
     if m is None:
         return None
     fn = m.grad_fn
@@ -225,7 +239,11 @@ class SavedVariable:
         hooks = _state.saved_hooks
         if hooks:
             pack, unpack = hooks[-1]
-            self.packed = pack(t)
+            _state.saved_hooks = ()  # ops inside a pack hook do not re-enter it
+            try:
+                self.packed = pack(t)
+            finally:
+                _state.saved_hooks = hooks
             self.unpack_hook = unpack
             self.data = None
         else:
@@ -248,24 +266,30 @@ class SavedVariable:
             return None
         vc = d._vc if d._vc is not None else d._version_counter()
         if vc[0] != self.version:
-            from ember._conversion import _LEGACY
-            tname = _LEGACY.get(d._dtype, "torch.Tensor")
-            shape = ", ".join(str(s) for s in d._shape)
-            where = (f"output {self.output_nr} of {self.grad_fn_name}" if self.grad_fn_name
-                     else "is a leaf Variable")
-            which = f"which is {where}" if self.grad_fn_name else f"which {where}"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{tname} [{shape}]], {which}, is at version {vc[0]}; "
-                f"expected version {self.version} instead. Hint: enable anomaly detection to find "
-                "the operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True).")
+            raise RuntimeError(self._version_error(d, vc[0]))
         if self.is_output and node is not None and self.requires_grad and _state.grad_enabled:
             # reconnect the output to the node that produced it (double backward)
             r = alias(d)
             set_history_quiet(r, node, self.output_nr)
             return r
         return d
+
+    def _version_error(self, d, now):
+        import re
+
+        from ember._conversion import legacy_type_name
+        tname = legacy_type_name(d)
+        shape = ", ".join(str(s) for s in d._shape)
+        fn_name = self.grad_fn_name if self.is_output else (
+            d._ameta.grad_fn.name() if d._ameta is not None and d._ameta.grad_fn is not None else None)
+        where = ""
+        if fn_name is not None:
+            where = f", which is output {self.output_nr} of {re.sub(r'Backward[0-9]*$', '', fn_name)},"
+        return ("one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: [{tname} [{shape}]]{where} is at version {now}; expected version "
+                f"{self.version} instead. Hint: enable anomaly detection to find the operation that "
+                "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                "check_nan=False).")
 
     def release(self):
         self._released = True

@@ -21,3 +21,37 @@ def _bump_last(n):
 
 
 bump_last = {n: _bump_last(n) for n in range(1, 5)}
+
+
+def inplace_from_functional(functional_op, n_out=0):
+    """In-place variant of a composite op: compute out of place, then copy_ (checks cast/shape)."""
+    def kernel(self, *args):
+        r = functional_op(self, *args)
+        from ember.core import dtype as _dt
+        if r._dtype is not self._dtype and not _dt.can_cast(r._dtype, self._dtype):
+            raise RuntimeError(f"result type {r._dtype._short} can't be cast to the desired output "
+                               f"type {self._dtype._short}")
+        if tuple(r._shape) != tuple(self._shape):
+            from ember.core.errors import fmt_shape
+            raise RuntimeError(f"output with shape {fmt_shape(self._shape)} doesn't match the broadcast "
+                               f"shape {fmt_shape(r._shape)}")
+        return self.copy_(r)
+    return kernel
+
+
+def out_from_functional(functional_op, n_out=1):
+    """out= variant of a composite op: compute, resize out, copy_."""
+    def kernel(*args):
+        outs, ins = args[-n_out:], args[:-n_out]
+        r = functional_op(*ins)
+        rs = (r,) if n_out == 1 else tuple(r)
+        from ember.core import dtype as _dt
+        for o, v in zip(outs, rs):
+            if v._dtype is not o._dtype and not _dt.can_cast(v._dtype, o._dtype):
+                raise RuntimeError(f"result type {v._dtype._short} can't be cast to the desired output "
+                                   f"type {o._dtype._short}")
+            if tuple(o._shape) != tuple(v._shape):
+                o.resize_(tuple(v._shape)) if hasattr(o, "resize_") else None
+            o.copy_(v)
+        return outs[0] if n_out == 1 else outs
+    return kernel

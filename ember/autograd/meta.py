@@ -4,20 +4,17 @@ from ember.core.keys import AUTOGRAD_OF, DEVICE_KEY
 
 
 class AutogradMeta:
-    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks",
-                 "post_acc_hooks", "grad_accumulator", "is_view", "view_fn", "__weakref__")
-
-    def __init__(self):
-        self.requires_grad = False
-        self.grad = None
-        self.grad_fn = None
-        self.output_nr = 0
-        self.retains_grad = False
-        self.hooks = None
-        self.post_acc_hooks = None
-        self.grad_accumulator = None
-        self.is_view = False
-        self.view_fn = None
+    """Per-tensor autograd fields. Class-level defaults: creating one per result must be cheap."""
+    requires_grad = False
+    grad = None
+    grad_fn = None
+    output_nr = 0
+    retains_grad = False
+    hooks = None
+    post_acc_hooks = None
+    grad_accumulator = None
+    is_view = False
+    view_fn = None
 
 
 def get_meta(t):
@@ -41,7 +38,7 @@ def set_requires_grad(t, flag):
                                "differentiation use var_no_grad = var.detach().")
         return
     if flag and t._dtype.category not in (_dt.FLOAT, _dt.COMPLEX):
-        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
     get_meta(t).requires_grad = flag
     if flag:
         t._keys |= autograd_key_bit(t)

@@ -47,6 +47,9 @@ class CopySlices(Node):
         self.fn = fn
         self._next = (edge(base),) + tuple(fn._next[1:])
 
+    def name(self):
+        return "torch::autograd::CopySlices"
+
     def apply(self, grads):
         import ember
         g = grads[0]

@@ -270,6 +270,10 @@ def gen_autograd(decls, header):
     e(header)
     e('"""Autograd Node classes and Autograd-key kernels."""')
     e(HEADER)
+    for f in sorted(glob.glob(os.path.join(_HERE, "..", "autograd", "formulas_*.py"))):
+        mod = os.path.basename(f)[:-3]
+        e(f"from ember.autograd.{mod} import *  # noqa: F401,F403,E402")
+    e()
     counters = {}
     registrations = []
     for entry in load_derivatives():

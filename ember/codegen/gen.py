@@ -105,8 +105,8 @@ def ret_wrap(d, expr, backend):
             return (expr if backend == "cpu" else f"_mscalar({expr})"), False
         if r.is_list:
             if alias_arg:
-                return f"[{V}({alias_arg}, x) for x in {expr}]", False
-            return f"[{W}(x) for x in {expr}]", False
+                return f"tuple([{V}({alias_arg}, x) for x in {expr}])", False
+            return f"tuple([{W}(x) for x in {expr}])", False
         if alias_arg:
             return f"{V}({alias_arg}, {expr})", False
         return f"{W}({expr})", False
@@ -203,7 +203,7 @@ def gen_ops(decls):
     e("RETURN_TYPES = {" + ", ".join(f"{n!r}: _RT_{n}" for n in sorted(seen)) + "}")
     e()
     for d in decls:
-        e(f"{d.ident} = define_op('aten', {d.text!r}, {tuple(d.tags)!r})")
+        e(f"{d.ident} = define_op('aten', {d.text!r}, {tuple(d.tags)!r}, True)")
     e()
     for d in decls:
         src = d if d.kind == "functional" or d.functional is None else d.functional
@@ -268,7 +268,7 @@ def keyset_expr(d, names, numbers_first):
             if i == 0 and not a.optional and not numbers_first:
                 parts.append(f"{n}._keys")
             else:
-                parts.append(f"_k({n})")
+                parts.append(f"({n}._keys if {n}.__class__ is _T else _k({n}))")
     if not parts:
         dev = next((names[i] for i, a in enumerate(d.schema.arguments) if a.base == "Device"), None)
         parts.append(f"_dk({dev})" if dev else "_dk(None)")
@@ -354,6 +354,13 @@ def emit_group(e, pyn, ds, method, idx):
     gname = f"_G{idx}"
     outs = [d.out for d in ds if d.out is not None]
     e(f"{gname} = [" + ", ".join(f"_ops.{d.ident}" for d in ds + outs) + "]")
+    if method and any(d.schema.arguments and d.schema.arguments[0].name != "self" for d in ds):
+        # Tensor.where(condition, other): the method's self is not the schema's first argument
+        k = next(i for i, a in enumerate(ds[0].schema.arguments) if a.name == "self")
+        e(f"def {pyn}(self, *args, **kwargs):")
+        e(f"    return _generic({pyn!r}, {gname}, args[:{k}] + (self,) + args[{k}:], kwargs)")
+        e()
+        return
     factory = any(is_factory(d) for d in ds)
     m = mergeable(ds, method)
     va = varargs_decl(ds[0], method) if len(ds) == 1 else None
@@ -462,7 +469,7 @@ def emit_group(e, pyn, ds, method, idx):
             lines.append(f"    return _ops.{o.ident}.table[{ks_out}]({outargs})")
         if factory:
             lines.append(f"_r = {call}")
-            lines.append("if requires_grad: _r.requires_grad_()")
+            lines.append("if requires_grad: _rgf(_r)")
             lines.append("return _r")
         else:
             lines.append(f"return {call}")
@@ -497,8 +504,10 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              to_intlist as _il, to_int as _int, to_dtype as _dtc,
                              to_device as _devc, to_scalar as _sc, to_tensor_list as _tl,
                              to_floatlist as _fl, is_int as _is_int, is_intlist as _is_il,
-                             is_dtype as _is_dtype, generic as _generic, fallback as _fallback)
+                             is_dtype as _is_dtype, generic as _generic, fallback as _fallback,
+                             factory_requires_grad as _rgf)
 from ember._generated import ops as _ops
+from ember.kernels.cpu._glue import T as _T
 
 _st = _tls.state
 '''

@@ -34,8 +34,8 @@ class TensorImpl:
         a = self._np
         if a is not None:
             isz = a.itemsize
-            if isz == 0:
-                return tuple(0 for _ in a.shape)
+            if a.size == 0 and self._base is None:
+                return contiguous_strides(a.shape)  # NumPy gives empty arrays arbitrary strides
             return tuple(s // isz for s in a.strides)
         return self._strides
 
@@ -92,6 +92,9 @@ class TensorImpl:
 
     def is_contiguous(self, memory_format=None):
         shape = self._shape
+        for n in shape:
+            if n == 0:
+                return True
         strides = self._get_strides()
         if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
             if len(shape) != 4:

@@ -68,19 +68,24 @@ class _Ops:
 ops = _Ops()
 
 
-def define_op(ns, schema_text, tags=()):
-    schema = parse_schema(schema_text)
-    qual = f"{ns}::{schema.full_name}"
+def define_op(ns, schema_text, tags=(), lazy=False):
+    if lazy:  # generated definitions: the name is read off the text, the parse waits for first use
+        head = schema_text.split("(", 1)[0]
+        name, _, overload = head.partition(".")
+        op = OperatorHandle(ns, schema_text, tags, name, overload)
+    else:
+        op = OperatorHandle(ns, parse_schema(schema_text), tags)
+        name, overload = op.name, op.overload
+    qual = f"{ns}::{name}" + (f".{overload}" if overload else "")
     if qual in OPERATORS:
         raise RuntimeError(f"Tried to register an operator ({qual}) with the same name and overload "
                            "name multiple times.")
-    op = OperatorHandle(ns, schema, tags)
     OPERATORS[qual] = op
     nsobj = getattr(ops, ns)
-    packet = nsobj._packets.get(schema.name)
+    packet = nsobj._packets.get(name)
     if packet is None:
-        packet = nsobj._packets[schema.name] = OpOverloadPacket(ns, schema.name)
-    packet._overloads[schema.overload] = op
+        packet = nsobj._packets[name] = OpOverloadPacket(ns, name)
+    packet._overloads[overload] = op
     op.packet = packet
     return op
 

@@ -46,14 +46,19 @@ class _Table(dict):
 
 
 class OperatorHandle:
-    __slots__ = ("ns", "name", "overload", "schema", "kernels", "table", "tags", "py_kernels",
+    __slots__ = ("ns", "name", "overload", "_schema_obj", "_text", "kernels", "table", "tags", "py_kernels",
                  "__weakref__", "meta", "doc", "packet")
 
-    def __init__(self, ns, schema, tags=()):
+    def __init__(self, ns, schema, tags=(), name=None, overload=None):
+        # `schema` is a FunctionSchema or its text; text is parsed on first use, since parsing a
+        # thousand schemas would dominate `import ember`
         self.ns = ns
-        self.schema = schema
-        self.name = schema.name
-        self.overload = schema.overload
+        if isinstance(schema, str):
+            self._schema_obj, self._text = None, schema
+            self.name, self.overload = name, overload
+        else:
+            self._schema_obj, self._text = schema, schema.text
+            self.name, self.overload = schema.name, schema.overload
         self.kernels = {}
         self.table = _Table()
         self.table.op = self
@@ -63,8 +68,16 @@ class OperatorHandle:
 
     # ---- identity --------------------------------------------------------------------------
     @property
+    def schema(self):
+        s = self._schema_obj
+        if s is None:
+            from ember.dispatch.schema import parse_schema
+            s = self._schema_obj = parse_schema(self._text)
+        return s
+
+    @property
     def qualname(self):
-        return f"{self.ns}::{self.schema.full_name}"
+        return f"{self.ns}::{self.name}" + (f".{self.overload}" if self.overload else "")
 
     def __repr__(self):
         return f"{self.ns}.{self.name}.{self.overload or 'default'}"
@@ -132,8 +145,15 @@ class OperatorHandle:
         if not chain:
             return _missing(self, None)
         entry = None
+        composite_below = False
         for key, k in reversed(chain):
+            if composite_below and key in AUTOGRAD_KEYS:
+                # kernels below autograd that call other ops must not record them again
+                # (PyTorch's AutoDispatchBelowADInplaceOrView)
+                entry = _below_autograd(entry)
             entry = _bind(self, key, k, entry)
+            if not (k.redispatch or k.boxed) and key in _BACKENDS and self.kernels.get(key) is not k:
+                composite_below = True
         if (ks & BACKEND_MASK) & ((ks & BACKEND_MASK) - 1) and "cross_device" not in self.tags:
             entry = _device_check(self, ks, entry)
         if observers:
@@ -170,6 +190,22 @@ def _bind(op, key, k, below):
         from ember.dispatch.trace import traced
         fn = traced(op, key, k, fn)
     return fn
+
+
+_BELOW_AUTOGRAD = sum(1 << k for k in AUTOGRAD_KEYS) | (1 << K.ADInplaceOrView)
+
+
+def _below_autograd(entry):
+    st = tls.state
+
+    def below(*args):
+        prev = st.excluded
+        st.excluded = prev | _BELOW_AUTOGRAD
+        try:
+            return entry(*args)
+        finally:
+            st.excluded = prev
+    return below
 
 
 def _missing(op, key):

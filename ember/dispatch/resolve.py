@@ -162,43 +162,93 @@ def bind(schema, args, kwargs, allow_numbers=True):
     return tuple(out)
 
 
-def python_signature(schema, method=False):
+_TYPE_NAMES = {"Scalar": "Number", "ScalarType": "torch.dtype", "SymInt": "int", "Device": "torch.device",
+               "Generator": "torch.Generator", "Layout": "torch.layout", "MemoryFormat": "torch.memory_format"}
+
+
+def _type_name(a):
+    t = _TYPE_NAMES.get(a.base, a.base)
+    if a.is_list:
+        t = "tuple of Tensors" if a.base == "Tensor" else f"tuple of {t}s"
+    return t
+
+
+def python_signature(schema, method=False, with_out=False):
     parts = []
     star = False
     for i, a in enumerate(schema.arguments):
         if method and i == 0:
             continue
+        if a.is_write and a.kwarg_only:
+            continue
         if a.kwarg_only and not star:
             parts.append("*")
             star = True
-        t = {"Scalar": "Number", "ScalarType": "dtype", "SymInt": "int"}.get(a.base, a.base)
-        if a.is_list:
-            t = "tuple of " + t + "s" if t != "Tensor" else "tuple of Tensors"
         name = "input" if a.name == "self" else a.name
-        s = f"{t} {name}"
+        s = f"{_type_name(a)} {name}"
         if a.has_default:
             s += " = " + ("None" if a.default is None else str(a.default))
         elif a.optional:
             s += " = None"
         parts.append(s)
+    if with_out:
+        if not star:
+            parts.append("*")
+        parts.append("Tensor out = None")
     return "(" + ", ".join(parts) + ")"
 
 
-def _got(args, kwargs):
-    def tn(v):
-        if isinstance(v, TensorImpl):
-            return "Tensor"
-        if isinstance(v, (list, tuple)):
-            return f"{type(v).__name__} of [{', '.join(tn(x) for x in v)}]"
-        return type(v).__name__
-    bits = [tn(a) for a in args] + [f"{k}={tn(v)}" for k, v in kwargs.items()]
-    return "(" + ", ".join(bits) + ")"
+def _tn(v):
+    if isinstance(v, TensorImpl):
+        return "Tensor"
+    if isinstance(v, (list, tuple)):
+        return f"{type(v).__name__} of [{', '.join(_tn(x) for x in v)}]"
+    return type(v).__name__
+
+
+def _passed(schema, args, kwargs):
+    """What the caller passed: bindings hand over every parameter, so drop the untouched defaults."""
+    by_name = {("input" if a.name == "self" else a.name): a for a in schema.arguments}
+    pos, kw = list(args), []
+    for k, v in kwargs.items():
+        a = by_name.get(k) or by_name.get("self" if k == "input" else k)
+        if v is _MISSING or (a is not None and ((a.has_default and v is a.default)
+                                                or (v is None and (a.optional or a.has_default)))):
+            continue
+        if k == "out" and v is None:
+            continue
+        if a is not None and not a.kwarg_only and len(kw) == 0:
+            pos.append(v)
+        else:
+            kw.append((k, v))
+    return pos, kw
 
 
 def fail(name, schemas, args, kwargs, method=False):
-    sigs = "\n".join(" * " + python_signature(s, method) for s in schemas)
-    raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                    f"{_got(args, kwargs)}, but expected one of:\n{sigs}")
+    funcs = [s for s in schemas if not s.is_out]
+    has_out = {s.name for s in schemas if s.is_out}
+    pos, kw = _passed(funcs[0] if funcs else schemas[0], args, kwargs)
+    got = "(" + ", ".join([_tn(v) for v in pos] + [f"{k}={_tn(v)}" for k, v in kw]) + ")"
+    if len(funcs) == 1:
+        sch = funcs[0]
+        params = [a for a in sch.arguments if not (a.is_write and a.kwarg_only)]
+        vals = {}
+        for i, v in enumerate(pos):
+            if i < len(params):
+                vals[params[i].name] = (i + 1, v)
+        for k, v in kw:
+            vals["self" if k == "input" else k] = (None, v)
+        for a in params:
+            if a.name in vals:
+                p, v = vals[a.name]
+                if _convert(a, v, a.name != "self") is _FAIL:
+                    where = f" (position {p})" if p is not None else ""
+                    an = "input" if a.name == "self" else a.name
+                    raise TypeError(f"{name}(): argument '{an}'{where} must be {_type_name(a)}, not "
+                                    f"{type(v).__name__}")
+    sigs = "\n".join(" * " + python_signature(s, method, s.name in has_out) for s in funcs or schemas)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got {got}, but expected "
+                    f"one of:\n{sigs}")
 
 
 def resolve(ops, args, kwargs, name, method=False):

@@ -25,7 +25,11 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     """Cross-device or cross-dtype copy: allocate on the target, then copy_ (which converts)."""
     dtype = dtype or self._dtype
     device = device or self._device
-    r = ember.empty_strided(tuple(self._shape), dense_strides_like(self), dtype=dtype, device=device)
+    if memory_format is not None and getattr(memory_format, "name", "") == "contiguous_format":
+        strides = contiguous_strides(self._shape)
+    else:
+        strides = dense_strides_like(self)
+    r = ember.empty_strided(tuple(self._shape), strides, dtype=dtype, device=device)
     r.copy_(self, non_blocking)
     return r
 
@@ -33,4 +37,4 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
 def contiguous(self, memory_format=None):
     if self.is_contiguous():
         return self
-    return self.clone()
+    return self.clone(memory_format=ember.contiguous_format)

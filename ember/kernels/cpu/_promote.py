@@ -28,8 +28,12 @@ def cast(x, d):
     npd = d.np
     if x.__class__ is _nd or isinstance(x, np.ndarray):
         return x if x.dtype == npd else x.astype(npd)
-    return np.asarray(x, dtype=npd) if not isinstance(x, complex) or d.category == _dt.COMPLEX \
-        else np.asarray(x).astype(npd)
+    if isinstance(x, complex) and d.category != _dt.COMPLEX:
+        return np.asarray(x).astype(npd)
+    if type(x) is int and d.category == _dt.INT:
+        # PyTorch wraps an out-of-range integer scalar (int8 + 257); NumPy would raise
+        return np.array(x, dtype=np.int64 if -2**63 <= x < 2**63 else np.uint64).astype(npd)
+    return np.asarray(x, dtype=npd)
 
 
 def float_dtype(x):

@@ -34,7 +34,9 @@ def copy_(dst, src, non_blocking=False):
 
 
 def clone(a, memory_format=None):
-    return a.copy(order="K")
+    if memory_format is not None and getattr(memory_format, "name", "") == "contiguous_format":
+        return np.array(a, order="C", copy=True)
+    return a.copy(order="K")  # preserve_format: keep a dense layout's strides
 
 
 def local_scalar_dense(a):

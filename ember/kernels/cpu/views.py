@@ -1,9 +1,101 @@
-"""View kernels: NumPy views of the input array (no copy)."""
+"""View kernels: NumPy views of the input array (no copy), with PyTorch's strides.
+
+NumPy's own view operations are used where they give PyTorch's strides (they are the fast
+path); otherwise the geometry from ember/kernels/meta/views.py is applied with as_strided.
+Expanded views (a stride 0 over a dimension of size > 1) are read-only NumPy arrays: that is
+how in-place kernels detect internal overlap and raise PyTorch's error.
+"""
 import numpy as np
 
+from ember.core.dtype import NP2DT
 from ember.core.errors import wrap_dim
+from ember.kernels.meta import views as _m
+
+_as_strided = np.lib.stride_tricks.as_strided
+_slice = slice
+_S = slice(None)
+_E = Ellipsis
+_ndarray = np.ndarray
+_nd = np.ndarray
 
 
+def _root(a):
+    """The array owning a's memory (also through as_strided's DummyArray wrappers)."""
+    while True:
+        b = a.base
+        if b is None:
+            return a
+        if b.__class__ is not _ndarray and not isinstance(b, _ndarray):
+            b = getattr(b, "base", None)
+            if not isinstance(b, _ndarray):
+                return a
+        a = b
+
+
+def _estrides(a):
+    isz = a.itemsize
+    return tuple(s // isz for s in a.strides)
+
+
+def _overlapping(shape, strides):
+    for n, s in zip(shape, strides):
+        if s == 0 and n > 1:
+            return True
+    return False
+
+
+def _ptr(a):
+    return a.__array_interface__["data"][0]
+
+
+def _view_at(a, dtype, shape, bstrides, boff=0):
+    """An ndarray of `dtype` over a's memory, starting `boff` bytes after a's first element.
+
+    Built with np.ndarray(buffer=...) over `a` (when dense) or over the array owning the memory,
+    so the result's .base chain leads to that owner (the storage); as_strided's DummyArray would
+    hide it."""
+    try:
+        r = _nd(shape, dtype, a, boff, bstrides)
+    except (ValueError, TypeError, BufferError):
+        root = _root(a)
+        try:
+            r = _nd(shape, dtype, root, _ptr(a) - _ptr(root) + boff, bstrides)
+        except (ValueError, TypeError, BufferError):  # memory not owned by a dense array
+            u8 = _as_strided(a, (1,), (a.itemsize,)).view(np.uint8)
+            isz = np.dtype(dtype).itemsize
+            r = _as_strided(u8[boff:] if boff >= 0 else u8, tuple(shape) + (isz,),
+                            tuple(bstrides) + (1,)).view(dtype)[..., 0]
+        if not a.flags.writeable and r.flags.writeable:
+            r.flags.writeable = False
+    return r
+
+
+def _make(a, shape, strides, off=0):
+    """A view of `a` starting `off` elements after a's first element, with element `strides`;
+    read-only when it overlaps itself (expanded)."""
+    isz = a.itemsize
+    r = _view_at(a, a.dtype, shape, tuple([s * isz for s in strides]), off * isz)
+    for n, s in zip(shape, strides):
+        if s == 0 and n > 1:
+            r.flags.writeable = False
+            return r
+    if not r.flags.writeable:
+        return _recover_writeable(r, a)
+    return r
+
+
+def _recover_writeable(r, a):
+    """r, a view of a read-only (expanded) `a`: writable again when it no longer overlaps."""
+    if not a.flags.writeable and not _overlapping(r.shape, r.strides):
+        try:
+            if _root(a).flags.writeable:
+                r.flags.writeable = True
+        except ValueError:
+            pass
+    return r
+
+
+# ---- the views ----------------------------------------------------------------------------------
 def transpose(a, dim0, dim1):
     n = a.ndim
     d0, d1 = wrap_dim(dim0, n), wrap_dim(dim1, n)
@@ -16,29 +108,160 @@ def detach(a):
     return a[...]
 
 
+alias = detach
+
+
 def view(a, size):
-    from ember.kernels.meta.views import infer_size, view_strides
-    shape = infer_size(size, a.size)
-    isz = a.itemsize
-    strides = view_strides(a.shape, tuple(s // isz for s in a.strides) if isz else a.shape, shape)
+    shape = _m.infer_size(size, a.size)
+    if a.flags.c_contiguous and a.size and 1 not in a.shape:
+        return a.reshape(shape)  # computeStride gives the contiguous strides NumPy gives
+    strides = _m.view_strides(a.shape, _estrides(a), shape)
     if strides is None:
-        from ember.kernels.meta.views import VIEW_ERROR
-        raise RuntimeError(VIEW_ERROR)
-    return np.lib.stride_tricks.as_strided(a, shape, tuple(s * isz for s in strides),
-                                           writeable=a.flags.writeable)
+        raise RuntimeError(_m.VIEW_ERROR)
+    return _make(a, shape, strides)
 
 
 def as_strided(a, size, stride, storage_offset=None):
-    from ember.core.storage import root_array
-    from ember.kernels.meta.views import check_in_bounds
-    root = root_array(a)
+    root = _root(a)
     isz = a.itemsize
-    base_ptr = root.__array_interface__["data"][0]
+    cur = (_ptr(a) - _ptr(root)) // isz if a.size else 0
     if storage_offset is None:
-        storage_offset = (a.__array_interface__["data"][0] - base_ptr) // isz if isz else 0
-    check_in_bounds(size, stride, storage_offset, isz, root.nbytes)
-    flat = np.ndarray((root.nbytes // isz,), dtype=a.dtype, buffer=root) if root.flags.c_contiguous \
-        or root.flags.f_contiguous else root.reshape(-1)
-    return np.lib.stride_tricks.as_strided(flat[storage_offset:] if flat.size > storage_offset else flat[:0],
-                                           tuple(size), tuple(s * isz for s in stride),
-                                           writeable=a.flags.writeable)
+        storage_offset = cur
+    _m.check_in_bounds(size, stride, storage_offset, isz, root.nbytes)
+    size, stride = tuple(size), tuple(stride)
+    bst = tuple(s * isz for s in stride)
+    try:  # writable when the memory is (an expanded input's as_strided may not overlap)
+        r = _nd(size, a.dtype, root, storage_offset * isz, bst)
+    except (ValueError, TypeError, BufferError):
+        r = _view_at(a, a.dtype, size, bst, (storage_offset - cur) * isz)
+    if _overlapping(size, stride) and r.flags.writeable:
+        r.flags.writeable = False
+    return r
+
+
+def select(a, dim, index):
+    n = a.ndim
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, n)
+    size = a.shape[d]
+    if index < -size or index >= size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{_m.fmt_shape(a.shape)} at dimension {dim}")
+    if d == 0:
+        r = a[index, ...]
+    else:
+        r = a[(_S,) * d + (index, _E)]
+    if r.size == 0:  # NumPy normalizes the strides of empty arrays
+        shape, strides, off = _m.select_geom(a.shape, _estrides(a), 0, d, index)
+        return _make(a, shape, strides, off)
+    if not a.flags.writeable:
+        return _recover_writeable(r, a)
+    return r
+
+
+def slice(a, dim=0, start=None, end=None, step=1):  # noqa: A001
+    n = a.ndim
+    if n == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, n)
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    if d == 0:
+        r = a[start:end:step]
+    else:
+        r = a[(_S,) * d + (_slice(start, end, step),)]
+    if r.size == 0:  # NumPy normalizes the strides of empty arrays
+        shape, strides, off = _m.slice_geom(a.shape, _estrides(a), 0, d, start, end, step)
+        return _make(a, shape, strides, 0)
+    if not a.flags.writeable:
+        return _recover_writeable(r, a)
+    return r
+
+
+def unsqueeze(a, dim):
+    shape = a.shape
+    n = len(shape)
+    d = dim if 0 <= dim <= n else wrap_dim(dim, n + 1)
+    nshape = shape[:d] + (1,) + shape[d:]
+    bst = a.strides
+    want = bst[:d] + ((a.itemsize if d == n else shape[d] * bst[d]),) + bst[d:]
+    if a.size:
+        r = a.reshape(nshape)
+        if r.strides == want:
+            return r
+    isz = a.itemsize
+    return _make(a, nshape, tuple(s // isz for s in want))
+
+
+def squeeze(a, dim=None):
+    if dim is None:
+        return a.squeeze()
+    axes = _m.squeeze_axes(a.shape, dim)
+    return a.squeeze(axes) if axes else a[...]
+
+
+def expand(a, size, implicit=False):
+    shape = a.shape
+    if size == shape:
+        return a[...]
+    nshape, nst = _m.expand_geom(shape, _estrides(a), size,
+                                 lambda: _m.type_str(NP2DT[a.dtype]._short, "cpu"))
+    return _make(a, nshape, nst)
+
+
+def permute(a, dims):
+    p = _m.permute_dims(a.ndim, dims)
+    return a.transpose(p)
+
+
+def diagonal(a, offset=0, dim1=0, dim2=1):
+    shape, strides, off = _m.diagonal_geom(a.shape, _estrides(a), 0, offset, dim1, dim2)
+    return _make(a, shape, strides, off)
+
+
+def unfold(a, dimension, size, step):
+    shape, strides = _m.unfold_geom(a.shape, _estrides(a), dimension, size, step)
+    return _make(a, shape, strides)
+
+
+def _offset(a):
+    """a's storage offset in elements."""
+    if a.size == 0:
+        return 0
+    root = _root(a)
+    return (a.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // a.itemsize
+
+
+def _reinterpret(a, npdt, shape, strides):
+    """An array of NumPy dtype npdt starting at a's first byte, with element strides (npdt units)."""
+    isz = npdt.itemsize
+    if a.size == 0:
+        return _as_strided(np.empty(1, npdt)[:0], tuple(shape), tuple(s * isz for s in strides))
+    return _view_at(a, npdt, tuple(shape), tuple(s * isz for s in strides), 0)
+
+
+def view_dtype(a, dtype):
+    """a viewed as `dtype` (an ember dtype); the caller gives the tensor its new dtype."""
+    old = NP2DT[a.dtype]
+    if old.itemsize == dtype.itemsize:
+        return a.view(dtype.np)
+    off = _offset(a)
+    shape, strides, noff = _m.view_dtype_geom(a.shape, _estrides(a), off, old, dtype)
+    return _reinterpret(a, dtype.np, shape, strides)
+
+
+def view_as_real(a):
+    if a.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    off = _offset(a)
+    shape, strides, noff = _m.view_as_real_geom(a.shape, _estrides(a), off)
+    return _reinterpret(a, np.dtype(np.float32 if a.dtype == np.complex64 else np.float64),
+                        shape, strides)
+
+
+def view_as_complex(a):
+    off = _offset(a)
+    shape, strides, noff = _m.view_as_complex_check(a.shape, _estrides(a), off, NP2DT[a.dtype])
+    return _reinterpret(a, np.dtype(np.complex64 if a.dtype == np.float32 else np.complex128),
+                        shape, strides)

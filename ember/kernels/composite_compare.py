@@ -1,0 +1,17 @@
+"""where's Scalar overloads as PyTorch writes them (CompositeImplicitAutograd): where.self with the
+number in place of a tensor (its kernels take numbers), so autograd records WhereBackward0 for every
+overload."""
+from ember._generated import ops as _ops
+from ember.core import tls as _tls
+
+_st = _tls.state
+
+
+def where_scalar_self(condition, self, other):
+    return _ops.where_self.table[(condition._keys | other._keys | _st.included) & ~_st.excluded](
+        condition, self, other)
+
+
+def where_scalar_other(condition, self, other):
+    return _ops.where_self.table[(condition._keys | self._keys | _st.included) & ~_st.excluded](
+        condition, self, other)

@@ -1,0 +1,436 @@
+"""Activation kernels on NumPy arrays (ATen's Activation.cpp, GeluKernel, SoftplusKernel, ...).
+
+float16/bfloat16 inputs are computed in float32 and rounded back, as PyTorch's CPU kernels do.
+Explicit in-place kernels (`gelu_`, ...) write into the array they are given.
+"""
+import math
+
+import numpy as np
+
+from ember.core import dtype as _dt
+from ember.core.generator import default_generator
+from ember.kernels.cpu import _promote
+from ember.kernels.cpu._glue import _OVERLAP
+from ember.kernels.meta import activation as _m
+from ember.kernels.meta.compare import tensor_only
+
+_nd = np.ndarray
+_NP2DT = _dt.NP2DT
+_F32 = np.dtype(np.float32)
+_BOOL = np.dtype(np.bool_)
+_HALF = {np.dtype(np.float16), _dt.bfloat16.np}
+_float_only = _m.float_only
+
+# relu's zero in each dtype it supports: np.maximum with a same-dtype scalar is the fast path
+_RELU_ZERO = {d.np: d.np.type(0) for d in _dt.ALL
+              if d.category in (_dt.INT, _dt.FLOAT) and d.np is not None}
+
+
+def _into(a, r):
+    """Explicit in-place kernels: write r into a (PyTorch's error for overlapping memory)."""
+    if not a.flags.writeable:
+        raise RuntimeError(_OVERLAP)
+    np.copyto(a, r, casting="unsafe")
+
+
+def _compute(a, kernel, complex_ok=False):
+    """(array to compute on, dtype to round back to or None) for a float-only activation."""
+    dt = a.dtype
+    if dt in _HALF:
+        return a.astype(_F32), dt
+    _float_only(kernel, _NP2DT[dt], complex_ok)
+    return a, None
+
+
+def _back(r, h):
+    return r if h is None else r.astype(h)
+
+
+# ---- erf (NumPy has none): libm's erf for small inputs, piecewise Chebyshev fits otherwise ----
+_ERF_W = 0.5        # interval width on [0, 6); erf(x) rounds to 1 beyond 6 in double precision
+_ERF_N = 12
+_ERF_DEG = 16
+_ERFC_FROM = 4      # intervals from x = 2 on fit erfc (small, so 1 - erfc keeps full precision)
+
+
+def _fit_erf():
+    """Chebyshev interpolants per interval: erf(x)/x on [0, 0.5), erf up to 2, erfc beyond.
+    Each is fitted to f - f(midpoint), which keeps the coefficients' rounding noise small."""
+    n = _ERF_DEG + 1
+    theta = np.pi * (np.arange(n) + 0.5) / n
+    nodes = np.cos(theta)
+    table = np.empty((_ERF_N, n))
+    for k in range(_ERF_N):
+        lo = k * _ERF_W
+        if k == 0:
+            def f(v):
+                return math.erf(v) / v if v else 2 / math.sqrt(math.pi)
+        else:
+            f = math.erfc if k >= _ERFC_FROM else math.erf
+        mid = f(lo + _ERF_W / 2)
+        y = [f(lo + (t + 1) * (_ERF_W / 2)) - mid for t in nodes]
+        for j in range(n):
+            table[k, j] = (2.0 / n) * math.fsum(yi * math.cos(j * th) for yi, th in zip(y, theta))
+        table[k, 0] = table[k, 0] / 2 + mid
+    return table
+
+
+_ERF_TABLE = _fit_erf()
+_erf_small = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    """erf of a float64 array (within a few ulp of libm's)."""
+    if x.size <= 512:
+        return np.asarray(_erf_small(x), dtype=np.float64)
+    ax = np.abs(x)
+    inside = ax < _ERF_N * _ERF_W
+    axc = np.where(inside, ax, 0.0)
+    k = (axc * (1 / _ERF_W)).astype(np.intp)
+    np.minimum(k, _ERF_N - 1, out=k)
+    t = (axc - k * _ERF_W) * (2 / _ERF_W) - 1
+    t2 = 2 * t
+    c = _ERF_TABLE
+    b1 = np.zeros_like(t)
+    b2 = np.zeros_like(t)
+    for j in range(_ERF_DEG, 0, -1):
+        b1, b2 = c[k, j] + t2 * b1 - b2, b1
+    p = c[k, 0] + t * b1 - b2
+    r = np.where(k == 0, axc * p, np.where(k >= _ERFC_FROM, 1 - p, p))
+    r = np.where(inside, r, 1.0)
+    r = np.copysign(r, x)
+    return np.where(np.isnan(x), x, r)
+
+
+# ---- relu family -------------------------------------------------------------------------------
+def relu(a):
+    z = _RELU_ZERO.get(a.dtype)
+    if z is not None:
+        return np.maximum(a, z)
+    _m.check_relu(_NP2DT[a.dtype])
+
+
+def _clamp(a, lo, hi):
+    t = a.dtype.type
+    return np.minimum(np.maximum(a, t(lo)), t(hi))
+
+
+def hardtanh(a, min_val=-1, max_val=1):
+    lo, hi = _m.check_hardtanh(_NP2DT[a.dtype], min_val, max_val)
+    return _clamp(a, lo, hi)
+
+
+def leaky_relu(a, negative_slope=0.01):
+    x, h = _compute(a, "leaky_relu_cpu")
+    return _back(np.where(x > 0, x, x * negative_slope), h)
+
+
+def rrelu(a, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _m.check_rrelu(lower, upper)
+    if not training:
+        return leaky_relu(a, (lower + upper) / 2)
+    x, h = _compute(a, "leaky_relu_cpu")
+    rng = (generator or default_generator)._rng
+    noise = rng.uniform(lower, upper, x.shape).astype(x.dtype)
+    return _back(np.where(x <= 0, x * noise, x), h)
+
+
+def prelu(a, weight):
+    if not isinstance(weight, _nd):
+        tensor_only("prelu", "weight", 2, weight)
+    n = _m.check_prelu(a.shape, _NP2DT[a.dtype], weight.shape, _NP2DT[weight.dtype])
+    x, h = _compute(a, "prelu_cpu")
+    w = weight.astype(x.dtype) if h is not None else weight
+    if n == 1:
+        w = w.reshape(())
+    elif a.ndim > 1:
+        w = w.reshape((n,) + (1,) * (a.ndim - 2))
+    return _back(np.where(x > 0, x, w * x), h)
+
+
+# ---- exponential family ------------------------------------------------------------------------
+def elu(a, alpha=1, scale=1, input_scale=1):
+    x, h = _compute(a, "elu_cpu")
+    neg = np.expm1(x * input_scale) * (alpha * scale)
+    return _back(np.where(x <= 0, neg, x * scale), h)
+
+
+def celu(a, alpha=1.0):
+    _m.check_celu(alpha)
+    return elu(a, alpha, 1, 1.0 / alpha)
+
+
+def softplus(a, beta=1, threshold=20):
+    x, h = _compute(a, "softplus_cpu")
+    xb = x * beta
+    return _back(np.where(xb > threshold, x, np.log1p(np.exp(xb)) / beta), h)
+
+
+def silu(a):
+    x, h = _compute(a, "silu_cpu", True)
+    return _back(x / (1 + np.exp(-x)), h)
+
+
+def mish(a):
+    x, h = _compute(a, "mish_cpu")
+    return _back(x * np.tanh(np.log1p(np.exp(x))), h)
+
+
+def log_sigmoid(a):
+    x, h = _compute(a, "log_sigmoid_cpu")
+    return _back(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), h)
+
+
+_SQRT1_2 = 0.7071067811865476
+_GELU_BETA = math.sqrt(2.0 / math.pi)
+
+
+def gelu(a, approximate="none"):
+    _m.check_gelu(_NP2DT[a.dtype], approximate)
+    x, h = _compute(a, "GeluKernelImpl")
+    if approximate == "tanh":
+        inner = _GELU_BETA * (x + 0.044715 * (x * x * x))
+        return _back(0.5 * x * (1 + np.tanh(inner)), h)
+    x64 = x.astype(np.float64, copy=False)
+    r = x64 * 0.5 * (1 + erf(x64 * _SQRT1_2))
+    if h is not None:  # float32 result first, then rounded (no double rounding from float64)
+        return r.astype(_F32).astype(h)
+    return r.astype(a.dtype, copy=False)
+
+
+def hardsigmoid(a):
+    x, h = _compute(a, "hardsigmoid_cpu")
+    return _back(np.minimum(np.maximum(x + 3, 0), 6) / 6, h)
+
+
+def hardswish(a):
+    x, h = _compute(a, "hardswish_cpu")
+    return _back(x * np.minimum(np.maximum(x + 3, 0), 6) / 6, h)
+
+
+# ---- thresholds and shrinkage ------------------------------------------------------------------
+def threshold(a, threshold, value):
+    th, v = _m.check_threshold(_NP2DT[a.dtype], threshold, value)
+    if a.dtype in _HALF:
+        x = a.astype(_F32)
+        return np.where(x <= th, np.float32(v), x).astype(a.dtype)
+    t = a.dtype.type
+    return np.where(a <= t(th), t(v), a)
+
+
+def softshrink(a, lambd=0.5):
+    _m.check_softshrink(_NP2DT[a.dtype], lambd)
+    x, h = _compute(a, "softshrink_check")
+    r = np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, x * 0))
+    return _back(r, h)
+
+
+def hardshrink(a, lambd=0.5):
+    lam = _m.check_hardshrink(_NP2DT[a.dtype], lambd)
+    x, h = _compute(a, "hardshrink_cpu")
+    if h is not None:
+        lam = float(np.array(lam, dtype=h))  # the bound as the input dtype holds it
+    return _back(np.where((x >= -lam) & (x <= lam), x * 0, x), h)
+
+
+def glu(a, dim=-1):
+    d = _m.glu_dim(a.shape, dim)
+    x, h = _compute(a, "glu_cpu")
+    n = a.shape[d] // 2
+    idx = (slice(None),) * d
+    first, second = x[idx + (slice(0, n),)], x[idx + (slice(n, None),)]
+    return _back(first / (1 + np.exp(-second)), h)
+
+
+# ---- explicit in-place variants --------------------------------------------------------------
+def hardtanh_(a, min_val=-1, max_val=1):
+    _into(a, hardtanh(a, min_val, max_val))
+
+
+def gelu_(a, approximate="none"):
+    _into(a, gelu(a, approximate))
+
+
+def silu_(a):
+    _into(a, silu(a))
+
+
+def mish_(a):
+    _into(a, mish(a))
+
+
+def elu_(a, alpha=1, scale=1, input_scale=1):
+    _into(a, elu(a, alpha, scale, input_scale))
+
+
+def celu_(a, alpha=1.0):
+    _into(a, celu(a, alpha))
+
+
+def leaky_relu_(a, negative_slope=0.01):
+    _into(a, leaky_relu(a, negative_slope))
+
+
+def hardsigmoid_(a):
+    _into(a, hardsigmoid(a))
+
+
+def hardswish_(a):
+    _into(a, hardswish(a))
+
+
+def threshold_(a, threshold_, value):
+    _into(a, threshold(a, threshold_, value))
+
+
+def rrelu_(a, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    _into(a, rrelu(a, lower, upper, training, generator))
+
+
+# ---- backward kernels (ATen's *_backward: grad_output and self broadcast) --------------------
+def _pair(g, x, kernel):
+    """(grad, self) as computed on (float32 for float16/bfloat16), and the dtype to round back to."""
+    d = g.dtype
+    if x.dtype != d:
+        d = _promote.result_dtype(g, x).np
+        g = g.astype(d, copy=False)
+        x = x.astype(d, copy=False)
+    if d in _HALF:
+        return g.astype(_F32), x.astype(_F32), d
+    _float_only(kernel, _NP2DT[d])
+    return g, x, None
+
+
+def _zero(g):
+    return g.dtype.type(0)
+
+
+def threshold_backward(g, x, threshold):
+    g, x, h = _pair(g, x, "threshold_backward_cpu")
+    return _back(np.where(x <= threshold, _zero(g), g), h)
+
+
+def hardtanh_backward(g, x, min_val, max_val):
+    g, x, h = _pair(g, x, "hardtanh_backward_cpu")
+    return _back(np.where((x <= min_val) | (x >= max_val), _zero(g), g), h)
+
+
+def gelu_backward(g, x, approximate="none"):
+    _m.check_gelu(_NP2DT[x.dtype], approximate)
+    g, x, h = _pair(g, x, "GeluBackwardKernelImpl")
+    if approximate == "tanh":
+        x2 = x * x
+        inner = _GELU_BETA * (x + 0.044715 * (x2 * x))
+        t = np.tanh(inner)
+        right = 0.5 * x * (1 - t * t) * (_GELU_BETA * (1 + 3 * 0.044715 * x2))
+        return _back(g * (0.5 * (1 + t) + right), h)
+    x64 = x.astype(np.float64, copy=False)
+    cdf = 0.5 * (1 + erf(x64 * _SQRT1_2))
+    pdf = np.exp(-0.5 * x64 * x64) * (1 / math.sqrt(2 * math.pi))
+    r = g * (cdf + x64 * pdf).astype(g.dtype, copy=False)
+    return _back(r, h)
+
+
+def silu_backward(g, x):
+    g, x, h = _pair(g, x, "silu_backward_cpu")
+    s = 1 / (1 + np.exp(-x))
+    return _back(g * s * (1 + x * (1 - s)), h)
+
+
+def mish_backward(g, x):
+    g, x, h = _pair(g, x, "mish_backward_cpu")
+    s = 1 / (1 + np.exp(-x))
+    t = np.tanh(np.log1p(np.exp(x)))
+    return _back(g * (t + x * s * (1 - t * t)), h)
+
+
+def hardsigmoid_backward(g, x):
+    g, x, h = _pair(g, x, "hardsigmoid_backward")
+    return _back(np.where((x > -3) & (x < 3), g * (1 / 6), _zero(g)), h)
+
+
+def hardswish_backward(g, x):
+    g, x, h = _pair(g, x, "hardswish_backward")
+    r = np.where(x <= -3, _zero(g), np.where(x < 3, g * (x / 3 + 0.5), g))
+    return _back(r, h)
+
+
+def softplus_backward(g, x, beta, threshold):
+    g, x, h = _pair(g, x, "softplus_backward_cpu")
+    xb = x * beta
+    z = np.exp(xb)
+    return _back(np.where(xb > threshold, g, g * z / (z + 1)), h)
+
+
+def elu_backward(g, alpha, scale, input_scale, is_result, x):
+    _m.check_elu_backward(alpha, is_result)
+    g, x, h = _pair(g, x, "elu_backward_cpu")
+    negcoef = alpha * scale
+    if is_result:
+        neg = g * input_scale * (x + negcoef)
+    else:
+        neg = g * (input_scale * negcoef) * np.exp(x * input_scale)
+    return _back(np.where(x <= 0, neg, g * scale), h)
+
+
+def leaky_relu_backward(g, x, negative_slope, self_is_result):
+    _m.check_leaky_relu_backward(negative_slope, self_is_result)
+    g, x, h = _pair(g, x, "leaky_relu_backward_cpu")
+    return _back(np.where(x > 0, g, g * negative_slope), h)
+
+
+def softshrink_backward(g, x, lambd):
+    g, x, h = _pair(g, x, "softshrink_backward_cpu")
+    return _back(np.where((x >= -lambd) & (x <= lambd), _zero(g), g), h)
+
+
+def hardshrink_backward(g, x, lambd):
+    g, x, h = _pair(g, x, "hardshrink_backward_cpu")
+    return _back(np.where((x >= -lambd) & (x <= lambd), _zero(g), g), h)
+
+
+def log_sigmoid_backward(g, x, buffer=None):
+    g, x, h = _pair(g, x, "log_sigmoid_backward_cpu")
+    z = np.exp(-np.abs(x))
+    # x < 0: 1 - z / (1 + z); otherwise z / (1 + z)
+    return _back(g * (np.where(x < 0, x.dtype.type(1), z) / (1 + z)), h)
+
+
+def glu_backward(g, x, dim):
+    d = _m.glu_dim(x.shape, dim)
+    g, x, h = _pair(g, x, "glu_backward_cpu")
+    n = x.shape[d] // 2
+    idx = (slice(None),) * d
+    a, b = x[idx + (slice(0, n),)], x[idx + (slice(n, None),)]
+    s = 1 / (1 + np.exp(-b))
+    return _back(np.concatenate([s * g, (1 - s) * s * a * g], axis=d), h)
+
+
+def prelu_weight_shape(xshape, wshape):
+    """The shape prelu's weight broadcasts with: () for one parameter, (C, 1, ...) per channel."""
+    n = 1
+    for s in wshape:
+        n *= s
+    if len(wshape) > 1:
+        return tuple(wshape)   # already shaped to broadcast (PyTorch's _prelu_kernel weight)
+    if n == 1:
+        return ()
+    if len(xshape) > 1:
+        return (n,) + (1,) * (len(xshape) - 2)
+    return tuple(wshape)
+
+
+def prelu_kernel_backward(g, x, w):
+    g, x, h = _pair(g, x, "prelu_backward_cpu")
+    wshape = w.shape
+    bshape = prelu_weight_shape(x.shape, wshape)
+    wb = w.astype(x.dtype, copy=False).reshape(bshape)
+    pos = x > 0
+    gx = np.where(pos, g, wb * g)
+    gw = np.where(pos, _zero(g), x * g)
+    if gw.shape != bshape:
+        lead = gw.ndim - len(bshape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(bshape)
+                                          if s == 1 and gw.shape[lead + i] != 1)
+        gw = gw.sum(axis=axes, keepdims=True).reshape(bshape) if axes else gw.reshape(bshape)
+    return _back(gx, h), _back(gw.reshape(wshape), h)

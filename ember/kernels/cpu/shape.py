@@ -1,0 +1,159 @@
+"""Shape-manipulating copies on NumPy arrays: cat, stack, flip, roll, repeat, tril/triu,
+repeat_interleave. Checks and output shapes come from ember/kernels/meta/shape.py."""
+import numpy as np
+
+from ember.core.dtype import NP2DT
+from ember.kernels.meta import shape as _m
+
+_ndarray = np.ndarray
+_as_strided = np.lib.stride_tricks.as_strided
+
+
+def contiguous_bytes(shape, itemsize):
+    out = []
+    acc = itemsize
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def new(shape, dtype):
+    """A new C-contiguous array; zero-size ones get PyTorch's strides (NumPy 2 reports 0)."""
+    shape = tuple(shape)
+    if 0 in shape:
+        dtype = np.dtype(dtype)
+        return _as_strided(np.empty(1, dtype)[:0], shape, contiguous_bytes(shape, dtype.itemsize))
+    return np.empty(shape, dtype)
+
+
+def _fix0(r):
+    return new(r.shape, r.dtype) if r.size == 0 else r
+
+
+def _promoted(arrays):
+    d0 = arrays[0].dtype
+    for a in arrays:
+        if a.dtype != d0:
+            return _m.promote([NP2DT[x.dtype] for x in arrays]).np
+    return None
+
+
+def cat(arrays, dim=0):
+    shapes = [a.shape for a in arrays]
+    shape, valid, d = _m.cat_shape(shapes, dim)
+    npd = _promoted(arrays)
+    if npd is None:
+        npd = arrays[0].dtype
+    if len(valid) != len(arrays):
+        arrays = [arrays[i] for i in valid]
+    out = new(shape, npd)
+    if out.size:
+        np.concatenate(arrays, axis=d, out=out, casting="unsafe")
+    return out
+
+
+def empty_with_strides(shape, dtype, strides):
+    """A new array with element `strides` (a dense layout, as from dense_strides)."""
+    shape = tuple(shape)
+    dtype = np.dtype(dtype)
+    n = 1
+    for x in shape:
+        n *= x
+    if n == 0:
+        return _as_strided(np.empty(1, dtype)[:0], shape, tuple(s * dtype.itemsize for s in strides))
+    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
+    base = np.empty(tuple(shape[i] for i in order), dtype)
+    inv = [0] * len(order)
+    for k, i in enumerate(order):
+        inv[i] = k
+    r = base.transpose(inv)
+    if r.strides != tuple(s * dtype.itemsize for s in strides):  # size-1 dims with odd strides
+        r = np.ndarray(shape, dtype, base, 0, tuple(s * dtype.itemsize for s in strides))
+    return r
+
+
+def stack(arrays, dim=0):
+    shape, d = _m.stack_shape([a.shape for a in arrays], dim)
+    npd = _promoted(arrays)
+    out = new(shape, arrays[0].dtype if npd is None else npd)
+    if out.size:
+        np.stack(arrays, axis=d, out=out, casting="unsafe")
+    return out
+
+
+def flip(a, dims):
+    axes = _m.flip_dims(a.ndim, dims)
+    isz = a.itemsize
+    out = empty_with_strides(a.shape, a.dtype,
+                             _m.dense_strides(a.shape, tuple(s // isz for s in a.strides)))
+    if out.size:
+        np.copyto(out, np.flip(a, axes) if axes else a)
+    return out
+
+
+def roll(a, shifts, dims=()):
+    shifts, axes = _m.roll_check(a.ndim, shifts, dims)
+    if a.size == 0:  # PyTorch returns a clone (its layout preserved)
+        isz = a.itemsize
+        return empty_with_strides(a.shape, a.dtype,
+                                  _m.dense_strides(a.shape, tuple(s // isz for s in a.strides)))
+    if axes is None:
+        return np.roll(a.reshape(-1), shifts[0]).reshape(a.shape)
+    return np.ascontiguousarray(np.roll(a, shifts, axes))
+
+
+def repeat(a, repeats):
+    shape = _m.repeat_shape(a.shape, repeats)
+    if 0 in shape or a.size == 0:
+        return new(shape, a.dtype)
+    return np.tile(a, tuple(repeats))
+
+
+def tril(a, diagonal=0):
+    _m.tri_check(a.ndim, "tril")
+    return _fix0(np.ascontiguousarray(np.tril(a, diagonal)))
+
+
+def triu(a, diagonal=0):
+    _m.tri_check(a.ndim, "triu")
+    return _fix0(np.ascontiguousarray(np.triu(a, diagonal)))
+
+
+def repeat_interleave_self_int(a, repeats, dim=None, output_size=None):
+    shape = _m.ri_int_shape(a.shape, repeats, dim, output_size)
+    if dim is None:
+        a = a.reshape(-1)
+        d = 0
+    else:
+        d = dim % a.ndim if a.ndim else 0
+    if a.ndim == 0:
+        return _fix0(np.repeat(a.reshape(1), repeats).reshape(shape))
+    return _fix0(np.repeat(a, repeats, axis=d))
+
+
+def _repeats_values(r):
+    if r.size and r.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return r
+
+
+def repeat_interleave_self_tensor(a, repeats, dim=None, output_size=None):
+    shape, d = _m.ri_self_tensor_check(a.shape, NP2DT[repeats.dtype], repeats.shape, dim)
+    a = a.reshape(shape)
+    r = _repeats_values(repeats.reshape(-1))
+    if r.size == 1:
+        r = np.broadcast_to(r, (shape[d],))
+    total = int(r.sum())
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    return _fix0(np.repeat(a, r, axis=d))
+
+
+def repeat_interleave_tensor(repeats, output_size=None):
+    _m.ri_repeats_check(NP2DT[repeats.dtype], repeats.shape)
+    r = _repeats_values(repeats)
+    total = int(r.sum())
+    if output_size is not None and output_size != total:
+        raise RuntimeError("allocated size does not match required size")
+    return _fix0(np.repeat(np.arange(r.size, dtype=repeats.dtype), r))

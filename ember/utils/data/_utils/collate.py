@@ -1,0 +1,144 @@
+"""default_collate / default_convert (torch/utils/data/_utils/collate.py): tensors are stacked,
+numbers become tensors (float -> float64, int -> int64, bool -> bool), NumPy arrays/scalars go
+through as_tensor, and mappings, namedtuples and sequences are collated element-wise."""
+import collections
+import copy
+import re
+
+import numpy as np
+
+import ember
+from ember.tensor import Tensor
+
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
+
+default_collate_err_msg_format = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}")
+
+
+def default_convert(data):
+    """Convert NumPy arrays/scalars in (nested) data to tensors, leaving the structure as is."""
+    elem_type = type(data)
+    if isinstance(data, Tensor):
+        return data
+    if elem_type.__module__ == "numpy" and elem_type.__name__ != "str_" and elem_type.__name__ != "string_":
+        if elem_type.__name__ == "ndarray" and np_str_obj_array_pattern.search(data.dtype.str) is not None:
+            return data
+        return ember.as_tensor(data)
+    if isinstance(data, collections.abc.Mapping):
+        try:
+            if isinstance(data, collections.abc.MutableMapping):
+                clone = copy.copy(data)
+                clone.update({key: default_convert(data[key]) for key in data})
+                return clone
+            return elem_type({key: default_convert(data[key]) for key in data})
+        except TypeError:
+            return {key: default_convert(data[key]) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return elem_type(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            if isinstance(data, collections.abc.MutableSequence):
+                clone = copy.copy(data)
+                for i, d in enumerate(data):
+                    clone[i] = default_convert(d)
+                return clone
+            return elem_type([default_convert(d) for d in data])
+        except TypeError:
+            return [default_convert(d) for d in data]
+    return data
+
+
+def collate(batch, *, collate_fn_map=None):
+    """Collate a batch by the type of its first element, dispatching through collate_fn_map."""
+    elem = batch[0]
+    elem_type = type(elem)
+    if collate_fn_map is not None:
+        if elem_type in collate_fn_map:
+            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
+        for collate_type in collate_fn_map:
+            if isinstance(elem, collate_type):
+                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
+    if isinstance(elem, collections.abc.Mapping):
+        try:
+            if isinstance(elem, collections.abc.MutableMapping):
+                clone = copy.copy(elem)
+                clone.update({key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                              for key in elem})
+                return clone
+            return elem_type({key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                              for key in elem})
+        except TypeError:
+            return {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map) for samples in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        it = iter(batch)
+        elem_size = len(next(it))
+        if not all(len(e) == elem_size for e in it):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        transposed = list(zip(*batch))
+        if isinstance(elem, tuple):
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+        try:
+            if isinstance(elem, collections.abc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, samples in enumerate(transposed):
+                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
+                return clone
+            return elem_type([collate(samples, collate_fn_map=collate_fn_map) for samples in transposed])
+        except TypeError:
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+    raise TypeError(default_collate_err_msg_format.format(elem_type))
+
+
+def collate_tensor_fn(batch, *, collate_fn_map=None):
+    elem = batch[0]
+    if elem.is_nested:
+        raise RuntimeError("Batches of nested tensors are not currently supported by the default collate_fn; "
+                           "please provide a custom collate_fn to handle them appropriately.")
+    if elem.is_sparse:
+        raise RuntimeError("Batches of sparse tensors are not currently supported by the default collate_fn; "
+                           "please provide a custom collate_fn to handle them appropriately.")
+    return ember.stack(batch, 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    elem = batch[0]
+    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
+        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    return collate([ember.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    return ember.as_tensor(batch)
+
+
+def collate_float_fn(batch, *, collate_fn_map=None):
+    return ember.tensor(batch, dtype=ember.float64)
+
+
+def collate_int_fn(batch, *, collate_fn_map=None):
+    return ember.tensor(batch)
+
+
+def collate_str_fn(batch, *, collate_fn_map=None):
+    return batch
+
+
+default_collate_fn_map = {Tensor: collate_tensor_fn}
+default_collate_fn_map[np.ndarray] = collate_numpy_array_fn
+default_collate_fn_map[(np.bool_, np.number, np.object_)] = collate_numpy_scalar_fn
+default_collate_fn_map[float] = collate_float_fn
+default_collate_fn_map[int] = collate_int_fn
+default_collate_fn_map[str] = collate_str_fn
+default_collate_fn_map[bytes] = collate_str_fn
+
+
+def default_collate(batch):
+    """Stack a list of samples into a batch: tensors -> stacked (new leading dim), NumPy arrays ->
+    tensors then stacked, floats -> float64 tensor, ints -> int64 tensor, bools -> bool tensor,
+    str/bytes unchanged, and mappings / namedtuples / sequences collated per field."""
+    return collate(batch, collate_fn_map=default_collate_fn_map)

@@ -78,6 +78,32 @@ def large_cases():
     ]
 
 
+def autograd_cases():
+    rng = np.random.default_rng(0)
+    a16 = rng.standard_normal(16).astype(np.float32)
+    b16 = rng.standard_normal(16).astype(np.float32)
+
+    def make(lib):
+        a = lib.tensor(a16, requires_grad=True)
+        b = lib.tensor(b16, requires_grad=True)
+        g = lib.tensor(np.ones(16, np.float32))
+
+        def four():
+            y = ((a * b + a) * b - b)
+            y.backward(g)
+
+        def chain50():
+            y = a
+            for _ in range(25):
+                y = y * b
+                y = y + a
+            y.backward(g)
+        return four, chain50
+    e4, e50 = make(ember)
+    t4, t50 = make(torch)
+    return [("4-op forward+backward (16 el.)", e4, t4), ("50-op chain forward+backward (16 el.)", e50, t50)]
+
+
 def run_table(E, T, N, cases):
     rows = []
     for name, mk, mk_np in cases:
@@ -92,8 +118,10 @@ def run_table(E, T, N, cases):
 
 def import_time(mod):
     code = f"import time; t = time.perf_counter(); import {mod}; print(time.perf_counter() - t)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # cached .pyc, as users have
+    subprocess.run([sys.executable, "-c", f"import {mod}"], env=env, cwd=ROOT)
     vals = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 cwd=ROOT).stdout) for _ in range(5)]
+                                 cwd=ROOT, env=env).stdout) for _ in range(5)]
     return statistics.median(vals)
 
 
@@ -123,6 +151,12 @@ def main():
         r = "—" if te is None else f"{te / tt:.2f}"
         rn = "—" if te is None else f"{tn / te:.2f}"
         out.append(f"| {name} | {fmt_ms(te)} | {fmt_ms(tt)} | {fmt_ms(tn)} | {r} | {rn} |" + (f" {err}" if err else ""))
+    out.append("\n### Autograd: forward + backward on small graphs (median µs; target ember/torch ≤ 1.0)\n")
+    out.append("| graph | ember µs | torch µs | ember/torch |")
+    out.append("|---|---:|---:|---:|")
+    for name, fe, ft in autograd_cases():
+        te, tt = median_time(fe), median_time(ft)
+        out.append(f"| {name} | {fmt_us(te)} | {fmt_us(tt)} | {te / tt:.2f} |")
     ie, it = import_time("ember"), import_time("torch")
     out.append(f"\n### Import time (median of 5 fresh processes)\n\n`import ember`: {ie:.3f} s · "
                f"`import torch`: {it:.3f} s · ratio {ie / it:.2f} (target: ember ≤ 0.3 s)\n")

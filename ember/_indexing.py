@@ -16,6 +16,9 @@ from ember._generated import ops as _ops
 from ember.core import dtype as _dt
 from ember.core import tls as _tls
 from ember.core.tensor_impl import TensorImpl, make_meta
+from ember.kernels.cpu._glue import wrap as _wrap
+from ember.kernels.cpu.indexing import scalar_array
+from ember.kernels.meta.indexing import check_scalar
 
 _st = _tls.state
 _select = _ops.select_int.table
@@ -26,6 +29,7 @@ _index = _ops.index_Tensor.table
 _index_put_ = _ops.index_put_.table
 _copy_ = _ops.copy_.table
 _fill_t = _ops.fill__Tensor.table
+_fill_s = _ops.fill__Scalar.table
 _view = _ops.view.table
 _expand = _ops.expand.table
 
@@ -265,6 +269,41 @@ def _dispatch_index(t, tindices):
 
 
 # ---- __getitem__ ------------------------------------------------------------------------------
+def _basic_tuple(t, index, alias=True):
+    """Short path for a tuple of in-range ints and step-1 slices; None means "take the long way"
+    (the general path then also produces any error)."""
+    r = t
+    dim = 0
+    inc, exc = _st.included, _st.excluded
+    for it in index:
+        ic = it.__class__
+        if ic is int:
+            size = r._shape[dim]
+            if not -size <= it < size:
+                return None
+            r = _select[(r._keys | inc) & ~exc](r, dim, it)
+        elif ic is slice:
+            if it.step is not None:
+                return None
+            start, stop = it.start, it.stop
+            if start is None:
+                start = 0
+            elif start.__class__ is not int:
+                return None
+            if stop is None:
+                stop = _MAX
+            elif stop.__class__ is not int:
+                return None
+            if start != 0 or stop < r._shape[dim]:
+                r = _slice[(r._keys | inc) & ~exc](r, dim, start, stop, 1)
+            dim += 1
+        else:
+            return None
+    if r is t and alias:
+        return _alias[(t._keys | inc) & ~exc](t)
+    return r
+
+
 def getitem(t, index):
     c = index.__class__
     if c is int:
@@ -282,6 +321,10 @@ def getitem(t, index):
                     t, 0, 0 if start is None else start, _MAX if stop is None else stop, 1)
         return _apply_slice(t, 0, index, False)
     if c is tuple:
+        if len(index) <= len(t._shape):
+            r = _basic_tuple(t, index)
+            if r is not None:
+                return r
         items = index
     elif isinstance(index, TensorImpl) and index._shape and index._device is t._device:
         d = index._dtype
@@ -316,6 +359,14 @@ def _type_string(t):
 
 def _value_to_tensor(t, value):
     """valueToTensor: a Python number becomes a 0-d tensor of t's dtype (overflow-checked)."""
+    vc = value.__class__
+    if (vc is float or vc is int or vc is bool) and t._device.type == "cpu":
+        dt = t._dtype
+        if vc is int:
+            _check_long(value)
+        if dt is not _dt.float16 and dt is not _dt.bfloat16:
+            check_scalar(value, dt)
+        return _wrap(np.array(value, dtype=dt.np))
     if isinstance(value, (bool, int, np.integer)) and not isinstance(value, np.bool_):
         v = _check_long(int(value))
     elif isinstance(value, float):
@@ -324,8 +375,6 @@ def _value_to_tensor(t, value):
         v = complex(value)
     else:
         raise TypeError(f"can't assign a {_tp_name(value)} to a {_type_string(t)}")
-    from ember.kernels.meta.indexing import check_scalar
-    from ember.kernels.cpu.indexing import scalar_array
     dt = t._dtype
     if dt is not _dt.float16 and dt is not _dt.bfloat16:  # scalar_tensor_static skips the check
         check_scalar(v, dt)
@@ -368,8 +417,32 @@ def _copy_to(dst, src):
 
 
 def setitem(t, index, value):
-    v = value if isinstance(value, TensorImpl) else _value_to_tensor(t, value)
     c = index.__class__
+    vc = value.__class__
+    if (vc is float or vc is int or vc is bool) and (c is int or c is slice) and \
+            t._dtype is not _dt.float16 and t._dtype is not _dt.bfloat16:
+        # x[i] = number, x[a:b] = number: fill_ on the view (fill_.Scalar does PyTorch's
+        # overflow check of the value, as the 0-d value tensor would)
+        if vc is int:
+            _check_long(value)
+        dst = _apply_select(t, 0, _check_long(index), 0) if c is int else _apply_slice(t, 0, index, True)
+        if 0 in dst._shape:
+            check_scalar(value, t._dtype)
+            return
+        _fill_s[(dst._keys | _st.included) & ~_st.excluded](dst, value)
+        return
+    if c is tuple and len(index) <= len(t._shape):
+        dst = _basic_tuple(t, index, False)
+        if dst is not None:
+            if (vc is float or vc is int or vc is bool) and t._dtype is not _dt.float16 and \
+                    t._dtype is not _dt.bfloat16 and 0 not in dst._shape:
+                if vc is int:
+                    _check_long(value)
+                _fill_s[(dst._keys | _st.included) & ~_st.excluded](dst, value)
+            else:
+                _copy_to(dst, value if isinstance(value, TensorImpl) else _value_to_tensor(t, value))
+            return
+    v = value if isinstance(value, TensorImpl) else _value_to_tensor(t, value)
     if c is int:
         _copy_to(_apply_select(t, 0, _check_long(index), 0), v)
         return
@@ -378,6 +451,13 @@ def setitem(t, index, value):
         return
     if c is tuple:
         items = index
+    elif isinstance(index, TensorImpl) and index._shape and index._device is t._device:
+        d = index._dtype
+        n = len(index._shape) if (d is _BOOL or d is _BYTE) else 1
+        if n > len(t._shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(t._shape)}")
+        _index_put_v(t, [index], v)
+        return
     elif index is False:
         return
     elif index is Ellipsis:
@@ -397,8 +477,13 @@ def setitem(t, index, value):
     if not tindices:
         _copy_to(sliced, v)
         return
-    s = _strip_leading_ones(v._shape)
-    if s != v._shape:
+    _index_put_v(sliced, tindices, v)
+
+
+def _index_put_v(sliced, tindices, v):
+    s = v._shape
+    if s and s[0] == 1:
+        s = _strip_leading_ones(s)
         v = _view[_ks(v)](v, s)
     ks = sliced._keys | v._keys
     for x in tindices:

@@ -28,7 +28,6 @@ devices, Size, OrderedDict and basic containers, plus what add_safe_globals allo
 anything else before it can run.
 """
 import _compat_pickle
-import collections
 import importlib
 import io
 import os
@@ -186,10 +185,26 @@ def _apply_metadata(t, metadata):
     # the conjugate / negative bits of a saved view: ember has no lazy bits, so resolve them
     if metadata:
         if metadata.get("conj"):
-            t = t.conj()
+            t = _resolve(t, ("conj_physical", "conj"), np.conj)
         if metadata.get("neg"):
-            t = t.neg()
+            t = _resolve(t, ("neg",), np.negative)
     return t
+
+
+def _resolve(t, names, np_fn):
+    if t._device.type == "meta":
+        return t
+    for n in names:
+        m = getattr(t, n, None)
+        if m is not None:
+            return m()
+    import ember
+    return ember.from_numpy(_contig(np_fn(t.detach().to("cpu").numpy()))).to(t.device)
+
+
+def _contig(a):
+    """`a` as a C-contiguous array of the same shape (np.ascontiguousarray makes 0-d 1-d)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def _set_grad(t, requires_grad):
@@ -291,17 +306,17 @@ def _restore_location_of(device):
                        "or _rebuild_device_tensor_from_numpy")
 
 
-def _unsupported_rebuild(kind):
+def _unsupported_rebuild(name, kind):
     def rebuild(*args, **kwargs):
         raise RuntimeError(f"ember.load: {kind} tensors are not supported by ember")
-    rebuild.__name__ = rebuild.__qualname__ = f"_rebuild_{kind.replace(' ', '_')}"
+    rebuild.__name__ = rebuild.__qualname__ = name
     return rebuild
 
 
-_rebuild_qtensor = _unsupported_rebuild("quantized")
-_rebuild_sparse_tensor = _unsupported_rebuild("sparse")
-_rebuild_nested_tensor = _unsupported_rebuild("nested")
-_rebuild_wrapper_subclass = _unsupported_rebuild("wrapper subclass")
+_rebuild_qtensor = _unsupported_rebuild("_rebuild_qtensor", "quantized")
+_rebuild_sparse_tensor = _unsupported_rebuild("_rebuild_sparse_tensor", "sparse")
+_rebuild_nested_tensor = _unsupported_rebuild("_rebuild_nested_tensor", "nested")
+_rebuild_wrapper_subclass = _unsupported_rebuild("_rebuild_wrapper_subclass", "wrapper subclass")
 
 
 def _get_layout(name):
@@ -366,7 +381,6 @@ def _build_tables():
         "ember._size.Size": Size,
         "torch.nn.parameter.Parameter": _PARAM_GLOBAL,
     })
-    _LOAD_NAMES["torch.nn.parameter.Parameter"] = _PARAM_GLOBAL
     _tables_ready[0] = True
 
 
@@ -516,7 +530,7 @@ class _SavedStorage:
 def _device_storage_bytes(t, nbytes):
     isz = t._dtype.itemsize
     whole = t.detach().as_strided((nbytes // isz,), (1,), 0).to("cpu")
-    a = np.ascontiguousarray(whole._np)
+    a = _contig(whole._np)
     return a.reshape(-1).view(np.uint8)
 
 
@@ -571,7 +585,7 @@ class _SaveContext:
                 entry = self._entry(dkey, ptr, nbytes, t._dtype, data, None, st)
                 return entry, "cpu", offset, strides
             # an exotic memory owner: save this tensor's elements compactly, unshared
-            c = np.ascontiguousarray(a)
+            c = _contig(a)
             flat = c.reshape(-1).view(np.uint8)
             entry = self._entry(("compact", id(c)), None, flat.size, t._dtype, flat, None, c)
             return entry, "cpu", 0, tuple(s // isz if isz else 0 for s in c.strides)
@@ -657,7 +671,9 @@ class _Pickler(pickle._Pickler):
         if t is StorageType:
             return obj.name
         if t is _device:
-            return (_device, (obj.type,) if obj.index is None else (obj.type, obj.index))
+            # a fresh string, as torch.device.__reduce__ makes (so the pickle is torch's, byte for byte)
+            ty = "".join(list(obj.type))
+            return (_device, (ty,) if obj.index is None else (ty, obj.index))
         if t is Size:
             return (Size, (tuple(obj),))
         if t is _Reduced:
@@ -722,21 +738,22 @@ class _ZipWriter:
         pad = (-start) % self.alignment
         extra = z64 + b"FB" + struct.pack("<H", pad) + b"Z" * pad
         crc = zlib.crc32(data) & _MAX32 if size else 0
-        self._write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 0, 0x0808, 0, 0, 0, 0, 0, 0,
+        flags = 0x0808 if size else 0x0800  # miniz: a data descriptor follows non-empty data
+        self._write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 0, flags, 0, 0, 0, 0, 0, 0,
                                 len(full), len(extra)) + full + extra)
         if size:
             self._write(data)
-        if z64:
-            self._write(struct.pack("<IIQQ", 0x08074B50, crc, size, size))
-        else:
-            self._write(struct.pack("<IIII", 0x08074B50, crc, size, size))
-        self.entries.append((full, crc, size, offset))
+            if z64:
+                self._write(struct.pack("<IIQQ", 0x08074B50, crc, size, size))
+            else:
+                self._write(struct.pack("<IIII", 0x08074B50, crc, size, size))
+        self.entries.append((full, crc, size, offset, flags))
 
     def finish(self):
         cd_start = self.pos
-        for full, crc, size, offset in self.entries:
+        for full, crc, size, offset, flags in self.entries:
             extra = _zip64_extra(size, offset)
-            self._write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0, 0, 0x0808, 0, 0, 0, crc,
+            self._write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0, 0, flags, 0, 0, 0, crc,
                                     _cap(size), _cap(size), len(full), len(extra), 0, 0, 0, 0,
                                     _cap(offset)) + full + extra)
         cd_size = self.pos - cd_start
@@ -782,14 +799,15 @@ def _serialization_id():
     return f"{r.getrandbits(64):020d}{r.getrandbits(64):020d}"
 
 
-def _save_zip(obj, f, archive_name, protocol):
+def _save_zip(obj, f, archive_name, protocol, byteorder_record=True):
     ctx = _SaveContext()
     data_pkl = _pickle(obj, ctx, protocol)
     z = _ZipWriter(f, archive_name)
     z.write_record("data.pkl", data_pkl)
     z.write_record(".format_version", "1")
     z.write_record(".storage_alignment", str(STORAGE_ALIGNMENT))
-    z.write_record("byteorder", sys.byteorder)
+    if byteorder_record:
+        z.write_record("byteorder", sys.byteorder)
     for e in ctx.order:
         z.write_record(f"data/{e.key}", e.buffer())
     z.write_record("version", "3\n")
@@ -823,25 +841,34 @@ def _is_path(f):
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
     """Save `obj` to `f` (a path or a writable file-like object) in PyTorch's checkpoint format,
-    readable by torch.load and ember.load. Tensors sharing a storage are saved once."""
+    readable by torch.load and ember.load. Tensors sharing a storage are saved once.
+
+    `pickle_module` is accepted for compatibility; ember always pickles with its own pickler
+    (the standard library's, writing ember's objects under torch's names)."""
     if not _is_path(f) and not hasattr(f, "write"):
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
                              "'write' attribute")
     if _is_path(f):
         path = os.fspath(f)
+        parent = os.path.dirname(path)
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         with open(path, "wb") as fh:
-            if _use_new_zipfile_serialization:
-                _save_zip(obj, fh, _archive_name(path), pickle_protocol)
-            else:
-                _save_legacy(obj, fh, pickle_protocol)
+            _save_to(obj, fh, _archive_name(path), pickle_protocol,
+                     _use_new_zipfile_serialization, _disable_byteorder_record)
         return
-    if _use_new_zipfile_serialization:
-        _save_zip(obj, f, "archive", pickle_protocol)
-    else:
-        _save_legacy(obj, f, pickle_protocol)
+    _save_to(obj, f, "archive", pickle_protocol, _use_new_zipfile_serialization,
+             _disable_byteorder_record)
     flush = getattr(f, "flush", None)
     if flush is not None:
         flush()
+
+
+def _save_to(obj, f, archive_name, protocol, zip_format, no_byteorder):
+    if zip_format:
+        _save_zip(obj, f, archive_name, protocol, not no_byteorder)
+    else:
+        _save_legacy(obj, f, protocol)
 
 
 # ---- loading: storages -------------------------------------------------------------------------
@@ -927,27 +954,30 @@ _CUDA_LIKE_MSG = ("Attempting to deserialize object on a {T} device but torch.{t
                   "map_location=torch.device('cpu') to map your storages to the CPU.")
 
 
+_DEVICE_PACKAGES = ("cuda", "hpu", "xpu", "mtia", "privateuseone")  # torch's registered tags
+
+
 def _restore_device(location):
     """default_restore_location: the device a storage tagged `location` is loaded to."""
     if location == "cpu":
         return _device("cpu")
     if location == "meta":
         return _device("meta")
-    unknown = RuntimeError("don't know how to restore data location of torch.storage.UntypedStorage"
-                           f" (tagged with {location})")
-    if not isinstance(location, str) or not re.fullmatch(r"[a-zA-Z_]+(:[0-9]+)?", location):
-        raise unknown
-    try:
-        dev = _device(location)
-    except RuntimeError:
-        raise unknown from None
-    if dev.type in ("cpu", "meta"):
-        raise unknown
+    from ember.core.device import _privateuse1_name
+    backends = _DEVICE_PACKAGES + (_privateuse1_name[0], "mps")
+    m = re.match(r"([a-zA-Z_]+)(?::|[0-9]|$)", location) if isinstance(location, str) else None
+    if m is None or m.group(1) not in backends:
+        raise RuntimeError("don't know how to restore data location of "
+                           f"torch.storage.UntypedStorage (tagged with {location})")
+    kind = m.group(1)
+    if kind == "mps":
+        raise RuntimeError("torch.UntypedStorage(): Storage device not recognized: mps")
     import ember
     try:
+        dev = _device(location)
         ember.empty(0, device=dev)
     except Exception:
-        raise RuntimeError(_CUDA_LIKE_MSG.format(T=dev.type.upper(), t=dev.type)) from None
+        raise RuntimeError(_CUDA_LIKE_MSG.format(T=kind.upper(), t=kind)) from None
     return dev
 
 

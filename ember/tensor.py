@@ -366,20 +366,26 @@ class Tensor(TensorImpl):
         setitem(self, index, value)
 
     # ---- reflected operators that are not commutative -------------------------------------
+    # the number goes straight to the op, so it keeps its wrapped-number promotion category
     def __rsub__(self, other):
-        return self.rsub(other)
+        from ember import rsub
+        return rsub(self, other)
 
     def __rtruediv__(self, other):
-        return _scalar_like(other, self).div(self)
+        from ember import div
+        return div(other, self)
 
     def __rfloordiv__(self, other):
-        return _scalar_like(other, self).floor_divide(self)
+        from ember import floor_divide
+        return floor_divide(other, self)
 
     def __rmod__(self, other):
-        return _scalar_like(other, self).remainder(self)
+        from ember import remainder
+        return remainder(other, self)
 
     def __rpow__(self, other):
-        return _scalar_like(other, self).pow(self)
+        from ember import pow
+        return pow(other, self)
 
     def __rmatmul__(self, other):
         return other.matmul(self) if isinstance(other, Tensor) else NotImplemented

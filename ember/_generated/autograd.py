@@ -12,6 +12,9 @@ import ember  # noqa: F401
 _st = _tls.state
 
 from ember.autograd.formulas_activation import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_indexing import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_pointwise import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_reduction import *  # noqa: F401,F403,E402
 
 class AddBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
@@ -513,8 +516,11 @@ def _ag_masked_fill_Tensor(below, self, mask, value):
     _sh(result, _n)
     return result
 
-class MaskedFillBackward0(Node):
+class MaskedFillBackward0_1(Node):
     __slots__ = ('mask_',)
+
+    def name(_node):
+        return 'MaskedFillBackward0'
     _saved_tensors_names = ('mask',)
 
     def apply(_node, grads):
@@ -542,15 +548,18 @@ def _ag_masked_fill__Scalar(below, self, mask, value):
     if _e.count(None) == len(_e):
         return below(self, mask, value)
     _check_inplace(self)
-    _n = MaskedFillBackward0()
+    _n = MaskedFillBackward0_1()
     _n._next = _e
     _n.mask_ = _SV(mask, False)
     below(self, mask, value)
     _rebase(self, _n)
     return self
 
-class MaskedFillBackward1(Node):
+class MaskedFillBackward1_1(Node):
     __slots__ = ('mask_',)
+
+    def name(_node):
+        return 'MaskedFillBackward1'
     _saved_tensors_names = ('mask',)
 
     def apply(_node, grads):
@@ -581,7 +590,7 @@ def _ag_masked_fill__Tensor(below, self, mask, value):
     if _e.count(None) == len(_e):
         return below(self, mask, value)
     _check_inplace(self)
-    _n = MaskedFillBackward1()
+    _n = MaskedFillBackward1_1()
     _n._next = _e
     _n.mask_ = _SV(mask, False)
     below(self, mask, value)
@@ -661,8 +670,11 @@ def _ag_hardsigmoid(below, self):
     _sh(result, _n)
     return result
 
-class HardsigmoidBackward0(Node):
+class HardsigmoidBackward0_1(Node):
     __slots__ = ('self_',)
+
+    def name(_node):
+        return 'HardsigmoidBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -690,7 +702,7 @@ def _ag_hardsigmoid_(below, self):
     if _e.count(None) == len(_e):
         return below(self)
     _check_inplace(self)
-    _n = HardsigmoidBackward0()
+    _n = HardsigmoidBackward0_1()
     _n._next = _e
     _n.self_ = _SV(_clone_nograd(self), False)
     below(self)
@@ -732,8 +744,11 @@ def _ag_hardswish(below, self):
     _sh(result, _n)
     return result
 
-class HardswishBackward0(Node):
+class HardswishBackward0_1(Node):
     __slots__ = ('self_',)
+
+    def name(_node):
+        return 'HardswishBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -761,7 +776,7 @@ def _ag_hardswish_(below, self):
     if _e.count(None) == len(_e):
         return below(self)
     _check_inplace(self)
-    _n = HardswishBackward0()
+    _n = HardswishBackward0_1()
     _n._next = _e
     _n.self_ = _SV(_clone_nograd(self), False)
     below(self)
@@ -897,8 +912,11 @@ def _ag_silu(below, self):
     _sh(result, _n)
     return result
 
-class SiluBackward0(Node):
+class SiluBackward0_1(Node):
     __slots__ = ('self_',)
+
+    def name(_node):
+        return 'SiluBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -926,7 +944,7 @@ def _ag_silu_(below, self):
     if _e.count(None) == len(_e):
         return below(self)
     _check_inplace(self)
-    _n = SiluBackward0()
+    _n = SiluBackward0_1()
     _n._next = _e
     _n.self_ = _SV(_clone_nograd(self), False)
     below(self)
@@ -968,8 +986,11 @@ def _ag_mish(below, self):
     _sh(result, _n)
     return result
 
-class MishBackward0(Node):
+class MishBackward0_1(Node):
     __slots__ = ('self_',)
+
+    def name(_node):
+        return 'MishBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -997,7 +1018,7 @@ def _ag_mish_(below, self):
     if _e.count(None) == len(_e):
         return below(self)
     _check_inplace(self)
-    _n = MishBackward0()
+    _n = MishBackward0_1()
     _n._next = _e
     _n.self_ = _SV(_clone_nograd(self), False)
     below(self)
@@ -1235,8 +1256,11 @@ def _ag_gelu(below, self, approximate):
     _sh(result, _n)
     return result
 
-class GeluBackward0(Node):
+class GeluBackward0_1(Node):
     __slots__ = ('self_', 'approximate_')
+
+    def name(_node):
+        return 'GeluBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -1269,7 +1293,7 @@ def _ag_gelu_(below, self, approximate):
     if _e.count(None) == len(_e):
         return below(self, approximate)
     _check_inplace(self)
-    _n = GeluBackward0()
+    _n = GeluBackward0_1()
     _n._next = _e
     _n.approximate_ = approximate
     _n.self_ = _SV(_clone_nograd(self), False)
@@ -1501,8 +1525,11 @@ def _ag_hardtanh(below, self, min_val, max_val):
     _sh(result, _n)
     return result
 
-class HardtanhBackward0(Node):
+class HardtanhBackward0_1(Node):
     __slots__ = ('self_', 'min_val_', 'max_val_')
+
+    def name(_node):
+        return 'HardtanhBackward0'
     _saved_tensors_names = ('self',)
 
     def apply(_node, grads):
@@ -1540,7 +1567,7 @@ def _ag_hardtanh_(below, self, min_val, max_val):
     if _e.count(None) == len(_e):
         return below(self, min_val, max_val)
     _check_inplace(self)
-    _n = HardtanhBackward0()
+    _n = HardtanhBackward0_1()
     _n._next = _e
     _n.min_val_ = min_val
     _n.max_val_ = max_val
@@ -2589,5 +2616,9859 @@ def _ag_hardsigmoid_backward(below, grad_output, self):
     _sh(result, _n)
     return result
 
+class AliasBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_alias(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AliasBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class SelectBackward0(Node):
+    __slots__ = ('self_sizes', 'dim_', 'index_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            index = _node.index_
+            self_sizes = _node.self_sizes
+            _out[0] = idx_select_backward(grad, self_sizes, dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_index(_node):
+        return _node.index_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_select_int(below, self, dim, index):
+    if not _st.grad_enabled:
+        return below(self, dim, index)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index)
+    _n = SelectBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.index_ = index
+    result = below(self, dim, index)
+    _sh(result, _n)
+    return result
+
+class SliceBackward0(Node):
+    __slots__ = ('self_sizes', 'dim_', 'start_', 'end_', 'step_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            start = _node.start_
+            end = _node.end_
+            step = _node.step_
+            self_sizes = _node.self_sizes
+            _out[0] = idx_slice_backward(grad, self_sizes, dim, start, end, step)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_start(_node):
+        return _node.start_
+
+    @property
+    def _saved_end(_node):
+        return _node.end_
+
+    @property
+    def _saved_step(_node):
+        return _node.step_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_slice_Tensor(below, self, dim, start, end, step):
+    if not _st.grad_enabled:
+        return below(self, dim, start, end, step)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, start, end, step)
+    _n = SliceBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.start_ = start
+    _n.end_ = end
+    _n.step_ = step
+    result = below(self, dim, start, end, step)
+    _sh(result, _n)
+    return result
+
+class UnsqueezeBackward0(Node):
+    __slots__ = ('self_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = idx_unsqueeze_backward(grad, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_unsqueeze(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = UnsqueezeBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self, dim)
+    _sh(result, _n)
+    return result
+
+class FillBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_fill_Scalar(below, self, value):
+    if not _st.grad_enabled:
+        return below(self, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, value)
+    _n = FillBackward0()
+    _n._next = _e
+    result = below(self, value)
+    _sh(result, _n)
+    return result
+
+class FillBackward1(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = grad.sum()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_fill_Tensor(below, self, value):
+    if not _st.grad_enabled:
+        return below(self, value)
+    _e = (_edge(self), _edge(value),)
+    if _e.count(None) == len(_e):
+        return below(self, value)
+    _n = FillBackward1()
+    _n._next = _e
+    result = below(self, value)
+    _sh(result, _n)
+    return result
+
+class FillBackward2(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_fill__Scalar(below, self, value):
+    if not _st.grad_enabled:
+        return below(self, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, value)
+    _check_inplace(self)
+    _n = FillBackward2()
+    _n._next = _e
+    below(self, value)
+    _rebase(self, _n)
+    return self
+
+class FillBackward3(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = grad.sum()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_fill__Tensor(below, self, value):
+    if not _st.grad_enabled:
+        return below(self, value)
+    _e = (_edge(self), _edge(value),)
+    if _e.count(None) == len(_e):
+        return below(self, value)
+    _check_inplace(self)
+    _n = FillBackward3()
+    _n._next = _e
+    below(self, value)
+    _rebase(self, _n)
+    return self
+
+class ZeroBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_zero_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ZeroBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class GatherBackward0(Node):
+    __slots__ = ('index_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = idx_gather_backward(grad, self_sizes, dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_gather(below, self, dim, index, sparse_grad):
+    if not _st.grad_enabled:
+        return below(self, dim, index, sparse_grad)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, sparse_grad)
+    _n = GatherBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, sparse_grad)
+    _sh(result, _n)
+    return result
+
+class IndexBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = [s.unpack() for s in _node.indices_]
+            self_sizes = _node.self_sizes
+            _out[0] = idx_index_backward(grad, self_sizes, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        for _s in _node.indices_:
+            _s.release()
+
+    @property
+    def _saved_indices(_node):
+        return [s.unpack() for s in _node.indices_]
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_index_Tensor(below, self, indices):
+    if not _st.grad_enabled:
+        return below(self, indices)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, indices)
+    _n = IndexBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.indices_ = [_SV(t, False) for t in indices]
+    result = below(self, indices)
+    _sh(result, _n)
+    return result
+
+class IndexAddBackward0(Node):
+    __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            alpha = _node.alpha_
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_index_source_backward(grad, dim, index, source_sizes, alpha)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_index_add(below, self, dim, index, source, alpha):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source, alpha)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source, alpha)
+    _n = IndexAddBackward0()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.dim_ = dim
+    _n.alpha_ = alpha
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, source, alpha)
+    _sh(result, _n)
+    return result
+
+class IndexAddBackward0_1(Node):
+    __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
+
+    def name(_node):
+        return 'IndexAddBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            alpha = _node.alpha_
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_index_source_backward(grad, dim, index, source_sizes, alpha)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_index_add_(below, self, dim, index, source, alpha):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source, alpha)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source, alpha)
+    _check_inplace(self)
+    _n = IndexAddBackward0_1()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.dim_ = dim
+    _n.alpha_ = alpha
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, source, alpha)
+    _rebase(self, _n)
+    return self
+
+class IndexReduceBackward0(Node):
+    __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    _saved_tensors_names = ('self', 'index', 'source', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            index = _node.index_.unpack(_node)
+            source = _node.source_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            reduce = _node.reduce_
+            include_self = _node.include_self_
+            _r = idx_index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.index_.release()
+        _node.source_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_source(_node):
+        return _node.source_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_reduce(_node):
+        return _node.reduce_
+
+    @property
+    def _saved_include_self(_node):
+        return _node.include_self_
+
+
+def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source, reduce, include_self)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source, reduce, include_self)
+    _n = IndexReduceBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.reduce_ = reduce
+    _n.include_self_ = include_self
+    _n.self_ = _SV(self, False)
+    _n.index_ = _SV(index, False)
+    _n.source_ = _SV(source, False)
+    result = below(self, dim, index, source, reduce, include_self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class IndexReduceBackward0_1(Node):
+    __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
+
+    def name(_node):
+        return 'IndexReduceBackward0'
+    _saved_tensors_names = ('self', 'index', 'source', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            index = _node.index_.unpack(_node)
+            source = _node.source_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            reduce = _node.reduce_
+            include_self = _node.include_self_
+            _r = idx_index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.index_.release()
+        _node.source_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_source(_node):
+        return _node.source_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_reduce(_node):
+        return _node.reduce_
+
+    @property
+    def _saved_include_self(_node):
+        return _node.include_self_
+
+
+def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source, reduce, include_self)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source, reduce, include_self)
+    _check_inplace(self)
+    _n = IndexReduceBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.reduce_ = reduce
+    _n.include_self_ = include_self
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.index_ = _SV(index, False)
+    _n.source_ = _SV(source, False)
+    below(self, dim, index, source, reduce, include_self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class IndexCopyBackward0(Node):
+    __slots__ = ('index_', 'source_sizes', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_index_source_backward(grad, dim, index, source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_index_copy(below, self, dim, index, source):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source)
+    _n = IndexCopyBackward0()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, source)
+    _sh(result, _n)
+    return result
+
+class IndexCopyBackward0_1(Node):
+    __slots__ = ('index_', 'source_sizes', 'dim_')
+
+    def name(_node):
+        return 'IndexCopyBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_index_source_backward(grad, dim, index, source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_index_copy_(below, self, dim, index, source):
+    if not _st.grad_enabled:
+        return below(self, dim, index, source)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, source)
+    _check_inplace(self)
+    _n = IndexCopyBackward0_1()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, source)
+    _rebase(self, _n)
+    return self
+
+class IndexFillBackward0(Node):
+    __slots__ = ('index_', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_index_fill_int_Scalar(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _n = IndexFillBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, value)
+    _sh(result, _n)
+    return result
+
+class IndexFillBackward1(Node):
+    __slots__ = ('index_', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = idx_index_fill_value_backward(grad, dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_index_fill_int_Tensor(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self), _edge(value),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _n = IndexFillBackward1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, value)
+    _sh(result, _n)
+    return result
+
+class IndexFillBackward0_1(Node):
+    __slots__ = ('index_', 'dim_')
+
+    def name(_node):
+        return 'IndexFillBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_index_fill__int_Scalar(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _check_inplace(self)
+    _n = IndexFillBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, value)
+    _rebase(self, _n)
+    return self
+
+class IndexFillBackward1_1(Node):
+    __slots__ = ('index_', 'dim_')
+
+    def name(_node):
+        return 'IndexFillBackward1'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.index_fill(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = idx_index_fill_value_backward(grad, dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_index_fill__int_Tensor(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self), _edge(value),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _check_inplace(self)
+    _n = IndexFillBackward1_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, value)
+    _rebase(self, _n)
+    return self
+
+class IndexPutBackward0(Node):
+    __slots__ = ('indices_', 'accumulate_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = [s.unpack() for s in _node.indices_]
+            accumulate = _node.accumulate_
+            _out[0] = idx_index_put_self_backward(grad, indices, accumulate)
+        if _nf[0 + 1] is not None:
+            indices = [s.unpack() for s in _node.indices_]
+            _out[0 + 1] = idx_index(grad, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        for _s in _node.indices_:
+            _s.release()
+
+    @property
+    def _saved_indices(_node):
+        return [s.unpack() for s in _node.indices_]
+
+    @property
+    def _saved_accumulate(_node):
+        return _node.accumulate_
+
+
+def _ag_index_put(below, self, indices, values, accumulate):
+    if not _st.grad_enabled:
+        return below(self, indices, values, accumulate)
+    _e = (_edge(self), _edge(values),)
+    if _e.count(None) == len(_e):
+        return below(self, indices, values, accumulate)
+    _n = IndexPutBackward0()
+    _n._next = _e
+    _n.accumulate_ = accumulate
+    _n.indices_ = [_SV(t, False) for t in indices]
+    result = below(self, indices, values, accumulate)
+    _sh(result, _n)
+    return result
+
+class IndexPutBackward0_1(Node):
+    __slots__ = ('indices_', 'accumulate_')
+
+    def name(_node):
+        return 'IndexPutBackward0'
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = [s.unpack() for s in _node.indices_]
+            accumulate = _node.accumulate_
+            _out[0] = idx_index_put_self_backward(grad, indices, accumulate)
+        if _nf[0 + 1] is not None:
+            indices = [s.unpack() for s in _node.indices_]
+            _out[0 + 1] = idx_index(grad, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        for _s in _node.indices_:
+            _s.release()
+
+    @property
+    def _saved_indices(_node):
+        return [s.unpack() for s in _node.indices_]
+
+    @property
+    def _saved_accumulate(_node):
+        return _node.accumulate_
+
+
+def _ag_index_put_(below, self, indices, values, accumulate):
+    if not _st.grad_enabled:
+        return below(self, indices, values, accumulate)
+    _e = (_edge(self), _edge(values),)
+    if _e.count(None) == len(_e):
+        return below(self, indices, values, accumulate)
+    _check_inplace(self)
+    _n = IndexPutBackward0_1()
+    _n._next = _e
+    _n.accumulate_ = accumulate
+    _n.indices_ = [_SV(t, False) for t in indices]
+    below(self, indices, values, accumulate)
+    _rebase(self, _n)
+    return self
+
+class IndexSelectBackward0(Node):
+    __slots__ = ('index_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = idx_index_select_backward(grad, self_sizes, dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_index_select(below, self, dim, index):
+    if not _st.grad_enabled:
+        return below(self, dim, index)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index)
+    _n = IndexSelectBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index)
+    _sh(result, _n)
+    return result
+
+class MaskedScatterBackward0(Node):
+    __slots__ = ('mask_', 'source_sizes')
+    _saved_tensors_names = ('mask',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            mask = _node.mask_.unpack(_node)
+            _out[0] = grad.masked_fill(mask, 0)
+        if _nf[0 + 1] is not None:
+            mask = _node.mask_.unpack(_node)
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_masked_scatter_backward(grad, mask, source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mask_.release()
+
+    @property
+    def _saved_mask(_node):
+        return _node.mask_.unpack()
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_masked_scatter(below, self, mask, source):
+    if not _st.grad_enabled:
+        return below(self, mask, source)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, mask, source)
+    _n = MaskedScatterBackward0()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.mask_ = _SV(mask, False)
+    result = below(self, mask, source)
+    _sh(result, _n)
+    return result
+
+class MaskedScatterBackward0_1(Node):
+    __slots__ = ('mask_', 'source_sizes')
+
+    def name(_node):
+        return 'MaskedScatterBackward0'
+    _saved_tensors_names = ('mask',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            mask = _node.mask_.unpack(_node)
+            _out[0] = grad.masked_fill(mask, 0)
+        if _nf[0 + 1] is not None:
+            mask = _node.mask_.unpack(_node)
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = idx_masked_scatter_backward(grad, mask, source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mask_.release()
+
+    @property
+    def _saved_mask(_node):
+        return _node.mask_.unpack()
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_masked_scatter_(below, self, mask, source):
+    if not _st.grad_enabled:
+        return below(self, mask, source)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, mask, source)
+    _check_inplace(self)
+    _n = MaskedScatterBackward0_1()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.mask_ = _SV(mask, False)
+    below(self, mask, source)
+    _rebase(self, _n)
+    return self
+
+class MaskedSelectBackward0(Node):
+    __slots__ = ('mask_', 'self_sizes')
+    _saved_tensors_names = ('mask',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            mask = _node.mask_.unpack(_node)
+            self_sizes = _node.self_sizes
+            _out[0] = idx_masked_select_backward(grad, self_sizes, mask)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mask_.release()
+
+    @property
+    def _saved_mask(_node):
+        return _node.mask_.unpack()
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_masked_select(below, self, mask):
+    if not _st.grad_enabled:
+        return below(self, mask)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, mask)
+    _n = MaskedSelectBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.mask_ = _SV(mask, False)
+    result = below(self, mask)
+    _sh(result, _n)
+    return result
+
+class PutBackward0(Node):
+    __slots__ = ('index_', 'source_sizes', 'accumulate_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            accumulate = _node.accumulate_
+            _out[0] = idx_put_self_backward(grad, index, accumulate)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = grad.take(index).reshape(source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_accumulate(_node):
+        return _node.accumulate_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_put(below, self, index, source, accumulate):
+    if not _st.grad_enabled:
+        return below(self, index, source, accumulate)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, index, source, accumulate)
+    _n = PutBackward0()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.accumulate_ = accumulate
+    _n.index_ = _SV(index, False)
+    result = below(self, index, source, accumulate)
+    _sh(result, _n)
+    return result
+
+class PutBackward0_1(Node):
+    __slots__ = ('index_', 'source_sizes', 'accumulate_')
+
+    def name(_node):
+        return 'PutBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            accumulate = _node.accumulate_
+            _out[0] = idx_put_self_backward(grad, index, accumulate)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            source_sizes = _node.source_sizes
+            _out[0 + 1] = grad.take(index).reshape(source_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_accumulate(_node):
+        return _node.accumulate_
+
+    @property
+    def _saved_source_sizes(_node):
+        return _node.source_sizes
+
+
+def _ag_put_(below, self, index, source, accumulate):
+    if not _st.grad_enabled:
+        return below(self, index, source, accumulate)
+    _e = (_edge(self), _edge(source),)
+    if _e.count(None) == len(_e):
+        return below(self, index, source, accumulate)
+    _check_inplace(self)
+    _n = PutBackward0_1()
+    _n._next = _e
+    _n.source_sizes = _sizes_of(source)
+    _n.accumulate_ = accumulate
+    _n.index_ = _SV(index, False)
+    below(self, index, source, accumulate)
+    _rebase(self, _n)
+    return self
+
+class ScatterBackward0(Node):
+    __slots__ = ('index_', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.scatter(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = grad.gather(dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter_src(below, self, dim, index, src):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src)
+    _n = ScatterBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, src)
+    _sh(result, _n)
+    return result
+
+class ScatterBackward1(Node):
+    __slots__ = ('index_', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.scatter(dim, index, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter_value(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _n = ScatterBackward1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, value)
+    _sh(result, _n)
+    return result
+
+class ScatterBackward0_1(Node):
+    __slots__ = ('index_', 'dim_')
+
+    def name(_node):
+        return 'ScatterBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.scatter(dim, index, 0)
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = grad.gather(dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter__src(below, self, dim, index, src):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src)
+    _check_inplace(self)
+    _n = ScatterBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, src)
+    _rebase(self, _n)
+    return self
+
+class ScatterBackward1_1(Node):
+    __slots__ = ('index_', 'dim_')
+
+    def name(_node):
+        return 'ScatterBackward1'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = grad.scatter(dim, index, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter__value(below, self, dim, index, value):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value)
+    _check_inplace(self)
+    _n = ScatterBackward1_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, value)
+    _rebase(self, _n)
+    return self
+
+class ScatterBackward2(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            _r = idx_not_implemented("scatter")
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_scatter_reduce(below, self, dim, index, src, reduce):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src, reduce)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src, reduce)
+    _n = ScatterBackward2()
+    _n._next = _e
+    result = below(self, dim, index, src, reduce)
+    _sh(result, _n)
+    return result
+
+class ScatterBackward3(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = idx_not_implemented("scatter")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value, reduce)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value, reduce)
+    _n = ScatterBackward3()
+    _n._next = _e
+    result = below(self, dim, index, value, reduce)
+    _sh(result, _n)
+    return result
+
+class ScatterBackward2_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'ScatterBackward2'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            _r = idx_not_implemented("scatter_")
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_scatter__reduce(below, self, dim, index, src, reduce):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src, reduce)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src, reduce)
+    _check_inplace(self)
+    _n = ScatterBackward2_1()
+    _n._next = _e
+    below(self, dim, index, src, reduce)
+    _rebase(self, _n)
+    return self
+
+class ScatterBackward3_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'ScatterBackward3'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = idx_not_implemented("scatter_")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
+    if not _st.grad_enabled:
+        return below(self, dim, index, value, reduce)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, value, reduce)
+    _check_inplace(self)
+    _n = ScatterBackward3_1()
+    _n._next = _e
+    below(self, dim, index, value, reduce)
+    _rebase(self, _n)
+    return self
+
+class ScatterAddBackward0(Node):
+    __slots__ = ('index_', 'dim_')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = grad.gather(dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter_add(below, self, dim, index, src):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src)
+    _n = ScatterAddBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    result = below(self, dim, index, src)
+    _sh(result, _n)
+    return result
+
+class ScatterAddBackward0_1(Node):
+    __slots__ = ('index_', 'dim_')
+
+    def name(_node):
+        return 'ScatterAddBackward0'
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            index = _node.index_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = grad.gather(dim, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_scatter_add_(below, self, dim, index, src):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src)
+    _check_inplace(self)
+    _n = ScatterAddBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.index_ = _SV(index, False)
+    below(self, dim, index, src)
+    _rebase(self, _n)
+    return self
+
+class ScatterReduceBackward0(Node):
+    __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
+    _saved_tensors_names = ('self', 'index', 'src', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            index = _node.index_.unpack(_node)
+            src = _node.src_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            reduce = _node.reduce_
+            include_self = _node.include_self_
+            _r = idx_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.index_.release()
+        _node.src_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_src(_node):
+        return _node.src_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_reduce(_node):
+        return _node.reduce_
+
+    @property
+    def _saved_include_self(_node):
+        return _node.include_self_
+
+
+def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src, reduce, include_self)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src, reduce, include_self)
+    _n = ScatterReduceBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.reduce_ = reduce
+    _n.include_self_ = include_self
+    _n.self_ = _SV(self, False)
+    _n.index_ = _SV(index, False)
+    _n.src_ = _SV(src, False)
+    result = below(self, dim, index, src, reduce, include_self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class ScatterReduceBackward0_1(Node):
+    __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
+
+    def name(_node):
+        return 'ScatterReduceBackward0'
+    _saved_tensors_names = ('self', 'index', 'src', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            index = _node.index_.unpack(_node)
+            src = _node.src_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            reduce = _node.reduce_
+            include_self = _node.include_self_
+            _r = idx_scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.index_.release()
+        _node.src_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_src(_node):
+        return _node.src_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_reduce(_node):
+        return _node.reduce_
+
+    @property
+    def _saved_include_self(_node):
+        return _node.include_self_
+
+
+def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
+    if not _st.grad_enabled:
+        return below(self, dim, index, src, reduce, include_self)
+    _e = (_edge(self), _edge(src),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, index, src, reduce, include_self)
+    _check_inplace(self)
+    _n = ScatterReduceBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.reduce_ = reduce
+    _n.include_self_ = include_self
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.index_ = _SV(index, False)
+    _n.src_ = _SV(src, False)
+    below(self, dim, index, src, reduce, include_self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class TakeBackward0(Node):
+    __slots__ = ('index_', 'self_sizes')
+    _saved_tensors_names = ('index',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            index = _node.index_.unpack(_node)
+            self_sizes = _node.self_sizes
+            _out[0] = idx_take_backward(grad, self_sizes, index)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.index_.release()
+
+    @property
+    def _saved_index(_node):
+        return _node.index_.unpack()
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_take(below, self, index):
+    if not _st.grad_enabled:
+        return below(self, index)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, index)
+    _n = TakeBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.index_ = _SV(index, False)
+    result = below(self, index)
+    _sh(result, _n)
+    return result
+
+class GatherBackward0_1(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_')
+
+    def name(_node):
+        return 'GatherBackward0'
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = idx_take_along_dim_backward(grad, self_sizes, indices, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_take_along_dim(below, self, indices, dim):
+    if not _st.grad_enabled:
+        return below(self, indices, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, indices, dim)
+    _n = GatherBackward0_1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.indices_ = _SV(indices, False)
+    result = below(self, indices, dim)
+    _sh(result, _n)
+    return result
+
+class ConstantPadNdBackward0(Node):
+    __slots__ = ('pad_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            pad = _node.pad_
+            _out[0] = ember.constant_pad_nd(grad, [-p for p in pad])
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_pad(_node):
+        return _node.pad_
+
+
+def _ag_constant_pad_nd(below, self, pad, value):
+    if not _st.grad_enabled:
+        return below(self, pad, value)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, pad, value)
+    _n = ConstantPadNdBackward0()
+    _n._next = _e
+    _n.pad_ = pad
+    result = below(self, pad, value)
+    _sh(result, _n)
+    return result
+
+class SubBackward0_1(Node):
+    __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
+
+    def name(_node):
+        return 'SubBackward0'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, grad)
+        if _nf[0 + 1] is not None:
+            alpha = _node.alpha_
+            other_dtype = _node.other_dtype
+            _out[0 + 1] = handle_r_to_c(other_dtype, maybe_multiply(-grad, alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+    @property
+    def _saved_other_dtype(_node):
+        return _node.other_dtype
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_subtract_Tensor(below, self, other, alpha):
+    if not _st.grad_enabled:
+        return below(self, other, alpha)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, alpha)
+    _n = SubBackward0_1()
+    _n._next = _e
+    _n.other_dtype = _dtype_of(other)
+    _n.self_dtype = _dtype_of(self)
+    _n.alpha_ = alpha
+    result = below(self, other, alpha)
+    _sh(result, _n)
+    return result
+
+def _ag_subtract__Tensor(below, self, other, alpha):
+    if not _st.grad_enabled:
+        return below(self, other, alpha)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, alpha)
+    _check_inplace(self)
+    _n = SubBackward0_1()
+    _n._next = _e
+    _n.other_dtype = _dtype_of(other)
+    _n.self_dtype = _dtype_of(self)
+    _n.alpha_ = alpha
+    below(self, other, alpha)
+    _rebase(self, _n)
+    return self
+
+class RsubBackward0(Node):
+    __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            alpha = _node.alpha_
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, maybe_multiply(-grad, pw_conj(alpha)))
+        if _nf[0 + 1] is not None:
+            other_dtype = _node.other_dtype
+            _out[0 + 1] = handle_r_to_c(other_dtype, grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+    @property
+    def _saved_other_dtype(_node):
+        return _node.other_dtype
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_rsub_Tensor(below, self, other, alpha):
+    if not _st.grad_enabled:
+        return below(self, other, alpha)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, alpha)
+    _n = RsubBackward0()
+    _n._next = _e
+    _n.other_dtype = _dtype_of(other)
+    _n.self_dtype = _dtype_of(self)
+    _n.alpha_ = alpha
+    result = below(self, other, alpha)
+    _sh(result, _n)
+    return result
+
+class MulBackward0_1(Node):
+    __slots__ = ('self_', 'other_', 'other_dtype', 'self_dtype')
+
+    def name(_node):
+        return 'MulBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, grad * pw_conj(other))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other_dtype = _node.other_dtype
+            _out[0 + 1] = handle_r_to_c(other_dtype, grad * pw_conj(self))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_other_dtype(_node):
+        return _node.other_dtype
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_multiply_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = MulBackward0_1()
+    _n._next = _e
+    _n.other_dtype = _dtype_of(other)
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_multiply__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = MulBackward0_1()
+    _n._next = _e
+    _n.other_dtype = _dtype_of(other)
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class NegBackward0_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'NegBackward0'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = -grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_negative(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = NegBackward0_1()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_negative_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = NegBackward0_1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class DivBackward0(Node):
+    __slots__ = ('self_', 'other_', 'self_dtype')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = pw_div_self_backward(grad, other, self_dtype)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_div_other_backward(grad, self, other)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_div_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = DivBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_div__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = DivBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class DivBackward2(Node):
+    __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            rounding_mode = _node.rounding_mode_
+            self_dtype = _node.self_dtype
+            _out[0] = pw_div_self_backward(grad, other, self_dtype, rounding_mode)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            rounding_mode = _node.rounding_mode_
+            _out[0 + 1] = pw_div_other_backward(grad, self, other, rounding_mode)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_rounding_mode(_node):
+        return _node.rounding_mode_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_div_Tensor_mode(below, self, other, rounding_mode):
+    if not _st.grad_enabled:
+        return below(self, other, rounding_mode)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, rounding_mode)
+    _n = DivBackward2()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.rounding_mode_ = rounding_mode
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other, rounding_mode)
+    _sh(result, _n)
+    return result
+
+def _ag_div__Tensor_mode(below, self, other, rounding_mode):
+    if not _st.grad_enabled:
+        return below(self, other, rounding_mode)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, rounding_mode)
+    _check_inplace(self)
+    _n = DivBackward2()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.rounding_mode_ = rounding_mode
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other, rounding_mode)
+    _rebase(self, _n)
+    return self
+
+class DivBackward0_1(Node):
+    __slots__ = ('self_', 'other_', 'self_dtype')
+
+    def name(_node):
+        return 'DivBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = pw_div_self_backward(grad, other, self_dtype)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_div_other_backward(grad, self, other)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_divide_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = DivBackward0_1()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_divide__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = DivBackward0_1()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class DivBackward2_1(Node):
+    __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
+
+    def name(_node):
+        return 'DivBackward2'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            rounding_mode = _node.rounding_mode_
+            self_dtype = _node.self_dtype
+            _out[0] = pw_div_self_backward(grad, other, self_dtype, rounding_mode)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            rounding_mode = _node.rounding_mode_
+            _out[0 + 1] = pw_div_other_backward(grad, self, other, rounding_mode)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_rounding_mode(_node):
+        return _node.rounding_mode_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
+    if not _st.grad_enabled:
+        return below(self, other, rounding_mode)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, rounding_mode)
+    _n = DivBackward2_1()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.rounding_mode_ = rounding_mode
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other, rounding_mode)
+    _sh(result, _n)
+    return result
+
+def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
+    if not _st.grad_enabled:
+        return below(self, other, rounding_mode)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, rounding_mode)
+    _check_inplace(self)
+    _n = DivBackward2_1()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.rounding_mode_ = rounding_mode
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other, rounding_mode)
+    _rebase(self, _n)
+    return self
+
+class DivBackward0_2(Node):
+    __slots__ = ('self_', 'other_', 'self_dtype')
+
+    def name(_node):
+        return 'DivBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = pw_div_self_backward(grad, other, self_dtype)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_div_other_backward(grad, self, other)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_true_divide_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = DivBackward0_2()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_true_divide__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = DivBackward0_2()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class FloorDivideBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            _r = pw_not_implemented("floor_divide")
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_floor_divide(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = FloorDivideBackward0()
+    _n._next = _e
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_floor_divide_(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = FloorDivideBackward0()
+    _n._next = _e
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class FloorDivideBackward0_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'FloorDivideBackward0'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            _r = pw_not_implemented("floor_divide_")
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_floor_divide_(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = FloorDivideBackward0_1()
+    _n._next = _e
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class RemainderBackward1(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_remainder_other_backward(grad, self, other, "floor", "remainder")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_remainder_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = RemainderBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_remainder__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = RemainderBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class FmodBackward1(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_remainder_other_backward(grad, self, other, "trunc", "fmod")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_fmod_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = FmodBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_fmod__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = FmodBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class PowBackward0(Node):
+    __slots__ = ('self_', 'exponent_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_
+            _out[0] = pw_pow_backward(grad, self, exponent)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_
+
+
+def _ag_pow_Tensor_Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward0()
+    _n._next = _e
+    _n.exponent_ = exponent
+    _n.self_ = _SV(self, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    return result
+
+def _ag_pow__Tensor_Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _check_inplace(self)
+    _n = PowBackward0()
+    _n._next = _e
+    _n.exponent_ = exponent
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, exponent)
+    _rebase(self, _n)
+    return self
+
+class PowBackward1(Node):
+    __slots__ = ('self_', 'exponent_', 'result_')
+    _saved_tensors_names = ('self', 'exponent', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            _out[0] = pw_pow_backward_self(grad, self, exponent)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0 + 1] = pw_pow_backward_exponent(grad, self, exponent, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.exponent_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_pow_Tensor_Tensor(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self), _edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.exponent_ = _SV(exponent, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_pow__Tensor_Tensor(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self), _edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _check_inplace(self)
+    _n = PowBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.exponent_ = _SV(exponent, False)
+    below(self, exponent)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class PowBackward2(Node):
+    __slots__ = ('exponent_', 'result_', 'self_')
+    _saved_tensors_names = ('exponent', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            exponent = _node.exponent_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            self = _node.self_
+            _out[0] = pw_pow_backward_exponent(grad, self, exponent, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.exponent_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+
+def _ag_pow_Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward2()
+    _n._next = _e
+    _n.self_ = self
+    _n.exponent_ = _SV(exponent, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class PowBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'PowBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = pw_pow_backward(grad, self, 2)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_square(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = PowBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_square_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = PowBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class PowBackward0_2(Node):
+    __slots__ = ('self_', 'self_dtype', 'exponent_')
+
+    def name(_node):
+        return 'PowBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, pw_pow_backward(grad, pw_float_power_cast(self, exponent), exponent))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_float_power_Tensor_Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward0_2()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.exponent_ = exponent
+    _n.self_ = _SV(self, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    return result
+
+class PowBackward1_1(Node):
+    __slots__ = ('self_', 'exponent_', 'result_', 'exponent_dtype', 'self_dtype')
+
+    def name(_node):
+        return 'PowBackward1'
+    _saved_tensors_names = ('self', 'exponent', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, pw_pow_backward_self(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self)))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            exponent_dtype = _node.exponent_dtype
+            _out[0 + 1] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.exponent_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_exponent_dtype(_node):
+        return _node.exponent_dtype
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_float_power_Tensor_Tensor(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self), _edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward1_1()
+    _n._next = _e
+    _n.exponent_dtype = _dtype_of(exponent)
+    _n.self_dtype = _dtype_of(self)
+    _n.self_ = _SV(self, False)
+    _n.exponent_ = _SV(exponent, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class PowBackward2_1(Node):
+    __slots__ = ('exponent_', 'result_', 'exponent_dtype', 'self_')
+
+    def name(_node):
+        return 'PowBackward2'
+    _saved_tensors_names = ('exponent', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            exponent = _node.exponent_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            self = _node.self_
+            exponent_dtype = _node.exponent_dtype
+            _out[0] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.exponent_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+    @property
+    def _saved_exponent_dtype(_node):
+        return _node.exponent_dtype
+
+
+def _ag_float_power_Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _n = PowBackward2_1()
+    _n._next = _e
+    _n.exponent_dtype = _dtype_of(exponent)
+    _n.self_ = self
+    _n.exponent_ = _SV(exponent, False)
+    result = below(self, exponent)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class PowBackward0_3(Node):
+    __slots__ = ('self_', 'exponent_')
+
+    def name(_node):
+        return 'PowBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_
+            _out[0] = pw_pow_backward(grad, self, exponent)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_
+
+
+def _ag_float_power__Scalar(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _check_inplace(self)
+    _n = PowBackward0_3()
+    _n._next = _e
+    _n.exponent_ = exponent
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, exponent)
+    _rebase(self, _n)
+    return self
+
+class PowBackward1_2(Node):
+    __slots__ = ('self_', 'exponent_', 'result_', 'exponent_dtype')
+
+    def name(_node):
+        return 'PowBackward1'
+    _saved_tensors_names = ('self', 'exponent', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            _out[0] = pw_pow_backward_self(grad, self, pw_float_power_cast(exponent, self))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            exponent = _node.exponent_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            exponent_dtype = _node.exponent_dtype
+            _out[0 + 1] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.exponent_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_exponent(_node):
+        return _node.exponent_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_exponent_dtype(_node):
+        return _node.exponent_dtype
+
+
+def _ag_float_power__Tensor(below, self, exponent):
+    if not _st.grad_enabled:
+        return below(self, exponent)
+    _e = (_edge(self), _edge(exponent),)
+    if _e.count(None) == len(_e):
+        return below(self, exponent)
+    _check_inplace(self)
+    _n = PowBackward1_2()
+    _n._next = _e
+    _n.exponent_dtype = _dtype_of(exponent)
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.exponent_ = _SV(exponent, False)
+    below(self, exponent)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class AbsBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * self.sgn()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_abs(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AbsBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class AbsBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AbsBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * self.sgn()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_absolute(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AbsBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class AbsBackward0_2(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AbsBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * self.sgn()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_abs_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AbsBackward0_2()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AbsBackward0_3(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AbsBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * self.sgn()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_absolute_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AbsBackward0_3()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcosBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * -pw_conj((-self * self + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_acos(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AcosBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_acos_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcosBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcosBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AcosBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * -pw_conj((-self * self + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arccos(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AcosBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arccos_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcosBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcoshBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_acosh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AcoshBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_acosh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcoshBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcoshBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AcoshBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arccosh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AcoshBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arccosh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcoshBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcoshBackward1(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of acosh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_acosh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcoshBackward1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AcoshBackward1_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'AcoshBackward1'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of acosh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_arccosh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AcoshBackward1_1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinhBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((self.pow(2) + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_asinh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AsinhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_asinh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinhBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AsinhBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((self.pow(2) + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arcsinh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AsinhBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arcsinh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinhBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinhBackward1(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of asinh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_asinh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinhBackward1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinhBackward1_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'AsinhBackward1'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of asinh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_arcsinh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinhBackward1_1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanhBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * 1 / pw_conj(1 - self.pow(2))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_atanh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AtanhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_atanh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanhBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AtanhBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * 1 / pw_conj(1 - self.pow(2))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arctanh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AtanhBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arctanh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanhBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanhBackward1(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of atanh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_atanh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanhBackward1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanhBackward1_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'AtanhBackward1'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = not_implemented("inplace version of atanh")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_arctanh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanhBackward1_1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((-self * self + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_asin(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AsinBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_asin_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AsinBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AsinBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj((-self * self + 1).rsqrt())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arcsin(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AsinBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arcsin_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AsinBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad / pw_conj(self * self + 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_atan(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AtanBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_atan_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AtanBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'AtanBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad / pw_conj(self * self + 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_arctan(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = AtanBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_arctan_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = AtanBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class Atan2Backward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = grad * other * (self * self + other * other).reciprocal()
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = grad * -self * (self * self + other * other).reciprocal()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_atan2(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = Atan2Backward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_atan2_(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = Atan2Backward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class Atan2Backward0_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'Atan2Backward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = grad * other * (self * self + other * other).reciprocal()
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = grad * -self * (self * self + other * other).reciprocal()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_arctan2(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = Atan2Backward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+def _ag_arctan2_(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = Atan2Backward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class CeilBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_ceil(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = CeilBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_ceil_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = CeilBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ClampBackward0(Node):
+    __slots__ = ('self_', 'min_', 'max_')
+    _saved_tensors_names = ('self', 'min', 'max')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0] = pw_clamp_backward(grad, self, min, max)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0 + 1] = pw_clamp_min_backward(grad, self, min, max)
+        if _nf[0 + 1 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0 + 1 + 1] = pw_clamp_max_backward(grad, self, min, max)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.min_.release()
+        _node.max_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_.unpack()
+
+    @property
+    def _saved_max(_node):
+        return _node.max_.unpack()
+
+
+def _ag_clamp_Tensor(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self), _edge(min), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _n = ClampBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.min_ = _SV(min, False)
+    _n.max_ = _SV(max, False)
+    result = below(self, min, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp__Tensor(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self), _edge(min), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _check_inplace(self)
+    _n = ClampBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.min_ = _SV(min, False)
+    _n.max_ = _SV(max, False)
+    below(self, min, max)
+    _rebase(self, _n)
+    return self
+
+class ClampBackward1(Node):
+    __slots__ = ('self_', 'min_', 'max_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_
+            max = _node.max_
+            _out[0] = pw_clamp_backward(grad, self, min, max)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_
+
+    @property
+    def _saved_max(_node):
+        return _node.max_
+
+
+def _ag_clamp(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _n = ClampBackward1()
+    _n._next = _e
+    _n.min_ = min
+    _n.max_ = max
+    _n.self_ = _SV(self, False)
+    result = below(self, min, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp_(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _check_inplace(self)
+    _n = ClampBackward1()
+    _n._next = _e
+    _n.min_ = min
+    _n.max_ = max
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, min, max)
+    _rebase(self, _n)
+    return self
+
+class ClampBackward0_1(Node):
+    __slots__ = ('self_', 'min_', 'max_')
+
+    def name(_node):
+        return 'ClampBackward0'
+    _saved_tensors_names = ('self', 'min', 'max')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0] = pw_clamp_backward(grad, self, min, max)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0 + 1] = pw_clamp_min_backward(grad, self, min, max)
+        if _nf[0 + 1 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0 + 1 + 1] = pw_clamp_max_backward(grad, self, min, max)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.min_.release()
+        _node.max_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_.unpack()
+
+    @property
+    def _saved_max(_node):
+        return _node.max_.unpack()
+
+
+def _ag_clip_Tensor(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self), _edge(min), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _n = ClampBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.min_ = _SV(min, False)
+    _n.max_ = _SV(max, False)
+    result = below(self, min, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clip__Tensor(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self), _edge(min), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _check_inplace(self)
+    _n = ClampBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.min_ = _SV(min, False)
+    _n.max_ = _SV(max, False)
+    below(self, min, max)
+    _rebase(self, _n)
+    return self
+
+class ClampBackward1_1(Node):
+    __slots__ = ('self_', 'min_', 'max_')
+
+    def name(_node):
+        return 'ClampBackward1'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_
+            max = _node.max_
+            _out[0] = pw_clamp_backward(grad, self, min, max)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_
+
+    @property
+    def _saved_max(_node):
+        return _node.max_
+
+
+def _ag_clip(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _n = ClampBackward1_1()
+    _n._next = _e
+    _n.min_ = min
+    _n.max_ = max
+    _n.self_ = _SV(self, False)
+    result = below(self, min, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clip_(below, self, min, max):
+    if not _st.grad_enabled:
+        return below(self, min, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min, max)
+    _check_inplace(self)
+    _n = ClampBackward1_1()
+    _n._next = _e
+    _n.min_ = min
+    _n.max_ = max
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, min, max)
+    _rebase(self, _n)
+    return self
+
+class ClampMinBackward0(Node):
+    __slots__ = ('self_', 'min_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_
+            _out[0] = ember.where(self >= min, grad, 0.0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_
+
+
+def _ag_clamp_min(below, self, min):
+    if not _st.grad_enabled:
+        return below(self, min)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min)
+    _n = ClampMinBackward0()
+    _n._next = _e
+    _n.min_ = min
+    _n.self_ = _SV(self, False)
+    result = below(self, min)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp_min_(below, self, min):
+    if not _st.grad_enabled:
+        return below(self, min)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, min)
+    _check_inplace(self)
+    _n = ClampMinBackward0()
+    _n._next = _e
+    _n.min_ = min
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, min)
+    _rebase(self, _n)
+    return self
+
+class ClampMinBackward1(Node):
+    __slots__ = ('self_', 'min_')
+    _saved_tensors_names = ('self', 'min')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            _out[0] = ember.where(self >= min, grad, 0.0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            _out[0 + 1] = ember.where(self < min, grad, 0.0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.min_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_.unpack()
+
+
+def _ag_clamp_min_Tensor(below, self, min):
+    if not _st.grad_enabled:
+        return below(self, min)
+    _e = (_edge(self), _edge(min),)
+    if _e.count(None) == len(_e):
+        return below(self, min)
+    _n = ClampMinBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.min_ = _SV(min, False)
+    result = below(self, min)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp_min__Tensor(below, self, min):
+    if not _st.grad_enabled:
+        return below(self, min)
+    _e = (_edge(self), _edge(min),)
+    if _e.count(None) == len(_e):
+        return below(self, min)
+    _check_inplace(self)
+    _n = ClampMinBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.min_ = _SV(min, False)
+    below(self, min)
+    _rebase(self, _n)
+    return self
+
+class ClampMaxBackward0(Node):
+    __slots__ = ('self_', 'max_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            max = _node.max_
+            _out[0] = ember.where(self <= max, grad, 0.0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_max(_node):
+        return _node.max_
+
+
+def _ag_clamp_max(below, self, max):
+    if not _st.grad_enabled:
+        return below(self, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, max)
+    _n = ClampMaxBackward0()
+    _n._next = _e
+    _n.max_ = max
+    _n.self_ = _SV(self, False)
+    result = below(self, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp_max_(below, self, max):
+    if not _st.grad_enabled:
+        return below(self, max)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, max)
+    _check_inplace(self)
+    _n = ClampMaxBackward0()
+    _n._next = _e
+    _n.max_ = max
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, max)
+    _rebase(self, _n)
+    return self
+
+class ClampMaxBackward1(Node):
+    __slots__ = ('self_', 'max_')
+    _saved_tensors_names = ('self', 'max')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0] = ember.where(self <= max, grad, 0.0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            _out[0 + 1] = ember.where(self > max, grad, 0.0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.max_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_max(_node):
+        return _node.max_.unpack()
+
+
+def _ag_clamp_max_Tensor(below, self, max):
+    if not _st.grad_enabled:
+        return below(self, max)
+    _e = (_edge(self), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, max)
+    _n = ClampMaxBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.max_ = _SV(max, False)
+    result = below(self, max)
+    _sh(result, _n)
+    return result
+
+def _ag_clamp_max__Tensor(below, self, max):
+    if not _st.grad_enabled:
+        return below(self, max)
+    _e = (_edge(self), _edge(max),)
+    if _e.count(None) == len(_e):
+        return below(self, max)
+    _check_inplace(self)
+    _n = ClampMaxBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.max_ = _SV(max, False)
+    below(self, max)
+    _rebase(self, _n)
+    return self
+
+class CopysignBackward0(Node):
+    __slots__ = ('self_', 'other_', 'result_')
+    _saved_tensors_names = ('self', 'other', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = pw_copysign_backward(grad, self, result)
+        if _nf[0 + 1] is not None:
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = zeros_like(other)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_copysign_Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = CopysignBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_copysign__Tensor(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = CopysignBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class CosBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * -pw_conj(self.sin())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_cos(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = CosBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_cos_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = CosBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class CoshBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj(self.sinh())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_cosh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = CoshBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_cosh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = CoshBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class Deg2RadBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad * PW_PI_180
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_deg2rad(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Deg2RadBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_deg2rad_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Deg2RadBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ErfBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = PW_2_SQRTPI * (-(self.pow(2))).exp() * grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_erf(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ErfBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_erf_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ErfBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ErfcBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = -PW_2_SQRTPI * (-(self.pow(2))).exp() * grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_erfc(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ErfcBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_erfc_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ErfcBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ErfinvBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_erfinv(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ErfinvBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_erfinv_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ErfinvBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ExpBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = grad * pw_conj(result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_exp(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ExpBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_exp_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ExpBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class Exp2Backward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = grad * pw_conj(result) * PW_LN2
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_exp2(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Exp2Backward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_exp2_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Exp2Backward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class Expm1Backward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = grad * (pw_conj(result) + 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_expm1(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Expm1Backward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_expm1_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Expm1Backward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class FloorBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_floor(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = FloorBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_floor_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = FloorBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class FracBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_frac(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = FracBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_frac_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = FracBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class HypotBackward0(Node):
+    __slots__ = ('self_', 'other_', 'result_')
+    _saved_tensors_names = ('self', 'other', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = grad * self / result
+        if _nf[0 + 1] is not None:
+            other = _node.other_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0 + 1] = grad * other / result
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_hypot(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = HypotBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_hypot_(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _check_inplace(self)
+    _n = HypotBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.other_ = _SV(other, False)
+    below(self, other)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class LerpBackward0(Node):
+    __slots__ = ('weight_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            weight = _node.weight_
+            _out[0] = grad * pw_lerp_self_weight(weight)
+        if _nf[0 + 1] is not None:
+            weight = _node.weight_
+            _out[0 + 1] = grad * pw_conj(weight)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_
+
+
+def _ag_lerp_Scalar(below, self, end, weight):
+    if not _st.grad_enabled:
+        return below(self, end, weight)
+    _e = (_edge(self), _edge(end),)
+    if _e.count(None) == len(_e):
+        return below(self, end, weight)
+    _n = LerpBackward0()
+    _n._next = _e
+    _n.weight_ = weight
+    result = below(self, end, weight)
+    _sh(result, _n)
+    return result
+
+def _ag_lerp__Scalar(below, self, end, weight):
+    if not _st.grad_enabled:
+        return below(self, end, weight)
+    _e = (_edge(self), _edge(end),)
+    if _e.count(None) == len(_e):
+        return below(self, end, weight)
+    _check_inplace(self)
+    _n = LerpBackward0()
+    _n._next = _e
+    _n.weight_ = weight
+    below(self, end, weight)
+    _rebase(self, _n)
+    return self
+
+class LerpBackward1(Node):
+    __slots__ = ('self_', 'end_', 'weight_')
+    _saved_tensors_names = ('self', 'end', 'weight')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            weight = _node.weight_.unpack(_node)
+            _out[0] = grad * pw_conj(1 - weight)
+        if _nf[0 + 1] is not None:
+            weight = _node.weight_.unpack(_node)
+            _out[0 + 1] = grad * pw_conj(weight)
+        if _nf[0 + 1 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            end = _node.end_.unpack(_node)
+            _out[0 + 1 + 1] = grad * pw_conj(end - self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.end_.release()
+        _node.weight_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_end(_node):
+        return _node.end_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+
+def _ag_lerp_Tensor(below, self, end, weight):
+    if not _st.grad_enabled:
+        return below(self, end, weight)
+    _e = (_edge(self), _edge(end), _edge(weight),)
+    if _e.count(None) == len(_e):
+        return below(self, end, weight)
+    _n = LerpBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.end_ = _SV(end, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(self, end, weight)
+    _sh(result, _n)
+    return result
+
+def _ag_lerp__Tensor(below, self, end, weight):
+    if not _st.grad_enabled:
+        return below(self, end, weight)
+    _e = (_edge(self), _edge(end), _edge(weight),)
+    if _e.count(None) == len(_e):
+        return below(self, end, weight)
+    _check_inplace(self)
+    _n = LerpBackward1()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    _n.end_ = _SV(end, False)
+    _n.weight_ = _SV(weight, False)
+    below(self, end, weight)
+    _rebase(self, _n)
+    return self
+
+class LogBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad.div(pw_conj(self))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_log(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LogBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_log_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = LogBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class Log10Backward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad / (pw_conj(self) * PW_LN10)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_log10(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Log10Backward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_log10_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Log10Backward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class Log1PBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad / pw_conj(self + 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_log1p(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Log1PBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_log1p_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Log1PBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class Log2Backward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad / (pw_conj(self) * PW_LN2)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_log2(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Log2Backward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_log2_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Log2Backward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class MaximumBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = pw_minmax_self_backward(grad, self, other, True)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_minmax_other_backward(grad, self, other, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_maximum(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = MaximumBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class FmaxBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = pw_fminmax_self_backward(grad, self, other, True)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_fminmax_other_backward(grad, self, other, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_fmax(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = FmaxBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class MinimumBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = pw_minmax_self_backward(grad, self, other, False)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_minmax_other_backward(grad, self, other, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_minimum(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = MinimumBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class FminBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = pw_fminmax_self_backward(grad, self, other, False)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = pw_fminmax_other_backward(grad, self, other, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_fmin(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = FminBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class NanToNumBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * ember.isfinite(self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_nan_to_num(below, self, nan, posinf, neginf):
+    if not _st.grad_enabled:
+        return below(self, nan, posinf, neginf)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, nan, posinf, neginf)
+    _n = NanToNumBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, nan, posinf, neginf)
+    _sh(result, _n)
+    return result
+
+def _ag_nan_to_num_(below, self, nan, posinf, neginf):
+    if not _st.grad_enabled:
+        return below(self, nan, posinf, neginf)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, nan, posinf, neginf)
+    _check_inplace(self)
+    _n = NanToNumBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, nan, posinf, neginf)
+    _rebase(self, _n)
+    return self
+
+class Rad2DegBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad * PW_180_PI
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_rad2deg(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = Rad2DegBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_rad2deg_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = Rad2DegBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class ReciprocalBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = -grad * pw_conj(result * result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_reciprocal(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ReciprocalBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_reciprocal_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ReciprocalBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class RoundBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_round(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = RoundBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_round_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = RoundBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class RoundBackward1(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_round_decimals(below, self, decimals):
+    if not _st.grad_enabled:
+        return below(self, decimals)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, decimals)
+    _n = RoundBackward1()
+    _n._next = _e
+    result = below(self, decimals)
+    _sh(result, _n)
+    return result
+
+def _ag_round__decimals(below, self, decimals):
+    if not _st.grad_enabled:
+        return below(self, decimals)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, decimals)
+    _check_inplace(self)
+    _n = RoundBackward1()
+    _n._next = _e
+    below(self, decimals)
+    _rebase(self, _n)
+    return self
+
+class RsqrtBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = -0.5 * grad * pw_conj(result.pow(3))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_rsqrt(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = RsqrtBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_rsqrt_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = RsqrtBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class SigmoidBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = pw_sigmoid_backward(grad, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_sigmoid(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SigmoidBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_sigmoid_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SigmoidBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class LogitBackward0(Node):
+    __slots__ = ('self_', 'eps_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            eps = _node.eps_
+            _out[0] = pw_logit_backward(grad, self, eps)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_eps(_node):
+        return _node.eps_
+
+
+def _ag_logit(below, self, eps):
+    if not _st.grad_enabled:
+        return below(self, eps)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, eps)
+    _n = LogitBackward0()
+    _n._next = _e
+    _n.eps_ = eps
+    _n.self_ = _SV(self, False)
+    result = below(self, eps)
+    _sh(result, _n)
+    return result
+
+def _ag_logit_(below, self, eps):
+    if not _st.grad_enabled:
+        return below(self, eps)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, eps)
+    _check_inplace(self)
+    _n = LogitBackward0()
+    _n._next = _e
+    _n.eps_ = eps
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, eps)
+    _rebase(self, _n)
+    return self
+
+class SignBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_sign(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SignBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_sign_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SignBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class SgnBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = pw_sgn_backward(self, grad, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_sgn(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SgnBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_sgn_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SgnBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class SinBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj(self.cos())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_sin(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SinBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_sin_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SinBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class SinhBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = grad * pw_conj(self.cosh())
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_sinh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SinhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_sinh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SinhBackward0()
+    _n._next = _e
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class SqrtBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = grad / (2 * pw_conj(result))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_sqrt(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SqrtBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_sqrt_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = SqrtBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class TanBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = grad * pw_conj(1 + result.pow(2))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_tan(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TanBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_tan_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = TanBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class TanhBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = pw_tanh_backward(grad, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_tanh(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TanhBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_tanh_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = TanhBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class TruncBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_trunc(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TruncBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_trunc_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = TruncBackward0()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class TruncBackward0_1(Node):
+    __slots__ = ()
+
+    def name(_node):
+        return 'TruncBackward0'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_fix(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TruncBackward0_1()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_fix_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = TruncBackward0_1()
+    _n._next = _e
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class AddcdivBackward0(Node):
+    __slots__ = ('tensor1_', 'tensor2_', 'self_dtype', 'tensor1_dtype', 'tensor2_dtype', 'value_')
+    _saved_tensors_names = ('tensor1', 'tensor2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, grad)
+        if _nf[0 + 1] is not None:
+            tensor2 = _node.tensor2_.unpack(_node)
+            value = _node.value_
+            tensor1_dtype = _node.tensor1_dtype
+            _out[0 + 1] = handle_r_to_c(tensor1_dtype, grad * pw_conj(value / tensor2))
+        if _nf[0 + 1 + 1] is not None:
+            tensor1 = _node.tensor1_.unpack(_node)
+            tensor2 = _node.tensor2_.unpack(_node)
+            value = _node.value_
+            tensor2_dtype = _node.tensor2_dtype
+            _out[0 + 1 + 1] = handle_r_to_c(tensor2_dtype, -grad * pw_conj(value * tensor1 / (tensor2 * tensor2)))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.tensor1_.release()
+        _node.tensor2_.release()
+
+    @property
+    def _saved_tensor1(_node):
+        return _node.tensor1_.unpack()
+
+    @property
+    def _saved_tensor2(_node):
+        return _node.tensor2_.unpack()
+
+    @property
+    def _saved_value(_node):
+        return _node.value_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+    @property
+    def _saved_tensor1_dtype(_node):
+        return _node.tensor1_dtype
+
+    @property
+    def _saved_tensor2_dtype(_node):
+        return _node.tensor2_dtype
+
+
+def _ag_addcdiv(below, self, tensor1, tensor2, value):
+    if not _st.grad_enabled:
+        return below(self, tensor1, tensor2, value)
+    _e = (_edge(self), _edge(tensor1), _edge(tensor2),)
+    if _e.count(None) == len(_e):
+        return below(self, tensor1, tensor2, value)
+    _n = AddcdivBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.tensor1_dtype = _dtype_of(tensor1)
+    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.value_ = value
+    _n.tensor1_ = _SV(tensor1, False)
+    _n.tensor2_ = _SV(tensor2, False)
+    result = below(self, tensor1, tensor2, value)
+    _sh(result, _n)
+    return result
+
+def _ag_addcdiv_(below, self, tensor1, tensor2, value):
+    if not _st.grad_enabled:
+        return below(self, tensor1, tensor2, value)
+    _e = (_edge(self), _edge(tensor1), _edge(tensor2),)
+    if _e.count(None) == len(_e):
+        return below(self, tensor1, tensor2, value)
+    _check_inplace(self)
+    _n = AddcdivBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.tensor1_dtype = _dtype_of(tensor1)
+    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.value_ = value
+    _n.tensor1_ = _SV(tensor1, False)
+    _n.tensor2_ = _SV(tensor2, False)
+    below(self, tensor1, tensor2, value)
+    _rebase(self, _n)
+    return self
+
+class AddcmulBackward0(Node):
+    __slots__ = ('tensor1_', 'tensor2_', 'self_dtype', 'tensor1_dtype', 'tensor2_dtype', 'value_')
+    _saved_tensors_names = ('tensor1', 'tensor2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_dtype = _node.self_dtype
+            _out[0] = handle_r_to_c(self_dtype, grad)
+        if _nf[0 + 1] is not None:
+            tensor2 = _node.tensor2_.unpack(_node)
+            value = _node.value_
+            tensor1_dtype = _node.tensor1_dtype
+            _out[0 + 1] = handle_r_to_c(tensor1_dtype, grad * pw_conj(tensor2 * value))
+        if _nf[0 + 1 + 1] is not None:
+            tensor1 = _node.tensor1_.unpack(_node)
+            value = _node.value_
+            tensor2_dtype = _node.tensor2_dtype
+            _out[0 + 1 + 1] = handle_r_to_c(tensor2_dtype, grad * pw_conj(tensor1 * value))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.tensor1_.release()
+        _node.tensor2_.release()
+
+    @property
+    def _saved_tensor1(_node):
+        return _node.tensor1_.unpack()
+
+    @property
+    def _saved_tensor2(_node):
+        return _node.tensor2_.unpack()
+
+    @property
+    def _saved_value(_node):
+        return _node.value_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+    @property
+    def _saved_tensor1_dtype(_node):
+        return _node.tensor1_dtype
+
+    @property
+    def _saved_tensor2_dtype(_node):
+        return _node.tensor2_dtype
+
+
+def _ag_addcmul(below, self, tensor1, tensor2, value):
+    if not _st.grad_enabled:
+        return below(self, tensor1, tensor2, value)
+    _e = (_edge(self), _edge(tensor1), _edge(tensor2),)
+    if _e.count(None) == len(_e):
+        return below(self, tensor1, tensor2, value)
+    _n = AddcmulBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.tensor1_dtype = _dtype_of(tensor1)
+    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.value_ = value
+    _n.tensor1_ = _SV(tensor1, False)
+    _n.tensor2_ = _SV(tensor2, False)
+    result = below(self, tensor1, tensor2, value)
+    _sh(result, _n)
+    return result
+
+def _ag_addcmul_(below, self, tensor1, tensor2, value):
+    if not _st.grad_enabled:
+        return below(self, tensor1, tensor2, value)
+    _e = (_edge(self), _edge(tensor1), _edge(tensor2),)
+    if _e.count(None) == len(_e):
+        return below(self, tensor1, tensor2, value)
+    _check_inplace(self)
+    _n = AddcmulBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.tensor1_dtype = _dtype_of(tensor1)
+    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.value_ = value
+    _n.tensor1_ = _SV(tensor1, False)
+    _n.tensor2_ = _SV(tensor2, False)
+    below(self, tensor1, tensor2, value)
+    _rebase(self, _n)
+    return self
+
+class SumBackward0(Node):
+    __slots__ = ('self_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = grad.expand(self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_sum(below, self, dtype):
+    if not _st.grad_enabled:
+        return below(self, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dtype)
+    _n = SumBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self, dtype)
+    _sh(result, _n)
+    return result
+
+class SumBackward1(Node):
+    __slots__ = ('self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = sum_backward(grad, self_sizes, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim, dtype)
+    _n = SumBackward1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim, dtype)
+    _sh(result, _n)
+    return result
+
+class NansumBackward0(Node):
+    __slots__ = ('self_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_nansum_backward(grad, self, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_nansum(below, self, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim, dtype)
+    _n = NansumBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim, dtype)
+    _sh(result, _n)
+    return result
+
+class MeanBackward0(Node):
+    __slots__ = ('self_numel', 'self_sizes')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_numel = _node.self_numel
+            self_sizes = _node.self_sizes
+            _out[0] = grad.expand(self_sizes) / self_numel
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_numel(_node):
+        return _node.self_numel
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_mean(below, self, dtype):
+    if not _st.grad_enabled:
+        return below(self, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dtype)
+    _n = MeanBackward0()
+    _n._next = _e
+    _n.self_numel = _numel_of(self)
+    _n.self_sizes = _sizes_of(self)
+    result = below(self, dtype)
+    _sh(result, _n)
+    return result
+
+class MeanBackward1(Node):
+    __slots__ = ('self_numel', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_numel = _node.self_numel
+            self_sizes = _node.self_sizes
+            _out[0] = red_mean_backward(grad, self_sizes, dim, self_numel, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_numel(_node):
+        return _node.self_numel
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_mean_dim(below, self, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim, dtype)
+    _n = MeanBackward1()
+    _n._next = _e
+    _n.self_numel = _numel_of(self)
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim, dtype)
+    _sh(result, _n)
+    return result
+
+class NanmeanBackward0(Node):
+    __slots__ = ('self_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_nanmean_backward(grad, self, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_nanmean(below, self, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim, dtype)
+    _n = NanmeanBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim, dtype)
+    _sh(result, _n)
+    return result
+
+class ProdBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = red_prod_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_prod(below, self, dtype):
+    if not _st.grad_enabled:
+        return below(self, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dtype)
+    _n = ProdBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class ProdBackward1(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_prod_dim_backward(grad, self, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim, dtype)
+    _n = ProdBackward1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class MaxBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_max_dim(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = MaxBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class MaxBackward1(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = red_evenly_distribute_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_max(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = MaxBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class MaximumBackward0_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'MaximumBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_max_other(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = MaximumBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class MinBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_min_dim(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = MinBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class MinBackward1(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = red_evenly_distribute_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_min(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = MinBackward1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class MinimumBackward0_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'MinimumBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_min_other(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = MinimumBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class AmaxBackward0(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_amaxmin_backward(grad, self, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_amax(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = AmaxBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class AminBackward0(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_amaxmin_backward(grad, self, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_amin(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = AminBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class AminmaxBackward0(Node):
+    __slots__ = ('self_', 'min_', 'max_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'min', 'max')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            min = _node.min_.unpack(_node)
+            max = _node.max_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_aminmax_backward(grads[0], grads[1], self, min, max, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.min_.release()
+        _node.max_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_min(_node):
+        return _node.min_.unpack()
+
+    @property
+    def _saved_max(_node):
+        return _node.max_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_aminmax(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = AminmaxBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.min_ = _SV(result[0], True)
+    _n.max_ = _SV(result[1], True)
+    return result
+
+class VarBackward0(Node):
+    __slots__ = ('self_', 'unbiased_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            unbiased = _node.unbiased_
+            _out[0] = red_var_backward(grad, self, None, 1 if unbiased else 0, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+
+def _ag_var(below, self, unbiased):
+    if not _st.grad_enabled:
+        return below(self, unbiased)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, unbiased)
+    _n = VarBackward0()
+    _n._next = _e
+    _n.unbiased_ = unbiased
+    _n.self_ = _SV(self, False)
+    result = below(self, unbiased)
+    _sh(result, _n)
+    return result
+
+class VarBackward0_1(Node):
+    __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
+
+    def name(_node):
+        return 'VarBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            unbiased = _node.unbiased_
+            keepdim = _node.keepdim_
+            _out[0] = red_var_backward(grad, self, dim, 1 if unbiased else 0, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_var_dim(below, self, dim, unbiased, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, unbiased, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, unbiased, keepdim)
+    _n = VarBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.unbiased_ = unbiased
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, unbiased, keepdim)
+    _sh(result, _n)
+    return result
+
+class VarBackward0_2(Node):
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+
+    def name(_node):
+        return 'VarBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            correction = _node.correction_
+            keepdim = _node.keepdim_
+            _out[0] = red_var_backward(grad, self, dim, correction, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_correction(_node):
+        return _node.correction_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_var_correction(below, self, dim, correction, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, correction, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, correction, keepdim)
+    _n = VarBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.correction_ = correction
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, correction, keepdim)
+    _sh(result, _n)
+    return result
+
+class StdBackward0(Node):
+    __slots__ = ('self_', 'result_', 'unbiased_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            unbiased = _node.unbiased_
+            _out[0] = red_std_backward(result, grad, self, None, 1 if unbiased else 0, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+
+def _ag_std(below, self, unbiased):
+    if not _st.grad_enabled:
+        return below(self, unbiased)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, unbiased)
+    _n = StdBackward0()
+    _n._next = _e
+    _n.unbiased_ = unbiased
+    _n.self_ = _SV(self, False)
+    result = below(self, unbiased)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class StdBackward0_1(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'unbiased_', 'keepdim_')
+
+    def name(_node):
+        return 'StdBackward0'
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            unbiased = _node.unbiased_
+            keepdim = _node.keepdim_
+            _out[0] = red_std_backward(result, grad, self, dim, 1 if unbiased else 0, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_std_dim(below, self, dim, unbiased, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, unbiased, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, unbiased, keepdim)
+    _n = StdBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.unbiased_ = unbiased
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, unbiased, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class StdBackward0_2(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
+
+    def name(_node):
+        return 'StdBackward0'
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            correction = _node.correction_
+            keepdim = _node.keepdim_
+            _out[0] = red_std_backward(result, grad, self, dim, correction, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_correction(_node):
+        return _node.correction_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_std_correction(below, self, dim, correction, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, correction, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, correction, keepdim)
+    _n = StdBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.correction_ = correction
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, correction, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class VarMeanBackward0(Node):
+    __slots__ = ('self_', 'unbiased_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            unbiased = _node.unbiased_
+            _out[0] = red_var_mean_backward(grads[0], grads[1], self, None, 1 if unbiased else 0, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+
+def _ag_var_mean(below, self, unbiased):
+    if not _st.grad_enabled:
+        return below(self, unbiased)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, unbiased)
+    _n = VarMeanBackward0()
+    _n._next = _e
+    _n.unbiased_ = unbiased
+    _n.self_ = _SV(self, False)
+    result = below(self, unbiased)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    return result
+
+class VarMeanBackward0_1(Node):
+    __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
+
+    def name(_node):
+        return 'VarMeanBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            unbiased = _node.unbiased_
+            keepdim = _node.keepdim_
+            _out[0] = red_var_mean_backward(grads[0], grads[1], self, dim, 1 if unbiased else 0, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, unbiased, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, unbiased, keepdim)
+    _n = VarMeanBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.unbiased_ = unbiased
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, unbiased, keepdim)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    return result
+
+class VarMeanBackward0_2(Node):
+    __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
+
+    def name(_node):
+        return 'VarMeanBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            correction = _node.correction_
+            keepdim = _node.keepdim_
+            _out[0] = red_var_mean_backward(grads[0], grads[1], self, dim, correction, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_correction(_node):
+        return _node.correction_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_var_mean_correction(below, self, dim, correction, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, correction, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, correction, keepdim)
+    _n = VarMeanBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.correction_ = correction
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, correction, keepdim)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    return result
+
+class StdMeanBackward0(Node):
+    __slots__ = ('self_', 'result0_', 'unbiased_')
+    _saved_tensors_names = ('self', 'result0')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result0 = _node.result0_.unpack(_node)
+            unbiased = _node.unbiased_
+            _out[0] = red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if unbiased else 0, False)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result0_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result0(_node):
+        return _node.result0_.unpack()
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+
+def _ag_std_mean(below, self, unbiased):
+    if not _st.grad_enabled:
+        return below(self, unbiased)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, unbiased)
+    _n = StdMeanBackward0()
+    _n._next = _e
+    _n.unbiased_ = unbiased
+    _n.self_ = _SV(self, False)
+    result = below(self, unbiased)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.result0_ = _SV(result[0], True)
+    return result
+
+class StdMeanBackward0_1(Node):
+    __slots__ = ('self_', 'result0_', 'dim_', 'unbiased_', 'keepdim_')
+
+    def name(_node):
+        return 'StdMeanBackward0'
+    _saved_tensors_names = ('self', 'result0')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result0 = _node.result0_.unpack(_node)
+            dim = _node.dim_
+            unbiased = _node.unbiased_
+            keepdim = _node.keepdim_
+            _out[0] = red_std_mean_backward(grads[0], grads[1], self, result0, dim, 1 if unbiased else 0, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result0_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result0(_node):
+        return _node.result0_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_unbiased(_node):
+        return _node.unbiased_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, unbiased, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, unbiased, keepdim)
+    _n = StdMeanBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.unbiased_ = unbiased
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, unbiased, keepdim)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.result0_ = _SV(result[0], True)
+    return result
+
+class StdMeanBackward0_2(Node):
+    __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
+
+    def name(_node):
+        return 'StdMeanBackward0'
+    _saved_tensors_names = ('self', 'result0')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result0 = _node.result0_.unpack(_node)
+            dim = _node.dim_
+            correction = _node.correction_
+            keepdim = _node.keepdim_
+            _out[0] = red_std_mean_backward(grads[0], grads[1], self, result0, dim, correction, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result0_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result0(_node):
+        return _node.result0_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_correction(_node):
+        return _node.correction_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_std_mean_correction(below, self, dim, correction, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, correction, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, correction, keepdim)
+    _n = StdMeanBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.correction_ = correction
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, correction, keepdim)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.result0_ = _SV(result[0], True)
+    return result
+
+class MedianBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = red_evenly_distribute_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_median(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = MedianBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class MedianBackward1(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_median_dim(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = MedianBackward1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class NanmedianBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = red_evenly_distribute_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_nanmedian(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = NanmedianBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class NanmedianBackward1(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_nanmedian_dim(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = NanmedianBackward1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class ModeBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_mode(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = ModeBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class KthvalueBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_kthvalue(below, self, k, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, k, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, k, dim, keepdim)
+    _n = KthvalueBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    result = below(self, k, dim, keepdim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class NormBackward0(Node):
+    __slots__ = ('self_', 'result_', 'p_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            p = _node.p_
+            _out[0] = red_norm_backward(grad, self, p, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+
+def _ag_norm_Scalar(below, self, p):
+    if not _st.grad_enabled:
+        return below(self, p)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, p)
+    _n = NormBackward0()
+    _n._next = _e
+    _n.p_ = p
+    _n.self_ = _SV(self, False)
+    result = below(self, p)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class NormBackward1(Node):
+    __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            p = _node.p_
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_norm_backward(grad, self, p, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, p, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, p, dim, keepdim)
+    _n = NormBackward1()
+    _n._next = _e
+    _n.p_ = p
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, p, dim, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class NormBackward2(Node):
+    __slots__ = ('self_', 'result_', 'p_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            p = _node.p_
+            _out[0] = red_norm_backward(grad, self, p, result, (), False, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+
+def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
+    if not _st.grad_enabled:
+        return below(self, p, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, p, dtype)
+    _n = NormBackward2()
+    _n._next = _e
+    _n.p_ = p
+    _n.self_ = _SV(self, False)
+    result = below(self, p, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class NormBackward3(Node):
+    __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            p = _node.p_
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_norm_backward(grad, self, p, result, dim, keepdim, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, p, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, p, dim, keepdim, dtype)
+    _n = NormBackward3()
+    _n._next = _e
+    _n.p_ = p
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, p, dim, keepdim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgVectorNormBackward0(Node):
+    __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            ord = _node.ord_
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_norm_backward(grad, self, ord, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_ord(_node):
+        return _node.ord_
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
+    if not _st.grad_enabled:
+        return below(self, ord, dim, keepdim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, ord, dim, keepdim, dtype)
+    _n = LinalgVectorNormBackward0()
+    _n._next = _e
+    _n.ord_ = ord
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, ord, dim, keepdim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LogsumexpBackward0(Node):
+    __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            keepdim = _node.keepdim_
+            _out[0] = red_logsumexp_backward(grad, self, result, dim, keepdim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_keepdim(_node):
+        return _node.keepdim_
+
+
+def _ag_logsumexp(below, self, dim, keepdim):
+    if not _st.grad_enabled:
+        return below(self, dim, keepdim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, keepdim)
+    _n = LogsumexpBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.keepdim_ = keepdim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, keepdim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SoftmaxBackward0(Node):
+    __slots__ = ('result_', 'dim_')
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag__softmax(below, self, dim, half_to_float):
+    if not _st.grad_enabled:
+        return below(self, dim, half_to_float)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, half_to_float)
+    _n = SoftmaxBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, half_to_float)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SoftmaxBackward0_1(Node):
+    __slots__ = ('result_', 'dim_')
+
+    def name(_node):
+        return 'SoftmaxBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_softmax_int(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = SoftmaxBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SoftmaxBackward0_2(Node):
+    __slots__ = ('result_', 'dim_')
+
+    def name(_node):
+        return 'SoftmaxBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_special_softmax(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = SoftmaxBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LogSoftmaxBackward0(Node):
+    __slots__ = ('result_', 'dim_')
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_log_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag__log_softmax(below, self, dim, half_to_float):
+    if not _st.grad_enabled:
+        return below(self, dim, half_to_float)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, half_to_float)
+    _n = LogSoftmaxBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, half_to_float)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LogSoftmaxBackward0_1(Node):
+    __slots__ = ('result_', 'dim_')
+
+    def name(_node):
+        return 'LogSoftmaxBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_log_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_log_softmax_int(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = LogSoftmaxBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LogSoftmaxBackward0_2(Node):
+    __slots__ = ('result_', 'dim_')
+
+    def name(_node):
+        return 'LogSoftmaxBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_log_softmax_backward(grad, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_special_log_softmax(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = LogSoftmaxBackward0_2()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class CumsumBackward0(Node):
+    __slots__ = ('self_dtype', 'dim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            self_dtype = _node.self_dtype
+            _out[0] = red_cumsum_backward(grad, dim, self_dtype)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_cumsum(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = CumsumBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.dim_ = dim
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    return result
+
+def _ag_cumsum_(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _check_inplace(self)
+    _n = CumsumBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    _n.dim_ = dim
+    below(self, dim, dtype)
+    _rebase(self, _n)
+    return self
+
+class CumprodBackward0(Node):
+    __slots__ = ('self_', 'result_', 'dim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_cumprod_backward(grad, self, dim, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_cumprod(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _n = CumprodBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim, dtype)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+def _ag_cumprod_(below, self, dim, dtype):
+    if not _st.grad_enabled:
+        return below(self, dim, dtype)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, dtype)
+    _check_inplace(self)
+    _n = CumprodBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(_clone_nograd(self), False)
+    below(self, dim, dtype)
+    _rebase(self, _n)
+    _n.result_ = _SV(self, True)
+    return self
+
+class CummaxBackward0(Node):
+    __slots__ = ('self_', 'indices_', 'dim_')
+    _saved_tensors_names = ('self', 'indices')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_cummaxmin_backward(grads[0], self, indices, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.indices_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_cummax(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = CummaxBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class CumminBackward0(Node):
+    __slots__ = ('self_', 'indices_', 'dim_')
+    _saved_tensors_names = ('self', 'indices')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_cummaxmin_backward(grads[0], self, indices, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.indices_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_cummin(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = CumminBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class LogcumsumexpBackward0(Node):
+    __slots__ = ('self_', 'result_', 'dim_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = red_logcumsumexp_backward(grad, self, result, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_logcumsumexp(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = LogcumsumexpBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    result = below(self, dim)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SortBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_sort(below, self, dim, descending):
+    if not _st.grad_enabled:
+        return below(self, dim, descending)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim, descending)
+    _n = SortBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    result = below(self, dim, descending)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class SortBackward1(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_sort_stable(below, self, stable, dim, descending):
+    if not _st.grad_enabled:
+        return below(self, stable, dim, descending)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, stable, dim, descending)
+    _n = SortBackward1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    result = below(self, stable, dim, descending)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class SortBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'SortBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = red_msort_backward(grad, self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_msort(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SortBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class TopkBackward0(Node):
+    __slots__ = ('indices_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = red_value_selecting_backward(grads[0], dim, indices, self_sizes, True)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_topk(below, self, k, dim, largest, sorted):
+    if not _st.grad_enabled:
+        return below(self, k, dim, largest, sorted)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, k, dim, largest, sorted)
+    _n = TopkBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    result = below(self, k, dim, largest, sorted)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
 from ember.autograd.views import out_kernel as _out_kernel  # noqa: E402
-REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward)]
+REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward), ('alias', _ag_alias), ('select_int', _ag_select_int), ('slice_Tensor', _ag_slice_Tensor), ('unsqueeze', _ag_unsqueeze), ('fill_Scalar', _ag_fill_Scalar), ('fill_Scalar_out', _out_kernel('fill')), ('fill_Tensor', _ag_fill_Tensor), ('fill_Tensor_out', _out_kernel('fill')), ('fill__Scalar', _ag_fill__Scalar), ('fill__Tensor', _ag_fill__Tensor), ('zero_', _ag_zero_), ('gather', _ag_gather), ('gather_out', _out_kernel('gather')), ('index_Tensor', _ag_index_Tensor), ('index_Tensor_out', _out_kernel('index')), ('index_add', _ag_index_add), ('index_add_out', _out_kernel('index_add')), ('index_add_', _ag_index_add_), ('index_reduce', _ag_index_reduce), ('index_reduce_out', _out_kernel('index_reduce')), ('index_reduce_', _ag_index_reduce_), ('index_copy', _ag_index_copy), ('index_copy_out', _out_kernel('index_copy')), ('index_copy_', _ag_index_copy_), ('index_fill_int_Scalar', _ag_index_fill_int_Scalar), ('index_fill_int_Scalar_out', _out_kernel('index_fill')), ('index_fill_int_Tensor', _ag_index_fill_int_Tensor), ('index_fill_int_Tensor_out', _out_kernel('index_fill')), ('index_fill__int_Scalar', _ag_index_fill__int_Scalar), ('index_fill__int_Tensor', _ag_index_fill__int_Tensor), ('index_put', _ag_index_put), ('index_put_out', _out_kernel('index_put')), ('index_put_', _ag_index_put_), ('index_select', _ag_index_select), ('index_select_out', _out_kernel('index_select')), ('masked_scatter', _ag_masked_scatter), ('masked_scatter_out', _out_kernel('masked_scatter')), ('masked_scatter_', _ag_masked_scatter_), ('masked_select', _ag_masked_select), ('masked_select_out', _out_kernel('masked_select')), ('put', _ag_put), ('put_out', _out_kernel('put')), ('put_', _ag_put_), ('scatter_src', _ag_scatter_src), ('scatter_src_out', _out_kernel('scatter')), ('scatter_value', _ag_scatter_value), ('scatter_value_out', _out_kernel('scatter')), ('scatter__src', _ag_scatter__src), ('scatter__value', _ag_scatter__value), ('scatter_reduce', _ag_scatter_reduce), ('scatter_reduce_out', _out_kernel('scatter')), ('scatter_value_reduce', _ag_scatter_value_reduce), ('scatter_value_reduce_out', _out_kernel('scatter')), ('scatter__reduce', _ag_scatter__reduce), ('scatter__value_reduce', _ag_scatter__value_reduce), ('scatter_add', _ag_scatter_add), ('scatter_add_out', _out_kernel('scatter_add')), ('scatter_add_', _ag_scatter_add_), ('scatter_reduce_two', _ag_scatter_reduce_two), ('scatter_reduce_two_out', _out_kernel('scatter_reduce')), ('scatter_reduce__two', _ag_scatter_reduce__two), ('take', _ag_take), ('take_out', _out_kernel('take')), ('take_along_dim', _ag_take_along_dim), ('take_along_dim_out', _out_kernel('take_along_dim')), ('constant_pad_nd', _ag_constant_pad_nd), ('subtract_Tensor', _ag_subtract_Tensor), ('subtract__Tensor', _ag_subtract__Tensor), ('subtract_out', _out_kernel('subtract')), ('rsub_Tensor', _ag_rsub_Tensor), ('rsub_Tensor_out', _out_kernel('rsub')), ('multiply_Tensor', _ag_multiply_Tensor), ('multiply__Tensor', _ag_multiply__Tensor), ('multiply_out', _out_kernel('multiply')), ('negative', _ag_negative), ('negative_', _ag_negative_), ('negative_out', _out_kernel('negative')), ('div_Tensor', _ag_div_Tensor), ('div__Tensor', _ag_div__Tensor), ('div_out', _out_kernel('div')), ('div_Tensor_mode', _ag_div_Tensor_mode), ('div__Tensor_mode', _ag_div__Tensor_mode), ('div_out_mode', _out_kernel('div')), ('divide_Tensor', _ag_divide_Tensor), ('divide__Tensor', _ag_divide__Tensor), ('divide_out', _out_kernel('divide')), ('divide_Tensor_mode', _ag_divide_Tensor_mode), ('divide__Tensor_mode', _ag_divide__Tensor_mode), ('divide_out_mode', _out_kernel('divide')), ('true_divide_Tensor', _ag_true_divide_Tensor), ('true_divide__Tensor', _ag_true_divide__Tensor), ('true_divide_out', _out_kernel('true_divide')), ('floor_divide', _ag_floor_divide), ('floor_divide_', _ag_floor_divide_), ('floor_divide_out', _out_kernel('floor_divide')), ('floor_divide_', _ag_floor_divide_), ('remainder_Tensor', _ag_remainder_Tensor), ('remainder__Tensor', _ag_remainder__Tensor), ('remainder_Tensor_out', _out_kernel('remainder')), ('fmod_Tensor', _ag_fmod_Tensor), ('fmod__Tensor', _ag_fmod__Tensor), ('fmod_Tensor_out', _out_kernel('fmod')), ('pow_Tensor_Scalar', _ag_pow_Tensor_Scalar), ('pow__Tensor_Scalar', _ag_pow__Tensor_Scalar), ('pow_Tensor_Scalar_out', _out_kernel('pow')), ('pow_Tensor_Tensor', _ag_pow_Tensor_Tensor), ('pow__Tensor_Tensor', _ag_pow__Tensor_Tensor), ('pow_Tensor_Tensor_out', _out_kernel('pow')), ('pow_Scalar', _ag_pow_Scalar), ('pow_Scalar_out', _out_kernel('pow')), ('square', _ag_square), ('square_', _ag_square_), ('square_out', _out_kernel('square')), ('float_power_Tensor_Scalar', _ag_float_power_Tensor_Scalar), ('float_power_Tensor_Scalar_out', _out_kernel('float_power')), ('float_power_Tensor_Tensor', _ag_float_power_Tensor_Tensor), ('float_power_Tensor_Tensor_out', _out_kernel('float_power')), ('float_power_Scalar', _ag_float_power_Scalar), ('float_power_Scalar_out', _out_kernel('float_power')), ('float_power__Scalar', _ag_float_power__Scalar), ('float_power__Tensor', _ag_float_power__Tensor), ('abs', _ag_abs), ('abs_out', _out_kernel('abs')), ('absolute', _ag_absolute), ('absolute_out', _out_kernel('absolute')), ('abs_', _ag_abs_), ('absolute_', _ag_absolute_), ('acos', _ag_acos), ('acos_', _ag_acos_), ('acos_out', _out_kernel('acos')), ('arccos', _ag_arccos), ('arccos_', _ag_arccos_), ('arccos_out', _out_kernel('arccos')), ('acosh', _ag_acosh), ('acosh_', _ag_acosh_), ('acosh_out', _out_kernel('acosh')), ('arccosh', _ag_arccosh), ('arccosh_', _ag_arccosh_), ('arccosh_out', _out_kernel('arccosh')), ('acosh_', _ag_acosh_), ('arccosh_', _ag_arccosh_), ('asinh', _ag_asinh), ('asinh_', _ag_asinh_), ('asinh_out', _out_kernel('asinh')), ('arcsinh', _ag_arcsinh), ('arcsinh_', _ag_arcsinh_), ('arcsinh_out', _out_kernel('arcsinh')), ('asinh_', _ag_asinh_), ('arcsinh_', _ag_arcsinh_), ('atanh', _ag_atanh), ('atanh_', _ag_atanh_), ('atanh_out', _out_kernel('atanh')), ('arctanh', _ag_arctanh), ('arctanh_', _ag_arctanh_), ('arctanh_out', _out_kernel('arctanh')), ('atanh_', _ag_atanh_), ('arctanh_', _ag_arctanh_), ('asin', _ag_asin), ('asin_', _ag_asin_), ('asin_out', _out_kernel('asin')), ('arcsin', _ag_arcsin), ('arcsin_', _ag_arcsin_), ('arcsin_out', _out_kernel('arcsin')), ('atan', _ag_atan), ('atan_', _ag_atan_), ('atan_out', _out_kernel('atan')), ('arctan', _ag_arctan), ('arctan_', _ag_arctan_), ('arctan_out', _out_kernel('arctan')), ('atan2', _ag_atan2), ('atan2_', _ag_atan2_), ('atan2_out', _out_kernel('atan2')), ('arctan2', _ag_arctan2), ('arctan2_', _ag_arctan2_), ('arctan2_out', _out_kernel('arctan2')), ('ceil', _ag_ceil), ('ceil_', _ag_ceil_), ('ceil_out', _out_kernel('ceil')), ('clamp_Tensor', _ag_clamp_Tensor), ('clamp__Tensor', _ag_clamp__Tensor), ('clamp_Tensor_out', _out_kernel('clamp')), ('clamp', _ag_clamp), ('clamp_', _ag_clamp_), ('clamp_out', _out_kernel('clamp')), ('clip_Tensor', _ag_clip_Tensor), ('clip__Tensor', _ag_clip__Tensor), ('clip_Tensor_out', _out_kernel('clip')), ('clip', _ag_clip), ('clip_', _ag_clip_), ('clip_out', _out_kernel('clip')), ('clamp_min', _ag_clamp_min), ('clamp_min_', _ag_clamp_min_), ('clamp_min_out', _out_kernel('clamp_min')), ('clamp_min_Tensor', _ag_clamp_min_Tensor), ('clamp_min__Tensor', _ag_clamp_min__Tensor), ('clamp_min_Tensor_out', _out_kernel('clamp_min')), ('clamp_max', _ag_clamp_max), ('clamp_max_', _ag_clamp_max_), ('clamp_max_out', _out_kernel('clamp_max')), ('clamp_max_Tensor', _ag_clamp_max_Tensor), ('clamp_max__Tensor', _ag_clamp_max__Tensor), ('clamp_max_Tensor_out', _out_kernel('clamp_max')), ('copysign_Tensor', _ag_copysign_Tensor), ('copysign__Tensor', _ag_copysign__Tensor), ('copysign_out', _out_kernel('copysign')), ('cos', _ag_cos), ('cos_', _ag_cos_), ('cos_out', _out_kernel('cos')), ('cosh', _ag_cosh), ('cosh_', _ag_cosh_), ('cosh_out', _out_kernel('cosh')), ('deg2rad', _ag_deg2rad), ('deg2rad_', _ag_deg2rad_), ('deg2rad_out', _out_kernel('deg2rad')), ('erf', _ag_erf), ('erf_', _ag_erf_), ('erf_out', _out_kernel('erf')), ('erfc', _ag_erfc), ('erfc_', _ag_erfc_), ('erfc_out', _out_kernel('erfc')), ('erfinv', _ag_erfinv), ('erfinv_', _ag_erfinv_), ('erfinv_out', _out_kernel('erfinv')), ('exp', _ag_exp), ('exp_', _ag_exp_), ('exp_out', _out_kernel('exp')), ('exp2', _ag_exp2), ('exp2_', _ag_exp2_), ('exp2_out', _out_kernel('exp2')), ('expm1', _ag_expm1), ('expm1_', _ag_expm1_), ('expm1_out', _out_kernel('expm1')), ('floor', _ag_floor), ('floor_', _ag_floor_), ('floor_out', _out_kernel('floor')), ('frac', _ag_frac), ('frac_', _ag_frac_), ('frac_out', _out_kernel('frac')), ('hypot', _ag_hypot), ('hypot_', _ag_hypot_), ('hypot_out', _out_kernel('hypot')), ('lerp_Scalar', _ag_lerp_Scalar), ('lerp__Scalar', _ag_lerp__Scalar), ('lerp_Scalar_out', _out_kernel('lerp')), ('lerp_Tensor', _ag_lerp_Tensor), ('lerp__Tensor', _ag_lerp__Tensor), ('lerp_Tensor_out', _out_kernel('lerp')), ('log', _ag_log), ('log_', _ag_log_), ('log_out', _out_kernel('log')), ('log10', _ag_log10), ('log10_', _ag_log10_), ('log10_out', _out_kernel('log10')), ('log1p', _ag_log1p), ('log1p_', _ag_log1p_), ('log1p_out', _out_kernel('log1p')), ('log2', _ag_log2), ('log2_', _ag_log2_), ('log2_out', _out_kernel('log2')), ('maximum', _ag_maximum), ('maximum_out', _out_kernel('maximum')), ('fmax', _ag_fmax), ('fmax_out', _out_kernel('fmax')), ('minimum', _ag_minimum), ('minimum_out', _out_kernel('minimum')), ('fmin', _ag_fmin), ('fmin_out', _out_kernel('fmin')), ('nan_to_num', _ag_nan_to_num), ('nan_to_num_', _ag_nan_to_num_), ('nan_to_num_out', _out_kernel('nan_to_num')), ('rad2deg', _ag_rad2deg), ('rad2deg_', _ag_rad2deg_), ('rad2deg_out', _out_kernel('rad2deg')), ('reciprocal', _ag_reciprocal), ('reciprocal_', _ag_reciprocal_), ('reciprocal_out', _out_kernel('reciprocal')), ('round', _ag_round), ('round_', _ag_round_), ('round_out', _out_kernel('round')), ('round_decimals', _ag_round_decimals), ('round__decimals', _ag_round__decimals), ('round_decimals_out', _out_kernel('round')), ('rsqrt', _ag_rsqrt), ('rsqrt_', _ag_rsqrt_), ('rsqrt_out', _out_kernel('rsqrt')), ('sigmoid', _ag_sigmoid), ('sigmoid_', _ag_sigmoid_), ('sigmoid_out', _out_kernel('sigmoid')), ('logit', _ag_logit), ('logit_', _ag_logit_), ('logit_out', _out_kernel('logit')), ('sign', _ag_sign), ('sign_', _ag_sign_), ('sign_out', _out_kernel('sign')), ('sgn', _ag_sgn), ('sgn_', _ag_sgn_), ('sgn_out', _out_kernel('sgn')), ('sin', _ag_sin), ('sin_', _ag_sin_), ('sin_out', _out_kernel('sin')), ('sinh', _ag_sinh), ('sinh_', _ag_sinh_), ('sinh_out', _out_kernel('sinh')), ('sqrt', _ag_sqrt), ('sqrt_', _ag_sqrt_), ('sqrt_out', _out_kernel('sqrt')), ('tan', _ag_tan), ('tan_', _ag_tan_), ('tan_out', _out_kernel('tan')), ('tanh', _ag_tanh), ('tanh_', _ag_tanh_), ('tanh_out', _out_kernel('tanh')), ('trunc', _ag_trunc), ('trunc_', _ag_trunc_), ('trunc_out', _out_kernel('trunc')), ('fix', _ag_fix), ('fix_', _ag_fix_), ('fix_out', _out_kernel('fix')), ('addcdiv', _ag_addcdiv), ('addcdiv_', _ag_addcdiv_), ('addcdiv_out', _out_kernel('addcdiv')), ('addcmul', _ag_addcmul), ('addcmul_', _ag_addcmul_), ('addcmul_out', _out_kernel('addcmul')), ('sum', _ag_sum), ('sum_out', _out_kernel('sum')), ('sum_dim_IntList', _ag_sum_dim_IntList), ('sum_IntList_out', _out_kernel('sum')), ('nansum', _ag_nansum), ('nansum_out', _out_kernel('nansum')), ('mean', _ag_mean), ('mean_dtype_out', _out_kernel('mean')), ('mean_dim', _ag_mean_dim), ('mean_out', _out_kernel('mean')), ('nanmean', _ag_nanmean), ('nanmean_out', _out_kernel('nanmean')), ('prod', _ag_prod), ('prod_out', _out_kernel('prod')), ('prod_dim_int', _ag_prod_dim_int), ('prod_int_out', _out_kernel('prod')), ('max_dim', _ag_max_dim), ('max_dim_max', _out_kernel('max')), ('max', _ag_max), ('max_unary_out', _out_kernel('max')), ('max_other', _ag_max_other), ('max_out', _out_kernel('max')), ('min_dim', _ag_min_dim), ('min_dim_min', _out_kernel('min')), ('min', _ag_min), ('min_unary_out', _out_kernel('min')), ('min_other', _ag_min_other), ('min_out', _out_kernel('min')), ('amax', _ag_amax), ('amax_out', _out_kernel('amax')), ('amin', _ag_amin), ('amin_out', _out_kernel('amin')), ('aminmax', _ag_aminmax), ('aminmax_out', _out_kernel('aminmax')), ('var', _ag_var), ('var_dim', _ag_var_dim), ('var_out', _out_kernel('var')), ('var_correction', _ag_var_correction), ('var_correction_out', _out_kernel('var')), ('std', _ag_std), ('std_dim', _ag_std_dim), ('std_out', _out_kernel('std')), ('std_correction', _ag_std_correction), ('std_correction_out', _out_kernel('std')), ('var_mean', _ag_var_mean), ('var_mean_dim', _ag_var_mean_dim), ('var_mean_correction', _ag_var_mean_correction), ('var_mean_correction_out', _out_kernel('var_mean')), ('std_mean', _ag_std_mean), ('std_mean_dim', _ag_std_mean_dim), ('std_mean_correction', _ag_std_mean_correction), ('std_mean_correction_out', _out_kernel('std_mean')), ('median', _ag_median), ('median_out', _out_kernel('median')), ('median_dim', _ag_median_dim), ('median_dim_values', _out_kernel('median')), ('nanmedian', _ag_nanmedian), ('nanmedian_out', _out_kernel('nanmedian')), ('nanmedian_dim', _ag_nanmedian_dim), ('nanmedian_dim_values', _out_kernel('nanmedian')), ('mode', _ag_mode), ('mode_values', _out_kernel('mode')), ('kthvalue', _ag_kthvalue), ('kthvalue_values', _out_kernel('kthvalue')), ('norm_Scalar', _ag_norm_Scalar), ('norm_Scalar_out', _out_kernel('norm')), ('norm_ScalarOpt_dim', _ag_norm_ScalarOpt_dim), ('norm_out', _out_kernel('norm')), ('norm_ScalarOpt_dtype', _ag_norm_ScalarOpt_dtype), ('norm_ScalarOpt_dtype_out', _out_kernel('norm')), ('norm_ScalarOpt_dim_dtype', _ag_norm_ScalarOpt_dim_dtype), ('norm_dtype_out', _out_kernel('norm')), ('linalg_vector_norm', _ag_linalg_vector_norm), ('linalg_vector_norm_out', _out_kernel('linalg_vector_norm')), ('logsumexp', _ag_logsumexp), ('logsumexp_out', _out_kernel('logsumexp')), ('_softmax', _ag__softmax), ('_softmax_out', _out_kernel('_softmax')), ('softmax_int', _ag_softmax_int), ('softmax_int_out', _out_kernel('softmax')), ('special_softmax', _ag_special_softmax), ('_log_softmax', _ag__log_softmax), ('_log_softmax_out', _out_kernel('_log_softmax')), ('log_softmax_int', _ag_log_softmax_int), ('log_softmax_int_out', _out_kernel('log_softmax')), ('special_log_softmax', _ag_special_log_softmax), ('cumsum', _ag_cumsum), ('cumsum_', _ag_cumsum_), ('cumsum_out', _out_kernel('cumsum')), ('cumprod', _ag_cumprod), ('cumprod_', _ag_cumprod_), ('cumprod_out', _out_kernel('cumprod')), ('cummax', _ag_cummax), ('cummax_out', _out_kernel('cummax')), ('cummin', _ag_cummin), ('cummin_out', _out_kernel('cummin')), ('logcumsumexp', _ag_logcumsumexp), ('logcumsumexp_out', _out_kernel('logcumsumexp')), ('sort', _ag_sort), ('sort_values', _out_kernel('sort')), ('sort_stable', _ag_sort_stable), ('sort_values_stable', _out_kernel('sort')), ('msort', _ag_msort), ('msort_out', _out_kernel('msort')), ('topk', _ag_topk), ('topk_values', _out_kernel('topk'))]

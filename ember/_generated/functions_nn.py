@@ -134,62 +134,85 @@ def leaky_relu_(input, negative_slope=0.01):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('leaky_relu_', _G12, (), {'input': input, 'negative_slope': negative_slope}, _e, 1)
 
-_G13 = [_ops.log_sigmoid, _ops.log_sigmoid_out]
+_G13 = [_ops.linear]
+def linear(input, weight, bias=None):
+    try:
+        return _ops.linear.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('linear', _G13, (), {'input': input, 'weight': weight, 'bias': bias}, _e, 1)
+
+_G14 = [_ops.log_sigmoid, _ops.log_sigmoid_out]
 def log_sigmoid(input, *, out=None):
     try:
         if out is not None:
             return _ops.log_sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log_sigmoid.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_sigmoid', _G13, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log_sigmoid', _G14, (), {'input': input, 'out': out}, _e, 1)
 
-_G14 = [_ops.mish, _ops.mish_out]
+_G15 = [_ops.mish, _ops.mish_out]
 def mish(input, *, out=None):
     try:
         if out is not None:
             return _ops.mish_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.mish.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mish', _G14, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('mish', _G15, (), {'input': input, 'out': out}, _e, 1)
 
-_G15 = [_ops.mish_]
+_G16 = [_ops.mish_]
 def mish_(input):
     try:
         return _ops.mish_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mish_', _G15, (), {'input': input}, _e, 1)
+        return _fallback('mish_', _G16, (), {'input': input}, _e, 1)
 
-_G16 = [_ops.relu6]
+_G17 = [_ops.one_hot]
+def one_hot(input, num_classes=-1):
+    try:
+        if num_classes.__class__ is not int: num_classes = _int(num_classes)
+        return _ops.one_hot.table[((input._keys | _st.included) & ~_st.excluded)](input, num_classes)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('one_hot', _G17, (), {'input': input, 'num_classes': num_classes}, _e, 1)
+
+_G18 = [_ops.pad]
+def pad(input, pad, mode='constant', value=None):
+    try:
+        if pad is not None: pad = _il(pad)
+        return _ops.pad.table[((input._keys | _st.included) & ~_st.excluded)](input, pad, mode, value)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('pad', _G18, (), {'input': input, 'pad': pad, 'mode': mode, 'value': value}, _e, 1)
+
+_G19 = [_ops.relu6]
 def relu6(input):
     try:
         return _ops.relu6.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu6', _G16, (), {'input': input}, _e, 1)
+        return _fallback('relu6', _G19, (), {'input': input}, _e, 1)
 
-_G17 = [_ops.relu6_]
+_G20 = [_ops.relu6_]
 def relu6_(input):
     try:
         return _ops.relu6_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu6_', _G17, (), {'input': input}, _e, 1)
+        return _fallback('relu6_', _G20, (), {'input': input}, _e, 1)
 
-_G18 = [_ops.silu, _ops.silu_out]
+_G21 = [_ops.silu, _ops.silu_out]
 def silu(input, *, out=None):
     try:
         if out is not None:
             return _ops.silu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.silu.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('silu', _G18, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('silu', _G21, (), {'input': input, 'out': out}, _e, 1)
 
-_G19 = [_ops.silu_]
+_G22 = [_ops.silu_]
 def silu_(input):
     try:
         return _ops.silu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('silu_', _G19, (), {'input': input}, _e, 1)
+        return _fallback('silu_', _G22, (), {'input': input}, _e, 1)
 
-_G20 = [_ops.softplus, _ops.softplus_out]
+_G23 = [_ops.softplus, _ops.softplus_out]
 def softplus(input, beta=1, threshold=20, *, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -198,9 +221,9 @@ def softplus(input, beta=1, threshold=20, *, out=None):
             return _ops.softplus_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, beta, threshold, out)
         return _ops.softplus.table[((input._keys | _st.included) & ~_st.excluded)](input, beta, threshold)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softplus', _G20, (), {'input': input, 'beta': beta, 'threshold': threshold, 'out': out}, _e, 1)
+        return _fallback('softplus', _G23, (), {'input': input, 'beta': beta, 'threshold': threshold, 'out': out}, _e, 1)
 
-_G21 = [_ops.softshrink, _ops.softshrink_out]
+_G24 = [_ops.softshrink, _ops.softshrink_out]
 def softshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
@@ -208,6 +231,6 @@ def softshrink(input, lambd=0.5, *, out=None):
             return _ops.softshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, lambd, out)
         return _ops.softshrink.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softshrink', _G21, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
+        return _fallback('softshrink', _G24, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
-__all__ = ['elu', 'elu_', 'gelu', 'gelu_', 'glu', 'hardsigmoid', 'hardsigmoid_', 'hardswish', 'hardswish_', 'hardtanh', 'hardtanh_', 'leaky_relu', 'leaky_relu_', 'log_sigmoid', 'mish', 'mish_', 'relu6', 'relu6_', 'silu', 'silu_', 'softplus', 'softshrink']
+__all__ = ['elu', 'elu_', 'gelu', 'gelu_', 'glu', 'hardsigmoid', 'hardsigmoid_', 'hardswish', 'hardswish_', 'hardtanh', 'hardtanh_', 'leaky_relu', 'leaky_relu_', 'linear', 'log_sigmoid', 'mish', 'mish_', 'one_hot', 'pad', 'relu6', 'relu6_', 'silu', 'silu_', 'softplus', 'softshrink']

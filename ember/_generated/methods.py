@@ -1531,8 +1531,8 @@ _G156 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
 def fmod(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmod_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmod_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
+        return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod', _G156, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -3052,8 +3052,8 @@ def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.rsub_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.rsub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+            return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
+        return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsub', _G306, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 

@@ -14,6 +14,7 @@ import ember.kernels.composite_compare as _composite_compare
 import ember.kernels.composite_creation as _composite_creation
 import ember.kernels.composite_indexing as _composite_indexing
 import ember.kernels.composite_linalg as _composite_linalg
+import ember.kernels.composite_nn as _composite_nn
 import ember.kernels.composite_shape as _composite_shape
 import ember.kernels.cpu.activation as _cpu_activation
 import ember.kernels.cpu.compare as _cpu_compare
@@ -425,17 +426,17 @@ vdot_out = define_op('aten', 'vdot.out(Tensor self, Tensor other, *, Tensor(a!) 
 mv = define_op('aten', 'mv(Tensor self, Tensor vec) -> Tensor', (), True)
 mv_out = define_op('aten', 'mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 addmm = define_op('aten', 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
-addmm_ = define_op('aten', 'addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addmm_out = define_op('aten', 'addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addmm_ = define_op('aten', 'addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addmv = define_op('aten', 'addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
-addmv_ = define_op('aten', 'addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addmv_out = define_op('aten', 'addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addmv_ = define_op('aten', 'addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addr = define_op('aten', 'addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
-addr_ = define_op('aten', 'addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addr_out = define_op('aten', 'addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+addr_ = define_op('aten', 'addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 baddbmm = define_op('aten', 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
-baddbmm_ = define_op('aten', 'baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 baddbmm_out = define_op('aten', 'baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
+baddbmm_ = define_op('aten', 'baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addbmm = define_op('aten', 'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', (), True)
 addbmm_ = define_op('aten', 'addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', (), True)
 addbmm_out = define_op('aten', 'addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
@@ -550,6 +551,19 @@ linalg_tensorinv = define_op('aten', 'linalg_tensorinv(Tensor self, int ind=2) -
 linalg_tensorinv_out = define_op('aten', 'linalg_tensorinv.out(Tensor self, int ind=2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 linalg_tensorsolve = define_op('aten', 'linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor', (), True)
 linalg_tensorsolve_out = define_op('aten', 'linalg_tensorsolve.out(Tensor self, Tensor other, int[]? dims=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+linear = define_op('aten', 'linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', (), True)
+bilinear = define_op('aten', 'bilinear(Tensor input1, Tensor input2, Tensor weight, Tensor? bias=None) -> Tensor', (), True)
+dropout = define_op('aten', 'dropout(Tensor input, float p, bool train) -> Tensor', ('nondeterministic_seeded',), True)
+dropout_ = define_op('aten', 'dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+feature_dropout = define_op('aten', 'feature_dropout(Tensor input, float p, bool train) -> Tensor', ('nondeterministic_seeded',), True)
+feature_dropout_ = define_op('aten', 'feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+alpha_dropout = define_op('aten', 'alpha_dropout(Tensor input, float p, bool train) -> Tensor', ('nondeterministic_seeded',), True)
+alpha_dropout_ = define_op('aten', 'alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+feature_alpha_dropout = define_op('aten', 'feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor', ('nondeterministic_seeded',), True)
+feature_alpha_dropout_ = define_op('aten', 'feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', ('nondeterministic_seeded',), True)
+one_hot = define_op('aten', 'one_hot(Tensor self, int num_classes=-1) -> Tensor', (), True)
+constant_pad_nd = define_op('aten', 'constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor', (), True)
+pad = define_op('aten', 'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor', (), True)
 add_Tensor = define_op('aten', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
 add__Tensor = define_op('aten', 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', (), True)
 add_out = define_op('aten', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
@@ -1090,7 +1104,6 @@ relu6.register(K.CompositeImplicitAutograd, _composite_activation.relu6, name='c
 
 relu6_.register(K.CompositeImplicitAutograd, _composite_activation.relu6_, name='composite_activation.relu6_')
 
-relu6_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_hardtanh(self, min_val, max_val):
     return _cw(_cpu_activation.hardtanh(self._np, min_val, max_val))
 
@@ -1370,7 +1383,6 @@ selu.register(K.CompositeImplicitAutograd, _composite_activation.selu, name='com
 
 selu_.register(K.CompositeImplicitAutograd, _composite_activation.selu_, name='composite_activation.selu_')
 
-selu_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_celu(self, alpha):
     return _cw(_cpu_activation.celu(self._np, alpha))
 
@@ -4550,19 +4562,6 @@ def _meta_addmm(self, mat1, mat2, beta, alpha):
 
 addmm.register(K.Meta, _meta_addmm, name='meta.linalg.addmm')
 
-def _cpu_addmm_(self, mat1, mat2, beta, alpha):
-    _cstore(self, _cpu_linalg.addmm(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha), 'addmm_')
-    return self
-
-addmm_.register(K.CPU, _cpu_addmm_, name='cpu.linalg.addmm')
-
-def _meta_addmm_(self, mat1, mat2, beta, alpha):
-    _mstore(self, _meta_linalg.addmm(self, mat1, mat2, beta, alpha), 'addmm_')
-    return self
-
-addmm_.register(K.Meta, _meta_addmm_, name='meta.linalg.addmm')
-
-addmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addmm_out(self, mat1, mat2, beta, alpha, out):
     _cstore_out(out, _cpu_linalg.addmm(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha))
     return out
@@ -4576,6 +4575,19 @@ def _meta_addmm_out(self, mat1, mat2, beta, alpha, out):
 addmm_out.register(K.Meta, _meta_addmm_out, name='meta.linalg.addmm')
 
 addmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addmm_(self, mat1, mat2, beta, alpha):
+    _cpu_linalg.addmm_(self._np, (mat1._np if mat1.__class__ is _T else _u(mat1)), (mat2._np if mat2.__class__ is _T else _u(mat2)), beta, alpha)
+    return self
+
+addmm_.register(K.CPU, _cpu_addmm_, name='cpu.linalg.addmm_')
+
+def _meta_addmm_(self, mat1, mat2, beta, alpha):
+    _meta_linalg.addmm_(self, mat1, mat2, beta, alpha)
+    return self
+
+addmm_.register(K.Meta, _meta_addmm_, name='meta.linalg.addmm_')
+
+addmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addmv(self, mat, vec, beta, alpha):
     return _cw(_cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha))
 
@@ -4586,19 +4598,6 @@ def _meta_addmv(self, mat, vec, beta, alpha):
 
 addmv.register(K.Meta, _meta_addmv, name='meta.linalg.addmv')
 
-def _cpu_addmv_(self, mat, vec, beta, alpha):
-    _cstore(self, _cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha), 'addmv_')
-    return self
-
-addmv_.register(K.CPU, _cpu_addmv_, name='cpu.linalg.addmv')
-
-def _meta_addmv_(self, mat, vec, beta, alpha):
-    _mstore(self, _meta_linalg.addmv(self, mat, vec, beta, alpha), 'addmv_')
-    return self
-
-addmv_.register(K.Meta, _meta_addmv_, name='meta.linalg.addmv')
-
-addmv_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addmv_out(self, mat, vec, beta, alpha, out):
     _cstore_out(out, _cpu_linalg.addmv(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha))
     return out
@@ -4612,6 +4611,19 @@ def _meta_addmv_out(self, mat, vec, beta, alpha, out):
 addmv_out.register(K.Meta, _meta_addmv_out, name='meta.linalg.addmv')
 
 addmv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addmv_(self, mat, vec, beta, alpha):
+    _cpu_linalg.addmv_(self._np, (mat._np if mat.__class__ is _T else _u(mat)), (vec._np if vec.__class__ is _T else _u(vec)), beta, alpha)
+    return self
+
+addmv_.register(K.CPU, _cpu_addmv_, name='cpu.linalg.addmv_')
+
+def _meta_addmv_(self, mat, vec, beta, alpha):
+    _meta_linalg.addmv_(self, mat, vec, beta, alpha)
+    return self
+
+addmv_.register(K.Meta, _meta_addmv_, name='meta.linalg.addmv_')
+
+addmv_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addr(self, vec1, vec2, beta, alpha):
     return _cw(_cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha))
 
@@ -4622,19 +4634,6 @@ def _meta_addr(self, vec1, vec2, beta, alpha):
 
 addr.register(K.Meta, _meta_addr, name='meta.linalg.addr')
 
-def _cpu_addr_(self, vec1, vec2, beta, alpha):
-    _cstore(self, _cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha), 'addr_')
-    return self
-
-addr_.register(K.CPU, _cpu_addr_, name='cpu.linalg.addr')
-
-def _meta_addr_(self, vec1, vec2, beta, alpha):
-    _mstore(self, _meta_linalg.addr(self, vec1, vec2, beta, alpha), 'addr_')
-    return self
-
-addr_.register(K.Meta, _meta_addr_, name='meta.linalg.addr')
-
-addr_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addr_out(self, vec1, vec2, beta, alpha, out):
     _cstore_out(out, _cpu_linalg.addr(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha))
     return out
@@ -4648,6 +4647,19 @@ def _meta_addr_out(self, vec1, vec2, beta, alpha, out):
 addr_out.register(K.Meta, _meta_addr_out, name='meta.linalg.addr')
 
 addr_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_addr_(self, vec1, vec2, beta, alpha):
+    _cpu_linalg.addr_(self._np, (vec1._np if vec1.__class__ is _T else _u(vec1)), (vec2._np if vec2.__class__ is _T else _u(vec2)), beta, alpha)
+    return self
+
+addr_.register(K.CPU, _cpu_addr_, name='cpu.linalg.addr_')
+
+def _meta_addr_(self, vec1, vec2, beta, alpha):
+    _meta_linalg.addr_(self, vec1, vec2, beta, alpha)
+    return self
+
+addr_.register(K.Meta, _meta_addr_, name='meta.linalg.addr_')
+
+addr_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_baddbmm(self, batch1, batch2, beta, alpha):
     return _cw(_cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
 
@@ -4658,19 +4670,6 @@ def _meta_baddbmm(self, batch1, batch2, beta, alpha):
 
 baddbmm.register(K.Meta, _meta_baddbmm, name='meta.linalg.baddbmm')
 
-def _cpu_baddbmm_(self, batch1, batch2, beta, alpha):
-    _cstore(self, _cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha), 'baddbmm_')
-    return self
-
-baddbmm_.register(K.CPU, _cpu_baddbmm_, name='cpu.linalg.baddbmm')
-
-def _meta_baddbmm_(self, batch1, batch2, beta, alpha):
-    _mstore(self, _meta_linalg.baddbmm(self, batch1, batch2, beta, alpha), 'baddbmm_')
-    return self
-
-baddbmm_.register(K.Meta, _meta_baddbmm_, name='meta.linalg.baddbmm')
-
-baddbmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_baddbmm_out(self, batch1, batch2, beta, alpha, out):
     _cstore_out(out, _cpu_linalg.baddbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
     return out
@@ -4684,6 +4683,19 @@ def _meta_baddbmm_out(self, batch1, batch2, beta, alpha, out):
 baddbmm_out.register(K.Meta, _meta_baddbmm_out, name='meta.linalg.baddbmm')
 
 baddbmm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_baddbmm_(self, batch1, batch2, beta, alpha):
+    _cpu_linalg.baddbmm_(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha)
+    return self
+
+baddbmm_.register(K.CPU, _cpu_baddbmm_, name='cpu.linalg.baddbmm_')
+
+def _meta_baddbmm_(self, batch1, batch2, beta, alpha):
+    _meta_linalg.baddbmm_(self, batch1, batch2, beta, alpha)
+    return self
+
+baddbmm_.register(K.Meta, _meta_baddbmm_, name='meta.linalg.baddbmm_')
+
+baddbmm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_addbmm(self, batch1, batch2, beta, alpha):
     return _cw(_cpu_linalg.addbmm(self._np, (batch1._np if batch1.__class__ is _T else _u(batch1)), (batch2._np if batch2.__class__ is _T else _u(batch2)), beta, alpha))
 
@@ -5977,24 +5989,46 @@ linalg_cond_p_str.register(K.CompositeImplicitAutograd, _composite_linalg.cond, 
 
 linalg_cond_p_str_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_cond_p_str, 1), name='composite.out_of.linalg_cond')
 
-linalg_cond_p_str_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 linalg_cond.register(K.CompositeImplicitAutograd, _composite_linalg.cond, name='composite_linalg.cond')
 
 linalg_cond_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_cond, 1), name='composite.out_of.linalg_cond')
 
-linalg_cond_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 linalg_diagonal.register(K.CompositeImplicitAutograd, _composite_linalg.diagonal, name='composite_linalg.diagonal')
 
 linalg_tensorinv.register(K.CompositeImplicitAutograd, _composite_linalg.tensorinv, name='composite_linalg.tensorinv')
 
 linalg_tensorinv_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_tensorinv, 1), name='composite.out_of.linalg_tensorinv')
 
-linalg_tensorinv_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 linalg_tensorsolve.register(K.CompositeImplicitAutograd, _composite_linalg.tensorsolve, name='composite_linalg.tensorsolve')
 
 linalg_tensorsolve_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(linalg_tensorsolve, 1), name='composite.out_of.linalg_tensorsolve')
 
-linalg_tensorsolve_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+linear.register(K.CompositeImplicitAutograd, _composite_nn.linear, name='composite_nn.linear')
+
+bilinear.register(K.CompositeImplicitAutograd, _composite_nn.bilinear, name='composite_nn.bilinear')
+
+dropout.register(K.CompositeImplicitAutograd, _composite_nn.dropout, name='composite_nn.dropout')
+
+dropout_.register(K.CompositeImplicitAutograd, _composite_nn.dropout_, name='composite_nn.dropout_')
+
+feature_dropout.register(K.CompositeImplicitAutograd, _composite_nn.feature_dropout, name='composite_nn.feature_dropout')
+
+feature_dropout_.register(K.CompositeImplicitAutograd, _composite_nn.feature_dropout_, name='composite_nn.feature_dropout_')
+
+alpha_dropout.register(K.CompositeImplicitAutograd, _composite_nn.alpha_dropout, name='composite_nn.alpha_dropout')
+
+alpha_dropout_.register(K.CompositeImplicitAutograd, _composite_nn.alpha_dropout_, name='composite_nn.alpha_dropout_')
+
+feature_alpha_dropout.register(K.CompositeImplicitAutograd, _composite_nn.feature_alpha_dropout, name='composite_nn.feature_alpha_dropout')
+
+feature_alpha_dropout_.register(K.CompositeImplicitAutograd, _composite_nn.feature_alpha_dropout_, name='composite_nn.feature_alpha_dropout_')
+
+one_hot.register(K.CompositeImplicitAutograd, _composite_nn.one_hot, name='composite_nn.one_hot')
+
+constant_pad_nd.register(K.CompositeExplicitAutograd, _composite_nn.constant_pad_nd, name='composite_nn.constant_pad_nd')
+
+pad.register(K.CompositeImplicitAutograd, _composite_nn.pad, name='composite_nn.pad')
+
 def _cpu_add_Tensor(self, other, alpha):
     return _cw(_cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
@@ -6104,7 +6138,7 @@ subtract_out.register(K.Meta, _meta_subtract_out, name='meta.pointwise.sub')
 
 subtract_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_rsub_Tensor(self, other, alpha):
-    return _cw(_cpu_pointwise.rsub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+    return _cw(_cpu_pointwise.rsub(self._np, (other._np if other.__class__ is _T else _u(other)), alpha))
 
 rsub_Tensor.register(K.CPU, _cpu_rsub_Tensor, name='cpu.pointwise.rsub')
 
@@ -6114,7 +6148,7 @@ def _meta_rsub_Tensor(self, other, alpha):
 rsub_Tensor.register(K.Meta, _meta_rsub_Tensor, name='meta.pointwise.rsub')
 
 def _cpu_rsub_Tensor_out(self, other, alpha, out):
-    _cstore_out(out, _cpu_pointwise.rsub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
+    _cstore_out(out, _cpu_pointwise.rsub(self._np, (other._np if other.__class__ is _T else _u(other)), alpha))
     return out
 
 rsub_Tensor_out.register(K.CPU, _cpu_rsub_Tensor_out, name='cpu.pointwise.rsub')
@@ -6451,7 +6485,7 @@ remainder_Tensor_out.register(K.Meta, _meta_remainder_Tensor_out, name='meta.poi
 
 remainder_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_fmod_Tensor(self, other):
-    return _cw(_cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    return _cw(_cpu_pointwise.fmod(self._np, (other._np if other.__class__ is _T else _u(other))))
 
 fmod_Tensor.register(K.CPU, _cpu_fmod_Tensor, name='cpu.pointwise.fmod')
 
@@ -6461,7 +6495,7 @@ def _meta_fmod_Tensor(self, other):
 fmod_Tensor.register(K.Meta, _meta_fmod_Tensor, name='meta.pointwise.fmod')
 
 def _cpu_fmod__Tensor(self, other):
-    _cstore(self, _cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'fmod_')
+    _cstore(self, _cpu_pointwise.fmod(self._np, (other._np if other.__class__ is _T else _u(other))), 'fmod_')
     return self
 
 fmod__Tensor.register(K.CPU, _cpu_fmod__Tensor, name='cpu.pointwise.fmod')
@@ -6474,7 +6508,7 @@ fmod__Tensor.register(K.Meta, _meta_fmod__Tensor, name='meta.pointwise.fmod')
 
 fmod__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_fmod_Tensor_out(self, other, out):
-    _cstore_out(out, _cpu_pointwise.fmod((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
+    _cstore_out(out, _cpu_pointwise.fmod(self._np, (other._np if other.__class__ is _T else _u(other))))
     return out
 
 fmod_Tensor_out.register(K.CPU, _cpu_fmod_Tensor_out, name='cpu.pointwise.fmod')
@@ -11260,7 +11294,7 @@ def _meta_roll(self, shifts, dims):
 
 roll.register(K.Meta, _meta_roll, name='meta.shape.roll')
 
-rot90.register(K.CompositeExplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
+rot90.register(K.CompositeImplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
 
 def _cpu_repeat(self, repeats):
     return _cw(_cpu_shape.repeat(self._np, repeats))
@@ -11390,7 +11424,6 @@ transpose_int.register(K.Meta, _meta_transpose_int, name='meta.views.transpose')
 
 transpose_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
-transpose_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_view(self, size):
     return _cv(self, _cpu_views.view(self._np, size))
 
@@ -11435,7 +11468,6 @@ as_strided.register(K.Meta, _meta_as_strided, name='meta.views.as_strided')
 
 as_strided_.register(K.CompositeExplicitAutograd, _composite_shape.as_strided_, name='composite_shape.as_strided_')
 
-as_strided_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_select_int(self, dim, index):
     return _cv(self, _cpu_views.select(self._np, dim, index))
 
@@ -11470,7 +11502,6 @@ unsqueeze.register(K.Meta, _meta_unsqueeze, name='meta.views.unsqueeze')
 
 unsqueeze_.register(K.CompositeExplicitAutograd, _composite_shape.unsqueeze_, name='composite_shape.unsqueeze_')
 
-unsqueeze_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_squeeze(self):
     return _cv(self, _cpu_views.squeeze(self._np))
 
@@ -11503,13 +11534,10 @@ squeeze_dims.register(K.Meta, _meta_squeeze_dims, name='meta.views.squeeze')
 
 squeeze_.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
-squeeze_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 squeeze__dim.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
-squeeze__dim.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 squeeze__dims.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
-squeeze__dims.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_expand(self, size, implicit):
     return _cv(self, _cpu_views.expand(self._np, size, implicit))
 
@@ -11544,12 +11572,11 @@ flatten_using_ints.register(K.CompositeImplicitAutograd, _composite_shape.flatte
 
 unflatten_int.register(K.CompositeImplicitAutograd, _composite_shape.unflatten, name='composite_shape.unflatten')
 
-t.register(K.CompositeExplicitAutograd, _composite_shape.t, name='composite_shape.t')
+t.register(K.CompositeImplicitAutograd, _composite_shape.t, name='composite_shape.t')
 
 t_.register(K.CompositeExplicitAutograd, _composite_shape.t_, name='composite_shape.t_')
 
-t_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
-movedim_intlist.register(K.CompositeExplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
+movedim_intlist.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
 
 movedim_int.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
 
@@ -11561,12 +11588,10 @@ swapaxes.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='
 
 swapaxes_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
-swapaxes_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 swapdims.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='composite_shape.swapaxes')
 
 swapdims_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
-swapdims_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 def _cpu_diagonal(self, offset, dim1, dim2):
     return _cv(self, _cpu_views.diagonal(self._np, offset, dim1, dim2))
 
@@ -11591,9 +11616,9 @@ view_as_real.register(K.CompositeExplicitAutograd, _composite_shape.view_as_real
 
 view_as_complex.register(K.CompositeExplicitAutograd, _composite_shape.view_as_complex, name='composite_shape.view_as_complex')
 
-split_Tensor.register(K.CompositeExplicitAutograd, _composite_shape.split, name='composite_shape.split')
+split_Tensor.register(K.CompositeImplicitAutograd, _composite_shape.split, name='composite_shape.split')
 
-split_with_sizes.register(K.CompositeExplicitAutograd, _composite_shape.split_with_sizes, name='composite_shape.split_with_sizes')
+split_with_sizes.register(K.CompositeImplicitAutograd, _composite_shape.split_with_sizes, name='composite_shape.split_with_sizes')
 
 tensor_split_sections.register(K.CompositeImplicitAutograd, _composite_shape.tensor_split_sections, name='composite_shape.tensor_split_sections')
 
@@ -11601,7 +11626,7 @@ tensor_split_indices.register(K.CompositeImplicitAutograd, _composite_shape.tens
 
 chunk.register(K.CompositeImplicitAutograd, _composite_shape.chunk, name='composite_shape.chunk')
 
-unbind_int.register(K.CompositeExplicitAutograd, _composite_shape.unbind, name='composite_shape.unbind')
+unbind_int.register(K.CompositeImplicitAutograd, _composite_shape.unbind, name='composite_shape.unbind')
 
 
 # the autograd layer: kernels generated from ember/ops/derivatives*.yaml

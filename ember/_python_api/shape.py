@@ -16,12 +16,24 @@ def _ks(t):
     return (t._keys | _st.included) & ~_st.excluded
 
 
+_int = int
+
+
 def _view(self, *shape, dtype=None, size=None):
     """Tensor.view(*shape) / Tensor.view(dtype)."""
-    if dtype is None and len(shape) == 1 and shape[0] is not None and _is_dtype(shape[0]) and \
-            not isinstance(shape[0], (list, tuple)):
-        dtype = shape[0]
-        shape = ()
+    if shape and dtype is None and size is None:
+        if len(shape) == 1 and shape[0].__class__ is not _int:
+            s0 = shape[0]
+            if isinstance(s0, (tuple, list)):
+                shape = tuple(s0)
+            elif s0 is not None and not isinstance(s0, _TI) and _is_dtype(s0):
+                return _ops.view_dtype.table[_ks(self)](self, _to_dtype(s0))
+            else:
+                return _gen_view(self, *shape)
+        for s in shape:
+            if s.__class__ is not _int:
+                return _gen_view(self, shape)
+        return _ops.view.table[(self._keys | _st.included) & ~_st.excluded](self, shape)
     if dtype is not None:
         if shape or size is not None:
             raise TypeError("view() received an invalid combination of arguments")
@@ -29,6 +41,15 @@ def _view(self, *shape, dtype=None, size=None):
     if size is not None:
         return _gen_view(self, size=size)
     return _gen_view(self, *shape)
+
+
+def movedim(input, source, destination):
+    """ember.movedim / moveaxis (int or sequence of dims)."""
+    from ember.kernels.composite_shape import movedim as _movedim
+    if not isinstance(input, _TI):
+        return _gf.movedim(input, source, destination)
+    return _movedim(input, source if isinstance(source, _int) else tuple(source),
+                    destination if isinstance(destination, _int) else tuple(destination))
 
 
 _gen_squeeze = _gm.squeeze
@@ -80,9 +101,17 @@ def split(tensor, split_size_or_sections, dim=0):
     return _ops.split_with_sizes.table[_ks(tensor)](tensor, sizes, dim)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
     """ember.tensor_split: sections (int or 0-d tensor), indices (list or 1-d tensor)."""
     s = indices_or_sections
+    for alt in (sections, indices, tensor_indices_or_sections):
+        if alt is not None:
+            if s is not None:
+                raise TypeError("tensor_split() received an invalid combination of arguments")
+            s = alt
+    if s is None:
+        raise TypeError("tensor_split() missing required argument 'indices_or_sections'")
     dim = dim.__index__()
     if isinstance(s, _TI):
         if s._device.type != "cpu":
@@ -121,6 +150,10 @@ def _hvd_split(name, input, indices_or_sections, dim, min_dim):
     return tensor_split(input, s, dim)
 
 
+def _split_method(self, split_size, dim=0):
+    return split(self, split_size, dim)
+
+
 def hsplit(input, indices_or_sections):
     return _hvd_split("hsplit", input, indices_or_sections, 0 if input.dim() == 1 else 1, 1)
 
@@ -154,28 +187,46 @@ def _same_device(tensors):
                 raise RuntimeError(f"Tensor on device {d} is not on the expected device {d0}!")
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, axis=None):
     """ember.cat (also concat, concatenate): dtype promotion across the inputs, as torch.cat."""
-    if isinstance(tensors, (list, tuple)) and len(tensors) == 0:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    if axis is not None:  # NumPy's name, accepted by torch too
+        dim = axis
+    c = tensors.__class__
+    if c is list or c is tuple:
+        if not tensors:
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        if out is None and dim.__class__ is int:
+            try:
+                ks = 0
+                d0 = tensors[0]._device
+                for t in tensors:
+                    ks |= t._keys
+                    if t._device is not d0:
+                        break
+                else:
+                    return _ops.cat.table[(ks | _st.included) & ~_st.excluded](list(tensors), dim)
+            except AttributeError:
+                pass
     _same_device(tensors)
     if out is not None:
         _check_out_cast(tensors, out, "torch.cat()")
     return _gf.cat(tensors, dim, out=out)
 
 
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0, *, out=None, axis=None):
+    if axis is not None:
+        dim = axis
     if isinstance(tensors, (list, tuple)) and len(tensors) == 0:
         raise RuntimeError("stack expects a non-empty TensorList")
     return _gf.stack(tensors, dim, out=out)
 
 
-def concat(tensors, dim=0, *, out=None):
-    return cat(tensors, dim, out=out)
+def concat(tensors, dim=0, *, out=None, axis=None):
+    return cat(tensors, dim if axis is None else axis, out=out)
 
 
-def concatenate(tensors, axis=0, out=None):
-    return cat(tensors, axis, out=out)
+def concatenate(tensors, axis=0, out=None, *, dim=None):
+    return cat(tensors, axis if dim is None else dim, out=out)
 
 
 def _nonempty(tensors, name):
@@ -374,7 +425,15 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 __all__ = ["split", "tensor_split", "squeeze", "hsplit", "vsplit", "dsplit", "cat", "concat",
            "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "atleast_1d",
            "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "meshgrid",
-           "repeat_interleave"]
-METHODS = {"view": _view, "split": split, "tensor_split": tensor_split, "squeeze": _squeeze_method,
+           "repeat_interleave", "movedim", "moveaxis"]
+moveaxis = movedim
+
+
+def _view_as(self, other):
+    return _view(self, *other._shape) if other._shape else _ops.view.table[_ks(self)](self, ())
+
+
+METHODS = {"view": _view, "view_as": _view_as, "movedim": movedim, "moveaxis": movedim,
+           "split": _split_method, "tensor_split": tensor_split, "squeeze": _squeeze_method,
            "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
            "repeat_interleave": repeat_interleave}

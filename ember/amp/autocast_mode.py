@@ -19,7 +19,10 @@ LOWER = {
     "cpu": ["conv1d", "conv2d", "conv3d", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm",
             "linear", "_convolution", "convolution", "matmul", "conv_tbc", "conv_transpose1d",
             "conv_transpose2d", "conv_transpose3d", "prelu", "scaled_dot_product_attention",
-            "_native_multi_head_attention"],
+            "_native_multi_head_attention",
+            # composites in PyTorch that decompose into bmm/mm (so they autocast there); ember
+            # runs them as single kernels, so they are listed to give the same dtypes
+            "einsum", "tensordot", "chain_matmul", "linalg_multi_dot"],
     "cuda": ["_convolution", "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d",
              "conv_transpose2d", "conv_transpose3d", "convolution", "prelu", "addmm", "addmv", "addr",
              "matmul", "einsum", "mm", "mv", "linalg_vecdot", "linear", "addbmm", "baddbmm", "bmm",

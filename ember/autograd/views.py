@@ -25,12 +25,9 @@ def check_inplace(t):
 
 
 def clone_nograd(t):
-    prev = _state.grad_enabled
-    _state.grad_enabled = False
-    try:
-        return t.clone()
-    finally:
-        _state.grad_enabled = prev
+    """The original value of an in-place op's input, saved for its backward. Cloned with grad
+    mode as it is, so the copy stays in the graph and double backward reaches the old history."""
+    return t.clone()
 
 
 def _geometry(t):

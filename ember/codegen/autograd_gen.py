@@ -102,6 +102,10 @@ def emit_node(e, info):
         slots.append("_nlist")
     e(f"class {info.cls}(Node):")
     e(f"    __slots__ = {tuple(slots)!r}")
+    if getattr(info, "node_name", info.cls) != info.cls:
+        e()
+        e("    def name(_node):")
+        e(f"        return {info.node_name!r}")
     e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
     e()
     e("    def apply(_node, grads):")
@@ -275,6 +279,7 @@ def gen_autograd(decls, header):
         e(f"from ember.autograd.{mod} import *  # noqa: F401,F403,E402")
     e()
     counters = {}
+    used_cls = set()
     registrations = []
     for entry in load_derivatives():
         from _schema import parse_schema
@@ -285,7 +290,15 @@ def gen_autograd(decls, header):
         base = camel(decl.schema.name)
         n = counters.get(base, 0)
         counters[base] = n + 1
-        info = Info(entry, decl, entry.get("node") or f"{base}Backward{n}")
+        node_name = entry.get("node") or f"{base}Backward{n}"
+        cls = node_name
+        k = 1
+        while cls in used_cls:  # two entries may share PyTorch's node name: classes must differ
+            cls = f"{node_name}_{k}"
+            k += 1
+        used_cls.add(cls)
+        info = Info(entry, decl, cls)
+        info.node_name = node_name
         emit_node(e, info)
         fn = emit_kernel(e, info, decl, "inplace" if decl.kind == "inplace" else "functional")
         registrations.append((decl.ident, fn))

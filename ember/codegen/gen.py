@@ -225,9 +225,10 @@ def gen_ops(decls):
                   f"_from_functional({src.ident}, {len(d.schema.out_args)}), "
                   f"name={('composite.' + d.kind + '_of.' + src.name)!r})")
                 e()
-        if d.kind == "inplace":
+        backend = any(k in ("CPU", "Meta", "CUDA") for k in src.dispatch)
+        if d.kind == "inplace" and backend:  # a composite in-place op bumps through what it calls
             e(f"{d.ident}.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)")
-        elif d.kind == "out":
+        elif d.kind == "out" and backend:
             n = len(d.schema.out_args)
             e(f"{d.ident}.register(K.ADInplaceOrView, _iov.bump_last[{n}], redispatch=True)")
     e()
@@ -314,9 +315,11 @@ def mergeable(ds, method):
             if longest[i][0] != n:
                 return None
     kws = {}
+    posnames = {n for n, _ in longest}
     for d in ds:
         for n, a in py_params(d, method)[1]:
-            kws.setdefault(n, a)
+            if n not in posnames:  # positional in one overload, keyword-only in another
+                kws.setdefault(n, a)
     return [n for n, _ in longest], list(kws)
 
 

@@ -10,7 +10,7 @@ OPS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "ops")
 
 # PyTorch lets these accept a Python number for their first Tensor argument too
 NUMBERS_AS_TENSORS = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
-                      "floor_divide", "remainder", "fmod", "rsub", "bitwise_and", "bitwise_or",
+                      "floor_divide", "remainder", "bitwise_and", "bitwise_or",
                       "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "pow"}
 
 
@@ -112,6 +112,17 @@ def load():
                                "python_module": e.get("python_module")}, "out", d)
                     d.out = sub
                 decls.append(sub)
+    # explicitly declared out= overloads serve their functional op's binding (`out=` keyword)
+    funcs = [d for d in decls if d.kind == "functional"]
+    for o in decls:
+        if o.kind != "out" or o.functional is not None:
+            continue
+        sig = [(a.name, a.type) for a in o.schema.arguments if not (a.is_write and a.kwarg_only)]
+        for f in funcs:
+            if f.name == o.name and f.out is None and \
+                    [(a.name, a.type) for a in f.schema.arguments] == sig:
+                f.out = o
+                break
     names = set()
     for d in decls:
         k = d.schema.full_name

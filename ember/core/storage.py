@@ -3,10 +3,15 @@ import numpy as np
 
 
 def root_array(a):
-    """The ndarray that owns the memory a NumPy view looks at."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
+    """The ndarray that owns the memory a NumPy view looks at (through as_strided's wrappers)."""
+    while True:
+        b = a.base
+        if isinstance(b, np.ndarray):
+            a = b
+        elif b is not None and isinstance(getattr(b, "base", None), np.ndarray):
+            a = b.base  # np.lib.stride_tricks.as_strided keeps its source behind a DummyArray
+        else:
+            return a
 
 
 class UntypedStorage:

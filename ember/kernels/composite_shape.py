@@ -102,6 +102,10 @@ def unflatten(self, dim, sizes):
         if s != -1:
             prod *= s
     if infer:
+        if prod == 0 and size == 0:
+            raise RuntimeError("unflatten got an unexpected error:\ncannot reshape tensor of 0 "
+                               f"elements into shape {fmt_shape(sizes)} because the unspecified "
+                               "dimension size -1 can be any value and is ambiguous")
         if prod == 0 or size % prod:
             raise RuntimeError(f"unflatten: Provided sizes {fmt_shape(sizes)} don't multiply up to the "
                                f"size of dim {dim} ({size}) in the input tensor")
@@ -141,6 +145,14 @@ def swapaxes(self, axis0, axis1):
 
 
 def movedim(self, source, destination):
+    if source.__class__ is int and destination.__class__ is int:
+        n = len(self._shape)
+        s, d = wrap_dim(source, n), wrap_dim(destination, n)
+        if n > 1:
+            order = list(range(n))
+            del order[s]
+            order.insert(d, s)
+            return _permute(self, tuple(order))
     if isinstance(source, int):
         source = (source,)
     if isinstance(destination, int):
@@ -223,10 +235,11 @@ def split(self, split_size, dim=0):
                            f"size of {size}")
     num = max((size + split_size - 1) // split_size, 1) if split_size else 1
     last = split_size - (split_size * num - size)
+    sl = _g().slice_Tensor.table[_ks(self)]
     out = []
     for i in range(num):
         length = split_size if i < num - 1 else last
-        out.append(_slice(self, d, i * split_size, i * split_size + length, 1))
+        out.append(sl(self, d, i * split_size, i * split_size + length, 1))
     return tuple(out)
 
 
@@ -248,7 +261,8 @@ def split_with_sizes(self, split_sizes, dim=0):
     if start != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={fmt_shape(sizes)}")
-    return tuple(_slice(self, d, b, b + s, 1) for b, s in out)
+    sl = _g().slice_Tensor.table[_ks(self)]
+    return tuple([sl(self, d, b, b + s, 1) for b, s in out])
 
 
 def _tensor_split_check(self, dim):
@@ -303,7 +317,8 @@ def unbind(self, dim=0):
     if n == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, n)
-    return tuple(_select(self, d, i) for i in range(self._shape[d]))
+    sel = _g().select_int.table[_ks(self)]
+    return tuple([sel(self, d, i) for i in range(self._shape[d])])
 
 
 # ---- in-place views: new metadata, same storage -------------------------------------------------
@@ -316,6 +331,7 @@ def _become(self, r):
         self._strides = r._strides
         self._offset = r._offset
     self._shape = r._shape
+    self._bump_version()  # PyTorch's in-place view ops bump the version counter
     return self
 
 

@@ -81,7 +81,7 @@ def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=Fal
     """Functional API that performs the Adadelta computation (single-tensor algorithm)."""
     if capturable:
         for p, s in zip(params, state_steps):
-            _check_capturable(p, s)
+            _check_capturable(p, s, supports_xla=False)
     lr = _scalar_value(lr)
     for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas, state_steps):
         step += 1

@@ -126,10 +126,10 @@ def _view_as_real(t):
     return t.view(ember.float32 if t.dtype == ember.complex64 else ember.float64)
 
 
-def _check_capturable(param, step_t):
-    if not (param.device.type == step_t.device.type and param.device.type in _CAPTURABLE_DEVICES):
-        raise AssertionError("If capturable=True, params and state_steps must be on supported "
-                             f"devices: {_CAPTURABLE_DEVICES}.")
+def _check_capturable(param, step_t, supports_xla=True):
+    devices = _CAPTURABLE_DEVICES if supports_xla else _CAPTURABLE_DEVICES[:-1]
+    if not (param.device.type == step_t.device.type and param.device.type in devices):
+        raise AssertionError(f"If capturable=True, params and state_steps must be on supported devices: {devices}.")
 
 
 def _device_dtype_check_for_fused(p, cuda_unsupported=False):

@@ -24,6 +24,7 @@ def _sum_differentiable():
 # masked_fill's value) need sum's derivative (reduction family)
 needs_sum_grad = pytest.mark.skipif(not _sum_differentiable(), reason="sum has no derivative yet")
 
+
 def scalar_pair(v, dtype):
     """0-d inputs (harness.make_pair/pair_from give shape (1,) for ())."""
     return ember.tensor(v, dtype=getattr(ember, dtype)), torch.tensor(v, dtype=getattr(torch, dtype))

@@ -987,3 +987,15 @@ def test_extra_errors(call, shape, dtype):
             pass
     compare(call, (ember.ones(shape, dtype=getattr(ember, dtype)),),
             (torch.ones(shape, dtype=getattr(torch, dtype)),))
+
+
+@pytest.mark.parametrize("op,s,a,b", [
+    ("addmm_", (2,), (2, 3), (3, 2)), ("addmv_", (1,), (2, 3), (3,)), ("addr_", (3,), (2,), (3,)),
+    ("addr_", (3, 2), (2,), (3,)), ("addr_", (2, 3, 1), (2,), (3,)), ("addr_", (2, 3), (2, 1), (3,)),
+    ("baddbmm_", (2, 2), (2, 2, 3), (2, 3, 2)), ("baddbmm_", (2, 1, 2), (2, 2, 3), (2, 3, 2)),
+    ("addmm_", (2, 2), (2, 3), (3, 2)), ("addr_", (2, 3), (2,), (3,)),
+])
+def test_inplace_shape_errors(op, s, a, b):
+    compare(lambda lib: getattr(lib.ones(*s), op)(lib.ones(*a), lib.ones(*b)), (), ())
+    compare(lambda lib: getattr(lib.ones(*s, dtype=lib.int64), op)(lib.ones(*a), lib.ones(*b)), (), ())
+    compare(lambda lib: getattr(lib.ones(1, *s[1:]).expand(*s), op)(lib.ones(*a), lib.ones(*b)), (), ())

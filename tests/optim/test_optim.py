@@ -83,6 +83,8 @@ def run_both(name, kwargs, rng, dtype="float64", steps=STEPS, complex_=False, gr
 def check_close(tp, ep, rtol=1e-6, atol=1e-9):
     assert str(ep.dtype).split(".")[1] == str(tp.dtype).split(".")[1]
     assert tuple(ep.shape) == tuple(tp.shape)
+    if tp.dtype == torch.bfloat16:
+        tp, ep = tp.float(), ep.float()
     np.testing.assert_allclose(ep.detach().numpy().astype(np.complex128),
                                tp.detach().numpy().astype(np.complex128), rtol=rtol, atol=atol)
 
@@ -118,6 +120,12 @@ def test_matches_torch_float64(config, rng):
 @pytest.mark.parametrize("config", CONFIGS[::3], ids=ids)
 def test_matches_torch_float32(config, rng):
     check_state(run_both(*config, rng, dtype="float32"), rtol=2e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("config", CONFIGS[1::4], ids=ids)
+def test_matches_torch_low_precision(config, dtype, rng):
+    check_state(run_both(*config, rng, dtype=dtype, steps=5), rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c[0] != "SGD" or c[1].get("momentum")][::2], ids=ids)
@@ -202,22 +210,24 @@ def test_load_state_dict_from_torch_format(rng):
         check_close(tp, ep)
 
 
+def _closure_run(lib):
+    w = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+    opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
+
+    def closure():
+        opt.zero_grad()
+        loss = w * w + 3 * w
+        loss.backward(lib.ones_like(loss))
+        return loss
+    losses = [opt.step(closure).detach().numpy().copy() for _ in range(5)]
+    return w.detach().numpy().copy(), losses
+
+
 def test_closure_and_backward():
-    res = {}
-    for lib in (torch, ember):
-        w = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
-        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9)
-        losses = []
-        for _ in range(5):
-            def closure():
-                opt.zero_grad()
-                loss = w * w + 3 * w
-                loss.backward(lib.ones_like(loss))
-                return loss
-            losses.append(opt.step(closure).detach().numpy().copy())
-        res[lib] = (w.detach().numpy().copy(), losses)
-    np.testing.assert_allclose(res[ember][0], res[torch][0], rtol=1e-12)
-    np.testing.assert_allclose(res[ember][1], res[torch][1], rtol=1e-12)
+    ew, el = _closure_run(ember)
+    tw, tl = _closure_run(torch)
+    np.testing.assert_allclose(ew, tw, rtol=1e-12)
+    np.testing.assert_allclose(el, tl, rtol=1e-12)
 
 
 def test_step_skips_params_without_grad():
@@ -263,20 +273,40 @@ def test_named_params():
         assert opt.state_dict()["param_groups"][0]["param_names"] == ["a", "b"]
 
 
+def _hook_calls(lib):
+    p = lib.ones(2, requires_grad=True)
+    opt = lib.optim.SGD([p], lr=0.1)
+    calls = []
+    h1 = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, args, kwargs: calls.append("post"))
+    opt.register_state_dict_post_hook(lambda o, sd: calls.append("sd"))
+    p.grad = lib.ones(2)
+    opt.step()
+    h1.remove()
+    opt.step()
+    opt.state_dict()
+    return calls
+
+
 def test_hooks():
-    for lib in (torch, ember):
-        p = lib.ones(2, requires_grad=True)
-        opt = lib.optim.SGD([p], lr=0.1)
-        calls = []
-        h1 = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append("pre"))
-        opt.register_step_post_hook(lambda o, args, kwargs: calls.append("post"))
-        opt.register_state_dict_post_hook(lambda o, sd: calls.append("sd"))
-        p.grad = lib.ones(2)
+    assert _hook_calls(ember) == _hook_calls(torch) == ["pre", "post", "post", "sd"]
+
+
+def test_global_hooks_and_pre_hook_rewrites_args():
+    from ember.optim.optimizer import register_optimizer_step_post_hook
+    seen = []
+    h = register_optimizer_step_post_hook(lambda o, a, k: seen.append(type(o).__name__))
+    try:
+        p = ember.ones(2, requires_grad=True)
+        opt = ember.optim.Adam([p])
+        p.grad = ember.ones(2)
         opt.step()
-        h1.remove()
-        opt.step()
-        opt.state_dict()
-        assert calls == ["pre", "post", "post", "sd"], lib
+    finally:
+        h.remove()
+    opt.step()
+    assert seen == ["Adam"]
+    opt.register_step_pre_hook(lambda o, a, k: ((o,), {"closure": lambda: 7}))
+    assert opt.step() == 7
 
 
 def test_duplicate_params_warn():
@@ -316,6 +346,36 @@ def _leaf(lib):
 ])
 def test_errors(fn):
     same_error(fn)
+
+
+def _step_once(lib, name, **kw):
+    p = lib.ones(2, requires_grad=True)
+    o = getattr(lib.optim, name)([p], **kw)
+    p.grad = lib.ones(2)
+    o.step()
+    return o
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: _step_once(lib, "Adam", capturable=True),
+    lambda lib: _step_once(lib, "RMSprop", capturable=True),
+    lambda lib: _step_once(lib, "Adadelta", capturable=True),
+    lambda lib: _step_once(lib, "Adam", fused=True, foreach=True),
+    lambda lib: _step_once(lib, "Adam", fused=True, differentiable=True),
+    lambda lib: _step_once(lib, "SGD", lr=0.1, fused=True, foreach=True),
+    lambda lib: _step_once(lib, "Adam", betas=(lib.tensor(0.9), 0.99)),
+    lambda lib: _step_once(lib, "Adam", lr=lib.tensor([0.1, 0.2])),
+    lambda lib: _step_once(lib, "SGD", lr=lib.tensor([0.1, 0.2])),
+])
+def test_flag_errors(fn):
+    same_error(fn)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "Adagrad"])
+def test_fused_flag_runs_same_numbers(name):
+    t = _step_once(torch, name, lr=0.1, fused=True).param_groups[0]["params"][0]
+    e = _step_once(ember, name, lr=0.1, fused=True).param_groups[0]["params"][0]
+    check_close(t, e)
 
 
 def test_shared_params_across_groups_error():

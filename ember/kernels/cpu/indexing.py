@@ -64,9 +64,9 @@ def relayout(r, strides):
 
 def clone_preserve(a):
     """clone(memory_format=preserve_format) on an array."""
-    if a.flags.c_contiguous:
-        return copy_c(a)
     st = M.preserve_strides(a.shape, estrides(a))
+    if a.size == 0 or st == contiguous_strides(a.shape):
+        return copy_c(a)
     out = new_strided(a.shape, st, a.dtype)
     out[...] = a
     return out
@@ -269,6 +269,26 @@ def _index_put_impl(a, indices, values, accumulate):
 
 
 def index_put_(a, indices, values, accumulate=False):
+    if len(indices) == 1 and not accumulate and a.ndim and a.size and a.flags.writeable and \
+            values.__class__ is _nd and 0 not in a.strides:
+        x = indices[0]
+        if x is None:
+            pass
+        elif x.dtype == _BOOL and values.size == 1 and x.shape == a.shape[:x.ndim]:
+            # masked_fill_ path with a value of self's dtype: nothing to convert or check
+            if values.dtype == a.dtype:
+                a[x] = values.reshape(())
+                return
+        elif (x.dtype == _I64 or x.dtype == _I32) and x.ndim and values.dtype == a.dtype:
+            shp = x.shape + a.shape[1:]
+            if values.shape != shp:
+                M.value_shape_check(values.shape, shp)
+            if not np.may_share_memory(a, values) and not np.may_share_memory(a, x):
+                try:
+                    a[x] = values
+                    return
+                except IndexError:
+                    pass
     nd = a.ndim
     if len(indices) > nd:
         raise IndexError(f"too many indices for tensor of dimension {nd} (got {len(indices)})")
@@ -483,7 +503,15 @@ def index_select(a, dim, index):
         if first_out_of_range(idx, 0, 1) is not None:
             raise IndexError("index out of range in self")
         return copy_c(a)
-    if first_out_of_range(idx, 0, a.shape[d]) is not None:
+    size = a.shape[d]
+    if a.ndim > 1 and idx.size and (a.size == 0 or d == 1):
+        # PyTorch's empty-self and dim-1 paths check with their own wording
+        if a.size == 0 and size == 0:
+            raise RuntimeError("index_select(): self indexing axis dim should be positive")
+        bad = first_out_of_range(idx, 0, size)
+        if bad is not None:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    elif first_out_of_range(idx, 0, size) is not None:
         raise IndexError("index out of range in self")
     return contig(np.take(a, idx, axis=d))
 
@@ -509,11 +537,21 @@ def _index_add(a, dim, index, source, alpha, inplace):
         return out
     o, s, idx = _as1d(out), _as1d(source), index.reshape(-1)
     size = o.shape[d]
-    bad = first_out_of_range(idx, 0, size)
-    if bad is not None:
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    if o.ndim > 1 and (d == 0 or d == o.ndim - 1) and a.dtype in _REDUCED and alpha == 1 and \
-            idx.dtype == _I64:
+    # PyTorch runs index_add as a scatter_add over an expanded index for an int64 index, alpha 1,
+    # along the first or last dim of an n-d (n > 1) tensor; its bounds check and rounding differ
+    scatter_path = o.ndim > 1 and (d == 0 or d == o.ndim - 1) and alpha == 1 and idx.dtype == _I64
+    if o.ndim > 1 and o.size == 0:
+        return out
+    if scatter_path:
+        if o.size and s.size:
+            bad = first_out_of_range(idx, 0, size)
+            if bad is not None:
+                raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    elif first_out_of_range(idx, 0, size) is not None:
+        raise IndexError("index out of range in self")
+    if o.size == 0 or s.size == 0:
+        return out
+    if scatter_path and a.dtype in _REDUCED:
         # PyTorch's path for these cases sums reduced-precision floats in float32, rounding once
         acc = o.astype(np.float32)
         np.add.at(acc, _dim_key(d, idx), s.astype(np.float32))
@@ -630,7 +668,12 @@ def _index_reduce(a, dim, index, source, reduce, include_self, inplace):
     if index.size == 0:
         return out
     o, s, idx = _as1d(out), _as1d(source), index.reshape(-1)
-    if first_out_of_range(idx, 0, o.shape[d]) is not None:
+    size = o.shape[d]
+    if not include_self:  # PyTorch first runs index_fill_ with the reduction's identity
+        bad = first_out_of_range(idx, -size, size)
+        if bad is not None:
+            raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    if first_out_of_range(idx, 0, size) is not None:
         raise IndexError("index out of range in self")
     key = _dim_key(d, idx)
     if not include_self:

@@ -256,6 +256,43 @@ def addbmm(s, a, b, beta=1, alpha=1):
     return _axpby(s, prod, bc, ac, ds, out)
 
 
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _write(s, r):
+    if not s.flags.writeable:
+        raise RuntimeError(_OVERLAP)
+    np.copyto(s, r, casting="unsafe")
+
+
+def addmm_(s, a, b, beta=1, alpha=1):
+    r = addmm(s, a, b, beta, alpha)
+    M.bad_inplace(s.shape, r.shape)
+    _write(s, r)
+
+
+def addmv_(s, m, v, beta=1, alpha=1):
+    r = addmv(s, m, v, beta, alpha)
+    M.bad_inplace(s.shape, r.shape)
+    _write(s, r)
+
+
+def baddbmm_(s, a, b, beta=1, alpha=1):
+    r = baddbmm(s, a, b, beta, alpha)
+    M.bad_inplace(s.shape, r.shape)
+    _write(s, r)
+
+
+def addr_(s, v1, v2, beta=1, alpha=1):
+    M.addr_inplace_check(s.shape, v1.shape, v2.shape)
+    r = addr(s, v1, v2, beta, alpha)
+    if r.dtype != s.dtype and not _dt.can_cast(_NP2DT[r.dtype], _NP2DT[s.dtype]):
+        raise RuntimeError(f"result type {_NP2DT[r.dtype]._short} can't be cast to the desired "
+                           f"output type {_NP2DT[s.dtype]._short}")
+    _write(s, r)
+
+
 def outer(a, b):
     M.outer_check(a.shape, b.shape)
     rt = _dt.promote_types(_NP2DT[a.dtype], _NP2DT[b.dtype])
@@ -383,16 +420,28 @@ def _chain(tensors, out, d):
         mats[0] = mats[0][None, :]
     if mats[-1].ndim == 1:
         mats[-1] = mats[-1][:, None]
-    n = len(mats)
+    split = chain_order([m.shape for m in mats])
+
+    def run(i, j):
+        if i == j:
+            return mats[i]
+        k = split(i, j)
+        return mm(run(i, k), run(k + 1, j))
+    return run(0, len(mats) - 1).reshape(out)
+
+
+def chain_order(shapes):
+    """ATen's multi_dot order for matrices of these shapes: split(i, j) -> k, the product of
+    mats[i..j] is (mats[i..k]) @ (mats[k+1..j])."""
+    n = len(shapes)
     if n == 2:
-        return mm(mats[0], mats[1]).reshape(out)
+        return lambda i, j: i
     if n == 3:
-        a, b = mats[0].shape[0], mats[1].shape[0]
-        c, dd = mats[2].shape
-        if (a * c) * (b + dd) > (b * dd) * (a + c):
-            return mm(mats[0], mm(mats[1], mats[2])).reshape(out)
-        return mm(mm(mats[0], mats[1]), mats[2]).reshape(out)
-    p = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+        a, b = shapes[0][0], shapes[1][0]
+        c, dd = shapes[2]
+        right = (a * c) * (b + dd) > (b * dd) * (a + c)  # A(BC) is cheaper
+        return lambda i, j: (0 if right else 1) if (i, j) == (0, 2) else i
+    p = [s[0] for s in shapes] + [shapes[-1][1]]
     cost = [[0] * n for _ in range(n)]
     split = [[0] * n for _ in range(n)]
     for ln in range(1, n):
@@ -404,13 +453,7 @@ def _chain(tensors, out, d):
                 if cost[i][j] is None or q < cost[i][j]:
                     cost[i][j] = q
                     split[i][j] = k
-
-    def run(i, j):
-        if i == j:
-            return mats[i]
-        k = split[i][j]
-        return mm(run(i, k), run(k + 1, j))
-    return run(0, n - 1).reshape(out)
+    return lambda i, j: split[i][j]
 
 
 def chain_matmul(matrices):

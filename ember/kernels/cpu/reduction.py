@@ -276,7 +276,7 @@ def _var_core(a, dim, keepdim, correction, name, want_std, want_mean):
         m *= 1.0 / n
     else:
         m = np.full(tuple(1 if i in axes else s for i, s in enumerate(a.shape)), np.nan, w.dtype)
-    dev = w - m
+    dev = np.asarray(w - m)
     if dev.dtype.kind == "c":
         sq = dev.real * dev.real
         sq += dev.imag * dev.imag
@@ -500,7 +500,7 @@ def cumprod(a, dim, dtype=None):
 
 def _cumext(a, dim, ufunc, kernel):
     d = wrap_dim(dim, a.ndim)
-    if a.size:
+    if a.size and a.ndim:
         M.minmax_check(_dtype(a), kernel)
     if a.ndim == 0:
         return a.copy(), np.zeros((), _I64)

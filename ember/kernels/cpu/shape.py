@@ -27,6 +27,16 @@ def new(shape, dtype):
     return np.empty(shape, dtype)
 
 
+def _c_exact(a):
+    acc = a.itemsize
+    shape, st = a.shape, a.strides
+    for i in range(len(shape) - 1, -1, -1):
+        if st[i] != acc:
+            return False
+        acc *= shape[i]
+    return True
+
+
 def _fix0(r):
     return new(r.shape, r.dtype) if r.size == 0 else r
 
@@ -40,6 +50,27 @@ def _promoted(arrays):
 
 
 def cat(arrays, dim=0):
+    a0 = arrays[0]
+    n = a0.ndim
+    if n and -n <= dim < n:  # fast path: one dtype, matching shapes, non-empty output
+        d = dim + n if dim < 0 else dim
+        dt, s0 = a0.dtype, a0.shape
+        head, tail = s0[:d], s0[d + 1:]
+        total = 0
+        for a in arrays:
+            s = a.shape
+            if a.dtype != dt or len(s) != n or s[:d] != head or s[d + 1:] != tail:
+                break
+            total += s[d]
+        else:
+            if total and 0 not in head and 0 not in tail:
+                out = np.empty(head + (total,) + tail, dt)
+                np.concatenate(arrays, axis=d, out=out)
+                return out
+    return _cat(arrays, dim)
+
+
+def _cat(arrays, dim):
     shapes = [a.shape for a in arrays]
     shape, valid, d = _m.cat_shape(shapes, dim)
     npd = _promoted(arrays)
@@ -74,6 +105,23 @@ def empty_with_strides(shape, dtype, strides):
 
 
 def stack(arrays, dim=0):
+    a0 = arrays[0]
+    s0, dt = a0.shape, a0.dtype
+    n = len(s0)
+    if -n - 1 <= dim <= n and a0.size:  # fast path: one dtype and shape
+        for a in arrays:
+            if a.shape != s0 or a.dtype != dt:
+                break
+        else:
+            d = dim + n + 1 if dim < 0 else dim
+            e = s0[:d] + (1,) + s0[d:]
+            out = np.empty(s0[:d] + (len(arrays),) + s0[d:], dt)
+            np.concatenate([a.reshape(e) for a in arrays], axis=d, out=out)
+            return out
+    return _stack(arrays, dim)
+
+
+def _stack(arrays, dim=0):
     shape, d = _m.stack_shape([a.shape for a in arrays], dim)
     npd = _promoted(arrays)
     out = new(shape, arrays[0].dtype if npd is None else npd)
@@ -84,11 +132,13 @@ def stack(arrays, dim=0):
 
 def flip(a, dims):
     axes = _m.flip_dims(a.ndim, dims)
+    if a.ndim and a.size and a.flags.c_contiguous and (1 not in a.shape or _c_exact(a)):
+        return np.flip(a, axes).copy() if axes else a.copy()
     isz = a.itemsize
     out = empty_with_strides(a.shape, a.dtype,
                              _m.dense_strides(a.shape, tuple(s // isz for s in a.strides)))
     if out.size:
-        np.copyto(out, np.flip(a, axes) if axes else a)
+        np.copyto(out, np.flip(a, axes) if axes and a.ndim else a)
     return out
 
 

@@ -70,18 +70,33 @@ def _view_at(a, dtype, shape, bstrides, boff=0):
     return r
 
 
-def _make(a, shape, strides, off=0):
-    """A view of `a` starting `off` elements after a's first element, with element `strides`;
-    read-only when it overlaps itself (expanded)."""
-    isz = a.itemsize
-    r = _view_at(a, a.dtype, shape, tuple([s * isz for s in strides]), off * isz)
-    for n, s in zip(shape, strides):
-        if s == 0 and n > 1:
-            r.flags.writeable = False
-            return r
-    if not r.flags.writeable:
+def _make(a, shape, bstrides, boff=0, expanded=False):
+    """A view of `a` starting `boff` bytes after a's first element, with byte strides. An
+    `expanded` result is read-only when it overlaps itself; a view of a read-only (expanded) input
+    is writable again when it no longer does."""
+    try:
+        r = _nd(shape, a.dtype, a, boff, bstrides)  # fast: `a` exports its (dense) buffer
+    except (ValueError, TypeError, BufferError):
+        r = _view_at(a, a.dtype, shape, bstrides, boff)
+    if expanded:
+        for n, s in zip(shape, bstrides):
+            if s == 0 and n > 1:
+                r.flags.writeable = False
+                return r
+    if not a.flags.writeable:
         return _recover_writeable(r, a)
     return r
+
+
+def _c_exact(a):
+    """a has exactly C-contiguous strides (NumPy's flag ignores the strides of size-1 dims)."""
+    acc = a.itemsize
+    shape, st = a.shape, a.strides
+    for i in range(len(shape) - 1, -1, -1):
+        if st[i] != acc:
+            return False
+        acc *= shape[i]
+    return True
 
 
 def _recover_writeable(r, a):
@@ -113,9 +128,9 @@ alias = detach
 
 def view(a, size):
     shape = _m.infer_size(size, a.size)
-    if a.flags.c_contiguous and a.size and 1 not in a.shape:
+    if a.flags.c_contiguous and a.size and (1 not in a.shape or _c_exact(a)):
         return a.reshape(shape)  # computeStride gives the contiguous strides NumPy gives
-    strides = _m.view_strides(a.shape, _estrides(a), shape)
+    strides = _m.view_strides(a.shape, a.strides, shape, a.itemsize)
     if strides is None:
         raise RuntimeError(_m.VIEW_ERROR)
     return _make(a, shape, strides)
@@ -153,7 +168,7 @@ def select(a, dim, index):
     else:
         r = a[(_S,) * d + (index, _E)]
     if r.size == 0:  # NumPy normalizes the strides of empty arrays
-        shape, strides, off = _m.select_geom(a.shape, _estrides(a), 0, d, index)
+        shape, strides, off = _m.select_geom(a.shape, a.strides, 0, d, index)
         return _make(a, shape, strides, off)
     if not a.flags.writeable:
         return _recover_writeable(r, a)
@@ -172,7 +187,7 @@ def slice(a, dim=0, start=None, end=None, step=1):  # noqa: A001
     else:
         r = a[(_S,) * d + (_slice(start, end, step),)]
     if r.size == 0:  # NumPy normalizes the strides of empty arrays
-        shape, strides, off = _m.slice_geom(a.shape, _estrides(a), 0, d, start, end, step)
+        shape, strides, off = _m.slice_geom(a.shape, a.strides, 0, d, start, end, step)
         return _make(a, shape, strides, 0)
     if not a.flags.writeable:
         return _recover_writeable(r, a)
@@ -184,14 +199,15 @@ def unsqueeze(a, dim):
     n = len(shape)
     d = dim if 0 <= dim <= n else wrap_dim(dim, n + 1)
     nshape = shape[:d] + (1,) + shape[d:]
+    if a.flags.c_contiguous and a.size and 1 not in shape:
+        return a.reshape(nshape)  # C strides are PyTorch's here
     bst = a.strides
     want = bst[:d] + ((a.itemsize if d == n else shape[d] * bst[d]),) + bst[d:]
     if a.size:
         r = a.reshape(nshape)
         if r.strides == want:
             return r
-    isz = a.itemsize
-    return _make(a, nshape, tuple(s // isz for s in want))
+    return _make(a, nshape, want)
 
 
 def squeeze(a, dim=None):
@@ -205,23 +221,37 @@ def expand(a, size, implicit=False):
     shape = a.shape
     if size == shape:
         return a[...]
-    nshape, nst = _m.expand_geom(shape, _estrides(a), size,
-                                 lambda: _m.type_str(NP2DT[a.dtype]._short, "cpu"))
-    return _make(a, nshape, nst)
+    nshape, nst = _m.expand_geom(shape, a.strides, size, lambda: _m.type_str(
+        NP2DT[a.dtype]._short, "cpu"))
+    return _make(a, nshape, nst, 0, True)
 
 
 def permute(a, dims):
-    p = _m.permute_dims(a.ndim, dims)
-    return a.transpose(p)
+    if len(dims) == a.ndim:
+        try:  # NumPy wraps negative dims as PyTorch does and rejects repeated ones
+            return a.transpose(dims)
+        except (ValueError, TypeError):
+            pass
+    return a.transpose(_m.permute_dims(a.ndim, dims))
 
 
 def diagonal(a, offset=0, dim1=0, dim2=1):
-    shape, strides, off = _m.diagonal_geom(a.shape, _estrides(a), 0, offset, dim1, dim2)
-    return _make(a, shape, strides, off)
+    n = a.ndim
+    d1, d2 = wrap_dim(dim1, n), wrap_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    r = a.diagonal(offset, d1, d2)  # PyTorch's geometry, but read-only and odd when empty
+    if r.size == 0:
+        shape, strides, off = _m.diagonal_geom(a.shape, a.strides, 0, offset, d1, d2)
+        return _make(a, shape, strides, off)
+    if a.flags.writeable:
+        r.flags.writeable = True
+        return r
+    return _recover_writeable(r, a)
 
 
 def unfold(a, dimension, size, step):
-    shape, strides = _m.unfold_geom(a.shape, _estrides(a), dimension, size, step)
+    shape, strides = _m.unfold_geom(a.shape, a.strides, dimension, size, step, a.itemsize)
     return _make(a, shape, strides)
 
 

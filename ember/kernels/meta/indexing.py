@@ -440,8 +440,6 @@ def index_put(t, indices, values, accumulate=False):
 
 def preserve_strides(shape, strides):
     """clone(preserve_format): the same strides when non-overlapping and dense, else contiguous."""
-    if _is_contig(shape, strides):
-        return contiguous_strides(shape)
     if _dense(shape, strides):
         return tuple(strides)
     return contiguous_strides(shape)
@@ -605,6 +603,8 @@ def index_func_check(shape, dtype, dim, ishape, idtype, sshape, sdtype, func):
         raise RuntimeError(f"{func}_(): Indexing dim {d} is out of bounds of the source tensor with "
                            f"dim {len(sshape)}")
     ssize = 1 if not sshape else sshape[d]
+    if n != ssize and not sshape:
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if n != ssize:
         raise RuntimeError(f"{func}_(): Number of indices ({n}) should be equal to source.size(dim):"
                            f" ({ssize}), for dim: {d}")
@@ -828,7 +828,7 @@ def take_along_dim_check(shape, ishape, idtype, dim):
                            f"{idtype._short}")
     d = wrap_dim(dim, len(shape))
     if not shape:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     s = list(shape)
     s[d] = ishape[d]
     ib = infer_size(tuple(s), tuple(ishape))

@@ -1048,3 +1048,42 @@ def cholesky_solve(b, a, upper=False):
 def cholesky_inverse(a, upper=False):
     cholesky_inverse_check(a._shape, a._dtype)
     return _spec(a._shape, a._dtype)
+
+
+# in-place forms: the result must have self's shape (ATen's structured-kernel check)
+def bad_inplace(self_shape, out_shape):
+    if tuple(self_shape) != tuple(out_shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {fmt_shape(self_shape)} and output "
+                           f"tensor size {fmt_shape(out_shape)} should match")
+
+
+def addr_inplace_check(ss, s1, s2):
+    if len(ss) != 2:
+        raise RuntimeError(f"2D tensor expected, got {len(ss)}D tensor for input")
+    if len(s1) != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {len(s1)}-D")
+    if len(s2) != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {len(s2)}-D")
+    if tuple(ss) != (s1[0], s2[0]):
+        raise RuntimeError(f"size mismatch, input: {fmt_shape(ss)}, v1: {fmt_shape(s1)}, v2: "
+                           f"{fmt_shape(s2)}")
+
+
+def addmm_(s, a, b, beta=1, alpha=1):
+    bad_inplace(s._shape, addmm(s, a, b)[0])
+
+
+def addmv_(s, a, b, beta=1, alpha=1):
+    bad_inplace(s._shape, addmv(s, a, b)[0])
+
+
+def baddbmm_(s, a, b, beta=1, alpha=1):
+    bad_inplace(s._shape, baddbmm(s, a, b)[0])
+
+
+def addr_(s, a, b, beta=1, alpha=1):
+    addr_inplace_check(s._shape, a._shape, b._shape)
+    shape, rt = addr(s, a, b, beta, alpha)
+    if rt is not s._dtype and not _dt.can_cast(rt, s._dtype):
+        raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
+                           f"{s._dtype._short}")

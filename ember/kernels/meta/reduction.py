@@ -373,6 +373,8 @@ def aminmax_shape(shape, d, dim, keepdim):
     else:
         w, out = one_dim_shape(shape, dim, keepdim)
         dim_nonempty(shape, (w,), "aminmax", ":")
+        if not shape and d.category == COMPLEX:  # PyTorch's 0-d path names the op plainly
+            raise RuntimeError(f"aminmax not implemented for {d._short}")
     minmax_check(d, "aminmax_cpu")
     return out
 
@@ -544,7 +546,7 @@ def cumprod(t, dim, dtype=None):
 
 def _cumext(t, dim, kernel):
     wrap_dim(dim, len(t._shape))
-    if _numel(t._shape):
+    if _numel(t._shape) and t._shape:  # a 0-d input is returned as is, whatever its dtype
         minmax_check(t._dtype, kernel)
     return (t._shape, t._dtype), (t._shape, int64)
 
@@ -634,7 +636,8 @@ def kth_shape(shape, d, k, dim, keepdim):
     size = shape[w] if shape else 1
     if k < 1 or k > size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {w}")
-    select_check(d, "kthvalue_cpu")
+    if shape:
+        select_check(d, "kthvalue_cpu")
     return out
 
 
@@ -672,7 +675,7 @@ def nanmedian_dim(t, dim, keepdim=False):
 def mode_shape(shape, d, dim, keepdim):
     w, out = one_dim_shape(shape, dim, keepdim)
     dim_nonempty(shape, (w,), "mode")
-    if _numel(shape):
+    if _numel(shape) and shape:
         minmax_check(d, "mode_cpu")
     return out
 

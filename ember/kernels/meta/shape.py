@@ -3,7 +3,6 @@ shape, dtype and (where PyTorch keeps the input's layout) strides, with PyTorch'
 checks are shared with the CPU kernels (ember/kernels/cpu/shape.py), which work on shapes too."""
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape, wrap_dim, wrap_dims
-from ember.core.tensor_impl import contiguous_strides
 
 
 # ---- checks and shapes on plain tuples (shared with the CPU kernels) ----------------------------

@@ -53,8 +53,11 @@ def _infer_size_error(size, s, i):
     raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {fmt_shape(size)}")
 
 
-def view_strides(oldshape, oldstride, newshape):
-    """ATen's computeStride: strides for viewing (oldshape, oldstride) as newshape, or None."""
+def view_strides(oldshape, oldstride, newshape, unit=1):
+    """ATen's computeStride: strides for viewing (oldshape, oldstride) as newshape, or None.
+    (`unit`: the stride of one element, the itemsize when strides are in bytes.)"""
+    if not oldshape:
+        return (unit,) * len(newshape)
     numel = 1
     for s in oldshape:
         numel *= s
@@ -62,14 +65,14 @@ def view_strides(oldshape, oldstride, newshape):
         if tuple(oldshape) == tuple(newshape):
             return tuple(oldstride)
         out = []
-        acc = 1
+        acc = unit
         for s in reversed(newshape):
             out.append(acc)
             acc *= max(s, 1)
         return tuple(reversed(out))
     newstride = [0] * len(newshape)
     view_d = len(newshape) - 1
-    chunk_base_stride = oldstride[-1] if oldstride else 1
+    chunk_base_stride = oldstride[-1] if oldstride else unit
     tensor_numel = 1
     view_numel = 1
     for tensor_d in range(len(oldshape) - 1, -1, -1):
@@ -166,40 +169,39 @@ def squeeze_geom(shape, strides, dim=None):
 
 def expand_geom(shape, strides, size, tstr):
     """ATen's inferExpandGeometry; `tstr` is a callable giving the type string for the error."""
-    size = tuple(size)
     ndim, tdim = len(size), len(shape)
     if ndim < tdim:
         raise RuntimeError(f"expand({tstr()}{{{fmt_shape(shape)}}}, size={fmt_shape(size)}): the "
                            f"number of sizes provided ({ndim}) must be greater or equal to the "
                            f"number of dimensions in the tensor ({tdim})")
-    out_sz = [0] * ndim
+    out_sz = list(size)
     out_st = [0] * ndim
-    for i in range(ndim - 1, -1, -1):
-        dim = tdim - ndim + i
-        if dim >= 0:
-            sz, st = shape[dim], strides[dim]
+    lead = ndim - tdim
+    for i in range(ndim - 1, lead - 1, -1):
+        sz = shape[i - lead]
+        target = out_sz[i]
+        if target == sz or target == -1:
+            out_sz[i] = sz
+            out_st[i] = strides[i - lead]
+        elif sz == 1 and target >= 0:
+            out_st[i] = 0
         else:
-            sz = 1
-            st = out_sz[i + 1] * out_st[i + 1] if i + 1 < ndim else 0
-        target = size[i]
+            raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
+                               f"existing size ({sz}) at non-singleton dimension {i}.  Target "
+                               f"sizes: {fmt_shape(size)}.  Tensor sizes: {fmt_shape(shape)}")
+    for i in range(lead - 1, -1, -1):
+        target = out_sz[i]
         if target == -1:
-            if dim < 0:
-                raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-            target = sz
-        if sz != target:
-            if sz != 1:
-                raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
-                                   f"existing size ({sz}) at non-singleton dimension {i}.  Target "
-                                   f"sizes: {fmt_shape(size)}.  Tensor sizes: {fmt_shape(shape)}")
+            raise RuntimeError(f"The expanded size of the tensor (-1) isn't allowed in a "
+                               f"leading, non-existing dimension {i}")
+        if target != 1:
             if target < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({target}) must match the "
-                                   f"existing size ({sz}) at non-singleton dimension {i}.  Target "
+                                   f"existing size (1) at non-singleton dimension {i}.  Target "
                                    f"sizes: {fmt_shape(size)}.  Tensor sizes: {fmt_shape(shape)}")
-            sz = target
-            st = 0
-        out_sz[i] = sz
-        out_st[i] = st
+            out_st[i] = 0
+        else:
+            out_st[i] = out_sz[i + 1] * out_st[i + 1] if i + 1 < ndim else 0
     return tuple(out_sz), tuple(out_st)
 
 
@@ -231,7 +233,7 @@ def diagonal_geom(shape, strides, offset, off, dim1, dim2):
             tuple(strides[i] for i in keep) + (strides[d1] + strides[d2],), offset)
 
 
-def unfold_geom(shape, strides, dimension, size, step):
+def unfold_geom(shape, strides, dimension, size, step, unit=1):
     n = len(shape)
     d = wrap_dim(dimension, n)
     max_size = shape[d] if n else 1
@@ -243,7 +245,7 @@ def unfold_geom(shape, strides, dimension, size, step):
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
     if not n:
-        return (size,), (1,)
+        return (size,), (unit,)
     return (shape[:d] + ((shape[d] - size) // step + 1,) + shape[d + 1:] + (size,),
             strides[:d] + (strides[d] * step,) + strides[d + 1:] + (strides[d],))
 

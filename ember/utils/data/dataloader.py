@@ -23,6 +23,11 @@ __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"
 _persistent_workers_atexit_lock = threading.Lock()
 _persistent_workers_atexit_registered = False
 _persistent_workers_atexit = weakref.WeakSet()
+# Strong references to each live iterator's queues and processes. An iterator that dies in a
+# reference cycle (e.g. held by an exception's traceback) is collected together with its queues;
+# the queues' finalizers would then stop their feeder threads before the iterator's __del__ sends
+# the workers their stop signal. Keeping them here makes shutdown prompt in that case too.
+_live_worker_resources = {}
 
 
 class _DatasetKind:
@@ -339,6 +344,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             self._index_queues.append(index_queue)
             self._workers.append(w)
         self._data_queue = self._worker_result_queue
+        _live_worker_resources[id(self)] = (self._index_queues, self._workers, self._worker_result_queue,
+                                            self._workers_done_event)
         self._worker_pids_set = True
         if self._persistent_workers:
             self._register_persistent_workers_atexit()
@@ -497,6 +504,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     if w.is_alive():
                         w.terminate()
                         w.join(timeout=_utils.MP_STATUS_CHECK_INTERVAL)
+                _live_worker_resources.pop(id(self), None)
 
     @staticmethod
     def _clean_up_persistent_workers_atexit():

@@ -229,7 +229,12 @@ class Tensor(TensorImpl):
     @property
     def grad_fn(self):
         m = self._ameta
-        return None if m is None else m.grad_fn
+        if m is None:
+            return None
+        if m.grad_fn is not None and self._base is not None and m.view_version != self._vc[0]:
+            from ember.autograd.graph import refresh_view_history
+            return refresh_view_history(self)
+        return m.grad_fn
 
     @property
     def is_leaf(self):

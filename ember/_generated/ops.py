@@ -15,6 +15,8 @@ import ember.kernels.composite_creation as _composite_creation
 import ember.kernels.composite_indexing as _composite_indexing
 import ember.kernels.composite_linalg as _composite_linalg
 import ember.kernels.composite_nn as _composite_nn
+import ember.kernels.composite_nn_norm_loss as _composite_nn_norm_loss
+import ember.kernels.composite_nn_spatial as _composite_nn_spatial
 import ember.kernels.composite_shape as _composite_shape
 import ember.kernels.cpu.activation as _cpu_activation
 import ember.kernels.cpu.compare as _cpu_compare
@@ -22,6 +24,8 @@ import ember.kernels.cpu.copy as _cpu_copy
 import ember.kernels.cpu.creation as _cpu_creation
 import ember.kernels.cpu.indexing as _cpu_indexing
 import ember.kernels.cpu.linalg as _cpu_linalg
+import ember.kernels.cpu.nn_norm_loss as _cpu_nn_norm_loss
+import ember.kernels.cpu.nn_spatial as _cpu_nn_spatial
 import ember.kernels.cpu.pointwise as _cpu_pointwise
 import ember.kernels.cpu.random as _cpu_random
 import ember.kernels.cpu.reduction as _cpu_reduction
@@ -33,6 +37,8 @@ import ember.kernels.meta.copy as _meta_copy
 import ember.kernels.meta.creation as _meta_creation
 import ember.kernels.meta.indexing as _meta_indexing
 import ember.kernels.meta.linalg as _meta_linalg
+import ember.kernels.meta.nn_norm_loss as _meta_nn_norm_loss
+import ember.kernels.meta.nn_spatial as _meta_nn_spatial
 import ember.kernels.meta.pointwise as _meta_pointwise
 import ember.kernels.meta.random as _meta_random
 import ember.kernels.meta.reduction as _meta_reduction
@@ -67,6 +73,16 @@ _RT_linalg_lu_factor_ex = collections.namedtuple('linalg_lu_factor_ex', ['LU', '
 _RT_linalg_lu_factor_ex.__module__ = 'ember.return_types'
 _RT_linalg_lu = collections.namedtuple('linalg_lu', ['P', 'L', 'U'])
 _RT_linalg_lu.__module__ = 'ember.return_types'
+_RT_nll_loss_forward = collections.namedtuple('nll_loss_forward', ['output', 'total_weight'])
+_RT_nll_loss_forward.__module__ = 'ember.return_types'
+_RT_nll_loss2d_forward = collections.namedtuple('nll_loss2d_forward', ['output', 'total_weight'])
+_RT_nll_loss2d_forward.__module__ = 'ember.return_types'
+_RT_max_pool2d_with_indices = collections.namedtuple('max_pool2d_with_indices', ['output', 'indices'])
+_RT_max_pool2d_with_indices.__module__ = 'ember.return_types'
+_RT_max_pool3d_with_indices = collections.namedtuple('max_pool3d_with_indices', ['output', 'indices'])
+_RT_max_pool3d_with_indices.__module__ = 'ember.return_types'
+_RT_adaptive_max_pool2d = collections.namedtuple('adaptive_max_pool2d', ['out', 'indices'])
+_RT_adaptive_max_pool2d.__module__ = 'ember.return_types'
 _RT_max = collections.namedtuple('max', ['values', 'indices'])
 _RT_max.__module__ = 'ember.return_types'
 _RT_min = collections.namedtuple('min', ['values', 'indices'])
@@ -103,7 +119,7 @@ _RT_unique_consecutive = collections.namedtuple('unique_consecutive', ['out0', '
 _RT_unique_consecutive.__module__ = 'ember.return_types'
 _RT_unique_dim_consecutive = collections.namedtuple('unique_dim_consecutive', ['out0', 'out1', 'out2'])
 _RT_unique_dim_consecutive.__module__ = 'ember.return_types'
-RETURN_TYPES = {'_unique': _RT__unique, '_unique2': _RT__unique2, 'aminmax': _RT_aminmax, 'cummax': _RT_cummax, 'cummin': _RT_cummin, 'kthvalue': _RT_kthvalue, 'linalg_cholesky_ex': _RT_linalg_cholesky_ex, 'linalg_eig': _RT_linalg_eig, 'linalg_eigh': _RT_linalg_eigh, 'linalg_inv_ex': _RT_linalg_inv_ex, 'linalg_lu': _RT_linalg_lu, 'linalg_lu_factor': _RT_linalg_lu_factor, 'linalg_lu_factor_ex': _RT_linalg_lu_factor_ex, 'linalg_qr': _RT_linalg_qr, 'linalg_slogdet': _RT_linalg_slogdet, 'linalg_solve_ex': _RT_linalg_solve_ex, 'linalg_svd': _RT_linalg_svd, 'max': _RT_max, 'median': _RT_median, 'min': _RT_min, 'mode': _RT_mode, 'nanmedian': _RT_nanmedian, 'qr': _RT_qr, 'slogdet': _RT_slogdet, 'sort': _RT_sort, 'std_mean': _RT_std_mean, 'svd': _RT_svd, 'topk': _RT_topk, 'unique_consecutive': _RT_unique_consecutive, 'unique_dim': _RT_unique_dim, 'unique_dim_consecutive': _RT_unique_dim_consecutive, 'var_mean': _RT_var_mean}
+RETURN_TYPES = {'_unique': _RT__unique, '_unique2': _RT__unique2, 'adaptive_max_pool2d': _RT_adaptive_max_pool2d, 'aminmax': _RT_aminmax, 'cummax': _RT_cummax, 'cummin': _RT_cummin, 'kthvalue': _RT_kthvalue, 'linalg_cholesky_ex': _RT_linalg_cholesky_ex, 'linalg_eig': _RT_linalg_eig, 'linalg_eigh': _RT_linalg_eigh, 'linalg_inv_ex': _RT_linalg_inv_ex, 'linalg_lu': _RT_linalg_lu, 'linalg_lu_factor': _RT_linalg_lu_factor, 'linalg_lu_factor_ex': _RT_linalg_lu_factor_ex, 'linalg_qr': _RT_linalg_qr, 'linalg_slogdet': _RT_linalg_slogdet, 'linalg_solve_ex': _RT_linalg_solve_ex, 'linalg_svd': _RT_linalg_svd, 'max': _RT_max, 'max_pool2d_with_indices': _RT_max_pool2d_with_indices, 'max_pool3d_with_indices': _RT_max_pool3d_with_indices, 'median': _RT_median, 'min': _RT_min, 'mode': _RT_mode, 'nanmedian': _RT_nanmedian, 'nll_loss2d_forward': _RT_nll_loss2d_forward, 'nll_loss_forward': _RT_nll_loss_forward, 'qr': _RT_qr, 'slogdet': _RT_slogdet, 'sort': _RT_sort, 'std_mean': _RT_std_mean, 'svd': _RT_svd, 'topk': _RT_topk, 'unique_consecutive': _RT_unique_consecutive, 'unique_dim': _RT_unique_dim, 'unique_dim_consecutive': _RT_unique_dim_consecutive, 'var_mean': _RT_var_mean}
 
 relu = define_op('aten', 'relu(Tensor self) -> Tensor', ('pointwise',), True)
 relu_ = define_op('aten', 'relu_(Tensor(a!) self) -> Tensor(a!)', (), True)
@@ -319,6 +335,13 @@ clone = define_op('aten', 'clone(Tensor self, *, MemoryFormat? memory_format=Non
 _to_copy = define_op('aten', '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', ('cross_device',), True)
 _local_scalar_dense = define_op('aten', '_local_scalar_dense(Tensor self) -> Scalar', (), True)
 contiguous = define_op('aten', 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', (), True)
+conj_physical = define_op('aten', 'conj_physical(Tensor self) -> Tensor', (), True)
+conj_physical_ = define_op('aten', 'conj_physical_(Tensor(a!) self) -> Tensor(a!)', (), True)
+conj_physical_out = define_op('aten', 'conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+conj = define_op('aten', 'conj(Tensor(a) self) -> Tensor(a)', (), True)
+resolve_conj = define_op('aten', 'resolve_conj(Tensor(a) self) -> Tensor(a)', (), True)
+resolve_neg = define_op('aten', 'resolve_neg(Tensor(a) self) -> Tensor(a)', (), True)
+resize_ = define_op('aten', 'resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)', (), True)
 scalar_tensor = define_op('aten', 'scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
 zeros = define_op('aten', 'zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
 ones = define_op('aten', 'ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
@@ -415,6 +438,7 @@ matmul = define_op('aten', 'matmul(Tensor self, Tensor other) -> Tensor', (), Tr
 matmul_out = define_op('aten', 'matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 linalg_matmul = define_op('aten', 'linalg_matmul(Tensor self, Tensor other) -> Tensor', (), True)
 linalg_matmul_out = define_op('aten', 'linalg_matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_la_matmul = define_op('aten', '_la_matmul(Tensor self, Tensor other) -> Tensor', (), True)
 mm = define_op('aten', 'mm(Tensor self, Tensor mat2) -> Tensor', (), True)
 mm_out = define_op('aten', 'mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 bmm = define_op('aten', 'bmm(Tensor self, Tensor mat2) -> Tensor', (), True)
@@ -467,6 +491,7 @@ linalg_matrix_power = define_op('aten', 'linalg_matrix_power(Tensor self, int n)
 linalg_matrix_power_out = define_op('aten', 'linalg_matrix_power.out(Tensor self, int n, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 diag = define_op('aten', 'diag(Tensor self, int diagonal=0) -> Tensor', (), True)
 diag_out = define_op('aten', 'diag.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_la_diagonal_copy = define_op('aten', '_la_diagonal_copy(Tensor self, int offset=0) -> Tensor', (), True)
 diag_embed = define_op('aten', 'diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor', (), True)
 diagflat = define_op('aten', 'diagflat(Tensor self, int offset=0) -> Tensor', (), True)
 trace = define_op('aten', 'trace(Tensor self) -> Tensor', (), True)
@@ -564,6 +589,125 @@ feature_alpha_dropout_ = define_op('aten', 'feature_alpha_dropout_(Tensor(a!) se
 one_hot = define_op('aten', 'one_hot(Tensor self, int num_classes=-1) -> Tensor', (), True)
 constant_pad_nd = define_op('aten', 'constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor', (), True)
 pad = define_op('aten', 'pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor', (), True)
+nll_loss_forward = define_op('aten', 'nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', (), True)
+nll_loss_backward = define_op('aten', 'nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor', (), True)
+nll_loss2d_forward = define_op('aten', 'nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', (), True)
+nll_loss2d = define_op('aten', 'nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor', (), True)
+nll_loss = define_op('aten', 'nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor', (), True)
+nll_loss_nd = define_op('aten', 'nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100) -> Tensor', (), True)
+cross_entropy_loss = define_op('aten', 'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor', (), True)
+native_layer_norm = define_op('aten', 'native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)', (), True)
+native_layer_norm_backward = define_op('aten', 'native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)', (), True)
+layer_norm = define_op('aten', 'layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor', (), True)
+group_norm = define_op('aten', 'group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enabled=True) -> Tensor', (), True)
+rms_norm = define_op('aten', 'rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor', (), True)
+batch_norm = define_op('aten', 'batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor', (), True)
+mse_loss = define_op('aten', 'mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', (), True)
+l1_loss = define_op('aten', 'l1_loss(Tensor self, Tensor target, int reduction=1) -> Tensor', (), True)
+smooth_l1_loss = define_op('aten', 'smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.0) -> Tensor', (), True)
+huber_loss = define_op('aten', 'huber_loss(Tensor self, Tensor target, int reduction=1, float delta=1.0) -> Tensor', (), True)
+binary_cross_entropy = define_op('aten', 'binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor', (), True)
+binary_cross_entropy_with_logits = define_op('aten', 'binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=1) -> Tensor', (), True)
+kl_div = define_op('aten', 'kl_div(Tensor self, Tensor target, int reduction=1, *, bool log_target=False) -> Tensor', (), True)
+cosine_similarity = define_op('aten', 'cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor', (), True)
+pairwise_distance = define_op('aten', 'pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor', (), True)
+scaled_dot_product_attention = define_op('aten', 'scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor', (), True)
+native_batch_norm = define_op('aten', 'native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', (), True)
+native_group_norm = define_op('aten', 'native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)', (), True)
+convolution = define_op('aten', 'convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor', (), True)
+convolution_backward = define_op('aten', 'convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)', (), True)
+conv1d = define_op('aten', 'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] dilation=[1], SymInt groups=1) -> Tensor', (), True)
+conv2d = define_op('aten', 'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor', (), True)
+conv3d = define_op('aten', 'conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor', (), True)
+conv1d_padding = define_op('aten', 'conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], str padding="valid", SymInt[1] dilation=[1], SymInt groups=1) -> Tensor', (), True)
+conv2d_padding = define_op('aten', 'conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], str padding="valid", SymInt[2] dilation=[1, 1], SymInt groups=1) -> Tensor', (), True)
+conv3d_padding = define_op('aten', 'conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], str padding="valid", SymInt[3] dilation=[1, 1, 1], SymInt groups=1) -> Tensor', (), True)
+conv_transpose1d = define_op('aten', 'conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor', (), True)
+conv_transpose2d_input = define_op('aten', 'conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor', (), True)
+conv_transpose3d_input = define_op('aten', 'conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor', (), True)
+max_pool1d_with_indices = define_op('aten', 'max_pool1d_with_indices(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> (Tensor, Tensor)', (), True)
+max_pool1d = define_op('aten', 'max_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], int[1] dilation=[1], bool ceil_mode=False) -> Tensor', (), True)
+max_pool2d = define_op('aten', 'max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor', (), True)
+max_pool3d = define_op('aten', 'max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> Tensor', (), True)
+max_pool2d_with_indices = define_op('aten', 'max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor output, Tensor indices)', (), True)
+max_pool2d_with_indices_out = define_op('aten', 'max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!) output, Tensor(b!) indices)', (), True)
+max_pool2d_with_indices_backward = define_op('aten', 'max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor', (), True)
+max_pool3d_with_indices = define_op('aten', 'max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor output, Tensor indices)', (), True)
+max_pool3d_with_indices_out = define_op('aten', 'max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!) output, Tensor(b!) indices)', (), True)
+max_pool3d_with_indices_backward = define_op('aten', 'max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor', (), True)
+avg_pool1d = define_op('aten', 'avg_pool1d(Tensor self, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], bool ceil_mode=False, bool count_include_pad=True) -> Tensor', (), True)
+avg_pool2d = define_op('aten', 'avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor', (), True)
+avg_pool2d_out = define_op('aten', 'avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+avg_pool2d_backward = define_op('aten', 'avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', (), True)
+avg_pool3d = define_op('aten', 'avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor', (), True)
+avg_pool3d_out = define_op('aten', 'avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+avg_pool3d_backward = define_op('aten', 'avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor', (), True)
+adaptive_avg_pool1d = define_op('aten', 'adaptive_avg_pool1d(Tensor self, int[1] output_size) -> Tensor', (), True)
+adaptive_avg_pool2d = define_op('aten', 'adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor', (), True)
+_adaptive_avg_pool2d = define_op('aten', '_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor', (), True)
+_adaptive_avg_pool2d_backward = define_op('aten', '_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor', (), True)
+adaptive_max_pool1d = define_op('aten', 'adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)', (), True)
+adaptive_max_pool2d = define_op('aten', 'adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor out, Tensor indices)', (), True)
+adaptive_max_pool2d_out = define_op('aten', 'adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!) out, Tensor(b!) indices)', (), True)
+adaptive_max_pool2d_backward = define_op('aten', 'adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor', (), True)
+embedding = define_op('aten', 'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor', (), True)
+embedding_backward = define_op('aten', 'embedding_backward(Tensor grad, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq, bool sparse) -> Tensor', (), True)
+embedding_dense_backward = define_op('aten', 'embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor', (), True)
+embedding_renorm_ = define_op('aten', 'embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)', (), True)
+embedding_bag = define_op('aten', 'embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False) -> (Tensor, Tensor, Tensor, Tensor)', (), True)
+embedding_bag_padding_idx = define_op('aten', 'embedding_bag.padding_idx(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, bool include_last_offset, int? padding_idx) -> (Tensor, Tensor, Tensor, Tensor)', (), True)
+_embedding_bag = define_op('aten', '_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)', (), True)
+_embedding_bag_backward = define_op('aten', '_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor', (), True)
+_embedding_bag_per_sample_weights_backward = define_op('aten', '_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor', (), True)
+_pad_circular = define_op('aten', '_pad_circular(Tensor self, SymInt[] pad) -> Tensor', (), True)
+reflection_pad1d = define_op('aten', 'reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor', (), True)
+reflection_pad1d_out = define_op('aten', 'reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+reflection_pad2d = define_op('aten', 'reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor', (), True)
+reflection_pad2d_out = define_op('aten', 'reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+reflection_pad3d = define_op('aten', 'reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor', (), True)
+reflection_pad3d_out = define_op('aten', 'reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+replication_pad1d = define_op('aten', 'replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor', (), True)
+replication_pad1d_out = define_op('aten', 'replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+replication_pad2d = define_op('aten', 'replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor', (), True)
+replication_pad2d_out = define_op('aten', 'replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+replication_pad3d = define_op('aten', 'replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor', (), True)
+replication_pad3d_out = define_op('aten', 'replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+reflection_pad1d_backward = define_op('aten', 'reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor', (), True)
+reflection_pad2d_backward = define_op('aten', 'reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor', (), True)
+reflection_pad3d_backward = define_op('aten', 'reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor', (), True)
+replication_pad1d_backward = define_op('aten', 'replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor', (), True)
+replication_pad2d_backward = define_op('aten', 'replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor', (), True)
+replication_pad3d_backward = define_op('aten', 'replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor', (), True)
+upsample_nearest1d_vec = define_op('aten', 'upsample_nearest1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor', (), True)
+upsample_nearest2d_vec = define_op('aten', 'upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor', (), True)
+_upsample_nearest_exact1d_vec = define_op('aten', '_upsample_nearest_exact1d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor', (), True)
+_upsample_nearest_exact2d_vec = define_op('aten', '_upsample_nearest_exact2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor', (), True)
+upsample_linear1d_vec = define_op('aten', 'upsample_linear1d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor', (), True)
+upsample_bilinear2d_vec = define_op('aten', 'upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor', (), True)
+upsample_nearest1d = define_op('aten', 'upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor', (), True)
+upsample_nearest1d_out = define_op('aten', 'upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+upsample_nearest2d = define_op('aten', 'upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+upsample_nearest2d_out = define_op('aten', 'upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_upsample_nearest_exact1d = define_op('aten', '_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor', (), True)
+_upsample_nearest_exact1d_out = define_op('aten', '_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_upsample_nearest_exact2d = define_op('aten', '_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+_upsample_nearest_exact2d_out = define_op('aten', '_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+upsample_linear1d = define_op('aten', 'upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor', (), True)
+upsample_linear1d_out = define_op('aten', 'upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+upsample_bilinear2d = define_op('aten', 'upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+upsample_bilinear2d_out = define_op('aten', 'upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+upsample_nearest1d_backward = define_op('aten', 'upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor', (), True)
+upsample_nearest2d_backward = define_op('aten', 'upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+_upsample_nearest_exact1d_backward = define_op('aten', '_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor', (), True)
+_upsample_nearest_exact2d_backward = define_op('aten', '_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+upsample_linear1d_backward = define_op('aten', 'upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor', (), True)
+upsample_bilinear2d_backward = define_op('aten', 'upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor', (), True)
+im2col = define_op('aten', 'im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor', (), True)
+im2col_out = define_op('aten', 'im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+col2im = define_op('aten', 'col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor', (), True)
+col2im_out = define_op('aten', 'col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+pixel_shuffle = define_op('aten', 'pixel_shuffle(Tensor self, int upscale_factor) -> Tensor', (), True)
+pixel_unshuffle = define_op('aten', 'pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor', (), True)
 add_Tensor = define_op('aten', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',), True)
 add__Tensor = define_op('aten', 'add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', (), True)
 add_out = define_op('aten', 'add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', (), True)
@@ -1050,6 +1194,8 @@ squeeze__dims = define_op('aten', 'squeeze_.dims(Tensor(a!) self, int[] dim) -> 
 expand = define_op('aten', 'expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', (), True)
 expand_as = define_op('aten', 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
 permute = define_op('aten', 'permute(Tensor(a) self, int[] dims) -> Tensor(a)', (), True)
+_unsafe_view = define_op('aten', '_unsafe_view(Tensor self, SymInt[] size) -> Tensor', (), True)
+_unsafe_view_out = define_op('aten', '_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 reshape = define_op('aten', 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', (), True)
 reshape_as = define_op('aten', 'reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
 view_as = define_op('aten', 'view_as(Tensor(a) self, Tensor other) -> Tensor(a)', ('cross_device',), True)
@@ -3476,6 +3622,50 @@ _local_scalar_dense.register(K.Meta, _meta__local_scalar_dense, name='meta.copy.
 
 contiguous.register(K.CompositeImplicitAutograd, _composite.contiguous, name='composite.contiguous')
 
+def _cpu_conj_physical(self):
+    return _cw(_cpu_copy.conj_physical(self._np))
+
+conj_physical.register(K.CPU, _cpu_conj_physical, name='cpu.copy.conj_physical')
+
+def _meta_conj_physical(self):
+    return _mw(_meta_copy.clone(self))
+
+conj_physical.register(K.Meta, _meta_conj_physical, name='meta.copy.clone')
+
+def _cpu_conj_physical_(self):
+    _cstore(self, _cpu_copy.conj_physical(self._np), 'conj_physical_')
+    return self
+
+conj_physical_.register(K.CPU, _cpu_conj_physical_, name='cpu.copy.conj_physical')
+
+def _meta_conj_physical_(self):
+    _mstore(self, _meta_copy.clone(self), 'conj_physical_')
+    return self
+
+conj_physical_.register(K.Meta, _meta_conj_physical_, name='meta.copy.clone')
+
+conj_physical_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_conj_physical_out(self, out):
+    _cstore_out(out, _cpu_copy.conj_physical(self._np))
+    return out
+
+conj_physical_out.register(K.CPU, _cpu_conj_physical_out, name='cpu.copy.conj_physical')
+
+def _meta_conj_physical_out(self, out):
+    _mstore_out(out, _meta_copy.clone(self))
+    return out
+
+conj_physical_out.register(K.Meta, _meta_conj_physical_out, name='meta.copy.clone')
+
+conj_physical_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+conj.register(K.CompositeImplicitAutograd, _composite.conj, name='composite.conj')
+
+resolve_conj.register(K.CompositeImplicitAutograd, _composite.resolve_same, name='composite.resolve_same')
+
+resolve_neg.register(K.CompositeImplicitAutograd, _composite.resolve_same, name='composite.resolve_same')
+
+resize_.register(K.CompositeExplicitAutograd, _composite.resize_, name='composite.resize_')
+
 def _cpu_scalar_tensor(s, dtype, layout, device, pin_memory):
     return _cw(_cpu_creation.scalar_tensor(s, dtype, layout, device, pin_memory))
 
@@ -4401,6 +4591,8 @@ def _meta_matmul(self, other):
 
 matmul.register(K.Meta, _meta_matmul, name='meta.linalg.matmul')
 
+matmul.register(K.Autograd, _composite_linalg.matmul_autograd, name='composite_linalg.matmul_autograd')
+
 def _cpu_matmul_out(self, other, out):
     _cstore_out(out, _cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
     return out
@@ -4413,6 +4605,8 @@ def _meta_matmul_out(self, other, out):
 
 matmul_out.register(K.Meta, _meta_matmul_out, name='meta.linalg.matmul')
 
+matmul_out.register(K.Autograd, _iov.out_from_functional(matmul, 1), name='composite.out_of.matmul')
+
 matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_matmul(self, other):
     return _cw(_cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
@@ -4423,6 +4617,8 @@ def _meta_linalg_matmul(self, other):
     return _mw(_meta_linalg.matmul(self, other))
 
 linalg_matmul.register(K.Meta, _meta_linalg_matmul, name='meta.linalg.matmul')
+
+linalg_matmul.register(K.Autograd, _composite_linalg.matmul_autograd, name='composite_linalg.matmul_autograd')
 
 def _cpu_linalg_matmul_out(self, other, out):
     _cstore_out(out, _cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
@@ -4436,7 +4632,19 @@ def _meta_linalg_matmul_out(self, other, out):
 
 linalg_matmul_out.register(K.Meta, _meta_linalg_matmul_out, name='meta.linalg.matmul')
 
+linalg_matmul_out.register(K.Autograd, _iov.out_from_functional(linalg_matmul, 1), name='composite.out_of.linalg_matmul')
+
 linalg_matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__la_matmul(self, other):
+    return _cw(_cpu_linalg.matmul(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+_la_matmul.register(K.CPU, _cpu__la_matmul, name='cpu.linalg.matmul')
+
+def _meta__la_matmul(self, other):
+    return _mw(_meta_linalg.matmul(self, other))
+
+_la_matmul.register(K.Meta, _meta__la_matmul, name='meta.linalg.matmul')
+
 def _cpu_mm(self, mat2):
     return _cw(_cpu_linalg.mm(self._np, (mat2._np if mat2.__class__ is _T else _u(mat2))))
 
@@ -4742,6 +4950,8 @@ def _meta_outer(self, vec2):
 
 outer.register(K.Meta, _meta_outer, name='meta.linalg.outer')
 
+outer.register(K.Autograd, _composite_linalg.outer_autograd, name='composite_linalg.outer_autograd')
+
 def _cpu_outer_out(self, vec2, out):
     _cstore_out(out, _cpu_linalg.outer(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
     return out
@@ -4754,6 +4964,8 @@ def _meta_outer_out(self, vec2, out):
 
 outer_out.register(K.Meta, _meta_outer_out, name='meta.linalg.outer')
 
+outer_out.register(K.Autograd, _iov.out_from_functional(outer, 1), name='composite.out_of.outer')
+
 outer_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_ger(self, vec2):
     return _cw(_cpu_linalg.ger(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
@@ -4764,6 +4976,8 @@ def _meta_ger(self, vec2):
     return _mw(_meta_linalg.outer(self, vec2))
 
 ger.register(K.Meta, _meta_ger, name='meta.linalg.outer')
+
+ger.register(K.Autograd, _composite_linalg.ger_autograd, name='composite_linalg.ger_autograd')
 
 def _cpu_ger_out(self, vec2, out):
     _cstore_out(out, _cpu_linalg.ger(self._np, (vec2._np if vec2.__class__ is _T else _u(vec2))))
@@ -4777,6 +4991,8 @@ def _meta_ger_out(self, vec2, out):
 
 ger_out.register(K.Meta, _meta_ger_out, name='meta.linalg.outer')
 
+ger_out.register(K.Autograd, _iov.out_from_functional(ger, 1), name='composite.out_of.ger')
+
 ger_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_inner(self, other):
     return _cw(_cpu_linalg.inner(self._np, (other._np if other.__class__ is _T else _u(other))))
@@ -4787,6 +5003,8 @@ def _meta_inner(self, other):
     return _mw(_meta_linalg.inner(self, other))
 
 inner.register(K.Meta, _meta_inner, name='meta.linalg.inner')
+
+inner.register(K.Autograd, _composite_linalg.inner_autograd, name='composite_linalg.inner_autograd')
 
 def _cpu_inner_out(self, other, out):
     _cstore_out(out, _cpu_linalg.inner(self._np, (other._np if other.__class__ is _T else _u(other))))
@@ -4800,6 +5018,8 @@ def _meta_inner_out(self, other, out):
 
 inner_out.register(K.Meta, _meta_inner_out, name='meta.linalg.inner')
 
+inner_out.register(K.Autograd, _iov.out_from_functional(inner, 1), name='composite.out_of.inner')
+
 inner_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_einsum(equation, tensors, path):
     return _cw(_cpu_linalg.einsum(equation, [t._np for t in tensors], path))
@@ -4811,6 +5031,8 @@ def _meta_einsum(equation, tensors, path):
 
 einsum.register(K.Meta, _meta_einsum, name='meta.linalg.einsum')
 
+einsum.register(K.Autograd, _composite_linalg.einsum_autograd, name='composite_linalg.einsum_autograd')
+
 def _cpu_tensordot(self, other, dims_self, dims_other):
     return _cw(_cpu_linalg.tensordot(self._np, (other._np if other.__class__ is _T else _u(other)), dims_self, dims_other))
 
@@ -4820,6 +5042,8 @@ def _meta_tensordot(self, other, dims_self, dims_other):
     return _mw(_meta_linalg.tensordot(self, other, dims_self, dims_other))
 
 tensordot.register(K.Meta, _meta_tensordot, name='meta.linalg.tensordot')
+
+tensordot.register(K.Autograd, _composite_linalg.tensordot_autograd, name='composite_linalg.tensordot_autograd')
 
 def _cpu_tensordot_out(self, other, dims_self, dims_other, out):
     _cstore_out(out, _cpu_linalg.tensordot(self._np, (other._np if other.__class__ is _T else _u(other)), dims_self, dims_other))
@@ -4832,6 +5056,8 @@ def _meta_tensordot_out(self, other, dims_self, dims_other, out):
     return out
 
 tensordot_out.register(K.Meta, _meta_tensordot_out, name='meta.linalg.tensordot')
+
+tensordot_out.register(K.Autograd, _iov.out_from_functional(tensordot, 1), name='composite.out_of.tensordot')
 
 tensordot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_kron(self, other):
@@ -4913,6 +5139,8 @@ def _meta_linalg_vecdot(x, y, dim):
 
 linalg_vecdot.register(K.Meta, _meta_linalg_vecdot, name='meta.linalg.vecdot')
 
+linalg_vecdot.register(K.Autograd, _composite_linalg.vecdot_autograd, name='composite_linalg.vecdot_autograd')
+
 def _cpu_linalg_vecdot_out(x, y, dim, out):
     _cstore_out(out, _cpu_linalg.vecdot(x._np, (y._np if y.__class__ is _T else _u(y)), dim))
     return out
@@ -4925,6 +5153,8 @@ def _meta_linalg_vecdot_out(x, y, dim, out):
 
 linalg_vecdot_out.register(K.Meta, _meta_linalg_vecdot_out, name='meta.linalg.vecdot')
 
+linalg_vecdot_out.register(K.Autograd, _iov.out_from_functional(linalg_vecdot, 1), name='composite.out_of.linalg_vecdot')
+
 linalg_vecdot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_multi_dot(tensors):
     return _cw(_cpu_linalg.multi_dot([t._np for t in tensors]))
@@ -4935,6 +5165,8 @@ def _meta_linalg_multi_dot(tensors):
     return _mw(_meta_linalg.multi_dot(tensors))
 
 linalg_multi_dot.register(K.Meta, _meta_linalg_multi_dot, name='meta.linalg.multi_dot')
+
+linalg_multi_dot.register(K.Autograd, _composite_linalg.multi_dot_autograd, name='composite_linalg.multi_dot_autograd')
 
 def _cpu_linalg_multi_dot_out(tensors, out):
     _cstore_out(out, _cpu_linalg.multi_dot([t._np for t in tensors]))
@@ -4948,6 +5180,8 @@ def _meta_linalg_multi_dot_out(tensors, out):
 
 linalg_multi_dot_out.register(K.Meta, _meta_linalg_multi_dot_out, name='meta.linalg.multi_dot')
 
+linalg_multi_dot_out.register(K.Autograd, _iov.out_from_functional(linalg_multi_dot, 1), name='composite.out_of.linalg_multi_dot')
+
 linalg_multi_dot_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_chain_matmul(matrices):
     return _cw(_cpu_linalg.chain_matmul([t._np for t in matrices]))
@@ -4958,6 +5192,8 @@ def _meta_chain_matmul(matrices):
     return _mw(_meta_linalg.chain_matmul(matrices))
 
 chain_matmul.register(K.Meta, _meta_chain_matmul, name='meta.linalg.chain_matmul')
+
+chain_matmul.register(K.Autograd, _composite_linalg.chain_matmul_autograd, name='composite_linalg.chain_matmul_autograd')
 
 def _cpu_chain_matmul_out(matrices, out):
     _cstore_out(out, _cpu_linalg.chain_matmul([t._np for t in matrices]))
@@ -4971,6 +5207,8 @@ def _meta_chain_matmul_out(matrices, out):
 
 chain_matmul_out.register(K.Meta, _meta_chain_matmul_out, name='meta.linalg.chain_matmul')
 
+chain_matmul_out.register(K.Autograd, _iov.out_from_functional(chain_matmul, 1), name='composite.out_of.chain_matmul')
+
 chain_matmul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_matrix_power(self, n):
     return _cw(_cpu_linalg.matrix_power(self._np, n))
@@ -4981,6 +5219,8 @@ def _meta_matrix_power(self, n):
     return _mw(_meta_linalg.matrix_power(self, n))
 
 matrix_power.register(K.Meta, _meta_matrix_power, name='meta.linalg.matrix_power')
+
+matrix_power.register(K.Autograd, _composite_linalg.matrix_power_autograd, name='composite_linalg.matrix_power_autograd')
 
 def _cpu_matrix_power_out(self, n, out):
     _cstore_out(out, _cpu_linalg.matrix_power(self._np, n))
@@ -4994,6 +5234,8 @@ def _meta_matrix_power_out(self, n, out):
 
 matrix_power_out.register(K.Meta, _meta_matrix_power_out, name='meta.linalg.matrix_power')
 
+matrix_power_out.register(K.Autograd, _iov.out_from_functional(matrix_power, 1), name='composite.out_of.matrix_power')
+
 matrix_power_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_matrix_power(self, n):
     return _cw(_cpu_linalg.matrix_power(self._np, n))
@@ -5004,6 +5246,8 @@ def _meta_linalg_matrix_power(self, n):
     return _mw(_meta_linalg.matrix_power(self, n))
 
 linalg_matrix_power.register(K.Meta, _meta_linalg_matrix_power, name='meta.linalg.matrix_power')
+
+linalg_matrix_power.register(K.Autograd, _composite_linalg.matrix_power_autograd, name='composite_linalg.matrix_power_autograd')
 
 def _cpu_linalg_matrix_power_out(self, n, out):
     _cstore_out(out, _cpu_linalg.matrix_power(self._np, n))
@@ -5017,6 +5261,8 @@ def _meta_linalg_matrix_power_out(self, n, out):
 
 linalg_matrix_power_out.register(K.Meta, _meta_linalg_matrix_power_out, name='meta.linalg.matrix_power')
 
+linalg_matrix_power_out.register(K.Autograd, _iov.out_from_functional(linalg_matrix_power, 1), name='composite.out_of.linalg_matrix_power')
+
 linalg_matrix_power_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_diag(self, diagonal):
     return _cw(_cpu_linalg.diag(self._np, diagonal))
@@ -5027,6 +5273,8 @@ def _meta_diag(self, diagonal):
     return _mw(_meta_linalg.diag(self, diagonal))
 
 diag.register(K.Meta, _meta_diag, name='meta.linalg.diag')
+
+diag.register(K.Autograd, _composite_linalg.diag_autograd, name='composite_linalg.diag_autograd')
 
 def _cpu_diag_out(self, diagonal, out):
     _cstore_out(out, _cpu_linalg.diag(self._np, diagonal))
@@ -5040,7 +5288,19 @@ def _meta_diag_out(self, diagonal, out):
 
 diag_out.register(K.Meta, _meta_diag_out, name='meta.linalg.diag')
 
+diag_out.register(K.Autograd, _iov.out_from_functional(diag, 1), name='composite.out_of.diag')
+
 diag_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__la_diagonal_copy(self, offset):
+    return _cw(_cpu_linalg.diag(self._np, offset))
+
+_la_diagonal_copy.register(K.CPU, _cpu__la_diagonal_copy, name='cpu.linalg.diag')
+
+def _meta__la_diagonal_copy(self, offset):
+    return _mw(_meta_linalg.diag(self, offset))
+
+_la_diagonal_copy.register(K.Meta, _meta__la_diagonal_copy, name='meta.linalg.diag')
+
 def _cpu_diag_embed(self, offset, dim1, dim2):
     return _cw(_cpu_linalg.diag_embed(self._np, offset, dim1, dim2))
 
@@ -5060,6 +5320,8 @@ def _meta_diagflat(self, offset):
     return _mw(_meta_linalg.diagflat(self, offset))
 
 diagflat.register(K.Meta, _meta_diagflat, name='meta.linalg.diagflat')
+
+diagflat.register(K.Autograd, _composite_linalg.diagflat_autograd, name='composite_linalg.diagflat_autograd')
 
 def _cpu_trace(self):
     return _cw(_cpu_linalg.trace(self._np))
@@ -5081,6 +5343,8 @@ def _meta_linalg_matrix_norm_str_ord(self, ord, dim, keepdim, dtype):
 
 linalg_matrix_norm_str_ord.register(K.Meta, _meta_linalg_matrix_norm_str_ord, name='meta.linalg.matrix_norm')
 
+linalg_matrix_norm_str_ord.register(K.Autograd, _composite_linalg.matrix_norm_autograd, name='composite_linalg.matrix_norm_autograd')
+
 def _cpu_linalg_matrix_norm_str_ord_out(self, ord, dim, keepdim, dtype, out):
     _cstore_out(out, _cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
     return out
@@ -5093,6 +5357,8 @@ def _meta_linalg_matrix_norm_str_ord_out(self, ord, dim, keepdim, dtype, out):
 
 linalg_matrix_norm_str_ord_out.register(K.Meta, _meta_linalg_matrix_norm_str_ord_out, name='meta.linalg.matrix_norm')
 
+linalg_matrix_norm_str_ord_out.register(K.Autograd, _iov.out_from_functional(linalg_matrix_norm_str_ord, 1), name='composite.out_of.linalg_matrix_norm')
+
 linalg_matrix_norm_str_ord_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
     return _cw(_cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
@@ -5103,6 +5369,8 @@ def _meta_linalg_matrix_norm(self, ord, dim, keepdim, dtype):
     return _mw(_meta_linalg.matrix_norm(self, ord, dim, keepdim, dtype))
 
 linalg_matrix_norm.register(K.Meta, _meta_linalg_matrix_norm, name='meta.linalg.matrix_norm')
+
+linalg_matrix_norm.register(K.Autograd, _composite_linalg.matrix_norm_autograd, name='composite_linalg.matrix_norm_autograd')
 
 def _cpu_linalg_matrix_norm_out(self, ord, dim, keepdim, dtype, out):
     _cstore_out(out, _cpu_linalg.matrix_norm(self._np, ord, dim, keepdim, dtype))
@@ -5116,6 +5384,8 @@ def _meta_linalg_matrix_norm_out(self, ord, dim, keepdim, dtype, out):
 
 linalg_matrix_norm_out.register(K.Meta, _meta_linalg_matrix_norm_out, name='meta.linalg.matrix_norm')
 
+linalg_matrix_norm_out.register(K.Autograd, _iov.out_from_functional(linalg_matrix_norm, 1), name='composite.out_of.linalg_matrix_norm')
+
 linalg_matrix_norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
     return _cw(_cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
@@ -5126,6 +5396,8 @@ def _meta_linalg_norm_ord_str(self, ord, dim, keepdim, dtype):
     return _mw(_meta_linalg.norm(self, ord, dim, keepdim, dtype))
 
 linalg_norm_ord_str.register(K.Meta, _meta_linalg_norm_ord_str, name='meta.linalg.norm')
+
+linalg_norm_ord_str.register(K.Autograd, _composite_linalg.norm_autograd, name='composite_linalg.norm_autograd')
 
 def _cpu_linalg_norm_ord_str_out(self, ord, dim, keepdim, dtype, out):
     _cstore_out(out, _cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
@@ -5139,6 +5411,8 @@ def _meta_linalg_norm_ord_str_out(self, ord, dim, keepdim, dtype, out):
 
 linalg_norm_ord_str_out.register(K.Meta, _meta_linalg_norm_ord_str_out, name='meta.linalg.norm')
 
+linalg_norm_ord_str_out.register(K.Autograd, _iov.out_from_functional(linalg_norm_ord_str, 1), name='composite.out_of.linalg_norm')
+
 linalg_norm_ord_str_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_norm(self, ord, dim, keepdim, dtype):
     return _cw(_cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
@@ -5149,6 +5423,8 @@ def _meta_linalg_norm(self, ord, dim, keepdim, dtype):
     return _mw(_meta_linalg.norm(self, ord, dim, keepdim, dtype))
 
 linalg_norm.register(K.Meta, _meta_linalg_norm, name='meta.linalg.norm')
+
+linalg_norm.register(K.Autograd, _composite_linalg.norm_autograd, name='composite_linalg.norm_autograd')
 
 def _cpu_linalg_norm_out(self, ord, dim, keepdim, dtype, out):
     _cstore_out(out, _cpu_linalg.norm(self._np, ord, dim, keepdim, dtype))
@@ -5161,6 +5437,8 @@ def _meta_linalg_norm_out(self, ord, dim, keepdim, dtype, out):
     return out
 
 linalg_norm_out.register(K.Meta, _meta_linalg_norm_out, name='meta.linalg.norm')
+
+linalg_norm_out.register(K.Autograd, _iov.out_from_functional(linalg_norm, 1), name='composite.out_of.linalg_norm')
 
 linalg_norm_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_linalg_det(A):
@@ -5263,6 +5541,8 @@ def _meta_logdet(self):
     return _mw(_meta_linalg.logdet(self))
 
 logdet.register(K.Meta, _meta_logdet, name='meta.linalg.logdet')
+
+logdet.register(K.Autograd, _composite_linalg.logdet_autograd, name='composite_linalg.logdet_autograd')
 
 def _cpu_linalg_inv(A):
     return _cw(_cpu_linalg.linalg_inv(A._np))
@@ -5434,6 +5714,8 @@ def _meta_svd(self, some, compute_uv):
 
 svd.register(K.Meta, _meta_svd, name='meta.linalg.svd_legacy')
 
+svd.register(K.Autograd, _composite_linalg.svd_autograd, name='composite_linalg.svd_autograd')
+
 def _cpu_svd_U(self, some, compute_uv, U, S, V):
     _r = _cpu_linalg.svd(self._np, some, compute_uv)
     _cstore_out(U, _r[0])
@@ -5451,6 +5733,8 @@ def _meta_svd_U(self, some, compute_uv, U, S, V):
     return _RT_svd(U, S, V)
 
 svd_U.register(K.Meta, _meta_svd_U, name='meta.linalg.svd_legacy')
+
+svd_U.register(K.Autograd, _iov.out_from_functional(svd, 3), name='composite.out_of.svd')
 
 svd_U.register(K.ADInplaceOrView, _iov.bump_last[3], redispatch=True)
 def _cpu_linalg_svdvals(A, driver):
@@ -6028,6 +6312,960 @@ one_hot.register(K.CompositeImplicitAutograd, _composite_nn.one_hot, name='compo
 constant_pad_nd.register(K.CompositeExplicitAutograd, _composite_nn.constant_pad_nd, name='composite_nn.constant_pad_nd')
 
 pad.register(K.CompositeImplicitAutograd, _composite_nn.pad, name='composite_nn.pad')
+
+def _cpu_nll_loss_forward(self, target, weight, reduction, ignore_index):
+    _r = _cpu_nn_norm_loss.nll_loss_forward(self._np, (target._np if target.__class__ is _T else _u(target)), (None if weight is None else weight._np), reduction, ignore_index)
+    return _RT_nll_loss_forward(_cw(_r[0]), _cw(_r[1]))
+
+nll_loss_forward.register(K.CPU, _cpu_nll_loss_forward, name='cpu.nn_norm_loss.nll_loss_forward')
+
+def _meta_nll_loss_forward(self, target, weight, reduction, ignore_index):
+    _r = _meta_nn_norm_loss.nll_loss_forward(self, target, weight, reduction, ignore_index)
+    return _RT_nll_loss_forward(_mw(_r[0]), _mw(_r[1]))
+
+nll_loss_forward.register(K.Meta, _meta_nll_loss_forward, name='meta.nn_norm_loss.nll_loss_forward')
+
+def _cpu_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    return _cw(_cpu_nn_norm_loss.nll_loss_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), (target._np if target.__class__ is _T else _u(target)), (None if weight is None else weight._np), reduction, ignore_index, (total_weight._np if total_weight.__class__ is _T else _u(total_weight))))
+
+nll_loss_backward.register(K.CPU, _cpu_nll_loss_backward, name='cpu.nn_norm_loss.nll_loss_backward')
+
+def _meta_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    return _mw(_meta_nn_norm_loss.nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight))
+
+nll_loss_backward.register(K.Meta, _meta_nll_loss_backward, name='meta.nn_norm_loss.nll_loss_backward')
+
+def _cpu_nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    _r = _cpu_nn_norm_loss.nll_loss2d_forward(self._np, (target._np if target.__class__ is _T else _u(target)), (None if weight is None else weight._np), reduction, ignore_index)
+    return _RT_nll_loss2d_forward(_cw(_r[0]), _cw(_r[1]))
+
+nll_loss2d_forward.register(K.CPU, _cpu_nll_loss2d_forward, name='cpu.nn_norm_loss.nll_loss2d_forward')
+
+def _meta_nll_loss2d_forward(self, target, weight, reduction, ignore_index):
+    _r = _meta_nn_norm_loss.nll_loss2d_forward(self, target, weight, reduction, ignore_index)
+    return _RT_nll_loss2d_forward(_mw(_r[0]), _mw(_r[1]))
+
+nll_loss2d_forward.register(K.Meta, _meta_nll_loss2d_forward, name='meta.nn_norm_loss.nll_loss2d_forward')
+
+nll_loss2d.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.nll_loss2d, name='composite_nn_norm_loss.nll_loss2d')
+
+nll_loss.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.nll_loss, name='composite_nn_norm_loss.nll_loss')
+
+nll_loss_nd.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.nll_loss_nd, name='composite_nn_norm_loss.nll_loss_nd')
+
+cross_entropy_loss.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.cross_entropy_loss, name='composite_nn_norm_loss.cross_entropy_loss')
+
+def _cpu_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    _r = _cpu_nn_norm_loss.native_layer_norm(input._np, normalized_shape, (None if weight is None else weight._np), (None if bias is None else bias._np), eps)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+native_layer_norm.register(K.CPU, _cpu_native_layer_norm, name='cpu.nn_norm_loss.native_layer_norm')
+
+def _meta_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    _r = _meta_nn_norm_loss.native_layer_norm(input, normalized_shape, weight, bias, eps)
+    return (_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+native_layer_norm.register(K.Meta, _meta_native_layer_norm, name='meta.nn_norm_loss.native_layer_norm')
+
+def _cpu_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    _r = _cpu_nn_norm_loss.native_layer_norm_backward(grad_out._np, (input._np if input.__class__ is _T else _u(input)), normalized_shape, (mean._np if mean.__class__ is _T else _u(mean)), (rstd._np if rstd.__class__ is _T else _u(rstd)), (None if weight is None else weight._np), (None if bias is None else bias._np), output_mask)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+native_layer_norm_backward.register(K.CPU, _cpu_native_layer_norm_backward, name='cpu.nn_norm_loss.native_layer_norm_backward')
+
+def _meta_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    _r = _meta_nn_norm_loss.native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+    return (_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+native_layer_norm_backward.register(K.Meta, _meta_native_layer_norm_backward, name='meta.nn_norm_loss.native_layer_norm_backward')
+
+layer_norm.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.layer_norm, name='composite_nn_norm_loss.layer_norm')
+
+group_norm.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.group_norm, name='composite_nn_norm_loss.group_norm')
+
+rms_norm.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.rms_norm, name='composite_nn_norm_loss.rms_norm')
+
+batch_norm.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.batch_norm, name='composite_nn_norm_loss.batch_norm')
+
+def _cpu_mse_loss(self, target, reduction):
+    return _cw(_cpu_nn_norm_loss.mse_loss(self._np, (target._np if target.__class__ is _T else _u(target)), reduction))
+
+mse_loss.register(K.CPU, _cpu_mse_loss, name='cpu.nn_norm_loss.mse_loss')
+
+def _meta_mse_loss(self, target, reduction):
+    return _mw(_meta_nn_norm_loss.mse_loss(self, target, reduction))
+
+mse_loss.register(K.Meta, _meta_mse_loss, name='meta.nn_norm_loss.mse_loss')
+
+l1_loss.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.l1_loss, name='composite_nn_norm_loss.l1_loss')
+
+def _cpu_smooth_l1_loss(self, target, reduction, beta):
+    return _cw(_cpu_nn_norm_loss.smooth_l1_loss(self._np, (target._np if target.__class__ is _T else _u(target)), reduction, beta))
+
+smooth_l1_loss.register(K.CPU, _cpu_smooth_l1_loss, name='cpu.nn_norm_loss.smooth_l1_loss')
+
+def _meta_smooth_l1_loss(self, target, reduction, beta):
+    return _mw(_meta_nn_norm_loss.smooth_l1_loss(self, target, reduction, beta))
+
+smooth_l1_loss.register(K.Meta, _meta_smooth_l1_loss, name='meta.nn_norm_loss.smooth_l1_loss')
+
+def _cpu_huber_loss(self, target, reduction, delta):
+    return _cw(_cpu_nn_norm_loss.huber_loss(self._np, (target._np if target.__class__ is _T else _u(target)), reduction, delta))
+
+huber_loss.register(K.CPU, _cpu_huber_loss, name='cpu.nn_norm_loss.huber_loss')
+
+def _meta_huber_loss(self, target, reduction, delta):
+    return _mw(_meta_nn_norm_loss.huber_loss(self, target, reduction, delta))
+
+huber_loss.register(K.Meta, _meta_huber_loss, name='meta.nn_norm_loss.huber_loss')
+
+def _cpu_binary_cross_entropy(self, target, weight, reduction):
+    return _cw(_cpu_nn_norm_loss.binary_cross_entropy(self._np, (target._np if target.__class__ is _T else _u(target)), (None if weight is None else weight._np), reduction))
+
+binary_cross_entropy.register(K.CPU, _cpu_binary_cross_entropy, name='cpu.nn_norm_loss.binary_cross_entropy')
+
+def _meta_binary_cross_entropy(self, target, weight, reduction):
+    return _mw(_meta_nn_norm_loss.binary_cross_entropy(self, target, weight, reduction))
+
+binary_cross_entropy.register(K.Meta, _meta_binary_cross_entropy, name='meta.nn_norm_loss.binary_cross_entropy')
+
+def _cpu_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    return _cw(_cpu_nn_norm_loss.binary_cross_entropy_with_logits(self._np, (target._np if target.__class__ is _T else _u(target)), (None if weight is None else weight._np), (None if pos_weight is None else pos_weight._np), reduction))
+
+binary_cross_entropy_with_logits.register(K.CPU, _cpu_binary_cross_entropy_with_logits, name='cpu.nn_norm_loss.binary_cross_entropy_with_logits')
+
+def _meta_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction):
+    return _mw(_meta_nn_norm_loss.binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction))
+
+binary_cross_entropy_with_logits.register(K.Meta, _meta_binary_cross_entropy_with_logits, name='meta.nn_norm_loss.binary_cross_entropy_with_logits')
+
+kl_div.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.kl_div, name='composite_nn_norm_loss.kl_div')
+
+cosine_similarity.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.cosine_similarity, name='composite_nn_norm_loss.cosine_similarity')
+
+pairwise_distance.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.pairwise_distance, name='composite_nn_norm_loss.pairwise_distance')
+
+scaled_dot_product_attention.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.scaled_dot_product_attention, name='composite_nn_norm_loss.scaled_dot_product_attention')
+
+def _cpu_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _r = _cpu_nn_norm_loss.native_batch_norm(input._np, (None if weight is None else weight._np), (None if bias is None else bias._np), (None if running_mean is None else running_mean._np), (None if running_var is None else running_var._np), training, momentum, eps)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+native_batch_norm.register(K.CPU, _cpu_native_batch_norm, name='cpu.nn_norm_loss.native_batch_norm')
+
+def _meta_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    _r = _meta_nn_norm_loss.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return (_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+native_batch_norm.register(K.Meta, _meta_native_batch_norm, name='meta.nn_norm_loss.native_batch_norm')
+
+def _cpu_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    _r = _cpu_nn_norm_loss.native_group_norm(input._np, (None if weight is None else weight._np), (None if bias is None else bias._np), N, C, HxW, group, eps)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+native_group_norm.register(K.CPU, _cpu_native_group_norm, name='cpu.nn_norm_loss.native_group_norm')
+
+def _meta_native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    _r = _meta_nn_norm_loss.native_group_norm(input, weight, bias, N, C, HxW, group, eps)
+    return (_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+native_group_norm.register(K.Meta, _meta_native_group_norm, name='meta.nn_norm_loss.native_group_norm')
+
+def _cpu_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    return _cw(_cpu_nn_spatial.convolution(input._np, (weight._np if weight.__class__ is _T else _u(weight)), (None if bias is None else bias._np), stride, padding, dilation, transposed, output_padding, groups))
+
+convolution.register(K.CPU, _cpu_convolution, name='cpu.nn_spatial.convolution')
+
+def _meta_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    return _mw(_meta_nn_spatial.convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups))
+
+convolution.register(K.Meta, _meta_convolution, name='meta.nn_spatial.convolution')
+
+convolution_backward.register(K.CompositeExplicitAutograd, _composite_nn_spatial.convolution_backward, name='composite_nn_spatial.convolution_backward')
+
+conv1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv1d, name='composite_nn_spatial.conv1d')
+
+conv2d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv2d, name='composite_nn_spatial.conv2d')
+
+conv3d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv3d, name='composite_nn_spatial.conv3d')
+
+conv1d_padding.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv1d_padding, name='composite_nn_spatial.conv1d_padding')
+
+conv2d_padding.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv2d_padding, name='composite_nn_spatial.conv2d_padding')
+
+conv3d_padding.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv3d_padding, name='composite_nn_spatial.conv3d_padding')
+
+conv_transpose1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv_transpose1d, name='composite_nn_spatial.conv_transpose1d')
+
+conv_transpose2d_input.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv_transpose2d, name='composite_nn_spatial.conv_transpose2d')
+
+conv_transpose3d_input.register(K.CompositeImplicitAutograd, _composite_nn_spatial.conv_transpose3d, name='composite_nn_spatial.conv_transpose3d')
+
+max_pool1d_with_indices.register(K.CompositeImplicitAutograd, _composite_nn_spatial.max_pool1d_with_indices, name='composite_nn_spatial.max_pool1d_with_indices')
+
+max_pool1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.max_pool1d, name='composite_nn_spatial.max_pool1d')
+
+max_pool2d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.max_pool2d, name='composite_nn_spatial.max_pool2d')
+
+max_pool3d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.max_pool3d, name='composite_nn_spatial.max_pool3d')
+
+def _cpu_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    _r = _cpu_nn_spatial.max_pool2d_with_indices(self._np, kernel_size, stride, padding, dilation, ceil_mode)
+    return _RT_max_pool2d_with_indices(_cw(_r[0]), _cw(_r[1]))
+
+max_pool2d_with_indices.register(K.CPU, _cpu_max_pool2d_with_indices, name='cpu.nn_spatial.max_pool2d_with_indices')
+
+def _meta_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    _r = _meta_nn_spatial.max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+    return _RT_max_pool2d_with_indices(_mw(_r[0]), _mw(_r[1]))
+
+max_pool2d_with_indices.register(K.Meta, _meta_max_pool2d_with_indices, name='meta.nn_spatial.max_pool2d_with_indices')
+
+def _cpu_max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, output, indices):
+    _r = _cpu_nn_spatial.max_pool2d_with_indices(self._np, kernel_size, stride, padding, dilation, ceil_mode)
+    _cstore_out(output, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_max_pool2d_with_indices(output, indices)
+
+max_pool2d_with_indices_out.register(K.CPU, _cpu_max_pool2d_with_indices_out, name='cpu.nn_spatial.max_pool2d_with_indices')
+
+def _meta_max_pool2d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, output, indices):
+    _r = _meta_nn_spatial.max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _mstore_out(output, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_max_pool2d_with_indices(output, indices)
+
+max_pool2d_with_indices_out.register(K.Meta, _meta_max_pool2d_with_indices_out, name='meta.nn_spatial.max_pool2d_with_indices')
+
+max_pool2d_with_indices_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _cw(_cpu_nn_spatial.max_pool2d_with_indices_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), kernel_size, stride, padding, dilation, ceil_mode, (indices._np if indices.__class__ is _T else _u(indices))))
+
+max_pool2d_with_indices_backward.register(K.CPU, _cpu_max_pool2d_with_indices_backward, name='cpu.nn_spatial.max_pool2d_with_indices_backward')
+
+def _meta_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _mw(_meta_nn_spatial.max_pool_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+
+max_pool2d_with_indices_backward.register(K.Meta, _meta_max_pool2d_with_indices_backward, name='meta.nn_spatial.max_pool_with_indices_backward')
+
+def _cpu_max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    _r = _cpu_nn_spatial.max_pool3d_with_indices(self._np, kernel_size, stride, padding, dilation, ceil_mode)
+    return _RT_max_pool3d_with_indices(_cw(_r[0]), _cw(_r[1]))
+
+max_pool3d_with_indices.register(K.CPU, _cpu_max_pool3d_with_indices, name='cpu.nn_spatial.max_pool3d_with_indices')
+
+def _meta_max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode):
+    _r = _meta_nn_spatial.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+    return _RT_max_pool3d_with_indices(_mw(_r[0]), _mw(_r[1]))
+
+max_pool3d_with_indices.register(K.Meta, _meta_max_pool3d_with_indices, name='meta.nn_spatial.max_pool3d_with_indices')
+
+def _cpu_max_pool3d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, output, indices):
+    _r = _cpu_nn_spatial.max_pool3d_with_indices(self._np, kernel_size, stride, padding, dilation, ceil_mode)
+    _cstore_out(output, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_max_pool3d_with_indices(output, indices)
+
+max_pool3d_with_indices_out.register(K.CPU, _cpu_max_pool3d_with_indices_out, name='cpu.nn_spatial.max_pool3d_with_indices')
+
+def _meta_max_pool3d_with_indices_out(self, kernel_size, stride, padding, dilation, ceil_mode, output, indices):
+    _r = _meta_nn_spatial.max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _mstore_out(output, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_max_pool3d_with_indices(output, indices)
+
+max_pool3d_with_indices_out.register(K.Meta, _meta_max_pool3d_with_indices_out, name='meta.nn_spatial.max_pool3d_with_indices')
+
+max_pool3d_with_indices_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _cw(_cpu_nn_spatial.max_pool3d_with_indices_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), kernel_size, stride, padding, dilation, ceil_mode, (indices._np if indices.__class__ is _T else _u(indices))))
+
+max_pool3d_with_indices_backward.register(K.CPU, _cpu_max_pool3d_with_indices_backward, name='cpu.nn_spatial.max_pool3d_with_indices_backward')
+
+def _meta_max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return _mw(_meta_nn_spatial.max_pool_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices))
+
+max_pool3d_with_indices_backward.register(K.Meta, _meta_max_pool3d_with_indices_backward, name='meta.nn_spatial.max_pool_with_indices_backward')
+
+avg_pool1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.avg_pool1d, name='composite_nn_spatial.avg_pool1d')
+
+def _cpu_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _cw(_cpu_nn_spatial.avg_pool2d(self._np, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool2d.register(K.CPU, _cpu_avg_pool2d, name='cpu.nn_spatial.avg_pool2d')
+
+def _meta_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _mw(_meta_nn_spatial.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool2d.register(K.Meta, _meta_avg_pool2d, name='meta.nn_spatial.avg_pool2d')
+
+def _cpu_avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out):
+    _cstore_out(out, _cpu_nn_spatial.avg_pool2d(self._np, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return out
+
+avg_pool2d_out.register(K.CPU, _cpu_avg_pool2d_out, name='cpu.nn_spatial.avg_pool2d')
+
+def _meta_avg_pool2d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out):
+    _mstore_out(out, _meta_nn_spatial.avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return out
+
+avg_pool2d_out.register(K.Meta, _meta_avg_pool2d_out, name='meta.nn_spatial.avg_pool2d')
+
+avg_pool2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _cw(_cpu_nn_spatial.avg_pool2d_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool2d_backward.register(K.CPU, _cpu_avg_pool2d_backward, name='cpu.nn_spatial.avg_pool2d_backward')
+
+def _meta_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _mw(_meta_nn_spatial.avg_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool2d_backward.register(K.Meta, _meta_avg_pool2d_backward, name='meta.nn_spatial.avg_pool_backward')
+
+def _cpu_avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _cw(_cpu_nn_spatial.avg_pool3d(self._np, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool3d.register(K.CPU, _cpu_avg_pool3d, name='cpu.nn_spatial.avg_pool3d')
+
+def _meta_avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _mw(_meta_nn_spatial.avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool3d.register(K.Meta, _meta_avg_pool3d, name='meta.nn_spatial.avg_pool3d')
+
+def _cpu_avg_pool3d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out):
+    _cstore_out(out, _cpu_nn_spatial.avg_pool3d(self._np, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return out
+
+avg_pool3d_out.register(K.CPU, _cpu_avg_pool3d_out, name='cpu.nn_spatial.avg_pool3d')
+
+def _meta_avg_pool3d_out(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out):
+    _mstore_out(out, _meta_nn_spatial.avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    return out
+
+avg_pool3d_out.register(K.Meta, _meta_avg_pool3d_out, name='meta.nn_spatial.avg_pool3d')
+
+avg_pool3d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _cw(_cpu_nn_spatial.avg_pool3d_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool3d_backward.register(K.CPU, _cpu_avg_pool3d_backward, name='cpu.nn_spatial.avg_pool3d_backward')
+
+def _meta_avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    return _mw(_meta_nn_spatial.avg_pool_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+
+avg_pool3d_backward.register(K.Meta, _meta_avg_pool3d_backward, name='meta.nn_spatial.avg_pool_backward')
+
+adaptive_avg_pool1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.adaptive_avg_pool1d, name='composite_nn_spatial.adaptive_avg_pool1d')
+
+adaptive_avg_pool2d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.adaptive_avg_pool2d, name='composite_nn_spatial.adaptive_avg_pool2d')
+
+def _cpu__adaptive_avg_pool2d(self, output_size):
+    return _cw(_cpu_nn_spatial.adaptive_avg_pool2d(self._np, output_size))
+
+_adaptive_avg_pool2d.register(K.CPU, _cpu__adaptive_avg_pool2d, name='cpu.nn_spatial.adaptive_avg_pool2d')
+
+def _meta__adaptive_avg_pool2d(self, output_size):
+    return _mw(_meta_nn_spatial.adaptive_avg_pool2d(self, output_size))
+
+_adaptive_avg_pool2d.register(K.Meta, _meta__adaptive_avg_pool2d, name='meta.nn_spatial.adaptive_avg_pool2d')
+
+def _cpu__adaptive_avg_pool2d_backward(grad_output, self):
+    return _cw(_cpu_nn_spatial.adaptive_avg_pool2d_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self))))
+
+_adaptive_avg_pool2d_backward.register(K.CPU, _cpu__adaptive_avg_pool2d_backward, name='cpu.nn_spatial.adaptive_avg_pool2d_backward')
+
+def _meta__adaptive_avg_pool2d_backward(grad_output, self):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self))
+
+_adaptive_avg_pool2d_backward.register(K.Meta, _meta__adaptive_avg_pool2d_backward, name='meta.nn_spatial.same_as_self')
+
+adaptive_max_pool1d.register(K.CompositeImplicitAutograd, _composite_nn_spatial.adaptive_max_pool1d, name='composite_nn_spatial.adaptive_max_pool1d')
+
+def _cpu_adaptive_max_pool2d(self, output_size):
+    _r = _cpu_nn_spatial.adaptive_max_pool2d(self._np, output_size)
+    return _RT_adaptive_max_pool2d(_cw(_r[0]), _cw(_r[1]))
+
+adaptive_max_pool2d.register(K.CPU, _cpu_adaptive_max_pool2d, name='cpu.nn_spatial.adaptive_max_pool2d')
+
+def _meta_adaptive_max_pool2d(self, output_size):
+    _r = _meta_nn_spatial.adaptive_max_pool2d(self, output_size)
+    return _RT_adaptive_max_pool2d(_mw(_r[0]), _mw(_r[1]))
+
+adaptive_max_pool2d.register(K.Meta, _meta_adaptive_max_pool2d, name='meta.nn_spatial.adaptive_max_pool2d')
+
+def _cpu_adaptive_max_pool2d_out(self, output_size, out, indices):
+    _r = _cpu_nn_spatial.adaptive_max_pool2d(self._np, output_size)
+    _cstore_out(out, _r[0])
+    _cstore_out(indices, _r[1])
+    return _RT_adaptive_max_pool2d(out, indices)
+
+adaptive_max_pool2d_out.register(K.CPU, _cpu_adaptive_max_pool2d_out, name='cpu.nn_spatial.adaptive_max_pool2d')
+
+def _meta_adaptive_max_pool2d_out(self, output_size, out, indices):
+    _r = _meta_nn_spatial.adaptive_max_pool2d(self, output_size)
+    _mstore_out(out, _r[0])
+    _mstore_out(indices, _r[1])
+    return _RT_adaptive_max_pool2d(out, indices)
+
+adaptive_max_pool2d_out.register(K.Meta, _meta_adaptive_max_pool2d_out, name='meta.nn_spatial.adaptive_max_pool2d')
+
+adaptive_max_pool2d_out.register(K.ADInplaceOrView, _iov.bump_last[2], redispatch=True)
+def _cpu_adaptive_max_pool2d_backward(grad_output, self, indices):
+    return _cw(_cpu_nn_spatial.adaptive_max_pool2d_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), (indices._np if indices.__class__ is _T else _u(indices))))
+
+adaptive_max_pool2d_backward.register(K.CPU, _cpu_adaptive_max_pool2d_backward, name='cpu.nn_spatial.adaptive_max_pool2d_backward')
+
+def _meta_adaptive_max_pool2d_backward(grad_output, self, indices):
+    return _mw(_meta_nn_spatial.same_as_self_checked(grad_output, self, indices))
+
+adaptive_max_pool2d_backward.register(K.Meta, _meta_adaptive_max_pool2d_backward, name='meta.nn_spatial.same_as_self_checked')
+
+def _cpu_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    return _cw(_cpu_nn_spatial.embedding(weight._np, (indices._np if indices.__class__ is _T else _u(indices)), padding_idx, scale_grad_by_freq, sparse))
+
+embedding.register(K.CPU, _cpu_embedding, name='cpu.nn_spatial.embedding')
+
+def _meta_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    return _mw(_meta_nn_spatial.embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse))
+
+embedding.register(K.Meta, _meta_embedding, name='meta.nn_spatial.embedding')
+
+embedding_backward.register(K.CompositeImplicitAutograd, _composite_nn_spatial.embedding_backward, name='composite_nn_spatial.embedding_backward')
+
+def _cpu_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    return _cw(_cpu_nn_spatial.embedding_dense_backward(grad_output._np, (indices._np if indices.__class__ is _T else _u(indices)), num_weights, padding_idx, scale_grad_by_freq))
+
+embedding_dense_backward.register(K.CPU, _cpu_embedding_dense_backward, name='cpu.nn_spatial.embedding_dense_backward')
+
+def _meta_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    return _mw(_meta_nn_spatial.embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq))
+
+embedding_dense_backward.register(K.Meta, _meta_embedding_dense_backward, name='meta.nn_spatial.embedding_dense_backward')
+
+def _cpu_embedding_renorm_(self, indices, max_norm, norm_type):
+    _cpu_nn_spatial.embedding_renorm_(self._np, (indices._np if indices.__class__ is _T else _u(indices)), max_norm, norm_type)
+    return self
+
+embedding_renorm_.register(K.CPU, _cpu_embedding_renorm_, name='cpu.nn_spatial.embedding_renorm_')
+
+def _meta_embedding_renorm_(self, indices, max_norm, norm_type):
+    _meta_nn_spatial.embedding_renorm_(self, indices, max_norm, norm_type)
+    return self
+
+embedding_renorm_.register(K.Meta, _meta_embedding_renorm_, name='meta.nn_spatial.embedding_renorm_')
+
+embedding_renorm_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+embedding_bag.register(K.CompositeImplicitAutograd, _composite_nn_spatial.embedding_bag, name='composite_nn_spatial.embedding_bag')
+
+embedding_bag_padding_idx.register(K.CompositeImplicitAutograd, _composite_nn_spatial.embedding_bag_padding_idx, name='composite_nn_spatial.embedding_bag_padding_idx')
+
+def _cpu__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+    _r = _cpu_nn_spatial.embedding_bag(weight._np, (indices._np if indices.__class__ is _T else _u(indices)), (offsets._np if offsets.__class__ is _T else _u(offsets)), scale_grad_by_freq, mode, sparse, (None if per_sample_weights is None else per_sample_weights._np), include_last_offset, padding_idx)
+    return (_cw(_r[0]), _cw(_r[1]), _cw(_r[2]), _cw(_r[3]))
+
+_embedding_bag.register(K.CPU, _cpu__embedding_bag, name='cpu.nn_spatial.embedding_bag')
+
+def _meta__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+    _r = _meta_nn_spatial.embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+    return (_mw(_r[0]), _mw(_r[1]), _mw(_r[2]), _mw(_r[3]))
+
+_embedding_bag.register(K.Meta, _meta__embedding_bag, name='meta.nn_spatial.embedding_bag')
+
+def _cpu__embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx):
+    return _cw(_cpu_nn_spatial.embedding_bag_backward(grad._np, (indices._np if indices.__class__ is _T else _u(indices)), (offsets._np if offsets.__class__ is _T else _u(offsets)), (offset2bag._np if offset2bag.__class__ is _T else _u(offset2bag)), (bag_size._np if bag_size.__class__ is _T else _u(bag_size)), (maximum_indices._np if maximum_indices.__class__ is _T else _u(maximum_indices)), num_weights, scale_grad_by_freq, mode, sparse, (None if per_sample_weights is None else per_sample_weights._np), padding_idx))
+
+_embedding_bag_backward.register(K.CPU, _cpu__embedding_bag_backward, name='cpu.nn_spatial.embedding_bag_backward')
+
+def _meta__embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx):
+    return _mw(_meta_nn_spatial.embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx))
+
+_embedding_bag_backward.register(K.Meta, _meta__embedding_bag_backward, name='meta.nn_spatial.embedding_bag_backward')
+
+def _cpu__embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx):
+    return _cw(_cpu_nn_spatial.embedding_bag_per_sample_weights_backward(grad._np, (weight._np if weight.__class__ is _T else _u(weight)), (indices._np if indices.__class__ is _T else _u(indices)), (offsets._np if offsets.__class__ is _T else _u(offsets)), (offset2bag._np if offset2bag.__class__ is _T else _u(offset2bag)), mode, padding_idx))
+
+_embedding_bag_per_sample_weights_backward.register(K.CPU, _cpu__embedding_bag_per_sample_weights_backward, name='cpu.nn_spatial.embedding_bag_per_sample_weights_backward')
+
+def _meta__embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx):
+    return _mw(_meta_nn_spatial.embedding_bag_per_sample_weights_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx))
+
+_embedding_bag_per_sample_weights_backward.register(K.Meta, _meta__embedding_bag_per_sample_weights_backward, name='meta.nn_spatial.embedding_bag_per_sample_weights_backward')
+
+_pad_circular.register(K.CompositeImplicitAutograd, _composite_nn_spatial.pad_circular, name='composite_nn_spatial.pad_circular')
+
+def _cpu_reflection_pad1d(self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad1d(self._np, padding))
+
+reflection_pad1d.register(K.CPU, _cpu_reflection_pad1d, name='cpu.nn_spatial.reflection_pad1d')
+
+def _meta_reflection_pad1d(self, padding):
+    return _mw(_meta_nn_spatial.reflection_pad1d(self, padding))
+
+reflection_pad1d.register(K.Meta, _meta_reflection_pad1d, name='meta.nn_spatial.reflection_pad1d')
+
+def _cpu_reflection_pad1d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.reflection_pad1d(self._np, padding))
+    return out
+
+reflection_pad1d_out.register(K.CPU, _cpu_reflection_pad1d_out, name='cpu.nn_spatial.reflection_pad1d')
+
+def _meta_reflection_pad1d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.reflection_pad1d(self, padding))
+    return out
+
+reflection_pad1d_out.register(K.Meta, _meta_reflection_pad1d_out, name='meta.nn_spatial.reflection_pad1d')
+
+reflection_pad1d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_reflection_pad2d(self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad2d(self._np, padding))
+
+reflection_pad2d.register(K.CPU, _cpu_reflection_pad2d, name='cpu.nn_spatial.reflection_pad2d')
+
+def _meta_reflection_pad2d(self, padding):
+    return _mw(_meta_nn_spatial.reflection_pad2d(self, padding))
+
+reflection_pad2d.register(K.Meta, _meta_reflection_pad2d, name='meta.nn_spatial.reflection_pad2d')
+
+def _cpu_reflection_pad2d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.reflection_pad2d(self._np, padding))
+    return out
+
+reflection_pad2d_out.register(K.CPU, _cpu_reflection_pad2d_out, name='cpu.nn_spatial.reflection_pad2d')
+
+def _meta_reflection_pad2d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.reflection_pad2d(self, padding))
+    return out
+
+reflection_pad2d_out.register(K.Meta, _meta_reflection_pad2d_out, name='meta.nn_spatial.reflection_pad2d')
+
+reflection_pad2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_reflection_pad3d(self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad3d(self._np, padding))
+
+reflection_pad3d.register(K.CPU, _cpu_reflection_pad3d, name='cpu.nn_spatial.reflection_pad3d')
+
+def _meta_reflection_pad3d(self, padding):
+    return _mw(_meta_nn_spatial.reflection_pad3d(self, padding))
+
+reflection_pad3d.register(K.Meta, _meta_reflection_pad3d, name='meta.nn_spatial.reflection_pad3d')
+
+def _cpu_reflection_pad3d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.reflection_pad3d(self._np, padding))
+    return out
+
+reflection_pad3d_out.register(K.CPU, _cpu_reflection_pad3d_out, name='cpu.nn_spatial.reflection_pad3d')
+
+def _meta_reflection_pad3d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.reflection_pad3d(self, padding))
+    return out
+
+reflection_pad3d_out.register(K.Meta, _meta_reflection_pad3d_out, name='meta.nn_spatial.reflection_pad3d')
+
+reflection_pad3d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_replication_pad1d(self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad1d(self._np, padding))
+
+replication_pad1d.register(K.CPU, _cpu_replication_pad1d, name='cpu.nn_spatial.replication_pad1d')
+
+def _meta_replication_pad1d(self, padding):
+    return _mw(_meta_nn_spatial.replication_pad1d(self, padding))
+
+replication_pad1d.register(K.Meta, _meta_replication_pad1d, name='meta.nn_spatial.replication_pad1d')
+
+def _cpu_replication_pad1d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.replication_pad1d(self._np, padding))
+    return out
+
+replication_pad1d_out.register(K.CPU, _cpu_replication_pad1d_out, name='cpu.nn_spatial.replication_pad1d')
+
+def _meta_replication_pad1d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.replication_pad1d(self, padding))
+    return out
+
+replication_pad1d_out.register(K.Meta, _meta_replication_pad1d_out, name='meta.nn_spatial.replication_pad1d')
+
+replication_pad1d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_replication_pad2d(self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad2d(self._np, padding))
+
+replication_pad2d.register(K.CPU, _cpu_replication_pad2d, name='cpu.nn_spatial.replication_pad2d')
+
+def _meta_replication_pad2d(self, padding):
+    return _mw(_meta_nn_spatial.replication_pad2d(self, padding))
+
+replication_pad2d.register(K.Meta, _meta_replication_pad2d, name='meta.nn_spatial.replication_pad2d')
+
+def _cpu_replication_pad2d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.replication_pad2d(self._np, padding))
+    return out
+
+replication_pad2d_out.register(K.CPU, _cpu_replication_pad2d_out, name='cpu.nn_spatial.replication_pad2d')
+
+def _meta_replication_pad2d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.replication_pad2d(self, padding))
+    return out
+
+replication_pad2d_out.register(K.Meta, _meta_replication_pad2d_out, name='meta.nn_spatial.replication_pad2d')
+
+replication_pad2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_replication_pad3d(self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad3d(self._np, padding))
+
+replication_pad3d.register(K.CPU, _cpu_replication_pad3d, name='cpu.nn_spatial.replication_pad3d')
+
+def _meta_replication_pad3d(self, padding):
+    return _mw(_meta_nn_spatial.replication_pad3d(self, padding))
+
+replication_pad3d.register(K.Meta, _meta_replication_pad3d, name='meta.nn_spatial.replication_pad3d')
+
+def _cpu_replication_pad3d_out(self, padding, out):
+    _cstore_out(out, _cpu_nn_spatial.replication_pad3d(self._np, padding))
+    return out
+
+replication_pad3d_out.register(K.CPU, _cpu_replication_pad3d_out, name='cpu.nn_spatial.replication_pad3d')
+
+def _meta_replication_pad3d_out(self, padding, out):
+    _mstore_out(out, _meta_nn_spatial.replication_pad3d(self, padding))
+    return out
+
+replication_pad3d_out.register(K.Meta, _meta_replication_pad3d_out, name='meta.nn_spatial.replication_pad3d')
+
+replication_pad3d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_reflection_pad1d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+reflection_pad1d_backward.register(K.CPU, _cpu_reflection_pad1d_backward, name='cpu.nn_spatial.reflection_pad_backward')
+
+def _meta_reflection_pad1d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+reflection_pad1d_backward.register(K.Meta, _meta_reflection_pad1d_backward, name='meta.nn_spatial.same_as_self')
+
+def _cpu_reflection_pad2d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+reflection_pad2d_backward.register(K.CPU, _cpu_reflection_pad2d_backward, name='cpu.nn_spatial.reflection_pad_backward')
+
+def _meta_reflection_pad2d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+reflection_pad2d_backward.register(K.Meta, _meta_reflection_pad2d_backward, name='meta.nn_spatial.same_as_self')
+
+def _cpu_reflection_pad3d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.reflection_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+reflection_pad3d_backward.register(K.CPU, _cpu_reflection_pad3d_backward, name='cpu.nn_spatial.reflection_pad_backward')
+
+def _meta_reflection_pad3d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+reflection_pad3d_backward.register(K.Meta, _meta_reflection_pad3d_backward, name='meta.nn_spatial.same_as_self')
+
+def _cpu_replication_pad1d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+replication_pad1d_backward.register(K.CPU, _cpu_replication_pad1d_backward, name='cpu.nn_spatial.replication_pad_backward')
+
+def _meta_replication_pad1d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+replication_pad1d_backward.register(K.Meta, _meta_replication_pad1d_backward, name='meta.nn_spatial.same_as_self')
+
+def _cpu_replication_pad2d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+replication_pad2d_backward.register(K.CPU, _cpu_replication_pad2d_backward, name='cpu.nn_spatial.replication_pad_backward')
+
+def _meta_replication_pad2d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+replication_pad2d_backward.register(K.Meta, _meta_replication_pad2d_backward, name='meta.nn_spatial.same_as_self')
+
+def _cpu_replication_pad3d_backward(grad_output, self, padding):
+    return _cw(_cpu_nn_spatial.replication_pad_backward(grad_output._np, (self._np if self.__class__ is _T else _u(self)), padding))
+
+replication_pad3d_backward.register(K.CPU, _cpu_replication_pad3d_backward, name='cpu.nn_spatial.replication_pad_backward')
+
+def _meta_replication_pad3d_backward(grad_output, self, padding):
+    return _mw(_meta_nn_spatial.same_as_self(grad_output, self, padding))
+
+replication_pad3d_backward.register(K.Meta, _meta_replication_pad3d_backward, name='meta.nn_spatial.same_as_self')
+
+upsample_nearest1d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_nearest1d_vec, name='composite_nn_spatial.upsample_nearest1d_vec')
+
+upsample_nearest2d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_nearest2d_vec, name='composite_nn_spatial.upsample_nearest2d_vec')
+
+_upsample_nearest_exact1d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_nearest_exact1d_vec, name='composite_nn_spatial.upsample_nearest_exact1d_vec')
+
+_upsample_nearest_exact2d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_nearest_exact2d_vec, name='composite_nn_spatial.upsample_nearest_exact2d_vec')
+
+upsample_linear1d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_linear1d_vec, name='composite_nn_spatial.upsample_linear1d_vec')
+
+upsample_bilinear2d_vec.register(K.CompositeImplicitAutograd, _composite_nn_spatial.upsample_bilinear2d_vec, name='composite_nn_spatial.upsample_bilinear2d_vec')
+
+def _cpu_upsample_nearest1d(self, output_size, scales):
+    return _cw(_cpu_nn_spatial.upsample_nearest1d(self._np, output_size, scales))
+
+upsample_nearest1d.register(K.CPU, _cpu_upsample_nearest1d, name='cpu.nn_spatial.upsample_nearest1d')
+
+def _meta_upsample_nearest1d(self, output_size, scales):
+    return _mw(_meta_nn_spatial.upsample_nearest1d(self, output_size, scales))
+
+upsample_nearest1d.register(K.Meta, _meta_upsample_nearest1d, name='meta.nn_spatial.upsample_nearest1d')
+
+def _cpu_upsample_nearest1d_out(self, output_size, scales, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_nearest1d(self._np, output_size, scales))
+    return out
+
+upsample_nearest1d_out.register(K.CPU, _cpu_upsample_nearest1d_out, name='cpu.nn_spatial.upsample_nearest1d')
+
+def _meta_upsample_nearest1d_out(self, output_size, scales, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_nearest1d(self, output_size, scales))
+    return out
+
+upsample_nearest1d_out.register(K.Meta, _meta_upsample_nearest1d_out, name='meta.nn_spatial.upsample_nearest1d')
+
+upsample_nearest1d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_upsample_nearest2d(self, output_size, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_nearest2d(self._np, output_size, scales_h, scales_w))
+
+upsample_nearest2d.register(K.CPU, _cpu_upsample_nearest2d, name='cpu.nn_spatial.upsample_nearest2d')
+
+def _meta_upsample_nearest2d(self, output_size, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_nearest2d(self, output_size, scales_h, scales_w))
+
+upsample_nearest2d.register(K.Meta, _meta_upsample_nearest2d, name='meta.nn_spatial.upsample_nearest2d')
+
+def _cpu_upsample_nearest2d_out(self, output_size, scales_h, scales_w, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_nearest2d(self._np, output_size, scales_h, scales_w))
+    return out
+
+upsample_nearest2d_out.register(K.CPU, _cpu_upsample_nearest2d_out, name='cpu.nn_spatial.upsample_nearest2d')
+
+def _meta_upsample_nearest2d_out(self, output_size, scales_h, scales_w, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_nearest2d(self, output_size, scales_h, scales_w))
+    return out
+
+upsample_nearest2d_out.register(K.Meta, _meta_upsample_nearest2d_out, name='meta.nn_spatial.upsample_nearest2d')
+
+upsample_nearest2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__upsample_nearest_exact1d(self, output_size, scales):
+    return _cw(_cpu_nn_spatial.upsample_nearest_exact1d(self._np, output_size, scales))
+
+_upsample_nearest_exact1d.register(K.CPU, _cpu__upsample_nearest_exact1d, name='cpu.nn_spatial.upsample_nearest_exact1d')
+
+def _meta__upsample_nearest_exact1d(self, output_size, scales):
+    return _mw(_meta_nn_spatial.upsample_nearest_exact1d(self, output_size, scales))
+
+_upsample_nearest_exact1d.register(K.Meta, _meta__upsample_nearest_exact1d, name='meta.nn_spatial.upsample_nearest_exact1d')
+
+def _cpu__upsample_nearest_exact1d_out(self, output_size, scales, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_nearest_exact1d(self._np, output_size, scales))
+    return out
+
+_upsample_nearest_exact1d_out.register(K.CPU, _cpu__upsample_nearest_exact1d_out, name='cpu.nn_spatial.upsample_nearest_exact1d')
+
+def _meta__upsample_nearest_exact1d_out(self, output_size, scales, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_nearest_exact1d(self, output_size, scales))
+    return out
+
+_upsample_nearest_exact1d_out.register(K.Meta, _meta__upsample_nearest_exact1d_out, name='meta.nn_spatial.upsample_nearest_exact1d')
+
+_upsample_nearest_exact1d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__upsample_nearest_exact2d(self, output_size, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_nearest_exact2d(self._np, output_size, scales_h, scales_w))
+
+_upsample_nearest_exact2d.register(K.CPU, _cpu__upsample_nearest_exact2d, name='cpu.nn_spatial.upsample_nearest_exact2d')
+
+def _meta__upsample_nearest_exact2d(self, output_size, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_nearest_exact2d(self, output_size, scales_h, scales_w))
+
+_upsample_nearest_exact2d.register(K.Meta, _meta__upsample_nearest_exact2d, name='meta.nn_spatial.upsample_nearest_exact2d')
+
+def _cpu__upsample_nearest_exact2d_out(self, output_size, scales_h, scales_w, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_nearest_exact2d(self._np, output_size, scales_h, scales_w))
+    return out
+
+_upsample_nearest_exact2d_out.register(K.CPU, _cpu__upsample_nearest_exact2d_out, name='cpu.nn_spatial.upsample_nearest_exact2d')
+
+def _meta__upsample_nearest_exact2d_out(self, output_size, scales_h, scales_w, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_nearest_exact2d(self, output_size, scales_h, scales_w))
+    return out
+
+_upsample_nearest_exact2d_out.register(K.Meta, _meta__upsample_nearest_exact2d_out, name='meta.nn_spatial.upsample_nearest_exact2d')
+
+_upsample_nearest_exact2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_upsample_linear1d(self, output_size, align_corners, scales):
+    return _cw(_cpu_nn_spatial.upsample_linear1d(self._np, output_size, align_corners, scales))
+
+upsample_linear1d.register(K.CPU, _cpu_upsample_linear1d, name='cpu.nn_spatial.upsample_linear1d')
+
+def _meta_upsample_linear1d(self, output_size, align_corners, scales):
+    return _mw(_meta_nn_spatial.upsample_linear1d(self, output_size, align_corners, scales))
+
+upsample_linear1d.register(K.Meta, _meta_upsample_linear1d, name='meta.nn_spatial.upsample_linear1d')
+
+def _cpu_upsample_linear1d_out(self, output_size, align_corners, scales, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_linear1d(self._np, output_size, align_corners, scales))
+    return out
+
+upsample_linear1d_out.register(K.CPU, _cpu_upsample_linear1d_out, name='cpu.nn_spatial.upsample_linear1d')
+
+def _meta_upsample_linear1d_out(self, output_size, align_corners, scales, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_linear1d(self, output_size, align_corners, scales))
+    return out
+
+upsample_linear1d_out.register(K.Meta, _meta_upsample_linear1d_out, name='meta.nn_spatial.upsample_linear1d')
+
+upsample_linear1d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_bilinear2d(self._np, output_size, align_corners, scales_h, scales_w))
+
+upsample_bilinear2d.register(K.CPU, _cpu_upsample_bilinear2d, name='cpu.nn_spatial.upsample_bilinear2d')
+
+def _meta_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w))
+
+upsample_bilinear2d.register(K.Meta, _meta_upsample_bilinear2d, name='meta.nn_spatial.upsample_bilinear2d')
+
+def _cpu_upsample_bilinear2d_out(self, output_size, align_corners, scales_h, scales_w, out):
+    _cstore_out(out, _cpu_nn_spatial.upsample_bilinear2d(self._np, output_size, align_corners, scales_h, scales_w))
+    return out
+
+upsample_bilinear2d_out.register(K.CPU, _cpu_upsample_bilinear2d_out, name='cpu.nn_spatial.upsample_bilinear2d')
+
+def _meta_upsample_bilinear2d_out(self, output_size, align_corners, scales_h, scales_w, out):
+    _mstore_out(out, _meta_nn_spatial.upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w))
+    return out
+
+upsample_bilinear2d_out.register(K.Meta, _meta_upsample_bilinear2d_out, name='meta.nn_spatial.upsample_bilinear2d')
+
+upsample_bilinear2d_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_upsample_nearest1d_backward(grad_output, output_size, input_size, scales):
+    return _cw(_cpu_nn_spatial.upsample_nearest1d_backward(grad_output._np, output_size, input_size, scales))
+
+upsample_nearest1d_backward.register(K.CPU, _cpu_upsample_nearest1d_backward, name='cpu.nn_spatial.upsample_nearest1d_backward')
+
+def _meta_upsample_nearest1d_backward(grad_output, output_size, input_size, scales):
+    return _mw(_meta_nn_spatial.upsample_backward(grad_output, output_size, input_size, scales))
+
+upsample_nearest1d_backward.register(K.Meta, _meta_upsample_nearest1d_backward, name='meta.nn_spatial.upsample_backward')
+
+def _cpu_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_nearest2d_backward(grad_output._np, output_size, input_size, scales_h, scales_w))
+
+upsample_nearest2d_backward.register(K.CPU, _cpu_upsample_nearest2d_backward, name='cpu.nn_spatial.upsample_nearest2d_backward')
+
+def _meta_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_backward(grad_output, output_size, input_size, scales_h, scales_w))
+
+upsample_nearest2d_backward.register(K.Meta, _meta_upsample_nearest2d_backward, name='meta.nn_spatial.upsample_backward')
+
+def _cpu__upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales):
+    return _cw(_cpu_nn_spatial.upsample_nearest_exact1d_backward(grad_output._np, output_size, input_size, scales))
+
+_upsample_nearest_exact1d_backward.register(K.CPU, _cpu__upsample_nearest_exact1d_backward, name='cpu.nn_spatial.upsample_nearest_exact1d_backward')
+
+def _meta__upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales):
+    return _mw(_meta_nn_spatial.upsample_backward(grad_output, output_size, input_size, scales))
+
+_upsample_nearest_exact1d_backward.register(K.Meta, _meta__upsample_nearest_exact1d_backward, name='meta.nn_spatial.upsample_backward')
+
+def _cpu__upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_nearest_exact2d_backward(grad_output._np, output_size, input_size, scales_h, scales_w))
+
+_upsample_nearest_exact2d_backward.register(K.CPU, _cpu__upsample_nearest_exact2d_backward, name='cpu.nn_spatial.upsample_nearest_exact2d_backward')
+
+def _meta__upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_backward(grad_output, output_size, input_size, scales_h, scales_w))
+
+_upsample_nearest_exact2d_backward.register(K.Meta, _meta__upsample_nearest_exact2d_backward, name='meta.nn_spatial.upsample_backward')
+
+def _cpu_upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales):
+    return _cw(_cpu_nn_spatial.upsample_linear1d_backward(grad_output._np, output_size, input_size, align_corners, scales))
+
+upsample_linear1d_backward.register(K.CPU, _cpu_upsample_linear1d_backward, name='cpu.nn_spatial.upsample_linear1d_backward')
+
+def _meta_upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales):
+    return _mw(_meta_nn_spatial.upsample_linear_backward(grad_output, output_size, input_size, align_corners, scales))
+
+upsample_linear1d_backward.register(K.Meta, _meta_upsample_linear1d_backward, name='meta.nn_spatial.upsample_linear_backward')
+
+def _cpu_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    return _cw(_cpu_nn_spatial.upsample_bilinear2d_backward(grad_output._np, output_size, input_size, align_corners, scales_h, scales_w))
+
+upsample_bilinear2d_backward.register(K.CPU, _cpu_upsample_bilinear2d_backward, name='cpu.nn_spatial.upsample_bilinear2d_backward')
+
+def _meta_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+    return _mw(_meta_nn_spatial.upsample_linear_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w))
+
+upsample_bilinear2d_backward.register(K.Meta, _meta_upsample_bilinear2d_backward, name='meta.nn_spatial.upsample_linear_backward')
+
+def _cpu_im2col(self, kernel_size, dilation, padding, stride):
+    return _cw(_cpu_nn_spatial.im2col(self._np, kernel_size, dilation, padding, stride))
+
+im2col.register(K.CPU, _cpu_im2col, name='cpu.nn_spatial.im2col')
+
+def _meta_im2col(self, kernel_size, dilation, padding, stride):
+    return _mw(_meta_nn_spatial.im2col(self, kernel_size, dilation, padding, stride))
+
+im2col.register(K.Meta, _meta_im2col, name='meta.nn_spatial.im2col')
+
+def _cpu_im2col_out(self, kernel_size, dilation, padding, stride, out):
+    _cstore_out(out, _cpu_nn_spatial.im2col(self._np, kernel_size, dilation, padding, stride))
+    return out
+
+im2col_out.register(K.CPU, _cpu_im2col_out, name='cpu.nn_spatial.im2col')
+
+def _meta_im2col_out(self, kernel_size, dilation, padding, stride, out):
+    _mstore_out(out, _meta_nn_spatial.im2col(self, kernel_size, dilation, padding, stride))
+    return out
+
+im2col_out.register(K.Meta, _meta_im2col_out, name='meta.nn_spatial.im2col')
+
+im2col_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_col2im(self, output_size, kernel_size, dilation, padding, stride):
+    return _cw(_cpu_nn_spatial.col2im(self._np, output_size, kernel_size, dilation, padding, stride))
+
+col2im.register(K.CPU, _cpu_col2im, name='cpu.nn_spatial.col2im')
+
+def _meta_col2im(self, output_size, kernel_size, dilation, padding, stride):
+    return _mw(_meta_nn_spatial.col2im(self, output_size, kernel_size, dilation, padding, stride))
+
+col2im.register(K.Meta, _meta_col2im, name='meta.nn_spatial.col2im')
+
+def _cpu_col2im_out(self, output_size, kernel_size, dilation, padding, stride, out):
+    _cstore_out(out, _cpu_nn_spatial.col2im(self._np, output_size, kernel_size, dilation, padding, stride))
+    return out
+
+col2im_out.register(K.CPU, _cpu_col2im_out, name='cpu.nn_spatial.col2im')
+
+def _meta_col2im_out(self, output_size, kernel_size, dilation, padding, stride, out):
+    _mstore_out(out, _meta_nn_spatial.col2im(self, output_size, kernel_size, dilation, padding, stride))
+    return out
+
+col2im_out.register(K.Meta, _meta_col2im_out, name='meta.nn_spatial.col2im')
+
+col2im_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_pixel_shuffle(self, upscale_factor):
+    return _cw(_cpu_nn_spatial.pixel_shuffle(self._np, upscale_factor))
+
+pixel_shuffle.register(K.CPU, _cpu_pixel_shuffle, name='cpu.nn_spatial.pixel_shuffle')
+
+def _meta_pixel_shuffle(self, upscale_factor):
+    return _mw(_meta_nn_spatial.pixel_shuffle(self, upscale_factor))
+
+pixel_shuffle.register(K.Meta, _meta_pixel_shuffle, name='meta.nn_spatial.pixel_shuffle')
+
+def _cpu_pixel_unshuffle(self, downscale_factor):
+    return _cw(_cpu_nn_spatial.pixel_unshuffle(self._np, downscale_factor))
+
+pixel_unshuffle.register(K.CPU, _cpu_pixel_unshuffle, name='cpu.nn_spatial.pixel_unshuffle')
+
+def _meta_pixel_unshuffle(self, downscale_factor):
+    return _mw(_meta_nn_spatial.pixel_unshuffle(self, downscale_factor))
+
+pixel_unshuffle.register(K.Meta, _meta_pixel_unshuffle, name='meta.nn_spatial.pixel_unshuffle')
 
 def _cpu_add_Tensor(self, other, alpha):
     return _cw(_cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
@@ -11294,7 +12532,7 @@ def _meta_roll(self, shifts, dims):
 
 roll.register(K.Meta, _meta_roll, name='meta.shape.roll')
 
-rot90.register(K.CompositeImplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
+rot90.register(K.CompositeExplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
 
 def _cpu_repeat(self, repeats):
     return _cw(_cpu_shape.repeat(self._np, repeats))
@@ -11328,6 +12566,8 @@ def _meta_repeat_interleave_self_Tensor(self, repeats, dim, output_size):
 
 repeat_interleave_self_Tensor.register(K.Meta, _meta_repeat_interleave_self_Tensor, name='meta.shape.repeat_interleave_self_tensor')
 
+repeat_interleave_self_Tensor.register(K.Autograd, _composite_shape.repeat_interleave_self_tensor_autograd, name='composite_shape.repeat_interleave_self_tensor_autograd')
+
 def _cpu_repeat_interleave_self_int(self, repeats, dim, output_size):
     return _cw(_cpu_shape.repeat_interleave_self_int(self._np, repeats, dim, output_size))
 
@@ -11337,6 +12577,8 @@ def _meta_repeat_interleave_self_int(self, repeats, dim, output_size):
     return _mw(_meta_shape.repeat_interleave_self_int(self, repeats, dim, output_size))
 
 repeat_interleave_self_int.register(K.Meta, _meta_repeat_interleave_self_int, name='meta.shape.repeat_interleave_self_int')
+
+repeat_interleave_self_int.register(K.Autograd, _composite_shape.repeat_interleave_self_int_autograd, name='composite_shape.repeat_interleave_self_int_autograd')
 
 def _cpu_tril(self, diagonal):
     return _cw(_cpu_shape.tril(self._np, diagonal))
@@ -11422,7 +12664,7 @@ def _meta_transpose_int(self, dim0, dim1):
 
 transpose_int.register(K.Meta, _meta_transpose_int, name='meta.views.transpose')
 
-transpose_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+transpose_.register(K.CompositeImplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
 def _cpu_view(self, size):
     return _cv(self, _cpu_views.view(self._np, size))
@@ -11466,7 +12708,9 @@ def _meta_as_strided(self, size, stride, storage_offset):
 
 as_strided.register(K.Meta, _meta_as_strided, name='meta.views.as_strided')
 
-as_strided_.register(K.CompositeExplicitAutograd, _composite_shape.as_strided_, name='composite_shape.as_strided_')
+as_strided.register(K.Autograd, _composite_shape.as_strided_autograd, name='composite_shape.as_strided_autograd')
+
+as_strided_.register(K.CompositeImplicitAutograd, _composite_shape.as_strided_, name='composite_shape.as_strided_')
 
 def _cpu_select_int(self, dim, index):
     return _cv(self, _cpu_views.select(self._np, dim, index))
@@ -11500,7 +12744,7 @@ def _meta_unsqueeze(self, dim):
 
 unsqueeze.register(K.Meta, _meta_unsqueeze, name='meta.views.unsqueeze')
 
-unsqueeze_.register(K.CompositeExplicitAutograd, _composite_shape.unsqueeze_, name='composite_shape.unsqueeze_')
+unsqueeze_.register(K.CompositeImplicitAutograd, _composite_shape.unsqueeze_, name='composite_shape.unsqueeze_')
 
 def _cpu_squeeze(self):
     return _cv(self, _cpu_views.squeeze(self._np))
@@ -11532,11 +12776,11 @@ def _meta_squeeze_dims(self, dim):
 
 squeeze_dims.register(K.Meta, _meta_squeeze_dims, name='meta.views.squeeze')
 
-squeeze_.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+squeeze_.register(K.CompositeImplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
-squeeze__dim.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+squeeze__dim.register(K.CompositeImplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
-squeeze__dims.register(K.CompositeExplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
+squeeze__dims.register(K.CompositeImplicitAutograd, _composite_shape.squeeze_, name='composite_shape.squeeze_')
 
 def _cpu_expand(self, size, implicit):
     return _cv(self, _cpu_views.expand(self._np, size, implicit))
@@ -11560,6 +12804,29 @@ def _meta_permute(self, dims):
 
 permute.register(K.Meta, _meta_permute, name='meta.views.permute')
 
+def _cpu__unsafe_view(self, size):
+    return _cw(_cpu_views.unsafe_view(self._np, size))
+
+_unsafe_view.register(K.CPU, _cpu__unsafe_view, name='cpu.views.unsafe_view')
+
+def _meta__unsafe_view(self, size):
+    return _mw(_meta_views.unsafe_view(self, size))
+
+_unsafe_view.register(K.Meta, _meta__unsafe_view, name='meta.views.unsafe_view')
+
+def _cpu__unsafe_view_out(self, size, out):
+    _cstore_out(out, _cpu_views.unsafe_view(self._np, size))
+    return out
+
+_unsafe_view_out.register(K.CPU, _cpu__unsafe_view_out, name='cpu.views.unsafe_view')
+
+def _meta__unsafe_view_out(self, size, out):
+    _mstore_out(out, _meta_views.unsafe_view(self, size))
+    return out
+
+_unsafe_view_out.register(K.Meta, _meta__unsafe_view_out, name='meta.views.unsafe_view')
+
+_unsafe_view_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 reshape.register(K.CompositeImplicitAutograd, _composite_shape.reshape, name='composite_shape.reshape')
 
 reshape_as.register(K.CompositeImplicitAutograd, _composite_shape.reshape_as, name='composite_shape.reshape_as')
@@ -11572,9 +12839,9 @@ flatten_using_ints.register(K.CompositeImplicitAutograd, _composite_shape.flatte
 
 unflatten_int.register(K.CompositeImplicitAutograd, _composite_shape.unflatten, name='composite_shape.unflatten')
 
-t.register(K.CompositeImplicitAutograd, _composite_shape.t, name='composite_shape.t')
+t.register(K.CompositeExplicitAutograd, _composite_shape.t, name='composite_shape.t')
 
-t_.register(K.CompositeExplicitAutograd, _composite_shape.t_, name='composite_shape.t_')
+t_.register(K.CompositeImplicitAutograd, _composite_shape.t_, name='composite_shape.t_')
 
 movedim_intlist.register(K.CompositeImplicitAutograd, _composite_shape.movedim, name='composite_shape.movedim')
 
@@ -11586,11 +12853,11 @@ moveaxis_int.register(K.CompositeImplicitAutograd, _composite_shape.movedim, nam
 
 swapaxes.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='composite_shape.swapaxes')
 
-swapaxes_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+swapaxes_.register(K.CompositeImplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
 swapdims.register(K.CompositeImplicitAutograd, _composite_shape.swapaxes, name='composite_shape.swapaxes')
 
-swapdims_.register(K.CompositeExplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
+swapdims_.register(K.CompositeImplicitAutograd, _composite_shape.transpose_, name='composite_shape.transpose_')
 
 def _cpu_diagonal(self, offset, dim1, dim2):
     return _cv(self, _cpu_views.diagonal(self._np, offset, dim1, dim2))
@@ -11616,9 +12883,9 @@ view_as_real.register(K.CompositeExplicitAutograd, _composite_shape.view_as_real
 
 view_as_complex.register(K.CompositeExplicitAutograd, _composite_shape.view_as_complex, name='composite_shape.view_as_complex')
 
-split_Tensor.register(K.CompositeImplicitAutograd, _composite_shape.split, name='composite_shape.split')
+split_Tensor.register(K.CompositeExplicitAutograd, _composite_shape.split, name='composite_shape.split')
 
-split_with_sizes.register(K.CompositeImplicitAutograd, _composite_shape.split_with_sizes, name='composite_shape.split_with_sizes')
+split_with_sizes.register(K.CompositeExplicitAutograd, _composite_shape.split_with_sizes, name='composite_shape.split_with_sizes')
 
 tensor_split_sections.register(K.CompositeImplicitAutograd, _composite_shape.tensor_split_sections, name='composite_shape.tensor_split_sections')
 
@@ -11626,7 +12893,7 @@ tensor_split_indices.register(K.CompositeImplicitAutograd, _composite_shape.tens
 
 chunk.register(K.CompositeImplicitAutograd, _composite_shape.chunk, name='composite_shape.chunk')
 
-unbind_int.register(K.CompositeImplicitAutograd, _composite_shape.unbind, name='composite_shape.unbind')
+unbind_int.register(K.CompositeExplicitAutograd, _composite_shape.unbind, name='composite_shape.unbind')
 
 
 # the autograd layer: kernels generated from ember/ops/derivatives*.yaml

@@ -339,7 +339,9 @@ def broadcast_tensors(*tensors):
     shape = ()
     for t in tensors:
         shape = _infer_size(shape, t._shape)
-    return tuple(_ops.expand.table[_ks(t)](t, shape, False) for t in tensors)
+    # a tensor already of the common shape is returned as it is (PyTorch's expand_outplace)
+    return tuple(t if t._shape == shape else _ops.expand.table[_ks(t)](t, shape, False)
+                 for t in tensors)
 
 
 def _infer_size(a, b):

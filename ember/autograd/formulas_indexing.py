@@ -2,13 +2,14 @@
 masked/take/put parts).
 
 Every helper is written with ember operators, so the gradients are differentiable again (double
-backward): the backward of a view op writes the gradient into zeros through the same view and
-copy_ (CopySlices in the graph when create_graph=True), the backward of an index op is the
-matching scatter (index_put_ with accumulate, scatter_add_, index_add_, put_, masked_scatter_),
-whose own backward is the gather again.
+backward): the backward of select/slice writes the gradient into zeros through the same view with
+copy_ (first order) or with index_copy (under create_graph, so higher orders need no CopySlices);
+the backward of an index op is the matching scatter (index_put_ with accumulate, scatter_add_,
+index_add_, put_, masked_scatter_), whose own backward is the gather again.
 """
 import ember
 from ember._generated import ops as _ops
+from ember.core import dtype as _dt
 from ember.core import tls as _tls
 
 __all__ = [
@@ -33,19 +34,37 @@ def idx_not_implemented(op):
 
 
 # ---- views ----------------------------------------------------------------------------------------
+def _differentiable(grad):
+    """create_graph=True: the backward itself is being recorded."""
+    return _st.grad_enabled and grad.requires_grad
+
+
 def idx_select_backward(grad, sizes, dim, index):
-    """select_backward: zeros of the input's shape with grad written through the same select."""
+    """select_backward: zeros of the input's shape with grad written where select took it. Under
+    create_graph the write is index_copy (its derivative is index_select, so higher orders need
+    no CopySlices); otherwise a plain copy_ through the same select."""
     r = _zeros(sizes, grad)
+    if _differentiable(grad):
+        d = dim + len(sizes) if dim < 0 else dim
+        i = index + sizes[d] if index < 0 else index
+        return r.index_copy(d, ember.tensor([i], device=grad._device), grad.unsqueeze(d))
     r.select(dim, index).copy_(grad)
     return r
 
 
 def idx_slice_backward(grad, sizes, dim, start, end, step):
-    """slice_backward: zeros of the input's shape with grad written through the same slice."""
+    """slice_backward: zeros of the input's shape with grad written where the slice took it
+    (index_copy under create_graph, as in idx_select_backward)."""
     r = _zeros(sizes, grad)
-    v = _ops.slice_Tensor(r, dim, start, end, step)
-    if v.numel():
-        v.copy_(grad)
+    if _differentiable(grad):
+        d = dim + len(sizes) if dim < 0 else dim
+        pos = range(*slice(start, end, step).indices(sizes[d]))
+        if len(pos) == sizes[d]:
+            return grad
+        idx = ember.arange(pos.start, pos.stop, pos.step, device=grad._device) if len(pos) else \
+            ember.zeros((0,), dtype=ember.int64, device=grad._device)
+        return r.index_copy(d, idx, grad)
+    _ops.slice_Tensor(r, dim, start, end, step).copy_(grad)
     return r
 
 
@@ -209,6 +228,9 @@ def _reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 
             return t.index_add(dim, index, s)
         name, arg = "index_reduce", "source"
     sdt = self._dtype
+    if sdt.category == _dt.COMPLEX:  # PyTorch raises this in the forward
+        raise RuntimeError(f"{name} does not support automatic differentiation for outputs with "
+                           "complex dtype.")
     if reduce == "sum":
         grad_self = grad
         grad_src = pick(grad)

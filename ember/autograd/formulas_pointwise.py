@@ -13,7 +13,7 @@ from ember.core import tls as _tls
 from ember.core import dtype as _dt
 
 __all__ = [
-    "pw_conj", "pw_zeros_grad", "pw_div_self_backward", "pw_div_other_backward", "pw_remainder_other_backward",
+    "pw_conj", "pw_div_self_backward", "pw_div_other_backward", "pw_remainder_other_backward",
     "pw_not_implemented", "pw_pow_backward", "pw_pow_backward_self", "pw_pow_backward_exponent",
     "pw_float_power_cast", "pw_sgn_backward", "pw_sigmoid_backward", "pw_tanh_backward",
     "pw_logit_backward", "pw_clamp_backward", "pw_clamp_min_backward", "pw_clamp_max_backward",
@@ -57,11 +57,6 @@ def pw_conj(t):
         raise NotImplementedError("the derivative for 'conj' is not implemented. (ember has no conj "
                                   "operator yet: double backward of a complex gradient needs it)")
     return _tensor_conj(t)
-
-
-def pw_zeros_grad(grad, dtype):
-    """at::zeros_like(grad, grad.options().dtype(dtype)) (div with a rounding mode)."""
-    return ember.zeros_like(grad, dtype=dtype)
 
 
 def pw_not_implemented(op):

@@ -163,10 +163,32 @@ def edge(t):
         return None
     fn = m.grad_fn
     if fn is not None:
+        if t._base is not None and m.view_version != t._vc[0]:
+            fn = refresh_view_history(t)
         return (fn, m.output_nr)
     if m.requires_grad:
         return (grad_accumulator(t), 0)
     return None
+
+
+def refresh_view_history(t):
+    """A view whose base was written through another view since its history was recorded gets a
+    new history from the base's (PyTorch regenerates the grad_fn of a stale view the same way)."""
+    m = t._ameta
+    base = t._base
+    bm = base._ameta
+    if bm is None or bm.grad_fn is None or m.view_version is None:
+        m.view_version = t._vc[0] if t._vc is not None else 0
+        return m.grad_fn
+    from ember.autograd.views import AsStridedBackward0, _geometry
+    vn = AsStridedBackward0()
+    vn.base_geom, vn.view_geom = _geometry(base), _geometry(t)
+    vn._next = (edge(base),)
+    vn._input_meta = [(t._shape, t._dtype, t._device)]
+    m.grad_fn = vn
+    m.output_nr = 0
+    m.view_version = t._vc[0]
+    return vn
 
 
 def set_history(t, node, output_nr=0):
@@ -177,6 +199,8 @@ def set_history(t, node, output_nr=0):
     m.requires_grad = True
     m.grad_fn = node
     m.output_nr = output_nr
+    if t._base is not None:
+        m.view_version = t._version_counter()[0]
     t._keys |= autograd_key_bit(t)
     im = node._input_meta
     while len(im) <= output_nr:

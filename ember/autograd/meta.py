@@ -15,6 +15,7 @@ class AutogradMeta:
     grad_accumulator = None
     is_view = False
     view_fn = None
+    view_version = None  # version of a view's storage when its grad_fn was recorded
 
 
 def get_meta(t):
@@ -24,8 +25,16 @@ def get_meta(t):
     return m
 
 
+_BIT_OF_BACKEND = {1 << b: 1 << a for b, a in AUTOGRAD_OF.items()}
+_BACKENDS = sum(_BIT_OF_BACKEND)
+
+
 def autograd_key_bit(t):
-    return 1 << AUTOGRAD_OF[DEVICE_KEY.get(t._device.type, DEVICE_KEY["privateuseone"])]
+    """The Autograd key matching the tensor's backend key (one dict look-up)."""
+    bit = _BIT_OF_BACKEND.get(t._keys & _BACKENDS)
+    if bit is None:
+        return 1 << AUTOGRAD_OF[DEVICE_KEY.get(t._device.type, DEVICE_KEY["privateuseone"])]
+    return bit
 
 
 def set_requires_grad(t, flag):

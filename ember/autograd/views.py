@@ -76,9 +76,10 @@ class AsStridedBackward0(Node):
         g = grads[0]
         shape, strides, off = self.base_geom
         vshape, vstrides, voff = self.view_geom
-        result = ember.zeros(shape, dtype=g._dtype, device=g._device).as_strided(shape, strides, 0) \
-            if strides == _contig(shape) else ember.empty_strided(shape, strides, dtype=g._dtype,
-                                                                  device=g._device).zero_()
+        if strides == _contig(shape):
+            result = ember.zeros(shape, dtype=g._dtype, device=g._device)
+        else:
+            result = ember.empty_strided(shape, strides, dtype=g._dtype, device=g._device).zero_()
         result.as_strided(vshape, vstrides, voff - off).copy_(g)
         return [result]
 

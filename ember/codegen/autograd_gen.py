@@ -9,6 +9,7 @@ metadata is needed (then the tensor itself is not saved).
 import ast
 import glob
 import os
+import re
 
 import yaml
 
@@ -281,7 +282,10 @@ def gen_autograd(decls, header):
     counters = {}
     used_cls = set()
     registrations = []
-    for entry in load_derivatives():
+    entries = load_derivatives()
+    from _schema import parse_schema as _ps
+    own_entry = {_ps(en["name"]).full_name for en in entries}
+    for entry in entries:
         from _schema import parse_schema
         full = parse_schema(entry["name"]).full_name
         decl = by_name.get(full)
@@ -291,7 +295,7 @@ def gen_autograd(decls, header):
         n = counters.get(base, 0)
         counters[base] = n + 1
         node_name = entry.get("node") or f"{base}Backward{n}"
-        cls = node_name
+        cls = re.sub(r"\W", "_", node_name)
         k = 1
         while cls in used_cls:  # two entries may share PyTorch's node name: classes must differ
             cls = f"{node_name}_{k}"
@@ -302,7 +306,7 @@ def gen_autograd(decls, header):
         emit_node(e, info)
         fn = emit_kernel(e, info, decl, "inplace" if decl.kind == "inplace" else "functional")
         registrations.append((decl.ident, fn))
-        if decl.inplace is not None:
+        if decl.inplace is not None and decl.inplace.schema.full_name not in own_entry:
             fn = emit_kernel(e, info, decl.inplace, "inplace")
             registrations.append((decl.inplace.ident, fn))
         if decl.out is not None:

@@ -38,3 +38,30 @@ def contiguous(self, memory_format=None):
     if self.is_contiguous():
         return self
     return self.clone(memory_format=ember.contiguous_format)
+
+
+def conj(self):
+    """Complex conjugate. ember has no lazy conjugate bit: complex tensors get a conjugated copy,
+    real ones are returned as is (as PyTorch does for them)."""
+    if self.is_complex():
+        return ember.conj_physical(self)
+    return self
+
+
+def resolve_same(self):
+    return self
+
+
+def resize_(self, size, memory_format=None):
+    """Tensor.resize_: keep the elements that fit, reallocate when it grows."""
+    size = tuple(size)
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+    if self._device.type == "cpu":
+        from ember.kernels.cpu._glue import resize_cpu
+        resize_cpu(self, size)
+    else:
+        self._shape = size
+        self._strides = contiguous_strides(size)
+    return self

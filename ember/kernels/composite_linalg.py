@@ -69,10 +69,10 @@ def cond(self, p=None):
     if self.numel() == 0:
         return ember.zeros(tuple(self.shape[:-2]), dtype=self.dtype.to_real(), device=self.device)
     if abs(float(p)) == 2.0:
-        sv = ember.linalg.svdvals(self)
-        if float(p) < 0:
-            return sv[..., -1] / sv[..., 0]
-        return sv[..., 0] / sv[..., -1]
+        sv = ember.linalg.svdvals(self)  # descending
+        s_max, s_min = sv.narrow(-1, 0, 1), sv.narrow(-1, -1, 1)
+        r = s_min / s_max if float(p) < 0 else s_max / s_min
+        return r.squeeze(-1)
     # std::to_string of the order: a double prints as %f
     shown = ("%f" % p) if isinstance(p, float) else str(p)
     square_check(tuple(self.shape), f"linalg.cond(ord={shown})")
@@ -93,16 +93,33 @@ def _cond_inv(self, p):
 # matmul, ViewBackward0 for most einsums, ...). ember keeps one fast NumPy kernel per op for the
 # plain call and registers these decompositions on the Autograd key only (`Autograd:` in
 # ops/native_functions/linalg.yaml), so grad_fn names and graphs are PyTorch's.
+from ember.core import tls as _tls  # noqa: E402
+from ember.dispatch.operator import Kernel as _Kernel  # noqa: E402
 from ember.kernels.meta import linalg as _M  # noqa: E402
+
+_st = _tls.state
+
+
+def _autograd(fn):
+    """The Autograd-key kernel of a decomposition: with grad mode off (inference with parameters
+    that require grad) the call goes straight to the backend kernel below."""
+    def kernel(below, *args):
+        if _st.grad_enabled:
+            return fn(*args)
+        return below(*args)
+    kernel.__name__ = kernel.__qualname__ = fn.__name__
+    return _Kernel(kernel, redispatch=True, name="composite_linalg." + fn.__name__)
 
 
 def _conj(t):
     return t.conj() if t._dtype.is_complex else t
 
 
-def matmul_autograd(self, other):
-    """at::matmul: dot / mv / mm for 1-D and 2-D operands; the folded and batched cases are one
-    node (PyTorch's graph ends in _unsafe_view there: UnsafeViewBackward0)."""
+def _matmul(self, other):
+    """at::matmul: dot / mv / mm for 1-D and 2-D operands (a vector @ matrix is unsqueeze, mm,
+    squeeze_); the folded and batched cases are one node (PyTorch's graph ends in _unsafe_view
+    there: UnsafeViewBackward0), a matrix @ batch that ATen folds through the transposes ends in
+    contiguous() (CloneBackward0)."""
     if self.__class__ is other.__class__:
         da, db = len(self._shape), len(other._shape)
         if da == 2:
@@ -110,12 +127,21 @@ def matmul_autograd(self, other):
                 return ember.mm(self, other)
             if db == 1:
                 return ember.mv(self, other)
-        elif da == 1 and db == 1:
-            return ember.dot(self, other)
+            if db >= 3 and self.requires_grad:  # ATen's should_fold: mm on the folded other^T
+                so = other._shape
+                _M.mm_check((numel(so[:-2]) * so[-1], so[-2]), other._dtype,
+                            (self._shape[1], self._shape[0]), self._dtype)
+                return ember._la_matmul(other.mT, self.mT).mT.contiguous()
+        elif da == 1:
+            if db == 1:
+                return ember.dot(self, other)
+            if db == 2:
+                _M.matmul(self, other)
+                return ember.mm(self.unsqueeze(0), other).squeeze_(0)
     return ember._la_matmul(self, other)
 
 
-def diag_autograd(self, diagonal=0):
+def _diag(self, diagonal=0):
     """at::diag: diag_embed of a vector, diagonal_copy of a matrix."""
     _M.diag_shape(self._shape, diagonal)
     if len(self._shape) == 1:
@@ -123,28 +149,28 @@ def diag_autograd(self, diagonal=0):
     return ember._la_diagonal_copy(self, diagonal)
 
 
-def diagflat_autograd(self, offset=0):
+def _diagflat(self, offset=0):
     return ember.diag(self.reshape(-1), offset)
 
 
-def outer_autograd(self, vec2):
+def _outer(self, vec2):
     _M.outer_check(self._shape, vec2._shape)
     return self.reshape(self._shape[0], 1) * vec2
 
 
-def ger_autograd(self, vec2):
+def _ger(self, vec2):
     import warnings
     warnings.warn("torch.ger is deprecated and will be removed in a future PyTorch release. Use "
-                  "torch.outer instead.", UserWarning, stacklevel=3)
-    return outer_autograd(self, vec2)
+                  "torch.outer instead.", UserWarning, stacklevel=4)
+    return _outer(self, vec2)
 
 
-def vecdot_autograd(x, y, dim=-1):
+def _vecdot(x, y, dim=-1):
     _M.vecdot(x, y, dim)
     return (_conj(x) * y).sum(dim)
 
 
-def logdet_autograd(self):
+def _logdet(self):
     _M.logdet(self)
     sign, logabsdet = ember.linalg.slogdet(self)
     if self._dtype.is_complex:
@@ -152,7 +178,7 @@ def logdet_autograd(self):
     return ember.where(sign == -1, float("nan"), logabsdet)
 
 
-def matrix_power_autograd(self, n):
+def _matrix_power(self, n):
     """at::linalg_matrix_power: repeated matmul (binary decomposition of n)."""
     _M.matrix_power(self, n)
     if n == 0:
@@ -218,11 +244,11 @@ class _EmberOps:
         return ember.bmm(a, b)
 
 
-def einsum_autograd(equation, tensors, path=None):
+def _einsum(equation, tensors, path=None):
     """at::einsum, the same algorithm as the kernel, on ember operators."""
-    from ember.kernels.cpu.linalg import _einsum
+    from ember.kernels.cpu.linalg import _einsum as run
     _M.einsum(equation, tensors, path)  # PyTorch's argument errors first
-    r = _einsum(equation, list(tensors), path, _EmberOps)
+    r = run(equation, list(tensors), path, _EmberOps)
     if r is None:  # a single operand, only rearranged: its permuted (diagonal) view
 
         class _Keep(_EmberOps):
@@ -232,12 +258,12 @@ def einsum_autograd(equation, tensors, path=None):
             def permute(x, perm):
                 _Keep.last = x.permute(list(perm))
                 return _Keep.last
-        _einsum(equation, list(tensors), path, _Keep)
+        run(equation, list(tensors), path, _Keep)
         r = _Keep.last
     return r
 
 
-def tensordot_autograd(self, other, dims_self, dims_other):
+def _tensordot(self, other, dims_self, dims_other):
     """at::tensordot: permute, reshape, mm, reshape."""
     out, wa, wb = _M.tensordot_check(self._shape, self._dtype, other._shape, other._dtype,
                                      dims_self, dims_other)
@@ -260,24 +286,24 @@ def tensordot_autograd(self, other, dims_self, dims_other):
     return ember.mm(m1, m2).reshape(out)
 
 
-def inner_autograd(self, other):
+def _inner(self, other):
     r = _M.inner_check(self._shape, self._dtype, other._shape, other._dtype)
     if r is None:
         return self * other
-    return tensordot_autograd(self, other, [-1], [-1])
+    return _tensordot(self, other, [-1], [-1])
 
 
-def multi_dot_autograd(tensors):
+def _multi_dot(tensors):
     """at::linalg_multi_dot: mm in the cheapest order, then a view to the output shape."""
     out, _, _ = _M.multi_dot_check([t._shape for t in tensors], [t._dtype for t in tensors])
     return _chain_autograd(list(tensors), out)
 
 
-def chain_matmul_autograd(matrices):
+def _chain_matmul(matrices):
     import warnings
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
                   "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
-                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=3)
+                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=4)
     out = _M.chain_matmul_check([t._shape for t in matrices], [t._dtype for t in matrices])
     if len(matrices) == 1:
         return matrices[0].clone()
@@ -309,7 +335,7 @@ def _max_min(x, ord, dim, keepdim):
     return x.amax(dim, keepdim) if ord > 0 else x.amin(dim, keepdim)
 
 
-def matrix_norm_autograd(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
+def _matrix_norm(self, ord="fro", dim=(-2, -1), keepdim=False, dtype=None):
     """at::linalg_matrix_norm: vector norms, svdvals, amax/amin."""
     _, _, (d0, d1) = _M.matrix_norm_check(self._shape, self._dtype, ord, dim, keepdim, dtype)
     nd = len(self._shape)
@@ -345,9 +371,43 @@ def _inverse_perm(perm):
     return inv
 
 
-def norm_autograd(self, ord=None, dim=None, keepdim=False, dtype=None):
+def _norm(self, ord=None, dim=None, keepdim=False, dtype=None):
     """at::linalg_norm: matrix_norm for a matrix order, else vector_norm."""
     plan = _M.linalg_norm_plan(self._shape, ord, dim, isinstance(ord, str))
     if plan[0] == "matrix":
-        return matrix_norm_autograd(self, plan[1], plan[2], keepdim, dtype)
+        return _matrix_norm(self, plan[1], plan[2], keepdim, dtype)
     return ember.linalg.vector_norm(self, plan[1], plan[2], keepdim, dtype=dtype)
+
+
+def _svd(self, some=True, compute_uv=True):
+    """at::svd: linalg_svd, with V = Vh^H (a TransposeBackward0 node, as in PyTorch)."""
+    from ember._generated.ops import RETURN_TYPES
+    _M.svd_legacy(self, some, compute_uv)
+    if compute_uv:
+        U, S, Vh = ember.linalg.svd(self, full_matrices=not some)
+        return RETURN_TYPES["svd"](U, S, Vh.mH)
+    m, n = self._shape[-2], self._shape[-1]
+    b = tuple(self._shape[:-2])
+    S = ember.linalg.svdvals(self)
+    U = ember.zeros(b + (m, m), dtype=self._dtype, device=self.device)
+    V = ember.zeros(b + (n, n), dtype=self._dtype, device=self.device).mT
+    return RETURN_TYPES["svd"](U, S, V)
+
+
+# the Autograd-key kernels named in ops/native_functions/linalg.yaml
+matmul_autograd = _autograd(_matmul)
+diag_autograd = _autograd(_diag)
+diagflat_autograd = _autograd(_diagflat)
+outer_autograd = _autograd(_outer)
+ger_autograd = _autograd(_ger)
+vecdot_autograd = _autograd(_vecdot)
+logdet_autograd = _autograd(_logdet)
+matrix_power_autograd = _autograd(_matrix_power)
+einsum_autograd = _autograd(_einsum)
+tensordot_autograd = _autograd(_tensordot)
+inner_autograd = _autograd(_inner)
+multi_dot_autograd = _autograd(_multi_dot)
+chain_matmul_autograd = _autograd(_chain_matmul)
+matrix_norm_autograd = _autograd(_matrix_norm)
+norm_autograd = _autograd(_norm)
+svd_autograd = _autograd(_svd)

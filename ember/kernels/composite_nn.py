@@ -94,10 +94,9 @@ def bilinear(input1, input2, weight, bias=None):
         rows *= s
     x1 = input1.reshape(rows, in1)
     x2 = input2.reshape(rows, in2)
-    # y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j]
-    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
-    t = ember.mm(x1, w).view(rows, out_f, in2)
-    out = (t * x2.unsqueeze(1)).sum(-1).reshape(out_size)
+    # y[n, o] = sum_i x1[n, i] (sum_j W[o, i, j] x2[n, j]): one mm against W viewed (o*i, j)
+    t = ember.mm(x2, weight.reshape(out_f * in1, in2).t()).view(rows, out_f, in1)
+    out = (t * x1.unsqueeze(1)).sum(-1).reshape(out_size)
     if bias is not None:
         out = out + bias
     return out
@@ -266,6 +265,22 @@ def pad(self, pad, mode="constant", value=None):
     if not (k in (1, 2, 3) and ndim in (k + 1, k + 2)):
         raise NotImplementedError(f"Padding size {len(pad)} is not supported for {ndim}D input "
                                   f"tensor.\n{_PAD_COMBOS}")
+    # PyTorch's _pad_enum: the mode's dedicated operator (reflection_pad2d, _pad_circular, ...,
+    # declared by the spatial family), so autograd records its node; below, the same result from
+    # index_select where such an operator is not declared
+    from ember._generated import functions_nn as _fnn
+    fn = getattr(_fnn, "_pad_circular" if mode == "circular" else
+                 f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d", None)
+    if fn is not None:
+        return fn(self, pad)
+    return _pad_by_index(self, pad, mode)
+
+
+def _pad_by_index(self, pad, mode):
+    """reflect / replicate / circular padding (len(pad) // 2 in 1..3, checked by `pad`) as one
+    index_select per padded dimension, with the dedicated operators' checks."""
+    ndim = len(self._shape)
+    k = len(pad) // 2
     shape = tuple(self._shape)
     first = ndim - k  # first padded dimension
     if mode in ("reflect", "replicate"):
@@ -306,15 +321,20 @@ def pad(self, pad, mode="constant", value=None):
         d = first + j
         n = shape[d]
         idx = []
-        for i in range(-lo, n + hi):
-            if mode == "reflect":
-                i = abs(i)
-                if i >= n:
-                    i = 2 * (n - 1) - i
-            elif mode == "replicate":
-                i = min(max(i, 0), n - 1)
-            else:
-                i %= n
-            idx.append(i)
+        if mode == "circular":
+            # negative pads cut first; positive pads wrap around what is left (PyTorch's order)
+            start = max(-lo, 0)
+            m = n - start - max(-hi, 0)
+            for i in range(-max(lo, 0), m + max(hi, 0)):
+                idx.append(start + i % m)
+        else:
+            for i in range(-lo, n + hi):
+                if mode == "reflect":
+                    i = abs(i)
+                    if i >= n:
+                        i = 2 * (n - 1) - i
+                else:
+                    i = min(max(i, 0), n - 1)
+                idx.append(i)
         out = out.index_select(d, ember.tensor(idx, dtype=_dt.int64, device=self._device))
     return out if out is not self else self.clone()

@@ -2,6 +2,7 @@
 import ember
 from ember.core import tls as _tls
 from ember.core.errors import fmt_shape, wrap_dim
+from ember.core.keys import AUTOGRAD_MASK as _AG, DispatchKey as _K
 from ember.core.tensor_impl import make_view_cpu, make_view_meta
 from ember.kernels.meta import views as _mv
 
@@ -19,6 +20,14 @@ def _g():
 
 def _ks(t):
     return (t._keys | _st.included) & ~_st.excluded
+
+
+_BELOW = _AG | (1 << _K.ADInplaceOrView)
+
+
+def _kb(t):
+    """The key set below autograd (what a kernel that records its own node calls)."""
+    return (t._keys | _st.included) & ~(_st.excluded | _BELOW)
 
 
 # ---- views -------------------------------------------------------------------------------------
@@ -48,10 +57,11 @@ def reshape(self, shape):
     except RuntimeError as e:
         if str(e) != _mv.VIEW_ERROR:
             raise
+    # PyTorch: _unsafe_view(clone(contiguous)) -> UnsafeViewBackward0 <- CloneBackward0
     shape = _mv.infer_size(shape, self.numel())
-    r = ember.empty(shape, dtype=self._dtype, device=self._device)
-    _g().view.table[_ks(r)](r, self._shape).copy_(self)
-    return r
+    g = _g()
+    c = g.clone.table[_ks(self)](self, ember.contiguous_format)
+    return g._unsafe_view.table[_ks(c)](c, shape)
 
 
 def reshape_as(self, other):
@@ -63,7 +73,10 @@ def view_as(self, other):
 
 
 def ravel(self):
-    return reshape(self, (-1,))
+    # PyTorch: contiguous().view(-1) (ViewBackward0 also after a copy)
+    if not self.is_contiguous():
+        self = _g().clone.table[_ks(self)](self, ember.contiguous_format)
+    return _view(self, (-1,))
 
 
 def expand_as(self, other):
@@ -169,7 +182,7 @@ def movedim(self, source, destination):
         raise RuntimeError(f"movedim: repeated dim in `source` ({fmt_shape(src)})")
     if len(set(nd)) != len(nd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({fmt_shape(dst)})")
-    if n <= 1:
+    if n == 0:
         return _g().alias.table[_ks(self)](self)
     order = [-1] * n
     rest_src = list(range(n))
@@ -198,8 +211,8 @@ def _retype_view(self, spec_cpu, spec_meta, dtype):
 
 def view_dtype(self, dtype):
     from ember.kernels.cpu import views as cv
-    if dtype is self._dtype:
-        return _g().alias.table[_ks(self)](self)
+    if dtype is self._dtype:  # view.dtype is not differentiable (no AliasBackward0)
+        return _g().alias.table[_kb(self)](self)
     return _retype_view(self, lambda a: cv.view_dtype(a, dtype),
                         lambda t: _mv.view_dtype(t, dtype), dtype)
 
@@ -307,9 +320,10 @@ def chunk(self, chunks, dim=0):
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = self._shape[wrap_dim(dim, n)]
     split_size = (size + chunks - 1) // chunks
+    g = _g()
     if split_size == 0 and size == 0:
-        return split_with_sizes(self, (0,) * chunks, dim)
-    return split(self, split_size, dim)
+        return g.split_with_sizes.table[_ks(self)](self, (0,) * chunks, dim)
+    return g.split_Tensor.table[_ks(self)](self, split_size, dim)
 
 
 def unbind(self, dim=0):
@@ -335,30 +349,100 @@ def _become(self, r):
     return self
 
 
+def _records(self):
+    """Whether an in-place view op on `self` records a node (grad mode on, self requires grad)."""
+    m = self._ameta
+    return m is not None and m.requires_grad and _st.grad_enabled and (_ks(self) & _AG)
+
+
+def _inplace_view(self, compute, node):
+    """PyTorch's in-place view ops under autograd: check_inplace, the new geometry (computed below
+    autograd), then set_history(self, node()): no CopySlices, the data does not change, and a view
+    stays a view of its base."""
+    from ember.autograd.graph import edge, set_history
+    from ember.autograd.views import check_inplace
+    check_inplace(self)
+    e = edge(self)
+    r = compute(_kb(self))
+    n = node()
+    n._next = (e,)
+    _become(self, r)
+    set_history(self, n)
+    return self
+
+
 def transpose_(self, dim0, dim1):
+    if _records(self):
+        from ember.autograd.formulas_shape import TransposeBackward1
+        return _inplace_view(self, lambda ks: _g().transpose_int.table[ks](self, dim0, dim1),
+                             lambda: TransposeBackward1(dim0, dim1))
     return _become(self, _transpose(self, dim0, dim1))
 
 
+def _t(self, ks):
+    n = len(self._shape)
+    if n > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {n}D")
+    return _g().transpose_int.table[ks](self, 0, n - 1 if n else 0)
+
+
 def t_(self):
-    return _become(self, t(self, "t_"))
+    if _records(self):
+        from ember.autograd.formulas_shape import TBackward1
+        return _inplace_view(self, lambda ks: _t(self, ks), TBackward1)
+    return _become(self, _t(self, _ks(self)))
+
+
+def _squeeze(self, dim, ks):
+    g = _g()
+    if dim is None:
+        return g.squeeze.table[ks](self)
+    if isinstance(dim, int):
+        return g.squeeze_dim.table[ks](self, dim)
+    return g.squeeze_dims.table[ks](self, dim)
 
 
 def squeeze_(self, dim=None):
-    g = _g()
-    if dim is None:
-        r = g.squeeze.table[_ks(self)](self)
-    elif isinstance(dim, int):
-        r = g.squeeze_dim.table[_ks(self)](self, dim)
-    else:
-        r = g.squeeze_dims.table[_ks(self)](self, dim)
-    return _become(self, r)
+    if _records(self):
+        from ember.autograd import formulas_shape as f
+        sizes = tuple(self._shape)
+        node = (lambda: f.SqueezeBackward3(sizes)) if dim is None else \
+            (lambda: f.SqueezeBackward4(sizes, dim)) if isinstance(dim, int) else \
+            (lambda: f.SqueezeBackward5(sizes, tuple(dim)))
+        return _inplace_view(self, lambda ks: _squeeze(self, dim, ks), node)
+    return _become(self, _squeeze(self, dim, _ks(self)))
 
 
 def unsqueeze_(self, dim):
+    if _records(self):
+        from ember.autograd.formulas_shape import UnsqueezeBackward1
+        return _inplace_view(self, lambda ks: _g().unsqueeze.table[ks](self, dim),
+                             lambda: UnsqueezeBackward1(wrap_dim(dim, len(self._shape) + 1)))
     return _become(self, _g().unsqueeze.table[_ks(self)](self, dim))
 
 
+def as_strided_autograd(self, size, stride, storage_offset=None):
+    """as_strided's Autograd kernel: AsStridedBackward0 keeps the input's geometry (PyTorch's
+    TensorGeometry), so writes into the input after the call do not invalidate the node."""
+    r = _g().as_strided.table[_kb(self)](self, size, stride, storage_offset)
+    if _st.grad_enabled:
+        from ember.autograd.graph import edge, set_history
+        e = edge(self)
+        if e is not None:
+            from ember.autograd.formulas_shape import AsStridedBackward0
+            n = AsStridedBackward0((tuple(self._shape), tuple(self.stride()), self.storage_offset()),
+                                   tuple(size), tuple(stride), storage_offset)
+            n._next = (e,)
+            set_history(r, n)
+    return r
+
+
 def as_strided_(self, size, stride, storage_offset=None):
+    if _records(self):
+        from ember.autograd.formulas_shape import AsStridedBackward1
+        geom = (tuple(self._shape), tuple(self.stride()), self.storage_offset())
+        return _inplace_view(self, lambda ks: _g().as_strided.table[ks](self, size, stride, storage_offset),
+                             lambda: AsStridedBackward1(geom, tuple(size), tuple(stride), storage_offset))
     return _become(self, _g().as_strided.table[_ks(self)](self, size, stride, storage_offset))
 
 
@@ -411,3 +495,29 @@ def tile(self, dims):
 
 def broadcast_to(self, size):
     return _g().expand.table[_ks(self)](self, size, False)
+
+
+# ---- repeat_interleave under autograd: PyTorch's composites (their graph) ---------------------------
+def repeat_interleave_self_int_autograd(self, repeats, dim=None, output_size=None):
+    from ember.kernels.meta.shape import ri_int_shape
+    ri_int_shape(self._shape, repeats, dim, output_size)  # PyTorch's checks
+    x = self if dim is not None else flatten(self)
+    d = wrap_dim(0 if dim is None else dim, len(self._shape))
+    x = x.unsqueeze(d + 1)
+    shape = list(x._shape)
+    shape[d + 1] = repeats
+    x = x.expand(shape).clone(memory_format=ember.contiguous_format)
+    return flatten(x, d, d + 1)
+
+
+def repeat_interleave_self_tensor_autograd(self, repeats, dim=None, output_size=None):
+    from ember.kernels.meta.shape import ri_self_tensor_check
+    ri_self_tensor_check(self._shape, repeats._dtype, repeats._shape, dim)
+    x = self if dim is not None else flatten(self)
+    d = 0 if dim is None else dim
+    r = repeats
+    if r.dim() == 0 or (r.dim() == 1 and r._shape[0] == 1):
+        r = r.reshape(1).expand(x._shape[wrap_dim(d, len(x._shape))])
+    g = _g()
+    idx = g.repeat_interleave_Tensor.table[_ks(r)](r, output_size)
+    return x.index_select(d, idx)

@@ -10,7 +10,11 @@ attention, ...): put the functions in a new file `ember/nn/_functional_<family>.
 `__all__` list. At the end of this module every such file is imported (in name order) and the
 names of its `__all__` become attributes of ember.nn.functional; they may replace the ones defined
 here. Such a file may import helpers from this module (`from ember.nn.functional import pad`):
-everything above the import loop at the bottom is defined by then. Finally, each function of
+everything above the import loop at the bottom is defined by then. ember.nn is imported while
+`import ember` runs (ember/_python_api/nn.py), so module-level code of such a file must not read
+attributes of the ember package (ember.tensor, ember.no_grad, functions of ember/_python_api/...):
+look them up inside the functions. A file that fails to import is skipped with a RuntimeWarning
+rather than breaking `import ember`. Finally, each function of
 ember/_generated/functions_nn.py (ops declared with `python_module: nn`) that is still missing is
 exposed as is, so a new torch._C._nn op is reachable as F.<name> even before a wrapper with
 torch.nn.functional's signature is written.
@@ -319,10 +323,11 @@ def pad(input, pad, mode="constant", value=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    # (PyTorch expands the denominator first; broadcasting the division gives the same values)
     if out is None:
-        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps)
         return input / denom
-    denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    denom = input.norm(p, dim, keepdim=True).clamp_min_(eps)
     return ember.div(input, denom, out=out)
 
 
@@ -342,7 +347,13 @@ def _load_extensions():
     g = globals()
     for fname in sorted(os.listdir(here)):
         if fname.startswith("_functional_") and fname.endswith(".py"):
-            mod = importlib.import_module(f"{__package__}.{fname[:-3]}")
+            try:
+                mod = importlib.import_module(f"{__package__}.{fname[:-3]}")
+            except Exception as e:  # a broken family must not break `import ember`
+                warnings.warn(f"ember.nn.functional: ember/nn/{fname} failed to import "
+                              f"({type(e).__name__}: {e}); its functions are missing",
+                              RuntimeWarning, stacklevel=2)
+                continue
             names = getattr(mod, "__all__", None)
             if names is None:
                 names = [n for n in vars(mod) if not n.startswith("_")]

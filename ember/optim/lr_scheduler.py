@@ -125,18 +125,21 @@ class LRScheduler:
             self.step()
 
     def state_dict(self):
+        """Every attribute except the optimizer."""
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
 
     def get_last_lr(self):
+        """The learning rates set by the latest step, one per param group."""
         return self._last_lr
 
     def get_lr(self):
         raise NotImplementedError
 
     def step(self, epoch=None):
+        """Advance one epoch (or jump to `epoch`, deprecated, using the closed form where there is one)."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(

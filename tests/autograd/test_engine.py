@@ -310,4 +310,3 @@ def test_torch_gradients_match_simple():
     ea, ta = make_pair((3, 4), "float64", rng, "transposed")
     eb, tb = make_pair((4,), "float64", rng)
     compare_grads(lambda L, a, b: (a * b - a) * a, [ea, eb], [ta, tb])
-    del torch

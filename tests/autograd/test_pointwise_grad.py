@@ -591,3 +591,11 @@ def test_half_precision_grads(rng):
             eg, = ember.autograd.grad(eo, e, ember.tensor(go, dtype=eo.dtype))
             tg, = torch.autograd.grad(to, t, torch.tensor(go, dtype=to.dtype))
             check(eg, tg, **tol)
+
+
+@pytest.mark.skipif(CPLX_SECOND, reason="ember has a conj operator")
+def test_complex_double_backward_needs_conj():
+    x = ember.tensor([0.5 + 1j], requires_grad=True)
+    g, = ember.autograd.grad(x.exp(), x, ember.ones(1, dtype=ember.complex64))  # first order works
+    with pytest.raises(NotImplementedError, match="conj"):
+        ember.autograd.grad(x.exp(), x, ember.ones(1, dtype=ember.complex64), create_graph=True)

@@ -78,7 +78,9 @@ def test_compare_scalar(op, dtype, rng):
     e, t = make_pair((6,), dtype, rng)
     for s in SCALARS:
         if op in ("lt", "ge") and (isinstance(s, complex) or dtype in COMPLEX):
-            same_error(lambda lib, s=s: getattr(lib, op)(t if lib is torch else e, s))
+            # float16 with a complex scalar is complex32 in torch; ember has no complex32 (complex64)
+            same_error(lambda lib, s=s: getattr(lib, op)(t if lib is torch else e, s),
+                       match="not implemented for" if dtype == "float16" else None)
             continue
         check(getattr(ember, op)(e, s), getattr(torch, op)(t, s))
     # 0-d tensors take part in promotion like scalars of their category

@@ -803,3 +803,13 @@ def test_inplace_versions_and_aliasing(rng):
     assert e._version > v0
     r = e.put_(ember.tensor([0]), ember.tensor([3.0]))
     assert r is e
+
+
+def test_inplace_on_empty_tensors_no_overlap_error():
+    # an empty tensor is contiguous for PyTorch: no internal-overlap error (NumPy may give 0 strides)
+    for L in (ember, torch):
+        z = L.zeros((0, 3))
+        z.index_add_(1, L.tensor([2, 0]), L.zeros((0, 2)))
+        z.masked_scatter_(L.tensor([True, False, True]), L.zeros(0))
+        z.scatter_add_(0, L.zeros((0, 3), dtype=L.int64), L.zeros((0, 3)))
+        assert tuple(z.shape) == (0, 3)

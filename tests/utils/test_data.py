@@ -433,3 +433,43 @@ def test_timeout_requires_workers():
             iter(dl)
     out = list(DataLoader(SquareDataset(4), batch_size=2, num_workers=1, timeout=30))
     assert [b["y"].tolist() for b in out] == [[0, 1], [2, 3]]
+
+
+class CountingIterable(edata.IterableDataset):
+    def __init__(self, n, claimed):
+        self.n, self.claimed = n, claimed
+
+    def __iter__(self):
+        return iter(range(self.n))
+
+    def __len__(self):
+        return self.claimed
+
+
+def test_iterable_len_and_overrun_warning():
+    dl = DataLoader(CountingIterable(5, 3), batch_size=2)
+    assert len(dl) == 2
+    assert len(DataLoader(CountingIterable(5, 5), batch_size=2, drop_last=True)) == 2
+    assert [b.tolist() for b in dl] == [[0, 1], [2, 3], [4]]
+    dl1 = DataLoader(CountingIterable(5, 3), batch_size=None)
+    assert len(dl1) == 3
+    with pytest.warns(UserWarning, match="Length of IterableDataset .* was reported to be 3"):
+        assert [int(b) for b in dl1] == [0, 1, 2, 3, 4]
+
+
+def test_out_of_order_workers_yield_everything():
+    got = list(DataLoader(SquareDataset(9), batch_size=2, num_workers=2, in_order=False))
+    assert sorted(v for b in got for v in b["y"].tolist()) == list(range(9))
+
+
+def test_loader_attributes_match_torch():
+    for lib in (torch, ember):
+        D = data_of(lib)
+        ds = D.TensorDataset(lib.arange(6))
+        dl = D.DataLoader(ds, batch_size=4, shuffle=True)
+        assert type(dl.sampler).__name__ == "RandomSampler" and type(dl.batch_sampler).__name__ == "BatchSampler"
+        assert dl.batch_size == 4 and dl.drop_last is False and dl.num_workers == 0 and dl.prefetch_factor is None
+        assert dl.collate_fn is D.default_collate
+        dl2 = D.DataLoader(ds, batch_size=None)
+        assert dl2.batch_sampler is None and dl2.collate_fn is D.default_convert
+        assert D.DataLoader(ds, num_workers=1).prefetch_factor == 2

@@ -58,3 +58,7 @@ def to_copy(a, dtype=None, layout=None, device=None, pin_memory=None, non_blocki
                       stacklevel=6)
         a = a.real
     return a.astype(dtype.np, order="K")
+
+
+def conj_physical(a):
+    return np.conj(a) if a.dtype.kind == "c" else a.copy()

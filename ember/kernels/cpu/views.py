@@ -136,6 +136,11 @@ def view(a, size):
     return _make(a, shape, strides)
 
 
+def unsafe_view(a, size):
+    """_unsafe_view: view's geometry, but the result is a new tensor for autograd (not a view)."""
+    return view(a, size)
+
+
 def as_strided(a, size, stride, storage_offset=None):
     root = _root(a)
     isz = a.itemsize

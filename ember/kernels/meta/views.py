@@ -330,6 +330,11 @@ def view(t, size):
     return shape, st, t.storage_offset()
 
 
+def unsafe_view(t, size):
+    shape, st, _ = view(t, size)
+    return shape, t._dtype, st
+
+
 def check_in_bounds(size, stride, offset, itemsize, storage_nbytes):
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")

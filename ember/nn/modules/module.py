@@ -1116,7 +1116,6 @@ class Module:
                         "it should be done inplace.")
 
         load(self, state_dict)
-        del load
         if strict:
             if len(unexpected_keys) > 0:
                 error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(

@@ -1,5 +1,6 @@
-"""Sequence utilities (torch/nn/utils/rnn.py): pad_sequence. PackedSequence and the pack/unpack
-functions belong with the recurrent layers."""
+"""Sequence utilities (torch/nn/utils/rnn.py): pad_sequence here; PackedSequence and the
+pack/unpack functions are defined with the recurrent kernels (ember/nn/_functional_rnn.py) and
+re-exported from here when that file is present."""
 from collections.abc import Iterable
 
 import ember
@@ -24,15 +25,34 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
                            f"{padding_side}.")
     max_len = max(s.size(0) for s in sequences)
     trailing = tuple(sequences[0].shape[1:])
-    dtype, device = sequences[0].dtype, sequences[0].device
-    padded = []
-    for s in sequences:
-        if s.dtype is not dtype or s.device != device:
-            s = s.to(device, dtype)
-        n = s.size(0)
-        extra = max_len - n
-        if extra:
-            fill = ember.full((extra,) + trailing, padding_value, dtype=dtype, device=device)
-            s = ember.cat([s, fill] if padding_side == "right" else [fill, s], 0)
-        padded.append(s)
-    return ember.stack(padded, 0 if batch_first else 1)
+    n = len(sequences)
+    out_dims = (n, max_len) + trailing if batch_first else (max_len, n) + trailing
+    first = sequences[0]
+    out = ember.full(out_dims, padding_value, dtype=first.dtype, device=first.device)
+    for i, seq in enumerate(sequences):
+        length = seq.size(0)
+        start = max_len - length if padding_side == "left" else 0
+        if batch_first:
+            out.select(0, i).narrow(0, start, length).copy_(seq)
+        else:
+            out.narrow(0, start, length).select(1, i).copy_(seq)
+    return out
+
+
+_PACKED_NAMES = ("PackedSequence", "invert_permutation", "pack_padded_sequence",
+                 "pad_packed_sequence", "pack_sequence", "unpad_sequence", "unpack_sequence")
+
+
+def _reexport_packed():
+    try:
+        from ember.nn import _functional_rnn as _r
+    except Exception:  # the recurrent family is absent or broken: pad_sequence still works
+        return
+    for n in _PACKED_NAMES:
+        obj = getattr(_r, n, None)
+        if obj is not None:
+            globals()[n] = obj
+            __all__.append(n)
+
+
+_reexport_packed()

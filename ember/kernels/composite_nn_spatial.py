@@ -1,0 +1,430 @@
+"""Spatial nn ops PyTorch implements with other ops (CompositeImplicitAutograd), so autograd records
+the nodes PyTorch records: conv1d/2d/3d and conv_transpose* call `convolution`
+(ConvolutionBackward0), the 1-d poolings run the 2-d kernels on an unsqueezed input
+(SqueezeBackward1 on top), adaptive_avg_pool2d to 1x1 is a mean (MeanBackward1), pad picks the
+mode's kernel, _pad_circular copies slices (CopySlices), upsample *.vec resolve the output size.
+
+`convolution_backward` (CompositeExplicitAutograd) returns None for the gradients output_mask
+does not ask for, as ATen's does; it runs the NumPy kernel on CPU and computes shapes on Meta.
+"""
+import warnings
+
+from ember._generated import ops as _ops
+from ember.core import tls as _tls
+from ember.core.errors import fmt_shape
+from ember.kernels.meta import nn_spatial as _m
+
+_st = _tls.state
+
+
+def _ks(*ts):
+    k = 0
+    for t in ts:
+        if t is not None:
+            k |= t._keys
+    return (k | _st.included) & ~_st.excluded
+
+
+# ---- convolution ------------------------------------------------------------------------------------
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask):
+    dev = input._device.type
+    if dev == "cpu" and grad_output._device.type == "cpu" and weight._device.type == "cpu":
+        from ember.kernels.cpu import nn_spatial as _cpu
+        from ember.kernels.cpu._glue import wrap
+        r = _cpu.convolution_backward(grad_output._np, input._np, weight._np, bias_sizes, stride,
+                                      padding, dilation, transposed, output_padding, groups,
+                                      output_mask)
+        return tuple(None if a is None else wrap(a) for a in r)
+    if dev == "meta":
+        from ember.kernels.meta._glue import wrap
+        _m.conv_setup(input._shape, weight._shape, bias_sizes, stride, padding, dilation, transposed,
+                      output_padding, groups)
+        nb = (weight._shape[1] * groups if transposed else weight._shape[0],)
+        return (wrap((input._shape, input._dtype)) if output_mask[0] else None,
+                wrap((weight._shape, weight._dtype)) if output_mask[1] else None,
+                wrap((nb, grad_output._dtype)) if output_mask[2] else None)
+    raise NotImplementedError(f"convolution_backward: no kernel for device '{dev}'")
+
+
+def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
+    return _ops.convolution.table[_ks(x, w, b)](x, w, b, stride, padding, dilation, transposed,
+                                                 output_padding, groups)
+
+
+def _unsqueeze0(x):
+    return _ops.unsqueeze.table[_ks(x)](x, 0)
+
+
+def _squeeze(x, dim):
+    return _ops.squeeze_dim.table[_ks(x)](x, dim)
+
+
+def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    _m.conv_bias_check(input._dtype, bias)
+    batched = _m.conv_batchify(input._shape, nd, name)
+    x = input if batched else _unsqueeze0(input)
+    out = _convolution(x, weight, bias, stride, padding, dilation, False, (0,), groups)
+    return out if batched else _squeeze(out, 0)
+
+
+def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1),
+           groups=1):
+    return _convnd(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+_same_warned = [False]
+
+
+def _convolution_same(x, w, b, stride, dilation, groups):
+    k = len(w._shape)
+    if k <= 2:
+        raise RuntimeError("weight should have at least three dimensions")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    dim = k - 2
+    if k != len(x._shape):
+        raise RuntimeError(f"Expected {k}-dimensional input for {k}-dimensional weight"
+                           f"{fmt_shape(w._shape)}, but got {len(x._shape)}-dimensional input of size "
+                           f"{fmt_shape(x._shape)} instead")
+    if len(stride) not in (dim, 1):
+        raise RuntimeError(f"stride cannot broadcast to {dim} dimensions")
+    if len(dilation) not in (dim, 1):
+        raise RuntimeError(f"dilation cannot broadcast to {dim} dimensions")
+    if any(s != 1 for s in stride):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    pl, pr = [], []
+    for i in range(dim):
+        d = dilation[0] if len(dilation) == 1 else dilation[i]
+        total = d * (w._shape[i + 2] - 1)
+        left = total // 2
+        pl.append(left)
+        pr.append(total - left)
+    if pl == pr:
+        return _convolution(x, w, b, stride, pl, dilation, False, (0,) * dim, groups)
+    if not _same_warned[0]:
+        _same_warned[0] = True
+        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may require a "
+                      "zero-padded copy of the input be created", UserWarning, stacklevel=4)
+    pad_nd = [0] * (2 * dim)
+    for i in range(dim):
+        delta = pr[i] - pl[i]
+        idx = 2 * (dim - 1 - i)
+        if delta > 0:
+            pad_nd[idx + 1] = delta
+        else:
+            pad_nd[idx] = delta
+            pl[i] = pr[i]
+    xp = _ops.constant_pad_nd.table[_ks(x)](x, pad_nd, 0)
+    return _convolution(xp, w, b, stride, pl, dilation, False, (0,) * dim, groups)
+
+
+def _convnd_padding(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    _m.conv_bias_check(input._dtype, bias)
+    batched = _m.conv_batchify(input._shape, nd, name)
+    x = input if batched else _unsqueeze0(input)
+    if padding == "same":
+        out = _convolution_same(x, weight, bias, stride, dilation, groups)
+    elif padding == "valid":
+        out = _convolution(x, weight, bias, stride, (0,), dilation, False, (0,), groups)
+    else:
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    return out if batched else _squeeze(out, 0)
+
+
+def conv1d_padding(input, weight, bias=None, stride=(1,), padding="valid", dilation=(1,), groups=1):
+    return _convnd_padding(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding="valid", dilation=(1, 1),
+                   groups=1):
+    return _convnd_padding(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d_padding(input, weight, bias=None, stride=(1, 1, 1), padding="valid", dilation=(1, 1, 1),
+                   groups=1):
+    return _convnd_padding(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    batched = _m.conv_batchify(input._shape, nd, name)
+    x = input if batched else _unsqueeze0(input)
+    out = _convolution(x, weight, bias, stride, padding, dilation, True, output_padding, groups)
+    return out if batched else _squeeze(out, 0)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1,
+                     dilation=(1,)):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                             "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                     groups=1, dilation=(1, 1)):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                             "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0),
+                     output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
+    return _conv_transposend(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                             "conv_transpose3d")
+
+
+# ---- pooling ------------------------------------------------------------------------------------------
+def _check_dim_range(name, x, lo, hi):
+    n = len(x._shape)
+    if not (lo <= n < hi):
+        raise RuntimeError(f"Expected {lo} to {hi - 1} dimensions, but got {n}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {name})")
+
+
+def _check1d(name, arg, v):
+    if len(v) != 1:
+        raise RuntimeError(f"{name}() argument '{arg}' should contain one int (got {len(v)})")
+
+
+def _unsq(x, dim):
+    return _ops.unsqueeze.table[_ks(x)](x, dim)
+
+
+def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    if not stride:
+        stride = kernel_size
+    _check_dim_range("max_pool1d", self, 2, 4)
+    for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding),
+                   ("dilation", dilation)):
+        _check1d("max_pool1d", arg, v)
+    x = _unsq(self, -2)
+    out, idx = _ops.max_pool2d_with_indices.table[_ks(x)](
+        x, (1, kernel_size[0]), (1, stride[0]), (0, padding[0]), (1, dilation[0]), ceil_mode)
+    return _squeeze(out, -2), _squeeze(idx, -2)
+
+
+def _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode):
+    n = len(self._shape)
+    if n not in (2, 3):
+        raise RuntimeError(f"max_pool1d() Expected 2D or 3D input tensor, but got {fmt_shape(self._shape)}")
+    if len(kernel_size) != 1:
+        raise RuntimeError(f"max_pool1d() kernel_size must be an int, list of ints or tuple of ints of "
+                           f"size 1 but got size {len(kernel_size)}")
+    if len(stride) not in (0, 1):
+        raise RuntimeError(f"max_pool1d() stride must be None, an int, list of ints, or tuple of ints of "
+                           f"size 1 but got size {len(stride)}")
+    if len(padding) != 1:
+        raise RuntimeError(f"max_pool1d() padding must be an int, list of ints, or tuple of ints of size "
+                           f"1 but got size {len(padding)}")
+    if len(dilation) != 1:
+        raise RuntimeError(f"max_pool1d() dilation must be an int, list of ints or tuple of ints of size "
+                           f"1 but got size {len(dilation)}")
+    if not stride:
+        stride = kernel_size
+    k, s, p, d = kernel_size[0], stride[0], padding[0], dilation[0]
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    ow = _m.pooling_output_shape(self._shape[-1], k, p, s, d, ceil_mode)
+    if ow <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {ow}")
+
+
+def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
+    sh = self._shape
+    n = len(sh)
+    if not ((n == 2 and sh[0] != 0 and sh[1] != 0) or (n == 3 and sh[1] != 0 and sh[2] != 0)):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{fmt_shape(sh)}")
+    if self.requires_grad and _st.grad_enabled or self._device.type != "cpu":
+        return max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+    _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
+    _m.check_dtype("max_pool1d_impl", self._dtype, _m._FLOATS)
+    return max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    return _ops.max_pool2d_with_indices.table[_ks(self)](self, kernel_size, stride, padding, dilation,
+                                                          ceil_mode)[0]
+
+
+def max_pool3d(self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
+    return _ops.max_pool3d_with_indices.table[_ks(self)](self, kernel_size, stride, padding, dilation,
+                                                          ceil_mode)[0]
+
+
+def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
+    if not stride:
+        stride = kernel_size
+    _check_dim_range("avg_pool1d", self, 2, 4)
+    for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
+        _check1d("avg_pool1d", arg, v)
+    x = _unsq(self, -2)
+    out = _ops.avg_pool2d.table[_ks(x)](x, (1, kernel_size[0]), (1, stride[0]), (0, padding[0]),
+                                        ceil_mode, count_include_pad, None)
+    return _squeeze(out, -2)
+
+
+def adaptive_avg_pool2d(self, output_size):
+    if len(output_size) != 2:
+        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
+    if output_size[0] < 0 or output_size[1] < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal "
+                           f"to 0 but received {{{output_size[0]}, {output_size[1]}}}")
+    if output_size[0] == 1 and output_size[1] == 1:
+        return _ops.mean_dim.table[_ks(self)](self, (-1, -2), True, None)
+    return _ops._adaptive_avg_pool2d.table[_ks(self)](self, output_size)
+
+
+def adaptive_avg_pool1d(self, output_size):
+    _check_dim_range("adaptive_avg_pool1d", self, 2, 4)
+    _check1d("adaptive_avg_pool1d", "output_size", output_size)
+    x = _unsq(self, -2)
+    return _squeeze(adaptive_avg_pool2d(x, (1, output_size[0])), -2)
+
+
+def adaptive_max_pool1d(self, output_size):
+    _check_dim_range("adaptive_max_pool1d", self, 2, 4)
+    _check1d("adaptive_max_pool1d", "output_size", output_size)
+    sh = self._shape
+    for i in range(1, len(sh)):
+        if sh[i] <= 0:
+            raise RuntimeError(f"adaptive_max_pool1d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {fmt_shape(sh)} with dimension {i} being "
+                               f"empty")
+    x = _unsq(self, -2)
+    out, idx = _ops.adaptive_max_pool2d.table[_ks(x)](x, (1, output_size[0]))
+    return _squeeze(out, -2), _squeeze(idx, -2)
+
+
+# ---- embedding ----------------------------------------------------------------------------------------
+def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
+    if sparse:
+        raise NotImplementedError("embedding_backward: sparse gradients are not supported by ember")
+    return _ops.embedding_dense_backward.table[_ks(grad, indices)](grad, indices, num_weights,
+                                                                  padding_idx, scale_grad_by_freq)
+
+
+def embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                              per_sample_weights, include_last_offset, padding_idx):
+    pi = -1
+    if padding_idx is not None:
+        n = weight._shape[0]
+        if not (-n <= padding_idx < n):
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through "
+                               f"{n - 1}, but got {padding_idx}")
+        pi = padding_idx % n
+    return _ops._embedding_bag.table[_ks(weight, indices, offsets, per_sample_weights)](
+        weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+        include_last_offset, pi)
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights=None, include_last_offset=False):
+    return embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                                     per_sample_weights, include_last_offset, None)
+
+
+# ---- padding ------------------------------------------------------------------------------------------
+def pad_circular(self, pad):
+    shape = self._shape
+    nd = len(shape)
+    npad = len(pad) // 2
+    nnon = nd - npad
+    if nnon not in (1, 2):
+        raise RuntimeError(f"Invalid padding size, expected 1 or 2 non-padded dimensions, which would be "
+                           f"equivalent to padding of length {(nd - 1) * 2} or {(nd - 2) * 2} "
+                           f"respectively but got {len(pad)}")
+    out_shape = list(shape[:nnon])
+    for i in range(npad):
+        lo, hi = pad[2 * (npad - i - 1)], pad[2 * (npad - i - 1) + 1]
+        size = shape[nnon + i]
+        out_shape.append(size + lo + hi)
+        if not (lo <= size and hi <= size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if out_shape[-1] < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    out = self.new_empty(out_shape)
+    out_slice, in_slice = out, self
+    for i in range(npad):
+        dim = npad - i + nnon - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        out_slice = out_slice.narrow(dim, max(lo, 0), out_shape[dim] - max(hi, 0) - max(lo, 0))
+        in_slice = in_slice.narrow(dim, max(-lo, 0), shape[dim] - max(-hi, 0) - max(-lo, 0))
+    out_slice.copy_(in_slice)
+    for i in range(npad):
+        dim = npad - i + nnon - 1
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo > 0:
+            out.narrow(dim, 0, lo).copy_(out.narrow(dim, out_shape[dim] - lo - max(hi, 0), lo))
+        if hi > 0:
+            out.narrow(dim, out_shape[dim] - hi, hi).copy_(out.narrow(dim, max(lo, 0), hi))
+    return out
+
+
+# ---- upsampling ----------------------------------------------------------------------------------------
+def _output_size(shape, output_size, scale_factors):
+    dim = len(shape) - 2
+    if output_size is not None:
+        if scale_factors is not None:
+            raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+        if len(output_size) != dim:
+            raise RuntimeError("Expected static_cast<int64_t>(output_size->size()) == spatial_dimensions "
+                               "to be true, but got false.  (Could this error message be improved?  If so, "
+                               "please report an enhancement request to PyTorch.)")
+        return tuple(output_size)
+    if scale_factors is not None:
+        if len(scale_factors) != dim:
+            raise RuntimeError("Expected static_cast<int64_t>(scale_factors->size()) == spatial_dimensions "
+                               "to be true, but got false.  (Could this error message be improved?  If so, "
+                               "please report an enhancement request to PyTorch.)")
+        return tuple(int(float(shape[i + 2]) * scale_factors[i]) for i in range(dim))
+    raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+
+
+def _scale(scale_factors, i):
+    return None if scale_factors is None else scale_factors[i]
+
+
+def _upsample_vec(op, input, output_size, scale_factors, *flags):
+    osize = _output_size(input._shape, output_size, scale_factors)
+    scales = tuple(_scale(scale_factors, i) for i in range(len(osize)))
+    return op.table[_ks(input)](input, osize, *flags, *scales)
+
+
+def upsample_nearest1d_vec(input, output_size, scale_factors):
+    return _upsample_vec(_ops.upsample_nearest1d, input, output_size, scale_factors)
+
+
+def upsample_nearest2d_vec(input, output_size, scale_factors):
+    return _upsample_vec(_ops.upsample_nearest2d, input, output_size, scale_factors)
+
+
+def upsample_nearest_exact1d_vec(input, output_size, scale_factors):
+    return _upsample_vec(_ops._upsample_nearest_exact1d, input, output_size, scale_factors)
+
+
+def upsample_nearest_exact2d_vec(input, output_size, scale_factors):
+    return _upsample_vec(_ops._upsample_nearest_exact2d, input, output_size, scale_factors)
+
+
+def upsample_linear1d_vec(input, output_size, align_corners, scale_factors):
+    return _upsample_vec(_ops.upsample_linear1d, input, output_size, scale_factors, align_corners)
+
+
+def upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors):
+    return _upsample_vec(_ops.upsample_bilinear2d, input, output_size, scale_factors, align_corners)

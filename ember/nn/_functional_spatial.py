@@ -1,0 +1,390 @@
+"""torch.nn.functional's convolution, pooling, embedding, padding, upsampling, fold/unfold and pixel
+shuffle functions (signatures and Python-level logic of torch/nn/functional.py); the operators are
+in ember/ops/native_functions/nn_spatial.yaml.
+
+F.pad is redefined here (replacing ember/nn/functional.py's): its non-constant modes call the
+dedicated reflection/replication/_pad_circular operators, so autograd records PyTorch's nodes
+(ReflectionPad2DBackward0, ...).
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ember._generated import functions as _f
+from ember._generated import functions_nn as _nn
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "embedding", "embedding_bag", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+]
+
+# the bindings PyTorch exposes directly (torch.conv2d is torch.nn.functional.conv2d)
+conv1d = _f.conv1d
+conv2d = _f.conv2d
+conv3d = _f.conv3d
+conv_transpose1d = _f.conv_transpose1d
+conv_transpose2d = _f.conv_transpose2d
+conv_transpose3d = _f.conv_transpose3d
+avg_pool1d = _f.avg_pool1d
+avg_pool2d = _nn.avg_pool2d
+avg_pool3d = _nn.avg_pool3d
+adaptive_avg_pool1d = _f.adaptive_avg_pool1d
+pixel_shuffle = _f.pixel_shuffle
+pixel_unshuffle = _f.pixel_unshuffle
+
+
+def _ntuple(n):
+    def parse(x):
+        if isinstance(x, (list, tuple)):
+            return tuple(x)
+        return (x,) * n
+    return parse
+
+
+_single, _pair, _triple = _ntuple(1), _ntuple(2), _ntuple(3)
+
+
+# ---- max pooling (boolean dispatch on return_indices, as torch.nn.functional) ----------------------
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _f.max_pool1d_with_indices(input, kernel_size, () if stride is None else stride, padding,
+                                      dilation, ceil_mode)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _nn.max_pool2d_with_indices(input, kernel_size, () if stride is None else stride, padding,
+                                       dilation, ceil_mode)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    return _nn.max_pool3d_with_indices(input, kernel_size, () if stride is None else stride, padding,
+                                       dilation, ceil_mode)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _f.max_pool1d(input, kernel_size, () if stride is None else stride, padding, dilation,
+                         ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _f.max_pool2d(input, kernel_size, () if stride is None else stride, padding, dilation,
+                         ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _f.max_pool3d(input, kernel_size, () if stride is None else stride, padding, dilation,
+                         ceil_mode)
+
+
+def _lp_finish(out, k, norm_type):
+    import ember
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(k).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool1d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool1d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kernel_size, norm_type)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kw, kh = _pair(kernel_size)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool2d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool2d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kw * kh, norm_type)
+
+
+# ---- adaptive pooling ------------------------------------------------------------------------------
+def _list_with_default(out_size, defaults):
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _f.adaptive_max_pool1d(input, output_size)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    if return_indices:
+        return adaptive_max_pool1d_with_indices(input, output_size)
+    return _f.adaptive_max_pool1d(input, output_size)[0]
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    output_size = _pair(_list_with_default(output_size, tuple(input.shape)))
+    return _nn.adaptive_max_pool2d(input, output_size)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    if return_indices:
+        return adaptive_max_pool2d_with_indices(input, output_size)
+    return adaptive_max_pool2d_with_indices(input, output_size)[0]
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _nn.adaptive_avg_pool2d(input, _pair(_list_with_default(output_size, tuple(input.shape))))
+
+
+# ---- embedding ---------------------------------------------------------------------------------------
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        _f.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
+    return _f.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    import ember
+    if weight.dtype == ember.long and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.size() != per_sample_weights.size():
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+                         f"then it must have the same shape as the input ({input.shape})")
+    if not weight.dim() == 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
+                             "mini-batch of fixed length sequences. However, found offsets of type "
+                             f"{type(offsets)}")
+        offsets = ember.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode == "sum":
+        mode_enum = 0
+    elif mode == "mean":
+        mode_enum = 1
+    elif mode == "max":
+        mode_enum = 2
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    else:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        _f.embedding_renorm_(weight.detach(), input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for "
+            f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
+    return _f.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum, sparse,
+                            per_sample_weights, include_last_offset, padding_idx)[0]
+
+
+# ---- padding -----------------------------------------------------------------------------------------
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """torch._C._nn.pad: constant_pad_nd, or the mode's dedicated operator."""
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    pad = [int(p) for p in pad]
+    n = input.dim()
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) > n * 2:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension {n}")
+    if mode == "constant":
+        return _f.constant_pad_nd(input, pad, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    k = len(pad) // 2
+    if k in (1, 2, 3) and n in (k + 1, k + 2):
+        if mode == "circular":
+            return _nn._pad_circular(input, pad)
+        kind = "reflection" if mode == "reflect" else "replication"
+        return getattr(_nn, f"{kind}_pad{k}d")(input, pad)
+    raise NotImplementedError(f"Padding size {len(pad)} is not supported for {n}D input tensor.\n"
+                              "Supported combinations for non-constant padding:\n"
+                              "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+                              "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+                              "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+
+
+# ---- interpolation -------------------------------------------------------------------------------------
+def _is_integer(x):
+    import ember
+    if isinstance(x, (int, np.integer)):
+        return True
+    return isinstance(x, ember.Tensor) and not x.is_floating_point()
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    elif size is not None:
+        scale_factors = None
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "output size in (o1, o2, ...,oK) format.")
+            if not all(_is_integer(x) for x in size):
+                raise TypeError(
+                    "expected size to be one of int or Tuple[int] or Tuple[int, int] or "
+                    f"Tuple[int, int, int], but got size with types {[type(x) for x in size]}")
+            output_size = [int(x) for x in size]
+        else:
+            output_size = [size for _ in range(dim)]
+    elif scale_factor is not None:
+        output_size = None
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                    "scale_factor in (s1, s2, ...,sK) format.")
+            scale_factors = scale_factor
+        else:
+            scale_factors = [scale_factor for _ in range(dim)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor is not None and recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area" and output_size is None:
+        recompute_scale_factor = True
+    if recompute_scale_factor is not None and recompute_scale_factor:
+        output_size = [int(math.floor(float(input.size(i + 2) * scale_factors[i]))) for i in range(dim)]
+        scale_factors = None
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+                         "requires a 4-D tensor as input")
+    if scale_factors is not None:
+        scale_factors = [float(s) for s in scale_factors]
+    nd = input.dim()
+    if mode == "nearest" and nd in (3, 4):
+        fn = _nn.upsample_nearest1d if nd == 3 else _nn.upsample_nearest2d
+        return fn(input, output_size, scale_factors)
+    if mode == "nearest-exact" and nd in (3, 4):
+        fn = _nn._upsample_nearest_exact1d if nd == 3 else _nn._upsample_nearest_exact2d
+        return fn(input, output_size, scale_factors)
+    if mode == "area" and nd in (3, 4):
+        return adaptive_avg_pool1d(input, output_size) if nd == 3 else adaptive_avg_pool2d(input, output_size)
+    if nd == 3 and mode == "linear":
+        return _nn.upsample_linear1d(input, output_size, align_corners, scale_factors)
+    if nd == 4 and mode == "bilinear":
+        if antialias:
+            raise NotImplementedError("interpolate: antialias=True is not supported by ember")
+        return _nn.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
+    if nd == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
+        raise NotImplementedError(f"interpolate: 5D input in mode '{mode}' is not supported by ember")
+    if nd == 4 and mode in ("bicubic", "lanczos"):
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported by ember")
+    if nd == 3 and mode == "bilinear":
+        raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
+    if nd == 3 and mode == "trilinear":
+        raise NotImplementedError("Got 3D input, but trilinear mode needs 5D input")
+    if nd == 4 and mode == "linear":
+        raise NotImplementedError("Got 4D input, but linear mode needs 3D input")
+    if nd == 4 and mode == "trilinear":
+        raise NotImplementedError("Got 4D input, but trilinear mode needs 5D input")
+    if nd == 5 and mode == "linear":
+        raise NotImplementedError("Got 5D input, but linear mode needs 3D input")
+    if nd == 5 and mode == "bilinear":
+        raise NotImplementedError("Got 5D input, but bilinear mode needs 4D input")
+    raise NotImplementedError(
+        "Input Error: Only 3D, 4D and 5D input Tensors supported"
+        f" (got {nd}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
+        f"area | nearest-exact (got {mode})")
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+                  stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- fold / unfold --------------------------------------------------------------------------------------
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _nn.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding), _pair(stride))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _nn.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation), _pair(padding),
+                      _pair(stride))

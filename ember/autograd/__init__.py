@@ -65,7 +65,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         caps = [edge(t) for t in inputs]
-        for i, c in enumerate(caps):
+        for c in caps:
             if c is None:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
         vals = run_backward(roots, grads, retain_graph, create_graph, accumulate=False, captures=caps)

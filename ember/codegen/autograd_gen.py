@@ -70,7 +70,7 @@ class Info:
             raise ValueError(f"{s.full_name}: at most one differentiable Tensor[] argument")
         # what the formulas read
         self.uses = []
-        for keys, expr in self.formulas:
+        for _keys, expr in self.formulas:
             names = {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
             self.uses.append(names)
         allnames = set().union(*self.uses) if self.uses else set()
@@ -244,7 +244,7 @@ def emit_kernel(e, info, decl, kind):
             for i, d in enumerate(info.out_diff):
                 if d:
                     e(f"    _sh(result[{i}], _n, {i})")
-        for i, n in enumerate(info.saved_outputs):
+        for n in info.saved_outputs:
             idx = info.outnames.index(n)
             val = "result" if len(info.outnames) == 1 else f"result[{idx}]"
             e(f"    _n.{_slot(n)} = _SV({val}, True)")

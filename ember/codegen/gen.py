@@ -248,7 +248,7 @@ def gen_ops(decls):
 def py_params(d, method):
     """(positional, kwonly) parameter lists of a functional decl for Python."""
     pos, kw = [], []
-    for i, a in enumerate(d.schema.arguments):
+    for a in d.schema.arguments:
         nm = "input" if a.name == "self" else pyname(a.name)
         (kw if a.kwarg_only else pos).append((nm, a))
     return pos, kw
@@ -467,7 +467,7 @@ def emit_group(e, pyn, ds, method, idx):
             nout = len(o.schema.out_args)
             ks_out = keyset_expr(o, names_in + ["out"] * 0 + [f"out[{i}]" for i in range(nout)]
                                  if nout > 1 else names_in + ["out"], nf)
-            outargs = ", ".join(names_in + ([f"*out"] if nout > 1 else ["out"]))
+            outargs = ", ".join(names_in + (["*out"] if nout > 1 else ["out"]))
             lines.append("if out is not None:")
             lines.append(f"    return _ops.{o.ident}.table[{ks_out}]({outargs})")
         if factory:

@@ -37,9 +37,9 @@ CASES = {
 
 def inputs(L, dtype):
     rng = np.random.default_rng(0)
-    a = L.tensor(rng.standard_normal((4, 4)), dtype=getattr(L, "float32")).to(dtype)
-    b = L.tensor(rng.standard_normal((4, 4)), dtype=getattr(L, "float32")).to(dtype)
-    v = L.tensor(rng.standard_normal(4), dtype=getattr(L, "float32")).to(dtype)
+    a = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32).to(dtype)
+    b = L.tensor(rng.standard_normal((4, 4)), dtype=L.float32).to(dtype)
+    v = L.tensor(rng.standard_normal(4), dtype=L.float32).to(dtype)
     return a, b, v
 
 

@@ -122,7 +122,7 @@ def test_ops_namespace_and_schema():
     assert op(x(), x()).tolist() == [0, 2, 4, 6]
     assert ember.ops.aten.add_.Tensor.schema.is_inplace
     with pytest.raises(AttributeError):
-        ember.ops.aten.add.nonexistent
+        ember.ops.aten.add.nonexistent  # noqa: B018
 
 
 def test_inplace_bumps_version():

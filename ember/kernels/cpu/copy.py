@@ -28,7 +28,7 @@ def copy_(dst, src, non_blocking=False):
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=6)
         src = src.real
-    if np.may_share_memory(dst, src) and not (dst is src):
+    if np.may_share_memory(dst, src) and dst is not src:
         src = src.copy()
     np.copyto(dst, src, casting="unsafe")
 

@@ -2630,8 +2630,10 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
     _n.self_ = _SV(self, False)
     _n.weight_ = _SV(weight, False)
     result = below(grad_output, self, weight)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     return result
 
 class HardsigmoidBackwardBackward0(Node):
@@ -5874,7 +5876,8 @@ def _ag_linalg_inv_ex(below, A, check_errors):
     _n = LinalgInvExBackward0_2()
     _n._next = _e
     result = below(A, check_errors)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.inverse_ = _SV(result[0], True)
     return result
 
@@ -6094,8 +6097,10 @@ def _ag_linalg_lu(below, A, pivot):
     _n._next = _e
     _n.pivot_ = pivot
     result = below(A, pivot)
-    _sh(result[1], _n, 1)
-    _sh(result[2], _n, 2)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
+    if result[2] is not None:
+        _sh(result[2], _n, 2)
     _n.P_ = _SV(result[0], True)
     _n.L_ = _SV(result[1], True)
     _n.U_ = _SV(result[2], True)
@@ -6138,7 +6143,8 @@ def _ag_linalg_lu_factor(below, A, pivot):
     _n.pivot_ = pivot
     _n.A_ = _SV(A, False)
     result = below(A, pivot)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     return result
 
 class LinalgLuFactorExBackward0_1(Node):
@@ -6181,7 +6187,8 @@ def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
     _n.pivot_ = pivot
     _n.A_ = _SV(A, False)
     result = below(A, pivot, check_errors)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     return result
 
 class LinalgLuSolveBackward0(Node):
@@ -6468,8 +6475,10 @@ def _ag_linalg_qr(below, A, mode):
     _n._next = _e
     _n.mode_ = mode
     result = below(A, mode)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.Q_ = _SV(result[0], True)
     _n.R_ = _SV(result[1], True)
     return result
@@ -6519,8 +6528,10 @@ def _ag_qr(below, self, some):
     _n._next = _e
     _n.some_ = some
     result = below(self, some)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.Q_ = _SV(result[0], True)
     _n.R_ = _SV(result[1], True)
     return result
@@ -6562,8 +6573,10 @@ def _ag_linalg_slogdet(below, A):
     _n._next = _e
     _n.A_ = _SV(A, False)
     result = below(A)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.sign_ = _SV(result[0], True)
     return result
 
@@ -6607,8 +6620,10 @@ def _ag_slogdet(below, self):
     _n._next = _e
     _n.self_ = _SV(self, False)
     result = below(self)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.sign_ = _SV(result[0], True)
     return result
 
@@ -6722,7 +6737,8 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     _n.left_ = left
     _n.A_ = _SV(A, False)
     result = below(A, B, left, check_errors)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.result_ = _SV(result[0], True)
     return result
 
@@ -6824,7 +6840,8 @@ def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
     _n._next = _e
     _n.upper_ = upper
     result = below(self, upper, check_errors)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.L_ = _SV(result[0], True)
     return result
 
@@ -6920,9 +6937,12 @@ def _ag_linalg_svd(below, A, full_matrices, driver):
     _n._next = _e
     _n.full_matrices_ = full_matrices
     result = below(A, full_matrices, driver)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
-    _sh(result[2], _n, 2)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
+    if result[2] is not None:
+        _sh(result[2], _n, 2)
     _n.U_ = _SV(result[0], True)
     _n.S_ = _SV(result[1], True)
     _n.Vh_ = _SV(result[2], True)
@@ -7002,8 +7022,10 @@ def _ag_linalg_eigh(below, self, UPLO):
     _n = LinalgEighBackward0()
     _n._next = _e
     result = below(self, UPLO)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.eigenvalues_ = _SV(result[0], True)
     _n.eigenvectors_ = _SV(result[1], True)
     return result
@@ -7094,8 +7116,10 @@ def _ag_linalg_eig(below, self):
     _n._next = _e
     _n.self_dtype = _dtype_of(self)
     result = below(self)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.eigenvalues_ = _SV(result[0], True)
     _n.eigenvectors_ = _SV(result[1], True)
     return result
@@ -7269,7 +7293,8 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
     _n.target_ = _SV(target, False)
     _n.weight_ = _SV(weight, False)
     result = below(self, target, weight, reduction, ignore_index)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.total_weight_ = _SV(result[1], True)
     return result
 
@@ -7392,7 +7417,8 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
     _n.target_ = _SV(target, False)
     _n.weight_ = _SV(weight, False)
     result = below(self, target, weight, reduction, ignore_index)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.total_weight_ = _SV(result[1], True)
     return result
 
@@ -7468,7 +7494,8 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
     _n.weight_ = _SV(weight, False)
     _n.bias_ = _SV(bias, False)
     result = below(input, normalized_shape, weight, bias, eps)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.result1_ = _SV(result[1], True)
     _n.result2_ = _SV(result[2], True)
     return result
@@ -7559,7 +7586,8 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
     _n.running_mean_ = _SV(running_mean, False)
     _n.running_var_ = _SV(running_var, False)
     result = below(input, weight, bias, running_mean, running_var, training, momentum, eps)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.result1_ = _SV(result[1], True)
     _n.result2_ = _SV(result[2], True)
     return result
@@ -7648,7 +7676,8 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     _n.weight_ = _SV(weight, False)
     _n.bias_ = _SV(bias, False)
     result = below(input, weight, bias, N, C, HxW, group, eps)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.result1_ = _SV(result[1], True)
     _n.result2_ = _SV(result[2], True)
     return result
@@ -8121,9 +8150,12 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
     _n.input_ = _SV(input, False)
     _n.weight_ = _SV(weight, False)
     result = below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
-    _sh(result[2], _n, 2)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
+    if result[2] is not None:
+        _sh(result[2], _n, 2)
     return result
 
 class MaxPool2DWithIndicesBackward0(Node):
@@ -8193,7 +8225,8 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.ceil_mode_ = ceil_mode
     _n.self_ = _SV(self, False)
     result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -8438,7 +8471,8 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.ceil_mode_ = ceil_mode
     _n.self_ = _SV(self, False)
     result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -8724,7 +8758,8 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
     _n._next = _e
     _n.self_ = _SV(self, False)
     result = below(self, output_size)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -8972,7 +9007,8 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n.offsets_ = _SV(offsets, False)
     _n.per_sample_weights_ = _SV(per_sample_weights, False)
     result = below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.result1_ = _SV(result[1], True)
     _n.result2_ = _SV(result[2], True)
     _n.result3_ = _SV(result[3], True)
@@ -15562,7 +15598,8 @@ def _ag_max_dim(below, self, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -15705,7 +15742,8 @@ def _ag_min_dim(below, self, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -15963,8 +16001,10 @@ def _ag_aminmax(below, self, dim, keepdim):
     _n.keepdim_ = keepdim
     _n.self_ = _SV(self, False)
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.min_ = _SV(result[0], True)
     _n.max_ = _SV(result[1], True)
     return result
@@ -16333,8 +16373,10 @@ def _ag_var_mean(below, self, unbiased):
     _n.unbiased_ = unbiased
     _n.self_ = _SV(self, False)
     result = below(self, unbiased)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     return result
 
 class VarMeanBackward0_1(Node):
@@ -16389,8 +16431,10 @@ def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
     _n.keepdim_ = keepdim
     _n.self_ = _SV(self, False)
     result = below(self, dim, unbiased, keepdim)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     return result
 
 class VarMeanBackward0_2(Node):
@@ -16445,8 +16489,10 @@ def _ag_var_mean_correction(below, self, dim, correction, keepdim):
     _n.keepdim_ = keepdim
     _n.self_ = _SV(self, False)
     result = below(self, dim, correction, keepdim)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     return result
 
 class StdMeanBackward0(Node):
@@ -16492,8 +16538,10 @@ def _ag_std_mean(below, self, unbiased):
     _n.unbiased_ = unbiased
     _n.self_ = _SV(self, False)
     result = below(self, unbiased)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.result0_ = _SV(result[0], True)
     return result
 
@@ -16555,8 +16603,10 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
     _n.keepdim_ = keepdim
     _n.self_ = _SV(self, False)
     result = below(self, dim, unbiased, keepdim)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.result0_ = _SV(result[0], True)
     return result
 
@@ -16618,8 +16668,10 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
     _n.keepdim_ = keepdim
     _n.self_ = _SV(self, False)
     result = below(self, dim, correction, keepdim)
-    _sh(result[0], _n, 0)
-    _sh(result[1], _n, 1)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
+    if result[1] is not None:
+        _sh(result[1], _n, 1)
     _n.result0_ = _SV(result[0], True)
     return result
 
@@ -16713,7 +16765,8 @@ def _ag_median_dim(below, self, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -16807,7 +16860,8 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -16859,7 +16913,8 @@ def _ag_mode(below, self, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -16911,7 +16966,8 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, k, dim, keepdim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -17665,7 +17721,8 @@ def _ag_cummax(below, self, dim):
     _n.dim_ = dim
     _n.self_ = _SV(self, False)
     result = below(self, dim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -17712,7 +17769,8 @@ def _ag_cummin(below, self, dim):
     _n.dim_ = dim
     _n.self_ = _SV(self, False)
     result = below(self, dim)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -17806,7 +17864,8 @@ def _ag_sort(below, self, dim, descending):
     _n.self_sizes = _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim, descending)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -17852,7 +17911,8 @@ def _ag_sort_stable(below, self, stable, dim, descending):
     _n.self_sizes = _sizes_of(self)
     _n.dim_ = dim
     result = below(self, stable, dim, descending)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 
@@ -17936,7 +17996,8 @@ def _ag_topk(below, self, k, dim, largest, sorted):
     _n.self_sizes = _sizes_of(self)
     _n.dim_ = dim
     result = below(self, k, dim, largest, sorted)
-    _sh(result[0], _n, 0)
+    if result[0] is not None:
+        _sh(result[0], _n, 0)
     _n.indices_ = _SV(result[1], True)
     return result
 

@@ -242,8 +242,9 @@ def emit_kernel(e, info, decl, kind):
                 e("    _sh(result, _n)")
         else:
             for i, d in enumerate(info.out_diff):
-                if d:
-                    e(f"    _sh(result[{i}], _n, {i})")
+                if d:  # an output left out by a mask (None) gets no history
+                    e(f"    if result[{i}] is not None:")
+                    e(f"        _sh(result[{i}], _n, {i})")
         for n in info.saved_outputs:
             idx = info.outnames.index(n)
             val = "result" if len(info.outnames) == 1 else f"result[{idx}]"

@@ -2,9 +2,9 @@
 shuffle functions (signatures and Python-level logic of torch/nn/functional.py); the operators are
 in ember/ops/native_functions/nn_spatial.yaml.
 
-F.pad is redefined here (replacing ember/nn/functional.py's): its non-constant modes call the
-dedicated reflection/replication/_pad_circular operators, so autograd records PyTorch's nodes
-(ReflectionPad2DBackward0, ...).
+F.pad is ember/nn/functional.py's (torch._C._nn.pad, nn_basic.yaml); its non-constant modes call this
+family's reflection_pad*/replication_pad*/_pad_circular operators, so autograd records PyTorch's
+nodes (ReflectionPad2DBackward0, ...).
 """
 import math
 import warnings
@@ -20,7 +20,7 @@ __all__ = [
     "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "embedding", "embedding_bag", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "embedding", "embedding_bag", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
     "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
 ]
 
@@ -229,38 +229,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             f"mode='sum' (got mode='{mode}'). Please open a feature request on GitHub.")
     return _f.embedding_bag(weight, input, offsets, scale_grad_by_freq, mode_enum, sparse,
                             per_sample_weights, include_last_offset, padding_idx)[0]
-
-
-# ---- padding -----------------------------------------------------------------------------------------
-_PAD_MODES = ("constant", "reflect", "replicate", "circular")
-
-
-def pad(input, pad, mode="constant", value=None):
-    """torch._C._nn.pad: constant_pad_nd, or the mode's dedicated operator."""
-    if mode not in _PAD_MODES:
-        raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    pad = [int(p) for p in pad]
-    n = input.dim()
-    if len(pad) % 2:
-        raise RuntimeError("Padding length must be divisible by 2")
-    if len(pad) > n * 2:
-        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
-                           f"dimension but got padding length {len(pad)} and input of dimension {n}")
-    if mode == "constant":
-        return _f.constant_pad_nd(input, pad, 0.0 if value is None else value)
-    if value is not None and value != 0:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
-    k = len(pad) // 2
-    if k in (1, 2, 3) and n in (k + 1, k + 2):
-        if mode == "circular":
-            return _nn._pad_circular(input, pad)
-        kind = "reflection" if mode == "reflect" else "replication"
-        return getattr(_nn, f"{kind}_pad{k}d")(input, pad)
-    raise NotImplementedError(f"Padding size {len(pad)} is not supported for {n}D input tensor.\n"
-                              "Supported combinations for non-constant padding:\n"
-                              "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
-                              "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-                              "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
 
 
 # ---- interpolation -------------------------------------------------------------------------------------

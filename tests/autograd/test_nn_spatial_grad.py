@@ -34,6 +34,7 @@ CONV = [
 ]
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
 @pytest.mark.parametrize("case", range(len(CONV)))
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_conv_grads(case, dtype, rng):
@@ -148,6 +149,9 @@ def test_pad_grads(mode, case, rng):
     shape, p = PADS[case]
     ex, tx = make_pair(shape, "float64", rng, "transposed")
     compare_grads(lambda lib, x: F(lib).pad(x, p, mode=mode), [ex], [tx])
+    names = [F(lib).pad(x.detach().requires_grad_(), p, mode=mode).grad_fn.name() for lib, x in
+             ((ember, ex), (torch, tx))]
+    assert names[0] == names[1]
 
 
 INTERP = [

@@ -529,12 +529,19 @@ def embedding_renorm_(w, idx, max_norm, norm_type):
         w[rows[big]] = _back(sub[big] * scale[:, None], w.dtype)
 
 
-def _bags(idx, offsets, include_last_offset):
+def _bags(idx, offsets, include_last_offset, clip_last=False):
     """(number of bags, bag of each index) of embedding_bag: bag b is indices[offsets[b]:offsets[b+1]],
-    the last bag runs to the end (include_last_offset only drops the final offset's bag)."""
+    the last one runs to the end; ATen's fast path (clip_last) ends it at the final offset when
+    include_last_offset (indices past it get bag number `number of bags`)."""
     nb = offsets.shape[0] - (1 if include_last_offset else 0)
-    o2b = np.searchsorted(offsets[:nb], np.arange(idx.shape[0]), side="right") - 1
+    pos = np.arange(idx.shape[0])
+    o2b = np.searchsorted(offsets[:nb], pos, side="right") - 1
+    if clip_last and include_last_offset and nb >= 0 and offsets.shape[0]:
+        o2b = np.where(pos >= offsets[nb], nb, o2b)
     return nb, o2b
+
+
+_FAST_BAG = (_F32, np.dtype(np.float16), _dt.bfloat16.np)
 
 
 def embedding_bag(w, idx, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
@@ -559,14 +566,19 @@ def embedding_bag(w, idx, offsets, scale_grad_by_freq=False, mode=0, sparse=Fals
         i = int(np.flatnonzero(bad)[0])
         raise RuntimeError(f"Index {i} of input takes value {int(idx[i])} which is not in the valid "
                            f"range [0, {nw})")
+    it = idx.dtype if idx.dtype == offsets.dtype else _I64  # promoted index type of the outputs
+    # ATen's fbgemm path (float/half/bfloat16 rows, no padding_idx, sum or mean)
+    fast = (w.dtype in _FAST_BAG and mode != 2 and padding_idx < 0
+            and (w.shape[1] <= 1 or w.strides[1] == w.itemsize))
     nb, o2b = _bags(idx, offsets, include_last_offset)
+    ob = _bags(idx, offsets, include_last_offset, True)[1] if fast else o2b
     d = w.shape[1]
     keep = idx != padding_idx
     rows = _comp(w)[idx]
     if per_sample_weights is not None:
         rows = rows * _comp(per_sample_weights).reshape(-1, 1)
     sizes = np.bincount(o2b[keep], minlength=nb)[:nb].astype(_I64)
-    sel = np.flatnonzero(keep)
+    sel = np.flatnonzero(keep & (ob < nb))
     if mode == 2:
         out = np.zeros((nb, d), rows.dtype)
         maxi = np.zeros((nb, d), _I64)
@@ -580,14 +592,21 @@ def embedding_bag(w, idx, offsets, scale_grad_by_freq=False, mode=0, sparse=Fals
             first = np.minimum.reduceat(pos, starts, axis=0)
             maxi[ub] = idx[sel][np.minimum(first, len(sel) - 1)]
     else:
-        out = _rows_accumulate(rows[sel], o2b[sel], nb)
+        out = _rows_accumulate(rows[sel], ob[sel], nb)
         if mode == 1:
             out = out / np.maximum(sizes, 1).astype(out.dtype)[:, None]
     if mode == 0:
-        fast = padding_idx < 0 and w.dtype != _F64  # ATen's fbgemm path leaves offset2bag empty
-        o2b_out = np.zeros(0, _I64) if fast else o2b.astype(_I64)
-        return _back(out, w.dtype), o2b_out, np.zeros(nb, _I64), np.zeros(nb, _I64)
-    return _back(out, w.dtype), o2b.astype(_I64), sizes, maxi if mode == 2 else sizes.copy()
+        o2b_out = np.zeros(0, it) if fast else o2b.astype(it)
+        return _back(out, w.dtype), o2b_out, np.zeros(nb, it), np.zeros(nb, it)
+    return (_back(out, w.dtype), o2b.astype(it), sizes.astype(it),
+            (maxi if mode == 2 else sizes).astype(it))
+
+
+def _bag_of(idx, offsets, offset2bag, nb):
+    """The bag of each index as the forward recorded it (recomputed when it left offset2bag empty)."""
+    if offset2bag.size:
+        return offset2bag.astype(np.intp)
+    return _bags(idx, offsets, offsets.shape[0] > nb, True)[1]
 
 
 def embedding_bag_backward(go, idx, offsets, offset2bag, bag_size, maximum_indices, num_weights,
@@ -605,18 +624,19 @@ def embedding_bag_backward(go, idx, offsets, offset2bag, bag_size, maximum_indic
             mi = maximum_indices[has]
             np.add.at(out, (mi, np.broadcast_to(np.arange(d), mi.shape)), g[has])
         return _back(out, go.dtype)
-    _, o2b = _bags(idx, offsets, offsets.shape[0] > nb)
-    keep = (idx != padding_idx) & (o2b < nb)
-    sel = np.flatnonzero(keep)
+    o2b = _bag_of(idx, offsets, offset2bag, nb)
+    sel = np.flatnonzero((idx != padding_idx) & (o2b < nb))
     rows = g[o2b[sel]]
     if per_sample_weights is not None:
         rows = rows * _comp(per_sample_weights).reshape(-1)[sel, None]
     if mode == 1:
-        sizes = np.bincount(o2b[sel], minlength=nb)
-        rows = rows / np.maximum(sizes, 1)[o2b[sel], None].astype(rows.dtype)
+        rows = rows / np.maximum(bag_size, 1)[o2b[sel], None].astype(rows.dtype)
     if scale_grad_by_freq:
+        # ATen divides the gradient of the r-th distinct index by counts[sorted_indices[r]] (not by
+        # its own count: EmbeddingBag.cpp's `counts[indices_data[i]]`); reproduced for equal numbers
         counts = np.bincount(idx, minlength=num_weights)
-        rows = rows / counts[idx[sel]][:, None].astype(rows.dtype)
+        r = np.searchsorted(np.unique(idx), idx[sel])
+        rows = rows / counts[np.sort(idx)[r]][:, None].astype(rows.dtype)
     return _back(_rows_accumulate(rows, idx[sel].astype(np.intp), num_weights), go.dtype)
 
 
@@ -625,10 +645,10 @@ def embedding_bag_per_sample_weights_backward(go, w, idx, offsets, offset2bag, m
         raise RuntimeError("embedding_bag_backward: per_sample_weights only supported for mode='sum'")
     idx = idx.reshape(-1)
     g = _comp(go)
-    _, o2b = _bags(idx, offsets, offsets.shape[0] > g.shape[0])
-    o2b = np.minimum(o2b, g.shape[0] - 1)
-    r = (g[o2b] * _comp(w)[idx]).sum(axis=1)
-    r[idx == padding_idx] = 0
+    o2b = _bag_of(idx, offsets, offset2bag, g.shape[0])
+    inside = o2b < g.shape[0]
+    r = (g[np.minimum(o2b, g.shape[0] - 1)] * _comp(w)[idx]).sum(axis=1)
+    r[(idx == padding_idx) | ~inside] = 0
     return _back(r, go.dtype)
 
 

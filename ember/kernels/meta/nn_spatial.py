@@ -469,11 +469,6 @@ def embedding_bag_check(w_dtype, w_dim, idx_dtype, off_dtype, mode, psw, include
                         n_offsets):
     check_index_dtype("embedding_bag", "indices", 1, idx_dtype)
     check_index_dtype("embedding_bag", "offsets", 1, off_dtype)
-    if idx_dtype is not off_dtype:
-        raise _err(f"Expected tensor for argument #1 'indices' to have the same type as tensor for "
-                   f"argument #1 'offsets'; but type torch.{_TYPE_NAMES[idx_dtype]}Tensor does not "
-                   f"equal torch.{_TYPE_NAMES[off_dtype]}Tensor (while checking arguments for "
-                   f"embedding_bag)")
     if w_dtype not in _FLOATS:
         raise _err(f"Expected tensor for argument #1 'weight' to have one of the following scalar "
                    f"types: Half, BFloat16, Float, Double; but got torch.{_TYPE_NAMES[w_dtype]}Tensor "
@@ -493,7 +488,8 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     d = weight._shape[1]
     n = indices._shape[0] if indices._shape else 1
     maxi = (b, d) if mode == 2 else (0,)  # the shapes of PyTorch's meta function
-    return ((b, d), weight._dtype), ((n,), _i64), ((b,), _i64), (maxi, _i64)
+    it = indices._dtype if indices._dtype is offsets._dtype else _i64
+    return ((b, d), weight._dtype), ((n,), it), ((b,), it), (maxi, it)
 
 
 def embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices, num_weights,

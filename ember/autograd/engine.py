@@ -51,21 +51,25 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
     gradients arriving at them instead of accumulating into leaves (autograd.grad)."""
     # 1. dependency counts over the reachable graph
     deps = {}
-    seen = set()
     stack = []
+    rootset = set()
     for e in roots:
-        if e is not None and e[0] not in seen:
-            seen.add(e[0])
+        if e is not None and e[0] not in rootset:
+            rootset.add(e[0])
             stack.append(e[0])
+    pop_stack, push_stack = stack.pop, stack.append
     while stack:
-        node = stack.pop()
-        for e in node._next:
+        for e in pop_stack()._next:
             if e is not None:
                 n = e[0]
-                deps[n] = deps.get(n, 0) + 1
-                if n not in seen:
-                    seen.add(n)
-                    stack.append(n)
+                d = deps.get(n)
+                if d is None:
+                    deps[n] = 1
+                    if n not in rootset:
+                        push_stack(n)
+                else:
+                    deps[n] = d + 1
+    seen = rootset.union(deps)
 
     # 2. with captures, run only nodes that lead to a captured edge
     cap_index = {}
@@ -100,16 +104,18 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
     prev_grad = _state.grad_enabled
     _state.grad_enabled = create_graph
     plain = captures is None and accumulate
+    anomaly = _state.anomaly
+    pop_buffer = buffers.pop
     try:
         while ready:
             node = pop(ready)[1]
-            buf = buffers.pop(node, None)
+            buf = pop_buffer(node, None)
             nf = node._next
             if buf is None or (not plain and (
                     (needed is not None and node not in needed)
                     or (not accumulate and isinstance(node, AccumulateGrad)))):
                 outs = ()  # nothing to compute: only let the dependency counts below fall
-            elif len(buf) == 1 and not node._has_hooks and node._anomaly is None and not _state.anomaly:
+            elif len(buf) == 1 and not node._has_hooks and node._anomaly is None and not anomaly:
                 if buf[0] is None:
                     outs = ()
                 else:
@@ -130,7 +136,7 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
                 if g is not None:
                     im = nxt._input_meta
                     meta = im[nr] if nr < len(im) else None
-                    if meta is not None and (g._shape != meta[0] or g._dtype is not meta[1]):
+                    if meta is not None and (g._dtype is not meta[1] or g._shape != meta[0]):
                         g = _validate(g, meta, node, i)
                     if not plain:
                         ks = cap_index.get((id(nxt), nr))

@@ -46,36 +46,7 @@ def _back(r, h):
     return r if h is None else r.astype(h)
 
 
-# ---- erf (NumPy has none): libm's erf for small inputs, piecewise Chebyshev fits otherwise ----
-_ERF_W = 0.5        # interval width on [0, 6); erf(x) rounds to 1 beyond 6 in double precision
-_ERF_N = 12
-_ERF_DEG = 16
-_ERFC_FROM = 4      # intervals from x = 2 on fit erfc (small, so 1 - erfc keeps full precision)
-
-
-def _fit_erf():
-    """Chebyshev interpolants per interval: erf(x)/x on [0, 0.5), erf up to 2, erfc beyond.
-    Each is fitted to f - f(midpoint), which keeps the coefficients' rounding noise small."""
-    n = _ERF_DEG + 1
-    theta = np.pi * (np.arange(n) + 0.5) / n
-    nodes = np.cos(theta)
-    table = np.empty((_ERF_N, n))
-    for k in range(_ERF_N):
-        lo = k * _ERF_W
-        if k == 0:
-            def f(v):
-                return math.erf(v) / v if v else 2 / math.sqrt(math.pi)
-        else:
-            f = math.erfc if k >= _ERFC_FROM else math.erf
-        mid = f(lo + _ERF_W / 2)
-        y = [f(lo + (t + 1) * (_ERF_W / 2)) - mid for t in nodes]
-        for j in range(n):
-            table[k, j] = (2.0 / n) * math.fsum(yi * math.cos(j * th) for yi, th in zip(y, theta))
-        table[k, 0] = table[k, 0] / 2 + mid
-    return table
-
-
-_ERF_TABLE = _fit_erf()
+# ---- erf (NumPy has none): libm's erf for small inputs, the pointwise Chebyshev erf otherwise ----
 _erf_small = np.frompyfunc(math.erf, 1, 1)
 
 
@@ -83,23 +54,8 @@ def erf(x):
     """erf of a float64 array (within a few ulp of libm's)."""
     if x.size <= 512:
         return np.asarray(_erf_small(x), dtype=np.float64)
-    ax = np.abs(x)
-    inside = ax < _ERF_N * _ERF_W
-    axc = np.where(inside, ax, 0.0)
-    k = (axc * (1 / _ERF_W)).astype(np.intp)
-    np.minimum(k, _ERF_N - 1, out=k)
-    t = (axc - k * _ERF_W) * (2 / _ERF_W) - 1
-    t2 = 2 * t
-    c = _ERF_TABLE
-    b1 = np.zeros_like(t)
-    b2 = np.zeros_like(t)
-    for j in range(_ERF_DEG, 0, -1):
-        b1, b2 = c[k, j] + t2 * b1 - b2, b1
-    p = c[k, 0] + t * b1 - b2
-    r = np.where(k == 0, axc * p, np.where(k >= _ERFC_FROM, 1 - p, p))
-    r = np.where(inside, r, 1.0)
-    r = np.copysign(r, x)
-    return np.where(np.isnan(x), x, r)
+    from ember.kernels.cpu.pointwise import _erf64  # the pointwise erf: no per-element gathers
+    return _erf64(x)
 
 
 # ---- relu family -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from ember.autograd.graph import Node, SavedVariable as _SV, edge as _edge, set_
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \
     rebase_history as _rebase
 from ember.core import tls as _tls
+from ember.core.tensor_impl import TensorImpl as _TI
 import ember  # noqa: F401
 
 _st = _tls.state
@@ -30,11 +31,17 @@ class AddBackward0(Node):
         _out = [None] * len(_nf)
         if _nf[0] is not None:
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             alpha = _node.alpha_
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, maybe_multiply(grad, alpha))
+            _g = maybe_multiply(grad, alpha)
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
@@ -61,8 +68,8 @@ def _ag_add_Tensor(below, self, other, alpha):
         return below(self, other, alpha)
     _n = AddBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     _sh(result, _n)
@@ -77,8 +84,8 @@ def _ag_add__Tensor(below, self, other, alpha):
     _check_inplace(self)
     _n = AddBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     below(self, other, alpha)
     _rebase(self, _n)
@@ -94,11 +101,17 @@ class SubBackward0(Node):
         _out = [None] * len(_nf)
         if _nf[0] is not None:
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             alpha = _node.alpha_
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, maybe_multiply(-grad, alpha))
+            _g = maybe_multiply(-grad, alpha)
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
@@ -125,8 +138,8 @@ def _ag_sub_Tensor(below, self, other, alpha):
         return below(self, other, alpha)
     _n = SubBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     _sh(result, _n)
@@ -141,8 +154,8 @@ def _ag_sub__Tensor(below, self, other, alpha):
     _check_inplace(self)
     _n = SubBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     below(self, other, alpha)
     _rebase(self, _n)
@@ -159,17 +172,27 @@ class MulBackward0(Node):
         if _nf[0] is not None:
             other = _node.other_.unpack(_node)
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad * conj(other))
+            _g = grad * conj(other)
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             self = _node.self_.unpack(_node)
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, grad * conj(self))
+            _g = grad * conj(self)
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -196,8 +219,8 @@ def _ag_mul_Tensor(below, self, other):
         return below(self, other)
     _n = MulBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
     result = below(self, other)
@@ -213,8 +236,8 @@ def _ag_mul__Tensor(below, self, other):
     _check_inplace(self)
     _n = MulBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
     below(self, other)
@@ -331,7 +354,7 @@ def _ag_view(below, self, size):
         return below(self, size)
     _n = ViewBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
     _sh(result, _n)
     return result
@@ -399,7 +422,7 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
     _n = ToCopyBackward0()
     _n._next = _e
     _n.self_device = _device_of(self)
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     result = below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     _sh(result, _n)
     return result
@@ -445,7 +468,7 @@ def _ag_copy_(below, self, src, non_blocking):
     _n = torch__autograd__CopyBackwards()
     _n._next = _e
     _n.src_device = _device_of(src)
-    _n.src_dtype = _dtype_of(src)
+    _n.src_dtype = src._dtype if isinstance(src, _TI) else _dtype_of(src)
     below(self, src, non_blocking)
     _rebase(self, _n)
     return self
@@ -506,7 +529,9 @@ class MaskedFillBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -544,7 +569,9 @@ class MaskedFillBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -582,7 +609,9 @@ class MaskedFillBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -624,7 +653,9 @@ class MaskedFillBackward1_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -663,7 +694,9 @@ class WhereBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.condition_.release()
+        _s = _node.condition_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_condition(_node):
@@ -698,7 +731,9 @@ class HardsigmoidBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -736,7 +771,9 @@ class HardsigmoidBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -772,7 +809,9 @@ class HardswishBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -810,7 +849,9 @@ class HardswishBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -850,8 +891,12 @@ class HardswishBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -891,7 +936,9 @@ class ReluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -940,7 +987,9 @@ class SiluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -978,7 +1027,9 @@ class SiluBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1014,7 +1065,9 @@ class MishBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1052,7 +1105,9 @@ class MishBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1091,7 +1146,9 @@ class EluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1144,7 +1201,9 @@ class EluBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -1196,7 +1255,9 @@ class CeluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1237,7 +1298,9 @@ class CeluBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -1279,7 +1342,9 @@ class GeluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1323,7 +1388,9 @@ class GeluBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1370,8 +1437,12 @@ class GeluBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -1417,7 +1488,9 @@ class GluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1458,7 +1531,9 @@ class HardshrinkBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1501,7 +1576,9 @@ class HardshrinkBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1543,7 +1620,9 @@ class HardtanhBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1593,7 +1672,9 @@ class HardtanhBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1640,7 +1721,9 @@ class LeakyReluBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1681,7 +1764,9 @@ class LeakyReluBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -1722,7 +1807,9 @@ class LogSigmoidBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1760,8 +1847,12 @@ class PreluKernelBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1805,8 +1896,12 @@ class RreluWithNoiseBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1865,8 +1960,12 @@ class RreluWithNoiseBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1924,7 +2023,9 @@ class SoftplusBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -1970,7 +2071,9 @@ class SoftshrinkBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2011,7 +2114,9 @@ class ThresholdBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2052,7 +2157,9 @@ class ThresholdBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2105,8 +2212,12 @@ class EluBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_or_result_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_or_result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2172,8 +2283,12 @@ class GluBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2222,7 +2337,9 @@ class HardtanhBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2272,9 +2389,15 @@ class LogSigmoidBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
-        _node.buffer_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.buffer_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2322,7 +2445,9 @@ class LeakyReluBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2370,8 +2495,12 @@ class SoftplusBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2424,7 +2553,9 @@ class SoftshrinkBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2467,7 +2598,9 @@ class ThresholdBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -2511,8 +2644,12 @@ class SiluBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2556,8 +2693,12 @@ class MishBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2601,9 +2742,15 @@ class PreluKernelBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.self_.release()
-        _node.weight_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -2733,7 +2880,7 @@ def _ag_select_int(below, self, dim, index):
         return below(self, dim, index)
     _n = SelectBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = index
     result = below(self, dim, index)
@@ -2789,7 +2936,7 @@ def _ag_slice_Tensor(below, self, dim, start, end, step):
         return below(self, dim, start, end, step)
     _n = SliceBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.start_ = start
     _n.end_ = end
@@ -2827,7 +2974,7 @@ def _ag_unsqueeze(below, self, dim):
         return below(self, dim)
     _n = UnsqueezeBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dim)
     _sh(result, _n)
     return result
@@ -2996,7 +3143,9 @@ class GatherBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3019,7 +3168,7 @@ def _ag_gather(below, self, dim, index, sparse_grad):
         return below(self, dim, index, sparse_grad)
     _n = GatherBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = _SV(index, False)
     result = below(self, dim, index, sparse_grad)
@@ -3062,7 +3211,7 @@ def _ag_index_Tensor(below, self, indices):
         return below(self, indices)
     _n = IndexBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.indices_ = [_SV(t, False) for t in indices]
     result = below(self, indices)
     _sh(result, _n)
@@ -3088,7 +3237,9 @@ class IndexAddBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3115,7 +3266,7 @@ def _ag_index_add(below, self, dim, index, source, alpha):
         return below(self, dim, index, source, alpha)
     _n = IndexAddBackward0()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.alpha_ = alpha
     _n.index_ = _SV(index, False)
@@ -3146,7 +3297,9 @@ class IndexAddBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3174,7 +3327,7 @@ def _ag_index_add_(below, self, dim, index, source, alpha):
     _check_inplace(self)
     _n = IndexAddBackward0_1()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.alpha_ = alpha
     _n.index_ = _SV(index, False)
@@ -3205,10 +3358,18 @@ class IndexReduceBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.index_.release()
-        _node.source_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.source_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -3284,10 +3445,18 @@ class IndexReduceBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.index_.release()
-        _node.source_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.source_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -3359,7 +3528,9 @@ class IndexCopyBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3382,7 +3553,7 @@ def _ag_index_copy(below, self, dim, index, source):
         return below(self, dim, index, source)
     _n = IndexCopyBackward0()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.index_ = _SV(index, False)
     result = below(self, dim, index, source)
@@ -3413,7 +3584,9 @@ class IndexCopyBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3437,7 +3610,7 @@ def _ag_index_copy_(below, self, dim, index, source):
     _check_inplace(self)
     _n = IndexCopyBackward0_1()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.index_ = _SV(index, False)
     below(self, dim, index, source)
@@ -3460,7 +3633,9 @@ class IndexFillBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3505,7 +3680,9 @@ class IndexFillBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3549,7 +3726,9 @@ class IndexFillBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3598,7 +3777,9 @@ class IndexFillBackward1_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3735,7 +3916,9 @@ class IndexSelectBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3758,7 +3941,7 @@ def _ag_index_select(below, self, dim, index):
         return below(self, dim, index)
     _n = IndexSelectBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = _SV(index, False)
     result = below(self, dim, index)
@@ -3784,7 +3967,9 @@ class MaskedScatterBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -3803,7 +3988,7 @@ def _ag_masked_scatter(below, self, mask, source):
         return below(self, mask, source)
     _n = MaskedScatterBackward0()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.mask_ = _SV(mask, False)
     result = below(self, mask, source)
     _sh(result, _n)
@@ -3831,7 +4016,9 @@ class MaskedScatterBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -3851,7 +4038,7 @@ def _ag_masked_scatter_(below, self, mask, source):
     _check_inplace(self)
     _n = MaskedScatterBackward0_1()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.mask_ = _SV(mask, False)
     below(self, mask, source)
     _rebase(self, _n)
@@ -3873,7 +4060,9 @@ class MaskedSelectBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mask_.release()
+        _s = _node.mask_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mask(_node):
@@ -3892,7 +4081,7 @@ def _ag_masked_select(below, self, mask):
         return below(self, mask)
     _n = MaskedSelectBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.mask_ = _SV(mask, False)
     result = below(self, mask)
     _sh(result, _n)
@@ -3918,7 +4107,9 @@ class PutBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3941,7 +4132,7 @@ def _ag_put(below, self, index, source, accumulate):
         return below(self, index, source, accumulate)
     _n = PutBackward0()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.accumulate_ = accumulate
     _n.index_ = _SV(index, False)
     result = below(self, index, source, accumulate)
@@ -3971,7 +4162,9 @@ class PutBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -3995,7 +4188,7 @@ def _ag_put_(below, self, index, source, accumulate):
     _check_inplace(self)
     _n = PutBackward0_1()
     _n._next = _e
-    _n.source_sizes = _sizes_of(source)
+    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
     _n.accumulate_ = accumulate
     _n.index_ = _SV(index, False)
     below(self, index, source, accumulate)
@@ -4022,7 +4215,9 @@ class ScatterBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4063,7 +4258,9 @@ class ScatterBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4111,7 +4308,9 @@ class ScatterBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4156,7 +4355,9 @@ class ScatterBackward1_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4324,7 +4525,9 @@ class ScatterAddBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4370,7 +4573,9 @@ class ScatterAddBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4419,10 +4624,18 @@ class ScatterReduceBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.index_.release()
-        _node.src_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.src_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -4498,10 +4711,18 @@ class ScatterReduceBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.index_.release()
-        _node.src_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.src_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -4568,7 +4789,9 @@ class TakeBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.index_.release()
+        _s = _node.index_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_index(_node):
@@ -4587,7 +4810,7 @@ def _ag_take(below, self, index):
         return below(self, index)
     _n = TakeBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.index_ = _SV(index, False)
     result = below(self, index)
     _sh(result, _n)
@@ -4613,7 +4836,9 @@ class GatherBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -4636,7 +4861,7 @@ def _ag_take_along_dim(below, self, indices, dim):
         return below(self, indices, dim)
     _n = GatherBackward0_1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.indices_ = _SV(indices, False)
     result = below(self, indices, dim)
@@ -4666,8 +4891,12 @@ class AddbmmBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.batch1_.release()
-        _node.batch2_.release()
+        _s = _node.batch1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.batch2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_batch1(_node):
@@ -4742,8 +4971,12 @@ class AddmmBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mat1_.release()
-        _node.mat2_.release()
+        _s = _node.mat1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.mat2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mat1(_node):
@@ -4804,8 +5037,12 @@ class AddmmBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mat1_.release()
-        _node.mat2_.release()
+        _s = _node.mat1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.mat2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mat1(_node):
@@ -4864,8 +5101,12 @@ class AddmvBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mat_.release()
-        _node.vec_.release()
+        _s = _node.mat_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.vec_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mat(_node):
@@ -4926,8 +5167,12 @@ class AddmvBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.mat_.release()
-        _node.vec_.release()
+        _s = _node.mat_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.vec_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_mat(_node):
@@ -4986,8 +5231,12 @@ class AddrBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.vec1_.release()
-        _node.vec2_.release()
+        _s = _node.vec1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.vec2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_vec1(_node):
@@ -5048,8 +5297,12 @@ class AddrBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.vec1_.release()
-        _node.vec2_.release()
+        _s = _node.vec1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.vec2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_vec1(_node):
@@ -5108,8 +5361,12 @@ class BaddbmmBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.batch1_.release()
-        _node.batch2_.release()
+        _s = _node.batch1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.batch2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_batch1(_node):
@@ -5170,8 +5427,12 @@ class BaddbmmBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.batch1_.release()
-        _node.batch2_.release()
+        _s = _node.batch1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.batch2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_batch1(_node):
@@ -5225,8 +5486,12 @@ class BmmBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.mat2_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.mat2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5267,7 +5532,9 @@ class CholeskyBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -5312,9 +5579,15 @@ class CholeskySolveBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.input2_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.input2_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5366,8 +5639,12 @@ class CholeskyInverseBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5419,8 +5696,12 @@ class LinalgCrossBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5447,7 +5728,7 @@ def _ag_cross(below, self, other, dim):
         return below(self, other, dim)
     _n = LinalgCrossBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
@@ -5478,8 +5759,12 @@ class LinalgCrossBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5525,8 +5810,12 @@ class LinalgDetBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
-        _node.result_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -5570,8 +5859,12 @@ class LinalgDetBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5676,7 +5969,7 @@ def _ag__la_diagonal_copy(below, self, offset):
         return below(self, offset)
     _n = DiagonalBackward0_copy()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.offset_ = offset
     result = below(self, offset)
     _sh(result, _n)
@@ -5700,8 +5993,12 @@ class DotBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.tensor_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.tensor_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5744,8 +6041,12 @@ class VdotBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5785,7 +6086,9 @@ class LinalgInvExBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -5823,7 +6126,9 @@ class LinalgInvExBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -5860,7 +6165,9 @@ class LinalgInvExBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.inverse_.release()
+        _s = _node.inverse_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_inverse(_node):
@@ -5901,8 +6208,12 @@ class UnsafeViewBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5942,7 +6253,9 @@ class LinalgMatrixExpBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -5980,7 +6293,9 @@ class LinalgMatrixExpBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6023,8 +6338,12 @@ class UnsafeViewBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6066,9 +6385,15 @@ class LinalgLuBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.P_.release()
-        _node.L_.release()
-        _node.U_.release()
+        _s = _node.P_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.L_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.U_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_P(_node):
@@ -6121,7 +6446,9 @@ class LinalgLuFactorExBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -6165,7 +6492,9 @@ class LinalgLuFactorExBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -6216,9 +6545,15 @@ class LinalgLuSolveBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.LU_.release()
-        _node.pivots_.release()
-        _node.result_.release()
+        _s = _node.LU_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.pivots_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_LU(_node):
@@ -6276,8 +6611,12 @@ class MmBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.mat2_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.mat2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6320,8 +6659,12 @@ class MvBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.vec_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.vec_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6362,8 +6705,12 @@ class LinalgPinvBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6407,8 +6754,12 @@ class LinalgPinvBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6449,8 +6800,12 @@ class LinalgQrBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.Q_.release()
-        _node.R_.release()
+        _s = _node.Q_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.R_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_Q(_node):
@@ -6502,8 +6857,12 @@ class LinalgQrBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.Q_.release()
-        _node.R_.release()
+        _s = _node.Q_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.R_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_Q(_node):
@@ -6551,8 +6910,12 @@ class LinalgSlogdetBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
-        _node.sign_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.sign_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -6598,8 +6961,12 @@ class LinalgSlogdetBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.sign_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.sign_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6647,8 +7014,12 @@ class LinalgSolveExBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
-        _node.result_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -6675,7 +7046,7 @@ def _ag_linalg_solve(below, A, B, left):
         return below(A, B, left)
     _n = LinalgSolveExBackward0()
     _n._next = _e
-    _n.B_sizes = _sizes_of(B)
+    _n.B_sizes = B._shape if isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
     _n.A_ = _SV(A, False)
     result = below(A, B, left)
@@ -6705,8 +7076,12 @@ class LinalgSolveExBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
-        _node.result_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -6733,7 +7108,7 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
         return below(A, B, left, check_errors)
     _n = LinalgSolveExBackward0_1()
     _n._next = _e
-    _n.B_sizes = _sizes_of(B)
+    _n.B_sizes = B._shape if isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
     _n.A_ = _SV(A, False)
     result = below(A, B, left, check_errors)
@@ -6763,8 +7138,12 @@ class LinalgSolveTriangularBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -6819,7 +7198,9 @@ class LinalgCholeskyExBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.L_.release()
+        _s = _node.L_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_L(_node):
@@ -6864,7 +7245,9 @@ class LinalgCholeskyExBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -6906,9 +7289,15 @@ class LinalgSvdBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.U_.release()
-        _node.S_.release()
-        _node.Vh_.release()
+        _s = _node.U_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.S_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.Vh_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_U(_node):
@@ -6966,7 +7355,9 @@ class LinalgSvdBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.A_.release()
+        _s = _node.A_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_A(_node):
@@ -7001,8 +7392,12 @@ class LinalgEighBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.eigenvalues_.release()
-        _node.eigenvectors_.release()
+        _s = _node.eigenvalues_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.eigenvectors_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_eigenvalues(_node):
@@ -7049,7 +7444,9 @@ class LinalgEighBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7090,8 +7487,12 @@ class LinalgEigBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.eigenvalues_.release()
-        _node.eigenvectors_.release()
+        _s = _node.eigenvalues_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.eigenvectors_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_eigenvalues(_node):
@@ -7114,7 +7515,7 @@ def _ag_linalg_eig(below, self):
         return below(self)
     _n = LinalgEigBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     result = below(self)
     if result[0] is not None:
         _sh(result[0], _n, 0)
@@ -7142,7 +7543,9 @@ class LinalgEigBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7191,7 +7594,7 @@ def _ag_trace(below, self):
         return below(self)
     _n = TraceBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
     _sh(result, _n)
     return result
@@ -7249,10 +7652,18 @@ class NllLossBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
-        _node.weight_.release()
-        _node.total_weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.total_weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7318,8 +7729,12 @@ class NllLossBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.target_.release()
-        _node.weight_.release()
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_target(_node):
@@ -7373,10 +7788,18 @@ class NllLoss2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
-        _node.weight_.release()
-        _node.total_weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.total_weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7445,11 +7868,21 @@ class NativeLayerNormBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.input_.release()
-        _node.weight_.release()
-        _node.bias_.release()
-        _node.result1_.release()
-        _node.result2_.release()
+        _s = _node.input_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.bias_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_input(_node):
@@ -7525,13 +7958,27 @@ class NativeBatchNormBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.input_.release()
-        _node.weight_.release()
-        _node.bias_.release()
-        _node.running_mean_.release()
-        _node.running_var_.release()
-        _node.result1_.release()
-        _node.result2_.release()
+        _s = _node.input_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.bias_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.running_mean_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.running_var_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_input(_node):
@@ -7617,11 +8064,21 @@ class NativeGroupNormBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.input_.release()
-        _node.weight_.release()
-        _node.bias_.release()
-        _node.result1_.release()
-        _node.result2_.release()
+        _s = _node.input_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.bias_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_input(_node):
@@ -7704,8 +8161,12 @@ class MseLossBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7759,8 +8220,12 @@ class SmoothL1LossBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7819,8 +8284,12 @@ class HuberLossBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7879,9 +8348,15 @@ class BinaryCrossEntropyBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
-        _node.weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -7942,10 +8417,18 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.target_.release()
-        _node.weight_.release()
-        _node.pos_weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.target_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.pos_weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8010,8 +8493,12 @@ class ConvolutionBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.input_.release()
-        _node.weight_.release()
+        _s = _node.input_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_input(_node):
@@ -8091,9 +8578,15 @@ class ConvolutionBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.grad_output_.release()
-        _node.input_.release()
-        _node.weight_.release()
+        _s = _node.grad_output_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.input_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_grad_output(_node):
@@ -8178,8 +8671,12 @@ class MaxPool2DWithIndicesBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.indices_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8247,7 +8744,9 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -8288,7 +8787,9 @@ class AvgPool2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8424,8 +8925,12 @@ class MaxPool3DWithIndicesBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.indices_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8493,7 +8998,9 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -8534,7 +9041,9 @@ class AvgPool3DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8665,7 +9174,9 @@ class AdaptiveAvgPool2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8716,7 +9227,7 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
         return below(grad_output, self)
     _n = AdaptiveAvgPool2DBackwardBackward0()
     _n._next = _e
-    _n.grad_output_sizes = _sizes_of(grad_output)
+    _n.grad_output_sizes = grad_output._shape if isinstance(grad_output, _TI) else _sizes_of(grad_output)
     result = below(grad_output, self)
     _sh(result, _n)
     return result
@@ -8736,8 +9247,12 @@ class AdaptiveMaxPool2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.indices_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -8780,7 +9295,9 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -8819,7 +9336,9 @@ class EmbeddingBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -8850,7 +9369,7 @@ def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, spars
         return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     _n = EmbeddingBackward0()
     _n._next = _e
-    _n.weight_sizes = _sizes_of(weight)
+    _n.weight_sizes = weight._shape if isinstance(weight, _TI) else _sizes_of(weight)
     _n.padding_idx_ = padding_idx
     _n.scale_grad_by_freq_ = scale_grad_by_freq
     _n.sparse_ = sparse
@@ -8875,7 +9394,9 @@ class EmbeddingDenseBackwardBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -8932,13 +9453,27 @@ class EmbeddingBagBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.weight_.release()
-        _node.indices_.release()
-        _node.offsets_.release()
-        _node.per_sample_weights_.release()
-        _node.result1_.release()
-        _node.result2_.release()
-        _node.result3_.release()
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.offsets_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.per_sample_weights_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result2_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result3_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_weight(_node):
@@ -8997,7 +9532,7 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
         return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     _n = EmbeddingBagBackward0()
     _n._next = _e
-    _n.weight_sizes = _sizes_of(weight)
+    _n.weight_sizes = weight._shape if isinstance(weight, _TI) else _sizes_of(weight)
     _n.scale_grad_by_freq_ = scale_grad_by_freq
     _n.mode_ = mode
     _n.sparse_ = sparse
@@ -9030,7 +9565,9 @@ class ReflectionPad1DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9071,7 +9608,9 @@ class ReflectionPad2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9112,7 +9651,9 @@ class ReflectionPad3DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9153,7 +9694,9 @@ class ReplicationPad1DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9194,7 +9737,9 @@ class ReplicationPad2DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9235,7 +9780,9 @@ class ReplicationPad3DBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -9515,7 +10062,7 @@ def _ag_upsample_nearest1d(below, self, output_size, scales):
         return below(self, output_size, scales)
     _n = UpsampleNearest1DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
@@ -9566,7 +10113,7 @@ def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearest2DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
@@ -9613,7 +10160,7 @@ def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
         return below(self, output_size, scales)
     _n = UpsampleNearestExact1DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
@@ -9664,7 +10211,7 @@ def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearestExact2DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
@@ -9716,7 +10263,7 @@ def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
         return below(self, output_size, align_corners, scales)
     _n = UpsampleLinear1DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.align_corners_ = align_corners
     _n.scales_ = scales
@@ -9773,7 +10320,7 @@ def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, s
         return below(self, output_size, align_corners, scales_h, scales_w)
     _n = UpsampleBilinear2DBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.align_corners_ = align_corners
     _n.scales_h_ = scales_h
@@ -10101,7 +10648,7 @@ def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
         return below(self, kernel_size, dilation, padding, stride)
     _n = Im2ColBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.kernel_size_ = kernel_size
     _n.dilation_ = dilation
     _n.padding_ = padding
@@ -10243,11 +10790,17 @@ class SubBackward0_1(Node):
         _out = [None] * len(_nf)
         if _nf[0] is not None:
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             alpha = _node.alpha_
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, maybe_multiply(-grad, alpha))
+            _g = maybe_multiply(-grad, alpha)
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
@@ -10274,8 +10827,8 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         return below(self, other, alpha)
     _n = SubBackward0_1()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     _sh(result, _n)
@@ -10290,8 +10843,8 @@ def _ag_subtract__Tensor(below, self, other, alpha):
     _check_inplace(self)
     _n = SubBackward0_1()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     below(self, other, alpha)
     _rebase(self, _n)
@@ -10308,10 +10861,16 @@ class RsubBackward0(Node):
         if _nf[0] is not None:
             alpha = _node.alpha_
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, maybe_multiply(-grad, pw_conj(alpha)))
+            _g = maybe_multiply(-grad, pw_conj(alpha))
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
@@ -10338,8 +10897,8 @@ def _ag_rsub_Tensor(below, self, other, alpha):
         return below(self, other, alpha)
     _n = RsubBackward0()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     _sh(result, _n)
@@ -10359,17 +10918,27 @@ class MulBackward0_1(Node):
         if _nf[0] is not None:
             other = _node.other_.unpack(_node)
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad * pw_conj(other))
+            _g = grad * pw_conj(other)
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             self = _node.self_.unpack(_node)
             other_dtype = _node.other_dtype
-            _out[0 + 1] = handle_r_to_c(other_dtype, grad * pw_conj(self))
+            _g = grad * pw_conj(self)
+            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10396,8 +10965,8 @@ def _ag_multiply_Tensor(below, self, other):
         return below(self, other)
     _n = MulBackward0_1()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
     result = below(self, other)
@@ -10413,8 +10982,8 @@ def _ag_multiply__Tensor(below, self, other):
     _check_inplace(self)
     _n = MulBackward0_1()
     _n._next = _e
-    _n.other_dtype = _dtype_of(other)
-    _n.self_dtype = _dtype_of(self)
+    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
     below(self, other)
@@ -10485,8 +11054,12 @@ class DivBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10509,7 +11082,7 @@ def _ag_div_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
     result = below(self, other)
@@ -10525,7 +11098,7 @@ def _ag_div__Tensor(below, self, other):
     _check_inplace(self)
     _n = DivBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
     below(self, other)
@@ -10554,8 +11127,12 @@ class DivBackward2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10582,7 +11159,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
         return below(self, other, rounding_mode)
     _n = DivBackward2()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
@@ -10599,7 +11176,7 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     _check_inplace(self)
     _n = DivBackward2()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
@@ -10630,8 +11207,12 @@ class DivBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10654,7 +11235,7 @@ def _ag_divide_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0_1()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
     result = below(self, other)
@@ -10670,7 +11251,7 @@ def _ag_divide__Tensor(below, self, other):
     _check_inplace(self)
     _n = DivBackward0_1()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
     below(self, other)
@@ -10702,8 +11283,12 @@ class DivBackward2_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10730,7 +11315,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
         return below(self, other, rounding_mode)
     _n = DivBackward2_1()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
@@ -10747,7 +11332,7 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     _check_inplace(self)
     _n = DivBackward2_1()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
@@ -10778,8 +11363,12 @@ class DivBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10802,7 +11391,7 @@ def _ag_true_divide_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0_2()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.other_ = _SV(other, False)
     result = below(self, other)
@@ -10818,7 +11407,7 @@ def _ag_true_divide__Tensor(below, self, other):
     _check_inplace(self)
     _n = DivBackward0_2()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.other_ = _SV(other, False)
     below(self, other)
@@ -10907,8 +11496,12 @@ class RemainderBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -10966,8 +11559,12 @@ class FmodBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11023,7 +11620,9 @@ class PowBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11084,9 +11683,15 @@ class PowBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.exponent_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.exponent_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11149,8 +11754,12 @@ class PowBackward2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.exponent_.release()
-        _node.result_.release()
+        _s = _node.exponent_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_exponent(_node):
@@ -11198,7 +11807,9 @@ class PowBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11247,12 +11858,17 @@ class PowBackward0_2(Node):
             self = _node.self_.unpack(_node)
             exponent = _node.exponent_
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, pw_pow_backward(grad, pw_float_power_cast(self, exponent), exponent))
+            _g = pw_pow_backward(grad, pw_float_power_cast(self, exponent), exponent)
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11275,7 +11891,7 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
         return below(self, exponent)
     _n = PowBackward0_2()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.exponent_ = exponent
     _n.self_ = _SV(self, False)
     result = below(self, exponent)
@@ -11297,20 +11913,32 @@ class PowBackward1_1(Node):
             self = _node.self_.unpack(_node)
             exponent = _node.exponent_.unpack(_node)
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, pw_pow_backward_self(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self)))
+            _g = pw_pow_backward_self(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self))
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             self = _node.self_.unpack(_node)
             exponent = _node.exponent_.unpack(_node)
             result = _node.result_.unpack(_node)
             exponent_dtype = _node.exponent_dtype
-            _out[0 + 1] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result))
+            _g = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
+            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.exponent_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.exponent_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11341,8 +11969,8 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         return below(self, exponent)
     _n = PowBackward1_1()
     _n._next = _e
-    _n.exponent_dtype = _dtype_of(exponent)
-    _n.self_dtype = _dtype_of(self)
+    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _SV(self, False)
     _n.exponent_ = _SV(exponent, False)
     result = below(self, exponent)
@@ -11366,13 +11994,20 @@ class PowBackward2_1(Node):
             result = _node.result_.unpack(_node)
             self = _node.self_
             exponent_dtype = _node.exponent_dtype
-            _out[0] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result))
+            _g = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
+            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.exponent_.release()
-        _node.result_.release()
+        _s = _node.exponent_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_exponent(_node):
@@ -11399,7 +12034,7 @@ def _ag_float_power_Scalar(below, self, exponent):
         return below(self, exponent)
     _n = PowBackward2_1()
     _n._next = _e
-    _n.exponent_dtype = _dtype_of(exponent)
+    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = self
     _n.exponent_ = _SV(exponent, False)
     result = below(self, exponent)
@@ -11426,7 +12061,9 @@ class PowBackward0_3(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11472,14 +12109,23 @@ class PowBackward1_2(Node):
             exponent = _node.exponent_.unpack(_node)
             result = _node.result_.unpack(_node)
             exponent_dtype = _node.exponent_dtype
-            _out[0 + 1] = handle_r_to_c(exponent_dtype, pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result))
+            _g = pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result)
+            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.exponent_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.exponent_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11507,7 +12153,7 @@ def _ag_float_power__Tensor(below, self, exponent):
     _check_inplace(self)
     _n = PowBackward1_2()
     _n._next = _e
-    _n.exponent_dtype = _dtype_of(exponent)
+    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = _SV(_clone_nograd(self), False)
     _n.exponent_ = _SV(exponent, False)
     below(self, exponent)
@@ -11530,7 +12176,9 @@ class AbsBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11568,7 +12216,9 @@ class AbsBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11606,7 +12256,9 @@ class AbsBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11645,7 +12297,9 @@ class AbsBackward0_3(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11681,7 +12335,9 @@ class AcosBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11733,7 +12389,9 @@ class AcosBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11782,7 +12440,9 @@ class AcoshBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11820,7 +12480,9 @@ class AcoshBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11916,7 +12578,9 @@ class AsinhBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -11954,7 +12618,9 @@ class AsinhBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12050,7 +12716,9 @@ class AtanhBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12088,7 +12756,9 @@ class AtanhBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12184,7 +12854,9 @@ class AsinBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12236,7 +12908,9 @@ class AsinBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12285,7 +12959,9 @@ class AtanBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12337,7 +13013,9 @@ class AtanBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12391,8 +13069,12 @@ class Atan2Backward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12455,8 +13137,12 @@ class Atan2Backward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12564,9 +13250,15 @@ class ClampBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.min_.release()
-        _node.max_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.min_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.max_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12629,7 +13321,9 @@ class ClampBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12705,9 +13399,15 @@ class ClampBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.min_.release()
-        _node.max_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.min_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.max_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12773,7 +13473,9 @@ class ClampBackward1_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12835,7 +13537,9 @@ class ClampMinBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12895,8 +13599,12 @@ class ClampMinBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.min_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.min_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -12952,7 +13660,9 @@ class ClampMaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13012,8 +13722,12 @@ class ClampMaxBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.max_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.max_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13072,9 +13786,15 @@ class CopysignBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13135,7 +13855,9 @@ class CosBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13184,7 +13906,9 @@ class CoshBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13274,7 +13998,9 @@ class ErfBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13323,7 +14049,9 @@ class ErfcBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13372,7 +14100,9 @@ class ErfinvBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13421,7 +14151,9 @@ class ExpBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -13470,7 +14202,9 @@ class Exp2Backward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -13519,7 +14253,9 @@ class Expm1Backward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -13655,9 +14391,15 @@ class HypotBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13776,9 +14518,15 @@ class LerpBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.end_.release()
-        _node.weight_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.end_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.weight_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13839,7 +14587,9 @@ class LogBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13888,7 +14638,9 @@ class Log10Backward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13937,7 +14689,9 @@ class Log1PBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -13986,7 +14740,9 @@ class Log2Backward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14040,8 +14796,12 @@ class MaximumBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14086,8 +14846,12 @@ class FmaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14132,8 +14896,12 @@ class MinimumBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14178,8 +14946,12 @@ class FminBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14219,7 +14991,9 @@ class NanToNumBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14309,7 +15083,9 @@ class ReciprocalBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -14440,7 +15216,9 @@ class RsqrtBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -14489,7 +15267,9 @@ class SigmoidBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -14539,7 +15319,9 @@ class LogitBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14636,8 +15418,12 @@ class SgnBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14692,7 +15478,9 @@ class SinBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14741,7 +15529,9 @@ class SinhBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -14790,7 +15580,9 @@ class SqrtBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -14839,7 +15631,9 @@ class TanBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -14888,7 +15682,9 @@ class TanhBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -15017,24 +15813,37 @@ class AddcdivBackward0(Node):
         _out = [None] * len(_nf)
         if _nf[0] is not None:
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             tensor2 = _node.tensor2_.unpack(_node)
             value = _node.value_
             tensor1_dtype = _node.tensor1_dtype
-            _out[0 + 1] = handle_r_to_c(tensor1_dtype, grad * pw_conj(value / tensor2))
+            _g = grad * pw_conj(value / tensor2)
+            if _g is not None and _g._dtype.category == 3 and tensor1_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         if _nf[0 + 1 + 1] is not None:
             tensor1 = _node.tensor1_.unpack(_node)
             tensor2 = _node.tensor2_.unpack(_node)
             value = _node.value_
             tensor2_dtype = _node.tensor2_dtype
-            _out[0 + 1 + 1] = handle_r_to_c(tensor2_dtype, -grad * pw_conj(value * tensor1 / (tensor2 * tensor2)))
+            _g = -grad * pw_conj(value * tensor1 / (tensor2 * tensor2))
+            if _g is not None and _g._dtype.category == 3 and tensor2_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.tensor1_.release()
-        _node.tensor2_.release()
+        _s = _node.tensor1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.tensor2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_tensor1(_node):
@@ -15069,9 +15878,9 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         return below(self, tensor1, tensor2, value)
     _n = AddcdivBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
-    _n.tensor1_dtype = _dtype_of(tensor1)
-    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     _n.tensor1_ = _SV(tensor1, False)
     _n.tensor2_ = _SV(tensor2, False)
@@ -15088,9 +15897,9 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
     _check_inplace(self)
     _n = AddcdivBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
-    _n.tensor1_dtype = _dtype_of(tensor1)
-    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     _n.tensor1_ = _SV(tensor1, False)
     _n.tensor2_ = _SV(tensor2, False)
@@ -15108,23 +15917,36 @@ class AddcmulBackward0(Node):
         _out = [None] * len(_nf)
         if _nf[0] is not None:
             self_dtype = _node.self_dtype
-            _out[0] = handle_r_to_c(self_dtype, grad)
+            _g = grad
+            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+                _g = _g.real
+            _out[0] = _g
         if _nf[0 + 1] is not None:
             tensor2 = _node.tensor2_.unpack(_node)
             value = _node.value_
             tensor1_dtype = _node.tensor1_dtype
-            _out[0 + 1] = handle_r_to_c(tensor1_dtype, grad * pw_conj(tensor2 * value))
+            _g = grad * pw_conj(tensor2 * value)
+            if _g is not None and _g._dtype.category == 3 and tensor1_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1] = _g
         if _nf[0 + 1 + 1] is not None:
             tensor1 = _node.tensor1_.unpack(_node)
             value = _node.value_
             tensor2_dtype = _node.tensor2_dtype
-            _out[0 + 1 + 1] = handle_r_to_c(tensor2_dtype, grad * pw_conj(tensor1 * value))
+            _g = grad * pw_conj(tensor1 * value)
+            if _g is not None and _g._dtype.category == 3 and tensor2_dtype.category != 3:
+                _g = _g.real
+            _out[0 + 1 + 1] = _g
         return _out
 
     def release_variables(_node):
         _node._released = True
-        _node.tensor1_.release()
-        _node.tensor2_.release()
+        _s = _node.tensor1_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.tensor2_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_tensor1(_node):
@@ -15159,9 +15981,9 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         return below(self, tensor1, tensor2, value)
     _n = AddcmulBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
-    _n.tensor1_dtype = _dtype_of(tensor1)
-    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     _n.tensor1_ = _SV(tensor1, False)
     _n.tensor2_ = _SV(tensor2, False)
@@ -15178,9 +16000,9 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
     _check_inplace(self)
     _n = AddcmulBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
-    _n.tensor1_dtype = _dtype_of(tensor1)
-    _n.tensor2_dtype = _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     _n.tensor1_ = _SV(tensor1, False)
     _n.tensor2_ = _SV(tensor2, False)
@@ -15217,7 +16039,7 @@ def _ag_sum(below, self, dtype):
         return below(self, dtype)
     _n = SumBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
     _sh(result, _n)
     return result
@@ -15261,7 +16083,7 @@ def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
         return below(self, dim, keepdim, dtype)
     _n = SumBackward1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
@@ -15285,7 +16107,9 @@ class NansumBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15350,7 +16174,7 @@ def _ag_mean(below, self, dtype):
     _n = MeanBackward0()
     _n._next = _e
     _n.self_numel = _numel_of(self)
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
     _sh(result, _n)
     return result
@@ -15400,7 +16224,7 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
     _n = MeanBackward1()
     _n._next = _e
     _n.self_numel = _numel_of(self)
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
@@ -15424,7 +16248,9 @@ class NanmeanBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15470,8 +16296,12 @@ class ProdBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15514,8 +16344,12 @@ class ProdBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15567,7 +16401,9 @@ class MaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -15594,7 +16430,7 @@ def _ag_max_dim(below, self, dim, keepdim):
         return below(self, dim, keepdim)
     _n = MaxBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -15619,8 +16455,12 @@ class MaxBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15668,8 +16508,12 @@ class MaximumBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15711,7 +16555,9 @@ class MinBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -15738,7 +16584,7 @@ def _ag_min_dim(below, self, dim, keepdim):
         return below(self, dim, keepdim)
     _n = MinBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -15763,8 +16609,12 @@ class MinBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15812,8 +16662,12 @@ class MinimumBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.other_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.other_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15856,8 +16710,12 @@ class AmaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15910,8 +16768,12 @@ class AminBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -15964,9 +16826,15 @@ class AminmaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.min_.release()
-        _node.max_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.min_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.max_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16025,7 +16893,9 @@ class VarBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16071,7 +16941,9 @@ class VarBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16127,7 +16999,9 @@ class VarBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16179,8 +17053,12 @@ class StdBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16232,8 +17110,12 @@ class StdBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16295,8 +17177,12 @@ class StdBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16351,7 +17237,9 @@ class VarMeanBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16399,7 +17287,9 @@ class VarMeanBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16457,7 +17347,9 @@ class VarMeanBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16511,8 +17403,12 @@ class StdMeanBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result0_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result0_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16566,8 +17462,12 @@ class StdMeanBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result0_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result0_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16631,8 +17531,12 @@ class StdMeanBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result0_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result0_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16691,8 +17595,12 @@ class MedianBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16734,7 +17642,9 @@ class MedianBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -16761,7 +17671,7 @@ def _ag_median_dim(below, self, dim, keepdim):
         return below(self, dim, keepdim)
     _n = MedianBackward1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -16786,8 +17696,12 @@ class NanmedianBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -16829,7 +17743,9 @@ class NanmedianBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -16856,7 +17772,7 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
         return below(self, dim, keepdim)
     _n = NanmedianBackward1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -16882,7 +17798,9 @@ class ModeBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -16909,7 +17827,7 @@ def _ag_mode(below, self, dim, keepdim):
         return below(self, dim, keepdim)
     _n = ModeBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -16935,7 +17853,9 @@ class KthvalueBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -16962,7 +17882,7 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
         return below(self, k, dim, keepdim)
     _n = KthvalueBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, k, dim, keepdim)
@@ -16988,8 +17908,12 @@ class NormBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17038,8 +17962,12 @@ class NormBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17096,8 +18024,12 @@ class NormBackward2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17146,8 +18078,12 @@ class NormBackward3(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17206,8 +18142,12 @@ class LinalgVectorNormBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17265,8 +18205,12 @@ class LogsumexpBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17317,7 +18261,9 @@ class SoftmaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17361,7 +18307,9 @@ class SoftmaxBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17405,7 +18353,9 @@ class SoftmaxBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17446,7 +18396,9 @@ class LogSoftmaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17490,7 +18442,9 @@ class LogSoftmaxBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17534,7 +18488,9 @@ class LogSoftmaxBackward0_2(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.result_.release()
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_result(_node):
@@ -17593,7 +18549,7 @@ def _ag_cumsum(below, self, dim, dtype):
         return below(self, dim, dtype)
     _n = CumsumBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     result = below(self, dim, dtype)
     _sh(result, _n)
@@ -17608,7 +18564,7 @@ def _ag_cumsum_(below, self, dim, dtype):
     _check_inplace(self)
     _n = CumsumBackward0()
     _n._next = _e
-    _n.self_dtype = _dtype_of(self)
+    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     below(self, dim, dtype)
     _rebase(self, _n)
@@ -17631,8 +18587,12 @@ class CumprodBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17694,8 +18654,12 @@ class CummaxBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.indices_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17742,8 +18706,12 @@ class CumminBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.indices_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17791,8 +18759,12 @@ class LogcumsumexpBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
-        _node.result_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
+        _s = _node.result_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17838,7 +18810,9 @@ class SortBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -17861,7 +18835,7 @@ def _ag_sort(below, self, dim, descending):
         return below(self, dim, descending)
     _n = SortBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim, descending)
     if result[0] is not None:
@@ -17885,7 +18859,9 @@ class SortBackward1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -17908,7 +18884,7 @@ def _ag_sort_stable(below, self, stable, dim, descending):
         return below(self, stable, dim, descending)
     _n = SortBackward1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, stable, dim, descending)
     if result[0] is not None:
@@ -17934,7 +18910,9 @@ class SortBackward0_1(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.self_.release()
+        _s = _node.self_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_self(_node):
@@ -17970,7 +18948,9 @@ class TopkBackward0(Node):
 
     def release_variables(_node):
         _node._released = True
-        _node.indices_.release()
+        _s = _node.indices_
+        _s._released = True
+        _s.data = _s.packed = None
 
     @property
     def _saved_indices(_node):
@@ -17993,7 +18973,7 @@ def _ag_topk(below, self, k, dim, largest, sorted):
         return below(self, k, dim, largest, sorted)
     _n = TopkBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, k, dim, largest, sorted)
     if result[0] is not None:
@@ -18045,7 +19025,7 @@ def _ag_diagonal(below, self, offset, dim1, dim2):
         return below(self, offset, dim1, dim2)
     _n = DiagonalBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.offset_ = offset
     _n.dim1_ = dim1
     _n.dim2_ = dim2
@@ -18082,7 +19062,7 @@ def _ag_expand(below, self, size, implicit):
         return below(self, size, implicit)
     _n = ExpandBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size, implicit)
     _sh(result, _n)
     return result
@@ -18160,7 +19140,7 @@ def _ag_split_Tensor(below, self, split_size, dim):
         return below(self, split_size, dim)
     _n = SplitBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.split_size_ = split_size
     _n.dim_ = dim
     result = below(self, split_size, dim)
@@ -18207,7 +19187,7 @@ def _ag_split_with_sizes(below, self, split_sizes, dim):
         return below(self, split_sizes, dim)
     _n = SplitWithSizesBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.split_sizes_ = split_sizes
     _n.dim_ = dim
     result = below(self, split_sizes, dim)
@@ -18244,7 +19224,7 @@ def _ag_squeeze(below, self):
         return below(self)
     _n = SqueezeBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
     _sh(result, _n)
     return result
@@ -18283,7 +19263,7 @@ def _ag_squeeze_dim(below, self, dim):
         return below(self, dim)
     _n = SqueezeBackward1()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
     _sh(result, _n)
@@ -18323,7 +19303,7 @@ def _ag_squeeze_dims(below, self, dim):
         return below(self, dim)
     _n = SqueezeBackward2()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
     _sh(result, _n)
@@ -18436,7 +19416,7 @@ def _ag_unfold(below, self, dimension, size, step):
         return below(self, dimension, size, step)
     _n = UnfoldBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.dimension_ = dimension
     _n.size_ = size
     _n.step_ = step
@@ -18476,7 +19456,7 @@ def _ag__unsafe_view(below, self, size):
         return below(self, size)
     _n = UnsafeViewBackward0_2()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
     _sh(result, _n)
     return result
@@ -18733,7 +19713,7 @@ def _ag_repeat(below, self, repeats):
         return below(self, repeats)
     _n = RepeatBackward0()
     _n._next = _e
-    _n.self_sizes = _sizes_of(self)
+    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
     _n.repeats_ = repeats
     result = below(self, repeats)
     _sh(result, _n)

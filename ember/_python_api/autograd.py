@@ -3,9 +3,15 @@ from ember.autograd.graph import _Handle, grad_accumulator
 from ember.autograd.meta import autograd_key_bit, get_meta
 
 
+_autograd_backward = None
+
+
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    from ember import autograd
-    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+    global _autograd_backward
+    if _autograd_backward is None:
+        from ember import autograd
+        _autograd_backward = autograd.backward
+    _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def register_hook(self, hook):

@@ -52,6 +52,14 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
              inputs=None):
     from ember.autograd.engine import run_backward
     from ember.autograd.graph import edge
+    if (inputs is None and grad_variables is None and not create_graph and grad_tensors is not None
+            and type(tensors) is type(grad_tensors) and hasattr(tensors, "_ameta")):
+        # the common t.backward(g): one output, one gradient of the same shape
+        if tuple(grad_tensors._shape) == tuple(tensors._shape):
+            e = edge(tensors)
+            if e is not None:
+                run_backward([e], [grad_tensors], bool(retain_graph), False)
+                return
     outputs = _tensors(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables

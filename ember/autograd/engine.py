@@ -5,11 +5,30 @@ Nodes run in the order PyTorch's CPU queue gives: among ready nodes, the most re
 a gradient whose shape differs from the forward value's (broadcasting) is reduced with sum_to.
 """
 import heapq
+import sys
+
+import numpy as np
 
 from ember.autograd.graph import AccumulateGrad, Node
 from ember.core import tls
 
 _state = tls.state
+_getrefcount = sys.getrefcount
+_nd = np.ndarray
+_np_add = np.add
+
+
+def _sum_into(old, g):
+    """old + g, written into `old` when nothing else can see it (PyTorch's InputBuffer accumulates
+    in place into a gradient it holds the only reference to). Returns the sum, or None."""
+    if (_getrefcount(old) == 4 and old._ameta is None and old._base is None
+            and old._shape == g._shape and old._dtype is g._dtype):
+        a, b = old._np, g._np
+        if (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and _getrefcount(a) == 3
+                and a.flags.owndata and a.flags.writeable):
+            _np_add(a, b, out=a)
+            return old
+    return None
 
 
 def _validate(g, meta, node, i):
@@ -49,6 +68,9 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
                  allow_unused=False, inputs_for_backward=None):
     """roots: edges (node, nr); grads: their gradients. With `captures` (edges), return the
     gradients arriving at them instead of accumulating into leaves (autograd.grad)."""
+    if captures is None and accumulate and len(roots) == 1 and roots[0] is not None and not _state.anomaly:
+        _backward_one(roots[0], grads[0], keep_graph, create_graph)
+        return []
     # 1. dependency counts over the reachable graph
     deps = {}
     stack = []
@@ -105,6 +127,12 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
     _state.grad_enabled = create_graph
     plain = captures is None and accumulate
     anomaly = _state.anomaly
+    if plain and not anomaly:
+        try:
+            _run_plain(ready, buffers, deps, keep_graph, not create_graph)
+        finally:
+            _state.grad_enabled = prev_grad
+        return cap_vals
     pop_buffer = buffers.pop
     try:
         while ready:
@@ -160,6 +188,101 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
     finally:
         _state.grad_enabled = prev_grad
     return cap_vals
+
+
+def _backward_one(root, g, keep_graph, create_graph):
+    """backward() from one root edge, without captures or anomaly mode (the common case)."""
+    node, nr = root
+    deps = {}
+    stack = [node]
+    pop_stack, push_stack = stack.pop, stack.append
+    get = deps.get
+    while stack:
+        for e in pop_stack()._next:
+            if e is not None:
+                n = e[0]
+                d = get(n)
+                if d is None:
+                    deps[n] = 1
+                    if n is not node:
+                        push_stack(n)
+                else:
+                    deps[n] = d + 1
+    n_in = len(node._input_meta)
+    if n_in <= 1 and nr == 0:
+        buf = [g]
+    else:
+        buf = [None] * max(n_in, nr + 1)
+        buf[nr] = g
+    g = None
+    buffers = {node: buf}
+    buf = None
+    ready = [(-node._seq, node)] if node not in deps else []
+    prev_grad = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        _run_plain(ready, buffers, deps, keep_graph, not create_graph)
+    finally:
+        _state.grad_enabled = prev_grad
+
+
+def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
+    """The main loop for backward() without captures or anomaly mode (the common case)."""
+    push, pop = heapq.heappush, heapq.heappop
+    pop_buffer, get_buffer = buffers.pop, buffers.get
+    while ready:
+        node = pop(ready)[1]
+        buf = pop_buffer(node, None)
+        if buf is None:
+            outs = ()
+        elif len(buf) == 1 and not node._has_hooks and node._anomaly is None:
+            if buf[0] is None:
+                outs = ()
+            else:
+                outs = node.apply(buf)
+                if not keep_graph:
+                    node.release_variables()
+        elif all(x is None for x in buf):
+            outs = ()
+        else:
+            outs = _call_node(node, buf, keep_graph)
+        buf = None
+        n_outs = len(outs)
+        i = -1
+        for e in node._next:
+            i += 1
+            if e is None:
+                continue
+            nxt, nr = e
+            if i < n_outs:
+                g = outs[i]
+                if g is not None:
+                    im = nxt._input_meta
+                    if nr < len(im):
+                        meta = im[nr]
+                        if meta is not None and (g._dtype is not meta[1] or g._shape != meta[0]):
+                            g = _validate(g, meta, node, i)
+                    b = get_buffer(nxt)
+                    if b is None:
+                        n_in = len(im)
+                        if n_in <= 1 and nr == 0:
+                            buffers[nxt] = [g]
+                        else:
+                            b = buffers[nxt] = [None] * max(n_in, nr + 1)
+                            b[nr] = g
+                    else:
+                        old = b[nr]
+                        if old is None:
+                            b[nr] = g
+                        elif not inplace_ok or _sum_into(old, g) is None:
+                            b[nr] = old + g
+                        old = None
+                    g = None
+            d = deps[nxt] - 1
+            deps[nxt] = d
+            if d == 0:
+                push(ready, (-nxt._seq, nxt))
+        outs = None
 
 
 def _needed_nodes(roots, captures, seen):

@@ -7,7 +7,9 @@ import itertools
 import sys
 import weakref
 
-from ember.autograd.meta import AutogradMeta, autograd_key_bit
+import numpy as np
+
+from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autograd_key_bit
 from ember.core import tls
 from ember.core.tensor_impl import TensorImpl
 
@@ -15,6 +17,8 @@ _state = tls.state
 _seq = itertools.count()
 _new = object.__new__
 _getrefcount = sys.getrefcount
+_nd = np.ndarray
+_np_add = np.add
 
 
 class Node:
@@ -135,7 +139,13 @@ class AccumulateGrad(Node):
         elif _state.grad_enabled:
             m.grad = old + g
         else:
-            old.add_(g)
+            a, b = old._np, g._np
+            if (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape
+                    and old._ameta is None and a.flags.writeable and old._device.type == "cpu"):
+                _np_add(a, b, out=a)  # old.add_(g) without the dispatch
+                old._bump_version()
+            else:
+                old.add_(g)
         hooks = m.post_acc_hooks
         if hooks:
             for h in list(hooks):
@@ -167,7 +177,11 @@ def edge(t):
             fn = refresh_view_history(t)
         return (fn, m.output_nr)
     if m.requires_grad:
-        return (grad_accumulator(t), 0)
+        ref = m.grad_accumulator
+        acc = ref() if ref is not None else None
+        if acc is None:
+            acc = grad_accumulator(t)
+        return (acc, 0)
     return None
 
 
@@ -201,11 +215,15 @@ def set_history(t, node, output_nr=0):
     m.output_nr = output_nr
     if t._base is not None:
         m.view_version = t._version_counter()[0]
-    t._keys |= autograd_key_bit(t)
+    bit = _BIT_OF_BACKEND.get(t._keys & _BACKENDS)
+    t._keys |= bit if bit is not None else autograd_key_bit(t)
     im = node._input_meta
-    while len(im) <= output_nr:
-        im.append(None)
-    im[output_nr] = (t._shape, t._dtype, t._device)
+    if output_nr == 0 and not im:
+        im.append((t._shape, t._dtype, t._device))
+    else:
+        while len(im) <= output_nr:
+            im.append(None)
+        im[output_nr] = (t._shape, t._dtype, t._device)
     if _state.anomaly:
         from ember.autograd.anomaly import record_forward_trace
         record_forward_trace(node)
@@ -252,14 +270,26 @@ class SavedVariable:
             return
         self.raw = False
         self.is_output = is_output
-        self.version = t._version_counter()[0]
+        vc = t._vc
+        self.version = (vc if vc is not None else t._version_counter())[0]
         m = t._ameta
-        self.requires_grad = m is not None and (m.requires_grad or m.grad_fn is not None)
-        self.output_nr = m.output_nr if m is not None else 0
-        # saving an output strongly would make a cycle (output -> grad_fn -> saved output)
-        self.data = alias(t) if is_output else t
         self.leaf_grad_fn = None
-        self.grad_fn_name = None if m is None or m.grad_fn is None else m.grad_fn.name()
+        if m is None:
+            self.requires_grad = False
+            self.output_nr = 0
+            self.grad_fn_name = None
+            self.data = alias(t) if is_output else t
+        else:
+            fn = m.grad_fn
+            self.requires_grad = fn is not None or m.requires_grad
+            self.output_nr = m.output_nr
+            if is_output:
+                # saving an output strongly would make a cycle (output -> grad_fn -> saved output)
+                self.data = alias(t)
+                self.grad_fn_name = None if fn is None else fn.name()
+            else:
+                self.data = t
+                self.grad_fn_name = None  # only an output's is reported (see _version_error)
         hooks = _state.saved_hooks
         if hooks:
             pack, unpack = hooks[-1]

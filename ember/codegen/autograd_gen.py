@@ -93,7 +93,25 @@ def _meta_expr(n, src):
                 "device": f"[t._device for t in {pyname(base)}]",
                 "numel": f"[t.numel() for t in {pyname(base)}]",
                 "dim": f"[len(t._shape) for t in {pyname(base)}]"}[suf]
-    return f"_{suf}_of({pyname(base)})"
+    v = pyname(base)
+    if suf == "dtype":  # a Python number may stand for a Tensor argument: the helper handles it
+        return f"{v}._dtype if isinstance({v}, _TI) else _dtype_of({v})"
+    if suf == "sizes":
+        return f"{v}._shape if isinstance({v}, _TI) else _sizes_of({v})"
+    return f"_{suf}_of({v})"
+
+
+def _split_r_to_c(expr):
+    """`handle_r_to_c(<name>, <expr>)` at the top of a formula -> (name, inner expr), else None,
+    so the generated code checks the dtypes inline instead of calling the helper per node."""
+    try:
+        tree = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return None
+    if (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "handle_r_to_c"
+            and len(tree.args) == 2 and not tree.keywords and isinstance(tree.args[0], ast.Name)):
+        return tree.args[0].id, ast.unparse(tree.args[1])
+    return None
 
 
 def emit_node(e, info):
@@ -150,7 +168,14 @@ def emit_node(e, info):
             if k in info.list_args:
                 e(f"            _out[{pos[k]}:{pos[k]} + _k] = {expr}")
             else:
-                e(f"            _out[{pos[k]}] = {expr}")
+                rc = _split_r_to_c(expr)
+                if rc is None:
+                    e(f"            _out[{pos[k]}] = {expr}")
+                else:
+                    e(f"            _g = {rc[1]}")
+                    e(f"            if _g is not None and _g._dtype.category == 3 and {rc[0]}.category != 3:")
+                    e("                _g = _g.real")
+                    e(f"            _out[{pos[k]}] = _g")
         else:
             e(f"            _r = {expr}")
             for i, k in enumerate(keys):
@@ -163,8 +188,10 @@ def emit_node(e, info):
         if n in info.list_args:
             e(f"        for _s in _node.{_slot(n)}:")
             e("            _s.release()")
-        else:
-            e(f"        _node.{_slot(n)}.release()")
+        else:  # SavedVariable.release, inlined
+            e(f"        _s = _node.{_slot(n)}")
+            e("        _s._released = True")
+            e("        _s.data = _s.packed = None")
     e()
     for n in info.saved_tensors + info.saved_outputs:
         e("    @property")
@@ -260,6 +287,7 @@ from ember.autograd.graph import Node, SavedVariable as _SV, edge as _edge, set_
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
     rebase_history as _rebase
 from ember.core import tls as _tls
+from ember.core.tensor_impl import TensorImpl as _TI
 import ember  # noqa: F401
 
 _st = _tls.state

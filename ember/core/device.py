@@ -106,8 +106,10 @@ def _parse(cls, type, index):
         raise RuntimeError(f"Invalid device string: '{type}'")
     t, idx = m.group(1), m.group(2)
     if t not in _TYPES and t != _privateuse1_name[0] and t != "privateuseone":
-        raise RuntimeError("Expected one of " + ", ".join(_ALL_TYPES) + ", " + _privateuse1_name[0]
+        raise RuntimeError("Expected one of " + ", ".join(_ALL_TYPES) + ", privateuseone"
                            + f" device type at start of device string: {t}")
+    if t == "privateuseone":  # parses to the PrivateUse1 type under its current name
+        t = _privateuse1_name[0]
     if idx is not None:
         if index is not _NOT_GIVEN:
             raise RuntimeError("type (string) must not include an index because index was passed "

@@ -239,8 +239,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if attn_mask is not None:
             raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                                "set when is_causal=True")
-        causal = ember.ones((L, S), dtype=_dt.bool_, device=query.device).tril()
-        attn = attn.masked_fill(~causal, float("-inf"))
+        above = ember.ones((L, S), dtype=_dt.bool_, device=query.device).triu(1)  # ~tril()
+        attn = attn.masked_fill(above, float("-inf"))
     if attn_mask is not None:
         if attn_mask._dtype is _dt.bool_:
             attn = attn.masked_fill(~attn_mask, float("-inf"))
@@ -250,7 +250,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if masked:
         # PyTorch's _safe_softmax: rows that are entirely -inf give zeros, not nan
         full = (attn == float("-inf")).all(-1, keepdim=True)
-        attn = ember.softmax(attn, -1).masked_fill(full, 0.0)
+        soft = ember.softmax(attn, -1)
+        # the fill is a no-op (values and gradients) when no row is fully masked: skip it on CPU
+        if query.device.type != "cpu" or bool(full.any()):
+            soft = soft.masked_fill(full, 0.0)
+        attn = soft
     else:
         attn = ember.softmax(attn, -1)
     if dropout_p > 0.0:

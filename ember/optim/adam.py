@@ -1,5 +1,8 @@
 """Adam (and AdamW's decoupled weight decay) with amsgrad and maximize (torch/optim/adam.py)."""
+import numpy as np
+
 import ember
+from ember.kernels.cpu import pointwise as _pw
 from ember.optim.optimizer import (Optimizer, _check_capturable, _device_dtype_check_for_fused,
                                    _get_scalar_dtype, _get_value, _scalar_value, _to_scalar,
                                    _use_grad_for_differentiable, _view_as_real)
@@ -134,6 +137,11 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
     lr, beta1, beta2 = _scalar_value(lr), _scalar_value(beta1), _scalar_value(beta2)
     weight_decay = _scalar_value(weight_decay)
+    if (not (capturable or differentiable or amsgrad) and not ember.is_grad_enabled()
+            and _fast_ok(params, grads, exp_avgs, exp_avg_sqs, state_steps)):
+        _adam_arrays(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1, beta2, lr, weight_decay,
+                     eps, maximize, decoupled_weight_decay)
+        return
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else -grads[i]
         exp_avg = exp_avgs[i]
@@ -170,3 +178,63 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+_FAST_DT = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+_PLAIN = []
+
+
+def _plain_types():
+    if not _PLAIN:
+        from ember.nn.parameter import Parameter
+        _PLAIN.extend((Tensor, Parameter))
+    return _PLAIN
+
+
+def _fast_ok(params, grads, exp_avgs, exp_avg_sqs, state_steps):
+    """Plain CPU float32/float64 tensors of one dtype per parameter: the update can run on arrays."""
+    plain = _plain_types()
+    for group in (params, grads, exp_avgs, exp_avg_sqs, state_steps):
+        for t in group:
+            if type(t) not in plain or t.device.type != "cpu" or not t._np.flags.writeable:
+                return False
+    for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
+        d = p._np.dtype
+        if d not in _FAST_DT or g._np.dtype != d or m._np.dtype != d or v._np.dtype != d:
+            return False
+        if g.shape != p.shape or m.shape != p.shape or v.shape != p.shape:
+            return False
+    return True
+
+
+def _adam_arrays(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1, beta2, lr, weight_decay, eps,
+                 maximize, decoupled_weight_decay):
+    """The single-tensor update through the same CPU kernels the Tensor ops run, without dispatch:
+    the same operations in the same order, so the numbers are those of the Tensor path."""
+    for param, grad_t, m_t, v_t, step_t in zip(params, grads, exp_avgs, exp_avg_sqs, state_steps):
+        p, g, m, v, st = param._np, grad_t._np, m_t._np, v_t._np, step_t._np
+        if maximize:
+            g = np.asarray(np.negative(g))
+        np.copyto(st, _pw.add(st, 1), casting="unsafe")
+        step_t._bump_version()
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                np.copyto(p, _pw.mul(p, 1 - lr * weight_decay))
+                param._bump_version()
+            else:
+                g = np.asarray(_pw.add(g, p, weight_decay))
+        np.copyto(m, _pw.lerp(m, g, 1 - beta1))
+        m_t._bump_version()
+        np.copyto(v, _pw.addcmul(np.asarray(_pw.mul(v, beta2)), g, g, 1 - beta2))
+        v_t._bump_version()
+        step = st.item()
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        step_size = lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2 ** 0.5
+        a = np.asarray
+        denom = a(_pw.add(a(_pw.div(a(_pw.sqrt(v)), bias_correction2_sqrt)), eps))
+        np.copyto(p, _pw.addcdiv(p, m, denom, -step_size))
+        param._bump_version()

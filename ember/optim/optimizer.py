@@ -6,7 +6,6 @@ ember/_python_api/optim_data.py), so it only reaches for `ember.<name>` inside f
 """
 import functools
 import warnings
-import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -33,35 +32,7 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class RemovableHandle:
-    """A handle which removes a hook from its dict (torch.utils.hooks.RemovableHandle)."""
-
-    next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle.next_id
-        RemovableHandle.next_id += 1
-        self.extra_dict_ref = ()
-        if isinstance(extra_dict, dict):
-            self.extra_dict_ref = (weakref.ref(extra_dict),)
-        elif isinstance(extra_dict, list):
-            self.extra_dict_ref = tuple(weakref.ref(d) for d in extra_dict)
-
-    def remove(self):
-        hooks_dict = self.hooks_dict_ref()
-        if hooks_dict is not None and self.id in hooks_dict:
-            del hooks_dict[self.id]
-        for ref in self.extra_dict_ref:
-            extra = ref()
-            if extra is not None and self.id in extra:
-                del extra[self.id]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
+from ember.utils.hooks import RemovableHandle  # noqa: E402
 
 
 def typename(obj):

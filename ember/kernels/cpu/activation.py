@@ -261,9 +261,25 @@ def _zero(g):
     return g.dtype.type(0)
 
 
+_SAME_INT = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.int64)}
+
+
 def threshold_backward(g, x, threshold):
     g, x, h = _pair(g, x, "threshold_backward_cpu")
-    return _back(np.where(x <= threshold, _zero(g), g), h)
+    it = _SAME_INT.get(g.dtype)
+    if it is None or not x.ndim:
+        return _back(np.where(x <= threshold, _zero(g), g), h)
+    # Branch-free select (np.where on a random mask is slow): g's bits AND an all-ones/zero mask
+    # give g or +0.0, exactly `x <= threshold ? 0 : g` (a NaN x keeps g).
+    keep = np.less_equal(x, threshold)
+    np.logical_not(keep, out=keep)
+    m = keep.astype(it)
+    np.negative(m, out=m)
+    if m.shape == g.shape:
+        np.bitwise_and(m, g.view(it), out=m)
+    else:
+        m = np.bitwise_and(m, g.view(it))
+    return _back(m.view(g.dtype), h)
 
 
 def hardtanh_backward(g, x, min_val, max_val):

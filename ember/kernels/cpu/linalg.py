@@ -177,6 +177,13 @@ def _axpby(s, prod, beta, alpha, d, out_shape):
 
 
 def addmm(s, a, b, beta=1, alpha=1):
+    dt = a.dtype
+    if (beta == 1 and alpha == 1 and dt is b.dtype and dt is s.dtype and dt in _BLAS
+            and a.ndim == 2 and b.ndim == 2 and a.shape[1] == b.shape[0]
+            and (s.shape == (b.shape[1],) or s.shape == (a.shape[0], b.shape[1]))):
+        prod = a.dot(b)                          # the common nn.Linear case: one BLAS call, bias
+        prod += s                                # added in place (same rounding as prod + s)
+        return prod
     ds, da, db = _NP2DT[s.dtype], _NP2DT[a.dtype], _NP2DT[b.dtype]
     out = M.addmm_check(s.shape, ds, a.shape, da, b.shape, db)
     if da is _bool:

@@ -34,6 +34,52 @@ def _back(r, dt):
     return r if r.dtype == dt else r.astype(dt)
 
 
+# ---- BLAS on the calling thread ---------------------------------------------------------------------------
+# Convolution's products are small (a few MFLOP): OpenBLAS's worker threads cost more than they give,
+# and on a busy machine their spin-waits slow a product 10-100x. Where NumPy's bundled OpenBLAS has
+# openblas_set_num_threads_local, the products here run on the calling thread only.
+def _load_blas_local():
+    try:
+        import ctypes
+        import glob
+        import os
+        libs = glob.glob(os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs",
+                                      "libscipy_openblas*.so*"))
+        if not libs:
+            return None
+        f = ctypes.CDLL(libs[0]).openblas_set_num_threads_local
+        f.restype = ctypes.c_int
+        f.argtypes = [ctypes.c_int]
+        return f
+    except Exception:  # no such library or symbol: leave BLAS threading alone
+        return None
+
+
+_BLAS_LOCAL = _load_blas_local()
+
+
+def _dot(a, b):
+    f = _BLAS_LOCAL
+    if f is None:
+        return np.dot(a, b)
+    prev = f(1)
+    try:
+        return np.dot(a, b)
+    finally:
+        f(prev)
+
+
+def _matmul(a, b):
+    f = _BLAS_LOCAL
+    if f is None:
+        return np.matmul(a, b)
+    prev = f(1)
+    try:
+        return np.matmul(a, b)
+    finally:
+        f(prev)
+
+
 # ---- window helpers ------------------------------------------------------------------------------------------
 def _pad_sp(x, nd, pads, value=0):
     """x padded on its last nd dims by pads[i] = (lo, hi) >= 0, with `value`."""
@@ -99,6 +145,14 @@ def _im2col_cl(x, nd, ks, st, pd, dl, g, out):
     """The im2col matrix: (N*op, kp*C) for g == 1, else (g, N*op, kp*cg)."""
     n, c = x.shape[:2]
     op, kp = _prod(out), _prod(ks)
+    if g == 1 and c < 4:  # few channels: kp strided block copies beat one copy of a deep window view
+        xl = _to_cl(x, nd, pd, 1)
+        cols = np.empty((n,) + tuple(out) + tuple(ks) + (c,), x.dtype)
+        lead = (slice(None),) * (1 + nd)
+        for kidx in np.ndindex(*ks):
+            sl = tuple(slice(k * d, k * d + t * (o - 1) + 1, t) for k, d, t, o in zip(kidx, dl, st, out))
+            cols[lead + kidx] = xl[(slice(None),) + sl + (0,)]
+        return cols.reshape(n * op, kp * c)
     v = _cl_windows(_to_cl(x, nd, pd, g), nd, ks, st, dl, out)  # (N, *out, *ks, g, cg)
     if g == 1:
         return v.reshape(n * op, kp * c)
@@ -132,15 +186,21 @@ def _conv_fwd(x, w, st, pd, dl, g, out):
     a = _im2col_cl(x, nd, w.shape[2:], st, pd, dl, g, out)
     wm = _w_mat(w, g)
     if g == 1:
-        r = np.dot(a, wm.T).reshape((n,) + tuple(out) + (co,))
+        r = _dot(a, wm.T).reshape((n,) + tuple(out) + (co,))
         return np.ascontiguousarray(np.moveaxis(r, -1, 1))
-    r = np.matmul(a, np.ascontiguousarray(wm.transpose(0, 2, 1)))  # (g, N*op, cog)
+    r = _matmul(a, np.ascontiguousarray(wm.transpose(0, 2, 1)))  # (g, N*op, cog)
     r = r.reshape((g, n) + tuple(out) + (co // g,))
     return r.transpose((1, 0, 2 + nd) + tuple(range(2, 2 + nd))).reshape((n, co) + tuple(out))
 
 
 def _conv_bwd_input(go, w, in_sp, st, pd, dl, g):
     nd = w.ndim - 2
+    ks = w.shape[2:]
+    if g == 1 and all(t == 1 and d == 1 and p < k for t, d, p, k in zip(st, dl, pd, ks)):
+        # stride 1: the input gradient is a convolution of grad with the flipped, transposed
+        # weight over grad padded by k - 1 - p (one im2col + one matmul, no col2im scatter)
+        wf = np.ascontiguousarray(w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd].swapaxes(0, 1))
+        return _conv_fwd(go, wf, st, tuple(k - 1 - p for k, p in zip(ks, pd)), dl, 1, in_sp)
     n = go.shape[0]
     out = go.shape[2:]
     ks = w.shape[2:]
@@ -148,9 +208,9 @@ def _conv_bwd_input(go, w, in_sp, st, pd, dl, g):
     gm = _go_mat(go, g)
     wm = _w_mat(w, g)
     if g == 1:
-        cols = np.dot(gm, wm).reshape((n,) + tuple(out) + tuple(ks) + (1, cg))
+        cols = _dot(gm, wm).reshape((n,) + tuple(out) + tuple(ks) + (1, cg))
     else:
-        cols = np.matmul(gm, wm).reshape((g, n) + tuple(out) + tuple(ks) + (cg,))
+        cols = _matmul(gm, wm).reshape((g, n) + tuple(out) + tuple(ks) + (cg,))
         cols = np.moveaxis(cols, 0, -2)  # (N, *out, *ks, g, cg)
     sp = tuple(max(s + 2 * p, (o - 1) * t + d * (k - 1) + 1)
                for s, p, o, t, d, k in zip(in_sp, pd, out, st, dl, ks))
@@ -171,9 +231,9 @@ def _conv_bwd_weight(x, go, ks, st, pd, dl, g):
     a = _im2col_cl(x, nd, ks, st, pd, dl, g, go.shape[2:])
     gm = _go_mat(go, g)
     if g == 1:
-        r = np.dot(gm.T, a)  # (co, kp*c)
+        r = _dot(gm.T, a)  # (co, kp*c)
     else:
-        r = np.matmul(np.ascontiguousarray(gm.transpose(0, 2, 1)), a)  # (g, cog, kp*cg)
+        r = _matmul(np.ascontiguousarray(gm.transpose(0, 2, 1)), a)  # (g, cog, kp*cg)
     r = r.reshape((co,) + tuple(ks) + (cg,))
     return np.ascontiguousarray(np.moveaxis(r, -1, 1))
 
@@ -238,6 +298,67 @@ def _first_valid(base, d):
     return np.where(base < 0, base + ((-base + d - 1) // d) * d, base)
 
 
+_POOL_LUT = {}
+
+
+def _pool_tables(nd, ks, st, dl, out, sp):
+    """(window origin offsets (*out), offset of the first set bit's window element per bit code)."""
+    key = (ks, st, dl, out, sp)
+    t = _POOL_LUT.get(key)
+    if t is None:
+        pst = [_prod(sp[i + 1:]) for i in range(nd)]
+        base = 0
+        for i in range(nd):
+            shp = [1] * nd
+            shp[i] = out[i]
+            base = base + (np.arange(out[i], dtype=_I64) * (st[i] * pst[i])).reshape(shp)
+        offs = [sum(k * d * q for k, d, q in zip(kidx, dl, pst)) for kidx in np.ndindex(*ks)]
+        kp = len(offs)
+        lut = np.zeros(1 << kp, _I64)
+        for code in range(1, 1 << kp):
+            lut[code] = offs[(code & -code).bit_length() - 1]
+        t = _POOL_LUT[key] = (base, lut)
+    return t
+
+
+def _max_pool_planes(xc, nd, ks, st, dl, out, sp, lead):
+    """Unpadded max pooling over at most 8 window elements, branch-free: the window elements
+    stacked as contiguous planes, their max, then the first maximal element per window from a bit
+    code of the planes equal to it (None where a NaN needs ATen's last-NaN rule: the general path
+    handles it)."""
+    v = _windows(xc, nd, ks, st, dl, out)  # (*lead, *out, *ks)
+    n = len(lead)
+    kp = _prod(ks)
+    planes = np.ascontiguousarray(v.transpose(tuple(range(n + nd, n + 2 * nd)) + tuple(range(n + nd))))
+    planes = planes.reshape((kp,) + v.shape[:n + nd])
+    vals = planes[0].copy()
+    for k in range(1, kp):
+        np.maximum(vals, planes[k], out=vals)
+    isfloat = vals.dtype.kind == "f"
+    if isfloat and np.isnan(vals).any():
+        return None
+    code = np.equal(planes[0], vals).view(np.uint8)
+    for k in range(1, kp):
+        e = np.equal(planes[k], vals).view(np.uint8)
+        np.left_shift(e, k, out=e)
+        np.bitwise_or(code, e, out=code)
+    base, lut = _pool_tables(nd, ks, st, dl, out, sp)
+    idx = lut.take(code)
+    idx += base
+    if isfloat and not vals.all():  # the sign of a zero max: ATen keeps the first maximal element
+        it = np.dtype("i%d" % vals.dtype.itemsize)
+        if np.equal(planes.view(it), np.iinfo(it).min).any():
+            first = np.arange(kp).take(_pool_first(kp)).take(code)
+            vals = np.take_along_axis(planes.reshape(kp, -1), first.reshape(1, -1), 0)
+            vals = vals.reshape(code.shape)
+    return vals, idx
+
+
+def _pool_first(kp):
+    """The lowest set bit per code of kp bits."""
+    return np.array([0] + [(c & -c).bit_length() - 1 for c in range(1, 1 << kp)], np.intp)
+
+
 def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode):
     ks, st, pd, dl, out = _m.max_pool_setup(x.shape, nd, kernel_size, stride, padding, dilation,
                                             ceil_mode)
@@ -253,6 +374,10 @@ def _max_pool(x, nd, kernel_size, stride, padding, dilation, ceil_mode):
     pads = [(p, max(0, (o - 1) * t + d * (k - 1) + 1 - (s + p)))
             for p, o, t, d, k, s in zip(pd, out, st, dl, ks, sp)]
     padded = any(lo or hi for lo, hi in pads)
+    if not padded and _prod(ks) <= 8:
+        r = _max_pool_planes(xc, nd, ks, st, dl, out, sp, lead)
+        if r is not None:
+            return _back(r[0], x.dtype), r[1]
     v = _windows(_pad_sp(xc, nd, pads, fill) if padded else xc, nd, ks, st, dl, out)
     kp = _prod(ks)
     flat = v.reshape(oshape + (kp,))

@@ -569,15 +569,20 @@ _TWO_OVER_SQRT_PI = 1.1283791670955126
 
 
 def _cheb(c, t):
-    """Clenshaw's sum of c[k] T_k(t)."""
+    """Clenshaw's sum of c[k] T_k(t) (len(c) >= 3), rotating three buffers (no per-step allocation)."""
     t2 = t + t
-    b1 = np.full_like(t, c[-1])
-    b2 = np.zeros_like(t)
-    for ck in c[-2:0:-1]:
-        b = np.multiply(t2, b1)
-        b -= b2
-        b += ck
-        b1, b2 = b, b1
+    b2 = np.multiply(t2, c[-1])                  # b_{n-2} = 2t c[n-1] - 0 + c[n-2]
+    b2 += c[-2]
+    b = np.multiply(t2, b2)                      # b_{n-3} = 2t b_{n-2} - c[n-1] + c[n-3]
+    b -= c[-1]
+    b += c[-3]
+    b1, b2 = b, b2
+    buf = np.empty_like(b1)
+    for ck in c[-4:0:-1]:
+        np.multiply(t2, b1, out=buf)
+        buf -= b2
+        buf += ck
+        b1, b2, buf = buf, b1, b2
     b1 *= t
     b1 -= b2
     b1 += c[0]
@@ -592,15 +597,54 @@ def _erfc_pos(z):
     return np.exp(-zh * zh) * np.exp(g - (z - zh) * (z + zh)) / (z + 3.0)
 
 
+def _erf_poly():
+    """_ERF_C's Chebyshev series in t = 2s - 1 as a power series in s = x^2 (converted exactly with
+    rationals, then rounded once): erf(x) / x = sum a[j] s^j for |x| <= 1, well conditioned there
+    (alternating, sum |a[j]| < 2 |erf(1)|), evaluated with Horner's rule (2 passes a term)."""
+    from fractions import Fraction
+    n = len(_ERF_C)
+    tk = [[Fraction(1)], [Fraction(-1), Fraction(2)]]       # T_k(2s - 1) in powers of s
+    while len(tk) < n:
+        a, b = tk[-1], tk[-2]
+        nxt = [Fraction(0)] * (len(a) + 1)
+        for j, v in enumerate(a):                            # 2 (2s - 1) T_k - T_{k-1}
+            nxt[j + 1] += 4 * v
+            nxt[j] -= 2 * v
+        for j, v in enumerate(b):
+            nxt[j] -= v
+        tk.append(nxt)
+    acc = [Fraction(0)] * n
+    for c, t in zip(_ERF_C, tk):
+        c = Fraction(c)
+        for j, v in enumerate(t):
+            acc[j] += c * v
+    return tuple(float(v) for v in acc)
+
+
+_ERF_P = _erf_poly()
+
+
 def _erf64(x):
-    ax = np.absolute(x)
-    small = ax < 1.0
-    r = np.empty_like(x)
-    xs = x[small]
-    r[small] = xs * _cheb(_ERF_C, 2.0 * xs * xs - 1.0)
-    big = ~small
-    xb = x[big]
-    r[big] = np.sign(xb) * (1.0 - _erfc_pos(np.absolute(xb)))
+    """erf of a float64 array: the series on the whole array (no gathers for the common |x| < 1),
+    erfc's series only on the entries with |x| >= 1 (taken and put back by flat index)."""
+    if x.ndim == 0:
+        return _erf64(x.reshape(1)).reshape(())
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    with np.errstate(over="ignore", invalid="ignore"):  # only in entries replaced below
+        s = np.multiply(x, x)
+        big = s >= 1.0                           # |x| >= 1 exactly; NaN stays in the series branch
+        a = _ERF_P
+        r = np.multiply(s, a[-1])
+        r += a[-2]
+        for aj in a[-3::-1]:
+            r *= s
+            r += aj
+        r *= x
+    if big.any():
+        idx = np.flatnonzero(big)
+        xb = x.reshape(-1)[idx]
+        r.reshape(-1)[idx] = np.sign(xb) * (1.0 - _erfc_pos(np.absolute(xb)))
     return r
 
 

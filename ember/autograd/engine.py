@@ -247,42 +247,48 @@ def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
         else:
             outs = _call_node(node, buf, keep_graph)
         buf = None
-        n_outs = len(outs)
-        i = -1
-        for e in node._next:
-            i += 1
+        nf = node._next
+        if len(outs) < len(nf):
+            outs = list(outs) + [None] * (len(nf) - len(outs))
+        for e, g in zip(nf, outs):
             if e is None:
                 continue
             nxt, nr = e
-            if i < n_outs:
-                g = outs[i]
-                if g is not None:
-                    im = nxt._input_meta
-                    if nr < len(im):
-                        meta = im[nr]
-                        if meta is not None and (g._dtype is not meta[1] or g._shape != meta[0]):
-                            g = _validate(g, meta, node, i)
-                    b = get_buffer(nxt)
-                    if b is None:
-                        n_in = len(im)
-                        if n_in <= 1 and nr == 0:
-                            buffers[nxt] = [g]
-                        else:
-                            b = buffers[nxt] = [None] * max(n_in, nr + 1)
-                            b[nr] = g
+            if g is not None:
+                im = nxt._input_meta
+                if nr < len(im):
+                    meta = im[nr]
+                    if meta is not None and (g._dtype is not meta[1] or g._shape != meta[0]):
+                        g = _validate(g, meta, node, _position(nf, outs, e, g))
+                b = get_buffer(nxt)
+                if b is None:
+                    n_in = len(im)
+                    if n_in <= 1 and nr == 0:
+                        buffers[nxt] = [g]
                     else:
-                        old = b[nr]
-                        if old is None:
-                            b[nr] = g
-                        elif not inplace_ok or _sum_into(old, g) is None:
-                            b[nr] = old + g
-                        old = None
-                    g = None
+                        b = buffers[nxt] = [None] * max(n_in, nr + 1)
+                        b[nr] = g
+                else:
+                    old = b[nr]
+                    if old is None:
+                        b[nr] = g
+                    elif not inplace_ok or _sum_into(old, g) is None:
+                        b[nr] = old + g
+                    old = None
+                g = None
             d = deps[nxt] - 1
             deps[nxt] = d
             if d == 0:
                 push(ready, (-nxt._seq, nxt))
         outs = None
+
+
+def _position(nf, outs, e, g):
+    """The output index of edge `e` carrying gradient `g` (for error messages)."""
+    for i, (x, y) in enumerate(zip(nf, outs)):
+        if x is e and y is g:
+            return i
+    return 0
 
 
 def _needed_nodes(roots, captures, seen):

@@ -40,9 +40,11 @@ def handle_r_to_c(dtype, g):
 
 
 def conj(t):
-    if not hasattr(t, "_dtype"):
+    try:
+        d = t._dtype
+    except AttributeError:  # a Python number
         return t.conjugate() if isinstance(t, complex) else t
-    return t.conj() if t._dtype.category == _dt.COMPLEX else t
+    return t.conj() if d.category == _dt.COMPLEX else t
 
 
 def restore_reduced_dims(grad, dims, keepdim, ndim):

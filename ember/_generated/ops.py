@@ -7278,7 +7278,8 @@ def _meta_add_Tensor(self, other, alpha):
 add_Tensor.register(K.Meta, _meta_add_Tensor, name='meta.pointwise.add')
 
 def _cpu_add__Tensor(self, other, alpha):
-    _cstore(self, _cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'add_')
+    if _cpu_pointwise.add_inplace((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha) is None:
+        _cstore(self, _cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'add_')
     return self
 
 add__Tensor.register(K.CPU, _cpu_add__Tensor, name='cpu.pointwise.add')
@@ -7314,7 +7315,8 @@ def _meta_sub_Tensor(self, other, alpha):
 sub_Tensor.register(K.Meta, _meta_sub_Tensor, name='meta.pointwise.sub')
 
 def _cpu_sub__Tensor(self, other, alpha):
-    _cstore(self, _cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'sub_')
+    if _cpu_pointwise.sub_inplace((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha) is None:
+        _cstore(self, _cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha), 'sub_')
     return self
 
 sub__Tensor.register(K.CPU, _cpu_sub__Tensor, name='cpu.pointwise.sub')
@@ -7409,7 +7411,8 @@ def _meta_mul_Tensor(self, other):
 mul_Tensor.register(K.Meta, _meta_mul_Tensor, name='meta.pointwise.binary')
 
 def _cpu_mul__Tensor(self, other):
-    _cstore(self, _cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'mul_')
+    if _cpu_pointwise.mul_inplace((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))) is None:
+        _cstore(self, _cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))), 'mul_')
     return self
 
 mul__Tensor.register(K.CPU, _cpu_mul__Tensor, name='cpu.pointwise.mul')

@@ -144,7 +144,14 @@ def emit_backend_wrapper(e, d, kfn, backend):
         n = d.functional.schema
         fargs = call_args
         store = "_cstore" if backend == "cpu" else "_mstore"
-        e(f"    {store}({params[0]}, {kfn}({', '.join(fargs)}), {n.name + '_'!r})")
+        fast = d.functional.entry.get("cpu_inplace") if backend == "cpu" else None
+        if fast:
+            # a kernel that writes straight into self when it can (same dtype and shape), else None
+            fk = kfn.rsplit(".", 1)[0] + "." + fast.rsplit(".", 1)[1]
+            e(f"    if {fk}({', '.join(fargs)}) is None:")
+            e(f"        {store}({params[0]}, {kfn}({', '.join(fargs)}), {n.name + '_'!r})")
+        else:
+            e(f"    {store}({params[0]}, {kfn}({', '.join(fargs)}), {n.name + '_'!r})")
         e(f"    return {params[0]}")
     else:  # out
         f = d.functional.schema

@@ -96,6 +96,40 @@ def _fast_scalar(a, b):
 
 
 # ---- add / sub / mul / div -----------------------------------------------------------------
+# In-place fast paths (optimizer updates): write straight into `a` when the out-of-place result
+# would have a's dtype and shape anyway; None tells the caller to take the general path.
+_INPLACE_KINDS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _inplace_ok(a, b):
+    if a.__class__ is not _nd or a.dtype not in _INPLACE_KINDS or not a.flags.writeable:
+        return False
+    if b.__class__ is _nd:
+        return b.dtype is a.dtype and b.shape == a.shape
+    return b.__class__ is float or (b.__class__ is int and -_I63 <= b < _I63)
+
+
+def add_inplace(a, b, alpha=1):
+    if not _inplace_ok(a, b) or not (alpha.__class__ is float or alpha.__class__ is int):
+        return None
+    np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=a)
+    return a
+
+
+def sub_inplace(a, b, alpha=1):
+    if not _inplace_ok(a, b) or not (alpha.__class__ is float or alpha.__class__ is int):
+        return None
+    np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=a)
+    return a
+
+
+def mul_inplace(a, b):
+    if not _inplace_ok(a, b):
+        return None
+    np.multiply(a, b, out=a)
+    return a
+
+
 def add(a, b, alpha=1):
     try:
         if alpha is _ONE and a.__class__ is _nd:

@@ -16,47 +16,13 @@ from ember.kernels.cpu._glue import T as _T
 
 _st = _tls.state
 
-_G0 = [_ops._local_scalar_dense]
-def _local_scalar_dense(input):
-    try:
-        return _ops._local_scalar_dense.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_local_scalar_dense', _G0, (), {'input': input}, _e, 1)
+from ember._generated import functions as _fn
 
-_G1 = [_ops._to_copy]
-def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    try:
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops._to_copy.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_to_copy', _G1, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
-
-_G2 = [_ops.abs, _ops.abs_out]
-def abs(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.abs_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.abs.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs', _G2, (), {'input': input, 'out': out}, _e, 1)
-
-_G3 = [_ops.abs_]
-def abs_(input):
-    try:
-        return _ops.abs_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs_', _G3, (), {'input': input}, _e, 1)
-
-_G4 = [_ops.absolute, _ops.absolute_out]
-def absolute(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.absolute_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.absolute.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('absolute', _G4, (), {'input': input, 'out': out}, _e, 1)
-
+_local_scalar_dense = _fn._local_scalar_dense  # the function binding serves as the method
+_to_copy = _fn._to_copy  # the function binding serves as the method
+abs = _fn.abs  # the function binding serves as the method
+abs_ = _fn.abs_  # the function binding serves as the method
+absolute = _fn.absolute  # the function binding serves as the method
 _G5 = [_ops.absolute_]
 def absolute_(input):
     try:
@@ -64,48 +30,11 @@ def absolute_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('absolute_', _G5, (), {'input': input}, _e, 1)
 
-_G6 = [_ops.acos, _ops.acos_out]
-def acos(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.acos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.acos.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos', _G6, (), {'input': input, 'out': out}, _e, 1)
-
-_G7 = [_ops.acos_]
-def acos_(input):
-    try:
-        return _ops.acos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos_', _G7, (), {'input': input}, _e, 1)
-
-_G8 = [_ops.acosh, _ops.acosh_out]
-def acosh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.acosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.acosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh', _G8, (), {'input': input, 'out': out}, _e, 1)
-
-_G9 = [_ops.acosh_]
-def acosh_(input):
-    try:
-        return _ops.acosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh_', _G9, (), {'input': input}, _e, 1)
-
-_G10 = [_ops.add_Tensor, _ops.add_out]
-def add(input, other, *, alpha=1, out=None):
-    try:
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.add_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.add_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('add', _G10, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
-
+acos = _fn.acos  # the function binding serves as the method
+acos_ = _fn.acos_  # the function binding serves as the method
+acosh = _fn.acosh  # the function binding serves as the method
+acosh_ = _fn.acosh_  # the function binding serves as the method
+add = _fn.add  # the function binding serves as the method
 _G11 = [_ops.add__Tensor]
 def add_(input, other, *, alpha=1):
     try:
@@ -114,17 +43,7 @@ def add_(input, other, *, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('add_', _G11, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
-_G12 = [_ops.addbmm, _ops.addbmm_out]
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    try:
-        if beta.__class__ not in _NUMS: beta = _sc(beta)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.addbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
-        return _ops.addbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addbmm', _G12, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
-
+addbmm = _fn.addbmm  # the function binding serves as the method
 _G13 = [_ops.addbmm_]
 def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
@@ -134,16 +53,7 @@ def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addbmm_', _G13, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
-_G14 = [_ops.addcdiv, _ops.addcdiv_out]
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
-    try:
-        if value.__class__ not in _NUMS: value = _sc(value)
-        if out is not None:
-            return _ops.addcdiv_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
-        return _ops.addcdiv.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcdiv', _G14, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
-
+addcdiv = _fn.addcdiv  # the function binding serves as the method
 _G15 = [_ops.addcdiv_]
 def addcdiv_(input, tensor1, tensor2, *, value=1):
     try:
@@ -152,16 +62,7 @@ def addcdiv_(input, tensor1, tensor2, *, value=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcdiv_', _G15, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
-_G16 = [_ops.addcmul, _ops.addcmul_out]
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
-    try:
-        if value.__class__ not in _NUMS: value = _sc(value)
-        if out is not None:
-            return _ops.addcmul_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
-        return _ops.addcmul.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcmul', _G16, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
-
+addcmul = _fn.addcmul  # the function binding serves as the method
 _G17 = [_ops.addcmul_]
 def addcmul_(input, tensor1, tensor2, *, value=1):
     try:
@@ -170,17 +71,7 @@ def addcmul_(input, tensor1, tensor2, *, value=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcmul_', _G17, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
-_G18 = [_ops.addmm, _ops.addmm_out]
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
-    try:
-        if beta.__class__ not in _NUMS: beta = _sc(beta)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.addmm_out.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha, out)
-        return _ops.addmm.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmm', _G18, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
-
+addmm = _fn.addmm  # the function binding serves as the method
 _G19 = [_ops.addmm_]
 def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
     try:
@@ -190,17 +81,7 @@ def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmm_', _G19, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
-_G20 = [_ops.addmv, _ops.addmv_out]
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
-    try:
-        if beta.__class__ not in _NUMS: beta = _sc(beta)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.addmv_out.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha, out)
-        return _ops.addmv.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmv', _G20, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
-
+addmv = _fn.addmv  # the function binding serves as the method
 _G21 = [_ops.addmv_]
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     try:
@@ -210,17 +91,7 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmv_', _G21, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha}, _e, 1)
 
-_G22 = [_ops.addr, _ops.addr_out]
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
-    try:
-        if beta.__class__ not in _NUMS: beta = _sc(beta)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.addr_out.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha, out)
-        return _ops.addr.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addr', _G22, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
-
+addr = _fn.addr  # the function binding serves as the method
 _G23 = [_ops.addr_]
 def addr_(input, vec1, vec2, *, beta=1, alpha=1):
     try:
@@ -230,173 +101,22 @@ def addr_(input, vec1, vec2, *, beta=1, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addr_', _G23, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
-_G24 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
-def all(input, dim=_M, keepdim=_M, *, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if out is not None:
-                return _ops.all_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.all.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and dim is not _M and _is_int(dim):
-            if keepdim is _M: keepdim = False
-            if dim.__class__ is not int: dim = _int(dim)
-            if out is not None:
-                return _ops.all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.all_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        if input is not _M and (dim is _M or dim is None or _is_il(dim)):
-            if dim is _M: dim = None
-            if keepdim is _M: keepdim = False
-            if dim is not None: dim = _il(dim)
-            if out is not None:
-                return _ops.all_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.all_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('all', _G24, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
-
-_G25 = [_ops.allclose]
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    try:
-        return _ops.allclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('allclose', _G25, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
-
-_G26 = [_ops.amax, _ops.amax_out]
-def amax(input, dim=(), keepdim=False, *, out=None):
-    try:
-        dim = _il(dim, 1)
-        if out is not None:
-            return _ops.amax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.amax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amax', _G26, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G27 = [_ops.amin, _ops.amin_out]
-def amin(input, dim=(), keepdim=False, *, out=None):
-    try:
-        dim = _il(dim, 1)
-        if out is not None:
-            return _ops.amin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.amin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amin', _G27, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G28 = [_ops.aminmax, _ops.aminmax_out]
-def aminmax(input, *, dim=None, keepdim=False, out=None):
-    try:
-        if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.aminmax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-        return _ops.aminmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('aminmax', _G28, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G29 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
-def any(input, dim=_M, keepdim=_M, *, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if out is not None:
-                return _ops.any_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.any.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and dim is not _M and _is_int(dim):
-            if keepdim is _M: keepdim = False
-            if dim.__class__ is not int: dim = _int(dim)
-            if out is not None:
-                return _ops.any_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.any_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        if input is not _M and (dim is _M or dim is None or _is_il(dim)):
-            if dim is _M: dim = None
-            if keepdim is _M: keepdim = False
-            if dim is not None: dim = _il(dim)
-            if out is not None:
-                return _ops.any_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.any_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('any', _G29, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
-
-_G30 = [_ops.arccos, _ops.arccos_out]
-def arccos(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arccos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arccos.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos', _G30, (), {'input': input, 'out': out}, _e, 1)
-
-_G31 = [_ops.arccos_]
-def arccos_(input):
-    try:
-        return _ops.arccos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos_', _G31, (), {'input': input}, _e, 1)
-
-_G32 = [_ops.arccosh, _ops.arccosh_out]
-def arccosh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arccosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arccosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh', _G32, (), {'input': input, 'out': out}, _e, 1)
-
-_G33 = [_ops.arccosh_]
-def arccosh_(input):
-    try:
-        return _ops.arccosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh_', _G33, (), {'input': input}, _e, 1)
-
-_G34 = [_ops.arcsin, _ops.arcsin_out]
-def arcsin(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arcsin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arcsin.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin', _G34, (), {'input': input, 'out': out}, _e, 1)
-
-_G35 = [_ops.arcsin_]
-def arcsin_(input):
-    try:
-        return _ops.arcsin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin_', _G35, (), {'input': input}, _e, 1)
-
-_G36 = [_ops.arcsinh, _ops.arcsinh_out]
-def arcsinh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arcsinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arcsinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh', _G36, (), {'input': input, 'out': out}, _e, 1)
-
-_G37 = [_ops.arcsinh_]
-def arcsinh_(input):
-    try:
-        return _ops.arcsinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh_', _G37, (), {'input': input}, _e, 1)
-
-_G38 = [_ops.arctan, _ops.arctan_out]
-def arctan(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arctan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arctan.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan', _G38, (), {'input': input, 'out': out}, _e, 1)
-
-_G39 = [_ops.arctan2, _ops.arctan2_out]
-def arctan2(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arctan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.arctan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan2', _G39, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+all = _fn.all  # the function binding serves as the method
+allclose = _fn.allclose  # the function binding serves as the method
+amax = _fn.amax  # the function binding serves as the method
+amin = _fn.amin  # the function binding serves as the method
+aminmax = _fn.aminmax  # the function binding serves as the method
+any = _fn.any  # the function binding serves as the method
+arccos = _fn.arccos  # the function binding serves as the method
+arccos_ = _fn.arccos_  # the function binding serves as the method
+arccosh = _fn.arccosh  # the function binding serves as the method
+arccosh_ = _fn.arccosh_  # the function binding serves as the method
+arcsin = _fn.arcsin  # the function binding serves as the method
+arcsin_ = _fn.arcsin_  # the function binding serves as the method
+arcsinh = _fn.arcsinh  # the function binding serves as the method
+arcsinh_ = _fn.arcsinh_  # the function binding serves as the method
+arctan = _fn.arctan  # the function binding serves as the method
+arctan2 = _fn.arctan2  # the function binding serves as the method
 _G40 = [_ops.arctan2_]
 def arctan2_(input, other):
     try:
@@ -404,134 +124,21 @@ def arctan2_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan2_', _G40, (), {'input': input, 'other': other}, _e, 1)
 
-_G41 = [_ops.arctan_]
-def arctan_(input):
-    try:
-        return _ops.arctan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan_', _G41, (), {'input': input}, _e, 1)
-
-_G42 = [_ops.arctanh, _ops.arctanh_out]
-def arctanh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.arctanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arctanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh', _G42, (), {'input': input, 'out': out}, _e, 1)
-
-_G43 = [_ops.arctanh_]
-def arctanh_(input):
-    try:
-        return _ops.arctanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh_', _G43, (), {'input': input}, _e, 1)
-
-_G44 = [_ops.argmax, _ops.argmax_out]
-def argmax(input, dim=None, keepdim=False, *, out=None):
-    try:
-        if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.argmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.argmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmax', _G44, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G45 = [_ops.argmin, _ops.argmin_out]
-def argmin(input, dim=None, keepdim=False, *, out=None):
-    try:
-        if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.argmin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.argmin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmin', _G45, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G46 = [_ops.argsort]
-def argsort(input, dim=-1, descending=False):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        return _ops.argsort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argsort', _G46, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
-
-_G47 = [_ops.argwhere]
-def argwhere(input):
-    try:
-        return _ops.argwhere.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argwhere', _G47, (), {'input': input}, _e, 1)
-
-_G48 = [_ops.as_strided]
-def as_strided(input, size, stride, storage_offset=None):
-    try:
-        if size is not None: size = _il(size)
-        if stride is not None: stride = _il(stride)
-        if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided', _G48, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
-
-_G49 = [_ops.as_strided_]
-def as_strided_(input, size, stride, storage_offset=None):
-    try:
-        if size is not None: size = _il(size)
-        if stride is not None: stride = _il(stride)
-        if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided_.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided_', _G49, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
-
-_G50 = [_ops.asin, _ops.asin_out]
-def asin(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.asin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.asin.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin', _G50, (), {'input': input, 'out': out}, _e, 1)
-
-_G51 = [_ops.asin_]
-def asin_(input):
-    try:
-        return _ops.asin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin_', _G51, (), {'input': input}, _e, 1)
-
-_G52 = [_ops.asinh, _ops.asinh_out]
-def asinh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.asinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.asinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh', _G52, (), {'input': input, 'out': out}, _e, 1)
-
-_G53 = [_ops.asinh_]
-def asinh_(input):
-    try:
-        return _ops.asinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh_', _G53, (), {'input': input}, _e, 1)
-
-_G54 = [_ops.atan, _ops.atan_out]
-def atan(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.atan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.atan.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan', _G54, (), {'input': input, 'out': out}, _e, 1)
-
-_G55 = [_ops.atan2, _ops.atan2_out]
-def atan2(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.atan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.atan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan2', _G55, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+arctan_ = _fn.arctan_  # the function binding serves as the method
+arctanh = _fn.arctanh  # the function binding serves as the method
+arctanh_ = _fn.arctanh_  # the function binding serves as the method
+argmax = _fn.argmax  # the function binding serves as the method
+argmin = _fn.argmin  # the function binding serves as the method
+argsort = _fn.argsort  # the function binding serves as the method
+argwhere = _fn.argwhere  # the function binding serves as the method
+as_strided = _fn.as_strided  # the function binding serves as the method
+as_strided_ = _fn.as_strided_  # the function binding serves as the method
+asin = _fn.asin  # the function binding serves as the method
+asin_ = _fn.asin_  # the function binding serves as the method
+asinh = _fn.asinh  # the function binding serves as the method
+asinh_ = _fn.asinh_  # the function binding serves as the method
+atan = _fn.atan  # the function binding serves as the method
+atan2 = _fn.atan2  # the function binding serves as the method
 _G56 = [_ops.atan2_]
 def atan2_(input, other):
     try:
@@ -539,40 +146,10 @@ def atan2_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan2_', _G56, (), {'input': input, 'other': other}, _e, 1)
 
-_G57 = [_ops.atan_]
-def atan_(input):
-    try:
-        return _ops.atan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan_', _G57, (), {'input': input}, _e, 1)
-
-_G58 = [_ops.atanh, _ops.atanh_out]
-def atanh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.atanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.atanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh', _G58, (), {'input': input, 'out': out}, _e, 1)
-
-_G59 = [_ops.atanh_]
-def atanh_(input):
-    try:
-        return _ops.atanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh_', _G59, (), {'input': input}, _e, 1)
-
-_G60 = [_ops.baddbmm, _ops.baddbmm_out]
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
-    try:
-        if beta.__class__ not in _NUMS: beta = _sc(beta)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.baddbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
-        return _ops.baddbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('baddbmm', _G60, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
-
+atan_ = _fn.atan_  # the function binding serves as the method
+atanh = _fn.atanh  # the function binding serves as the method
+atanh_ = _fn.atanh_  # the function binding serves as the method
+baddbmm = _fn.baddbmm  # the function binding serves as the method
 _G61 = [_ops.baddbmm_]
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
@@ -663,15 +240,7 @@ def bitwise_left_shift_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift_', _G67, (), {'input': input, 'other': other}, _e, 2)
 
-_G68 = [_ops.bitwise_not, _ops.bitwise_not_out]
-def bitwise_not(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.bitwise_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.bitwise_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_not', _G68, (), {'input': input, 'out': out}, _e, 1)
-
+bitwise_not = _fn.bitwise_not  # the function binding serves as the method
 _G69 = [_ops.bitwise_not_]
 def bitwise_not_(input):
     try:
@@ -763,25 +332,8 @@ def bitwise_xor_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor_', _G75, (), {'input': input, 'other': other}, _e, 2)
 
-_G76 = [_ops.bmm, _ops.bmm_out]
-def bmm(input, mat2, *, out=None):
-    try:
-        if out is not None:
-            return _ops.bmm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
-        return _ops.bmm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bmm', _G76, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
-
-_G77 = [_ops.broadcast_to]
-def broadcast_to(input, *_size, size=None):
-    try:
-        if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
-        elif _size: raise TypeError('size given twice')
-        if size is not None: size = _il(size)
-        return _ops.broadcast_to.table[((input._keys | _st.included) & ~_st.excluded)](input, size)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('broadcast_to', _G77, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
-
+bmm = _fn.bmm  # the function binding serves as the method
+broadcast_to = _fn.broadcast_to  # the function binding serves as the method
 _G78 = [_ops.cauchy_]
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     try:
@@ -789,197 +341,23 @@ def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cauchy_', _G78, (), {'input': input, 'median': median, 'sigma': sigma, 'generator': generator}, _e, 1)
 
-_G79 = [_ops.ceil, _ops.ceil_out]
-def ceil(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.ceil_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.ceil.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil', _G79, (), {'input': input, 'out': out}, _e, 1)
-
-_G80 = [_ops.ceil_]
-def ceil_(input):
-    try:
-        return _ops.ceil_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil_', _G80, (), {'input': input}, _e, 1)
-
-_G81 = [_ops.cholesky, _ops.cholesky_out]
-def cholesky(input, upper=False, *, out=None):
-    try:
-        if out is not None:
-            return _ops.cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
-        return _ops.cholesky.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky', _G81, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
-
-_G82 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
-def cholesky_inverse(input, upper=False, *, out=None):
-    try:
-        if out is not None:
-            return _ops.cholesky_inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
-        return _ops.cholesky_inverse.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_inverse', _G82, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
-
-_G83 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
-def cholesky_solve(input, input2, upper=False, *, out=None):
-    try:
-        if out is not None:
-            return _ops.cholesky_solve_out.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, input2, upper, out)
-        return _ops.cholesky_solve.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | _st.included) & ~_st.excluded)](input, input2, upper)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_solve', _G83, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
-
-_G84 = [_ops.chunk]
-def chunk(input, chunks, dim=0):
-    try:
-        if chunks.__class__ is not int: chunks = _int(chunks)
-        if dim.__class__ is not int: dim = _int(dim)
-        return _ops.chunk.table[((input._keys | _st.included) & ~_st.excluded)](input, chunks, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('chunk', _G84, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
-
-_G85 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
-def clamp(input, min=None, max=None, *, out=None):
-    try:
-        if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
-            if min is not None and min.__class__ not in _NUMS: min = _sc(min)
-            if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None:
-                return _ops.clamp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clamp.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
-        if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            if out is not None:
-                return _ops.clamp_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clamp_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp', _G85, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
-
-_G86 = [_ops.clamp_, _ops.clamp__Tensor]
-def clamp_(input, min=None, max=None):
-    try:
-        if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
-            if min is not None and min.__class__ not in _NUMS: min = _sc(min)
-            if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
-        if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clamp__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_', _G86, (), {'input': input, 'min': min, 'max': max}, _e, 2)
-
-_G87 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
-def clamp_max(input, max, *, out=None):
-    try:
-        if input is not _M and max is not _M and not isinstance(max, _TI):
-            if max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None:
-                return _ops.clamp_max_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, max, out)
-            return _ops.clamp_max.table[((input._keys | _st.included) & ~_st.excluded)](input, max)
-        if input is not _M and max is not _M and isinstance(max, _TI):
-            if out is not None:
-                return _ops.clamp_max_Tensor_out.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, max, out)
-            return _ops.clamp_max_Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max', _G87, (), {'input': input, 'max': max, 'out': out}, _e, 2)
-
-_G88 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
-def clamp_max_(input, max):
-    try:
-        if input is not _M and max is not _M and not isinstance(max, _TI):
-            if max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_max_.table[((input._keys | _st.included) & ~_st.excluded)](input, max)
-        if input is not _M and max is not _M and isinstance(max, _TI):
-            return _ops.clamp_max__Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max_', _G88, (), {'input': input, 'max': max}, _e, 2)
-
-_G89 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
-def clamp_min(input, min, *, out=None):
-    try:
-        if input is not _M and min is not _M and not isinstance(min, _TI):
-            if min.__class__ not in _NUMS: min = _sc(min)
-            if out is not None:
-                return _ops.clamp_min_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, out)
-            return _ops.clamp_min.table[((input._keys | _st.included) & ~_st.excluded)](input, min)
-        if input is not _M and min is not _M and isinstance(min, _TI):
-            if out is not None:
-                return _ops.clamp_min_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, out)
-            return _ops.clamp_min_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min', _G89, (), {'input': input, 'min': min, 'out': out}, _e, 2)
-
-_G90 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
-def clamp_min_(input, min):
-    try:
-        if input is not _M and min is not _M and not isinstance(min, _TI):
-            if min.__class__ not in _NUMS: min = _sc(min)
-            return _ops.clamp_min_.table[((input._keys | _st.included) & ~_st.excluded)](input, min)
-        if input is not _M and min is not _M and isinstance(min, _TI):
-            return _ops.clamp_min__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min_', _G90, (), {'input': input, 'min': min}, _e, 2)
-
-_G91 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
-def clip(input, min=None, max=None, *, out=None):
-    try:
-        if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
-            if min is not None and min.__class__ not in _NUMS: min = _sc(min)
-            if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None:
-                return _ops.clip_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clip.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
-        if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            if out is not None:
-                return _ops.clip_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clip_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip', _G91, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
-
-_G92 = [_ops.clip_, _ops.clip__Tensor]
-def clip_(input, min=None, max=None):
-    try:
-        if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
-            if min is not None and min.__class__ not in _NUMS: min = _sc(min)
-            if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clip_.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
-        if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clip__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip_', _G92, (), {'input': input, 'min': min, 'max': max}, _e, 2)
-
-_G93 = [_ops.clone]
-def clone(input, *, memory_format=None):
-    try:
-        return _ops.clone.table[((input._keys | _st.included) & ~_st.excluded)](input, memory_format)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clone', _G93, (), {'input': input, 'memory_format': memory_format}, _e, 1)
-
-_G94 = [_ops.conj]
-def conj(input):
-    try:
-        return _ops.conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj', _G94, (), {'input': input}, _e, 1)
-
-_G95 = [_ops.conj_physical, _ops.conj_physical_out]
-def conj_physical(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.conj_physical.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj_physical', _G95, (), {'input': input, 'out': out}, _e, 1)
-
+ceil = _fn.ceil  # the function binding serves as the method
+ceil_ = _fn.ceil_  # the function binding serves as the method
+cholesky = _fn.cholesky  # the function binding serves as the method
+cholesky_inverse = _fn.cholesky_inverse  # the function binding serves as the method
+cholesky_solve = _fn.cholesky_solve  # the function binding serves as the method
+chunk = _fn.chunk  # the function binding serves as the method
+clamp = _fn.clamp  # the function binding serves as the method
+clamp_ = _fn.clamp_  # the function binding serves as the method
+clamp_max = _fn.clamp_max  # the function binding serves as the method
+clamp_max_ = _fn.clamp_max_  # the function binding serves as the method
+clamp_min = _fn.clamp_min  # the function binding serves as the method
+clamp_min_ = _fn.clamp_min_  # the function binding serves as the method
+clip = _fn.clip  # the function binding serves as the method
+clip_ = _fn.clip_  # the function binding serves as the method
+clone = _fn.clone  # the function binding serves as the method
+conj = _fn.conj  # the function binding serves as the method
+conj_physical = _fn.conj_physical  # the function binding serves as the method
 _G96 = [_ops.conj_physical_]
 def conj_physical_(input):
     try:
@@ -1001,15 +379,7 @@ def copy_(input, src, non_blocking=False):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copy_', _G98, (), {'input': input, 'src': src, 'non_blocking': non_blocking}, _e, 1)
 
-_G99 = [_ops.copysign_Tensor, _ops.copysign_out]
-def copysign(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copysign', _G99, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+copysign = _fn.copysign  # the function binding serves as the method
 _G100 = [_ops.copysign__Tensor]
 def copysign_(input, other):
     try:
@@ -1017,83 +387,15 @@ def copysign_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copysign_', _G100, (), {'input': input, 'other': other}, _e, 1)
 
-_G101 = [_ops.cos, _ops.cos_out]
-def cos(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.cos.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos', _G101, (), {'input': input, 'out': out}, _e, 1)
-
-_G102 = [_ops.cos_]
-def cos_(input):
-    try:
-        return _ops.cos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos_', _G102, (), {'input': input}, _e, 1)
-
-_G103 = [_ops.cosh, _ops.cosh_out]
-def cosh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.cosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh', _G103, (), {'input': input, 'out': out}, _e, 1)
-
-_G104 = [_ops.cosh_]
-def cosh_(input):
-    try:
-        return _ops.cosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh_', _G104, (), {'input': input}, _e, 1)
-
-_G105 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
-def count_nonzero(*args, **kwargs):
-    return _generic('count_nonzero', _G105, args, kwargs)
-
-_G106 = [_ops.cross, _ops.cross_out]
-def cross(input, other, dim=None, *, out=None):
-    try:
-        if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dim, out)
-        return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cross', _G106, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
-
-_G107 = [_ops.cummax, _ops.cummax_out]
-def cummax(input, dim, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
-        return _ops.cummax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummax', _G107, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
-
-_G108 = [_ops.cummin, _ops.cummin_out]
-def cummin(input, dim, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
-        return _ops.cummin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummin', _G108, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
-
-_G109 = [_ops.cumprod, _ops.cumprod_out]
-def cumprod(input, dim, *, dtype=None, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.cumprod.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumprod', _G109, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
-
+cos = _fn.cos  # the function binding serves as the method
+cos_ = _fn.cos_  # the function binding serves as the method
+cosh = _fn.cosh  # the function binding serves as the method
+cosh_ = _fn.cosh_  # the function binding serves as the method
+count_nonzero = _fn.count_nonzero  # the function binding serves as the method
+cross = _fn.cross  # the function binding serves as the method
+cummax = _fn.cummax  # the function binding serves as the method
+cummin = _fn.cummin  # the function binding serves as the method
+cumprod = _fn.cumprod  # the function binding serves as the method
 _G110 = [_ops.cumprod_]
 def cumprod_(input, dim, *, dtype=None):
     try:
@@ -1103,17 +405,7 @@ def cumprod_(input, dim, *, dtype=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumprod_', _G110, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-_G111 = [_ops.cumsum, _ops.cumsum_out]
-def cumsum(input, dim, *, dtype=None, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.cumsum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumsum', _G111, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
-
+cumsum = _fn.cumsum  # the function binding serves as the method
 _G112 = [_ops.cumsum_]
 def cumsum_(input, dim, *, dtype=None):
     try:
@@ -1123,90 +415,15 @@ def cumsum_(input, dim, *, dtype=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumsum_', _G112, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-_G113 = [_ops.deg2rad, _ops.deg2rad_out]
-def deg2rad(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.deg2rad.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad', _G113, (), {'input': input, 'out': out}, _e, 1)
-
-_G114 = [_ops.deg2rad_]
-def deg2rad_(input):
-    try:
-        return _ops.deg2rad_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad_', _G114, (), {'input': input}, _e, 1)
-
-_G115 = [_ops.det]
-def det(input):
-    try:
-        return _ops.det.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('det', _G115, (), {'input': input}, _e, 1)
-
-_G116 = [_ops.detach]
-def detach(input):
-    try:
-        return _ops.detach.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('detach', _G116, (), {'input': input}, _e, 1)
-
-_G117 = [_ops.diag, _ops.diag_out]
-def diag(input, diagonal=0, *, out=None):
-    try:
-        if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None:
-            return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.diag.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag', _G117, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
-
-_G118 = [_ops.diag_embed]
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    try:
-        if offset.__class__ is not int: offset = _int(offset)
-        if dim1.__class__ is not int: dim1 = _int(dim1)
-        if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diag_embed.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag_embed', _G118, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
-
-_G119 = [_ops.diagflat]
-def diagflat(input, offset=0):
-    try:
-        if offset.__class__ is not int: offset = _int(offset)
-        return _ops.diagflat.table[((input._keys | _st.included) & ~_st.excluded)](input, offset)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagflat', _G119, (), {'input': input, 'offset': offset}, _e, 1)
-
-_G120 = [_ops.diagonal]
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    try:
-        if offset.__class__ is not int: offset = _int(offset)
-        if dim1.__class__ is not int: dim1 = _int(dim1)
-        if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diagonal.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagonal', _G120, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
-
-_G121 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
-def div(input, other, *, rounding_mode=_M, out=None):
-    try:
-        if input is not _M and other is not _M and rounding_mode is _M:
-            if out is not None:
-                return _ops.div_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.div_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M:
-            if rounding_mode is _M: rounding_mode = None
-            if out is not None:
-                return _ops.div_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, rounding_mode, out)
-            return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div', _G121, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
-
+deg2rad = _fn.deg2rad  # the function binding serves as the method
+deg2rad_ = _fn.deg2rad_  # the function binding serves as the method
+det = _fn.det  # the function binding serves as the method
+detach = _fn.detach  # the function binding serves as the method
+diag = _fn.diag  # the function binding serves as the method
+diag_embed = _fn.diag_embed  # the function binding serves as the method
+diagflat = _fn.diagflat  # the function binding serves as the method
+diagonal = _fn.diagonal  # the function binding serves as the method
+div = _fn.div  # the function binding serves as the method
 _G122 = [_ops.div__Tensor, _ops.div__Tensor_mode]
 def div_(input, other, *, rounding_mode=_M):
     try:
@@ -1219,22 +436,7 @@ def div_(input, other, *, rounding_mode=_M):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('div_', _G122, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
-_G123 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
-def divide(input, other, *, rounding_mode=_M, out=None):
-    try:
-        if input is not _M and other is not _M and rounding_mode is _M:
-            if out is not None:
-                return _ops.divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M:
-            if rounding_mode is _M: rounding_mode = None
-            if out is not None:
-                return _ops.divide_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, rounding_mode, out)
-            return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide', _G123, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
-
+divide = _fn.divide  # the function binding serves as the method
 _G124 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
 def divide_(input, other, *, rounding_mode=_M):
     try:
@@ -1247,31 +449,8 @@ def divide_(input, other, *, rounding_mode=_M):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('divide_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
-_G125 = [_ops.dot, _ops.dot_out]
-def dot(input, tensor, *, out=None):
-    try:
-        if out is not None:
-            return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor, out)
-        return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | _st.included) & ~_st.excluded)](input, tensor)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dot', _G125, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
-
-_G126 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
-def eq(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.eq_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.eq_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.eq_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.eq_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq', _G126, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+dot = _fn.dot  # the function binding serves as the method
+eq = _fn.eq  # the function binding serves as the method
 _G127 = [_ops.eq__Tensor, _ops.eq__Scalar]
 def eq_(input, other):
     try:
@@ -1284,54 +463,12 @@ def eq_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eq_', _G127, (), {'input': input, 'other': other}, _e, 2)
 
-_G128 = [_ops.equal]
-def equal(input, other):
-    try:
-        return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('equal', _G128, (), {'input': input, 'other': other}, _e, 1)
-
-_G129 = [_ops.erf, _ops.erf_out]
-def erf(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erf.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf', _G129, (), {'input': input, 'out': out}, _e, 1)
-
-_G130 = [_ops.erf_]
-def erf_(input):
-    try:
-        return _ops.erf_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf_', _G130, (), {'input': input}, _e, 1)
-
-_G131 = [_ops.erfc, _ops.erfc_out]
-def erfc(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erfc.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc', _G131, (), {'input': input, 'out': out}, _e, 1)
-
-_G132 = [_ops.erfc_]
-def erfc_(input):
-    try:
-        return _ops.erfc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc_', _G132, (), {'input': input}, _e, 1)
-
-_G133 = [_ops.erfinv, _ops.erfinv_out]
-def erfinv(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erfinv.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv', _G133, (), {'input': input, 'out': out}, _e, 1)
-
+equal = _fn.equal  # the function binding serves as the method
+erf = _fn.erf  # the function binding serves as the method
+erf_ = _fn.erf_  # the function binding serves as the method
+erfc = _fn.erfc  # the function binding serves as the method
+erfc_ = _fn.erfc_  # the function binding serves as the method
+erfinv = _fn.erfinv  # the function binding serves as the method
 _G134 = [_ops.erfinv_]
 def erfinv_(input):
     try:
@@ -1339,38 +476,10 @@ def erfinv_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfinv_', _G134, (), {'input': input}, _e, 1)
 
-_G135 = [_ops.exp, _ops.exp_out]
-def exp(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp', _G135, (), {'input': input, 'out': out}, _e, 1)
-
-_G136 = [_ops.exp2, _ops.exp2_out]
-def exp2(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.exp2.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2', _G136, (), {'input': input, 'out': out}, _e, 1)
-
-_G137 = [_ops.exp2_]
-def exp2_(input):
-    try:
-        return _ops.exp2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2_', _G137, (), {'input': input}, _e, 1)
-
-_G138 = [_ops.exp_]
-def exp_(input):
-    try:
-        return _ops.exp_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp_', _G138, (), {'input': input}, _e, 1)
-
+exp = _fn.exp  # the function binding serves as the method
+exp2 = _fn.exp2  # the function binding serves as the method
+exp2_ = _fn.exp2_  # the function binding serves as the method
+exp_ = _fn.exp_  # the function binding serves as the method
 _G139 = [_ops.expand]
 def expand(input, *_size, size=None, implicit=False):
     try:
@@ -1388,22 +497,8 @@ def expand_as(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expand_as', _G140, (), {'input': input, 'other': other}, _e, 1)
 
-_G141 = [_ops.expm1, _ops.expm1_out]
-def expm1(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.expm1.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1', _G141, (), {'input': input, 'out': out}, _e, 1)
-
-_G142 = [_ops.expm1_]
-def expm1_(input):
-    try:
-        return _ops.expm1_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1_', _G142, (), {'input': input}, _e, 1)
-
+expm1 = _fn.expm1  # the function binding serves as the method
+expm1_ = _fn.expm1_  # the function binding serves as the method
 _G143 = [_ops.exponential_]
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
@@ -1411,67 +506,13 @@ def exponential_(input, lambd=1.0, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exponential_', _G143, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
 
-_G144 = [_ops.fill__Scalar, _ops.fill__Tensor]
-def fill_(input, value):
-    try:
-        if input is not _M and value is not _M and not isinstance(value, _TI):
-            if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.fill__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, value)
-        if input is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill_', _G144, (), {'input': input, 'value': value}, _e, 2)
-
-_G145 = [_ops.fix, _ops.fix_out]
-def fix(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.fix.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix', _G145, (), {'input': input, 'out': out}, _e, 1)
-
-_G146 = [_ops.fix_]
-def fix_(input):
-    try:
-        return _ops.fix_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix_', _G146, (), {'input': input}, _e, 1)
-
-_G147 = [_ops.flatten_using_ints]
-def flatten(input, start_dim=0, end_dim=-1):
-    try:
-        if start_dim.__class__ is not int: start_dim = _int(start_dim)
-        if end_dim.__class__ is not int: end_dim = _int(end_dim)
-        return _ops.flatten_using_ints.table[((input._keys | _st.included) & ~_st.excluded)](input, start_dim, end_dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flatten', _G147, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
-
-_G148 = [_ops.flip]
-def flip(input, *_dims, dims=None):
-    try:
-        if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
-        elif _dims: raise TypeError('dims given twice')
-        if dims is not None: dims = _il(dims)
-        return _ops.flip.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flip', _G148, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
-
-_G149 = [_ops.fliplr]
-def fliplr(input):
-    try:
-        return _ops.fliplr.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fliplr', _G149, (), {'input': input}, _e, 1)
-
-_G150 = [_ops.flipud]
-def flipud(input):
-    try:
-        return _ops.flipud.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flipud', _G150, (), {'input': input}, _e, 1)
-
+fill_ = _fn.fill_  # the function binding serves as the method
+fix = _fn.fix  # the function binding serves as the method
+fix_ = _fn.fix_  # the function binding serves as the method
+flatten = _fn.flatten  # the function binding serves as the method
+flip = _fn.flip  # the function binding serves as the method
+fliplr = _fn.fliplr  # the function binding serves as the method
+flipud = _fn.flipud  # the function binding serves as the method
 _G151 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
 def float_power(input, exponent, *, out=None):
     try:
@@ -1500,31 +541,9 @@ def float_power_(input, exponent):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power_', _G152, (), {'input': input, 'exponent': exponent}, _e, 2)
 
-_G153 = [_ops.floor, _ops.floor_out]
-def floor(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.floor.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor', _G153, (), {'input': input, 'out': out}, _e, 1)
-
-_G154 = [_ops.floor_]
-def floor_(input):
-    try:
-        return _ops.floor_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_', _G154, (), {'input': input}, _e, 1)
-
-_G155 = [_ops.floor_divide, _ops.floor_divide_out]
-def floor_divide(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide', _G155, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+floor = _fn.floor  # the function binding serves as the method
+floor_ = _fn.floor_  # the function binding serves as the method
+floor_divide = _fn.floor_divide  # the function binding serves as the method
 _G156 = [_ops.floor_divide_]
 def floor_divide_(input, other):
     try:
@@ -1532,33 +551,9 @@ def floor_divide_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_divide_', _G156, (), {'input': input, 'other': other}, _e, 1)
 
-_G157 = [_ops.fmax, _ops.fmax_out]
-def fmax(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmax', _G157, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G158 = [_ops.fmin, _ops.fmin_out]
-def fmin(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmin', _G158, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G159 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
-def fmod(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod', _G159, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+fmax = _fn.fmax  # the function binding serves as the method
+fmin = _fn.fmin  # the function binding serves as the method
+fmod = _fn.fmod  # the function binding serves as the method
 _G160 = [_ops.fmod__Tensor]
 def fmod_(input, other):
     try:
@@ -1566,48 +561,10 @@ def fmod_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod_', _G160, (), {'input': input, 'other': other}, _e, 1)
 
-_G161 = [_ops.frac, _ops.frac_out]
-def frac(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.frac.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac', _G161, (), {'input': input, 'out': out}, _e, 1)
-
-_G162 = [_ops.frac_]
-def frac_(input):
-    try:
-        return _ops.frac_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac_', _G162, (), {'input': input}, _e, 1)
-
-_G163 = [_ops.gather, _ops.gather_out]
-def gather(input, dim, index, *, sparse_grad=False, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad, out)
-        return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gather', _G163, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
-
-_G164 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
-def ge(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.ge_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ge_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.ge_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ge_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge', _G164, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+frac = _fn.frac  # the function binding serves as the method
+frac_ = _fn.frac_  # the function binding serves as the method
+gather = _fn.gather  # the function binding serves as the method
+ge = _fn.ge  # the function binding serves as the method
 _G165 = [_ops.ge__Tensor, _ops.ge__Scalar]
 def ge_(input, other):
     try:
@@ -1627,31 +584,8 @@ def geometric_(input, p, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('geometric_', _G166, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
 
-_G167 = [_ops.ger, _ops.ger_out]
-def ger(input, vec2, *, out=None):
-    try:
-        if out is not None:
-            return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
-        return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ger', _G167, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
-
-_G168 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
-def greater(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.greater_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.greater_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater', _G168, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+ger = _fn.ger  # the function binding serves as the method
+greater = _fn.greater  # the function binding serves as the method
 _G169 = [_ops.greater__Tensor, _ops.greater__Scalar]
 def greater_(input, other):
     try:
@@ -1664,22 +598,7 @@ def greater_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_', _G169, (), {'input': input, 'other': other}, _e, 2)
 
-_G170 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
-def greater_equal(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.greater_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.greater_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+greater_equal = _fn.greater_equal  # the function binding serves as the method
 _G171 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
 def greater_equal_(input, other):
     try:
@@ -1692,22 +611,7 @@ def greater_equal_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_equal_', _G171, (), {'input': input, 'other': other}, _e, 2)
 
-_G172 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
-def gt(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.gt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.gt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.gt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.gt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+gt = _fn.gt  # the function binding serves as the method
 _G173 = [_ops.gt__Tensor, _ops.gt__Scalar]
 def gt_(input, other):
     try:
@@ -1720,25 +624,8 @@ def gt_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gt_', _G173, (), {'input': input, 'other': other}, _e, 2)
 
-_G174 = [_ops.hardshrink, _ops.hardshrink_out]
-def hardshrink(input, lambd=0.5, *, out=None):
-    try:
-        if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
-        if out is not None:
-            return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, lambd, out)
-        return _ops.hardshrink.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hardshrink', _G174, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
-
-_G175 = [_ops.hypot, _ops.hypot_out]
-def hypot(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot', _G175, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+hardshrink = _fn.hardshrink  # the function binding serves as the method
+hypot = _fn.hypot  # the function binding serves as the method
 _G176 = [_ops.hypot_]
 def hypot_(input, other):
     try:
@@ -1746,17 +633,7 @@ def hypot_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hypot_', _G176, (), {'input': input, 'other': other}, _e, 1)
 
-_G177 = [_ops.index_add, _ops.index_add_out]
-def index_add(input, dim, index, source, *, alpha=1, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha, out)
-        return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add', _G177, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
-
+index_add = _fn.index_add  # the function binding serves as the method
 _G178 = [_ops.index_add_]
 def index_add_(input, dim, index, source, *, alpha=1):
     try:
@@ -1766,16 +643,7 @@ def index_add_(input, dim, index, source, *, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_add_', _G178, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
 
-_G179 = [_ops.index_copy, _ops.index_copy_out]
-def index_copy(input, dim, index, source, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, out)
-        return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy', _G179, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
-
+index_copy = _fn.index_copy  # the function binding serves as the method
 _G180 = [_ops.index_copy_]
 def index_copy_(input, dim, index, source):
     try:
@@ -1784,24 +652,7 @@ def index_copy_(input, dim, index, source):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_copy_', _G180, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
 
-_G181 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
-def index_fill(input, dim, index, value, *, out=None):
-    try:
-        if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
-            if dim.__class__ is not int: dim = _int(dim)
-            if out is not None:
-                return _ops.index_fill_int_Tensor_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, value, out)
-            return _ops.index_fill_int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, dim, index, value)
-        if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
-            if dim.__class__ is not int: dim = _int(dim)
-            if value.__class__ not in _NUMS: value = _sc(value)
-            if out is not None:
-                return _ops.index_fill_int_Scalar_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, value, out)
-            return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill', _G181, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
-
+index_fill = _fn.index_fill  # the function binding serves as the method
 _G182 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
 def index_fill_(input, dim, index, value):
     try:
@@ -1816,34 +667,9 @@ def index_fill_(input, dim, index, value):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_fill_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
 
-_G183 = [_ops.index_put, _ops.index_put_out]
-def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
-    try:
-        if indices.__class__ is not list: indices = _tl(indices)
-        if out is not None:
-            return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate, out)
-        return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put', _G183, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
-
-_G184 = [_ops.index_put_]
-def index_put_(input, indices=None, values=_M, accumulate=False):
-    try:
-        if indices.__class__ is not list: indices = _tl(indices)
-        return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put_', _G184, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
-
-_G185 = [_ops.index_reduce, _ops.index_reduce_out]
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self, out)
-        return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce', _G185, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
-
+index_put = _fn.index_put  # the function binding serves as the method
+index_put_ = _fn.index_put_  # the function binding serves as the method
+index_reduce = _fn.index_reduce  # the function binding serves as the method
 _G186 = [_ops.index_reduce_]
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     try:
@@ -1852,123 +678,19 @@ def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_reduce_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
-_G187 = [_ops.index_select, _ops.index_select_out]
-def index_select(input, dim, index, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, out)
-        return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_select', _G187, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
-
-_G188 = [_ops.inner, _ops.inner_out]
-def inner(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inner', _G188, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G189 = [_ops.inverse, _ops.inverse_out]
-def inverse(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.inverse.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inverse', _G189, (), {'input': input, 'out': out}, _e, 1)
-
-_G190 = [_ops.isclose]
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    try:
-        return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isclose', _G190, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
-
-_G191 = [_ops.isfinite]
-def isfinite(input):
-    try:
-        return _ops.isfinite.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isfinite', _G191, (), {'input': input}, _e, 1)
-
-_G192 = [_ops.isinf]
-def isinf(input):
-    try:
-        return _ops.isinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isinf', _G192, (), {'input': input}, _e, 1)
-
-_G193 = [_ops.isnan]
-def isnan(input):
-    try:
-        return _ops.isnan.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isnan', _G193, (), {'input': input}, _e, 1)
-
-_G194 = [_ops.isneginf, _ops.isneginf_out]
-def isneginf(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.isneginf.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isneginf', _G194, (), {'input': input, 'out': out}, _e, 1)
-
-_G195 = [_ops.isposinf, _ops.isposinf_out]
-def isposinf(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.isposinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isposinf', _G195, (), {'input': input, 'out': out}, _e, 1)
-
-_G196 = [_ops.isreal]
-def isreal(input):
-    try:
-        return _ops.isreal.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isreal', _G196, (), {'input': input}, _e, 1)
-
-_G197 = [_ops.kron, _ops.kron_out]
-def kron(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kron', _G197, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G198 = [_ops.kthvalue, _ops.kthvalue_values]
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
-    try:
-        if k.__class__ is not int: k = _int(k)
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, keepdim, *out)
-        return _ops.kthvalue.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kthvalue', _G198, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G199 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
-def le(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.le_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.le_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.le_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.le_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le', _G199, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+index_select = _fn.index_select  # the function binding serves as the method
+inner = _fn.inner  # the function binding serves as the method
+inverse = _fn.inverse  # the function binding serves as the method
+isclose = _fn.isclose  # the function binding serves as the method
+isfinite = _fn.isfinite  # the function binding serves as the method
+isinf = _fn.isinf  # the function binding serves as the method
+isnan = _fn.isnan  # the function binding serves as the method
+isneginf = _fn.isneginf  # the function binding serves as the method
+isposinf = _fn.isposinf  # the function binding serves as the method
+isreal = _fn.isreal  # the function binding serves as the method
+kron = _fn.kron  # the function binding serves as the method
+kthvalue = _fn.kthvalue  # the function binding serves as the method
+le = _fn.le  # the function binding serves as the method
 _G200 = [_ops.le__Tensor, _ops.le__Scalar]
 def le_(input, other):
     try:
@@ -1981,22 +703,7 @@ def le_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('le_', _G200, (), {'input': input, 'other': other}, _e, 2)
 
-_G201 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
-def lerp(input, end, weight, *, out=None):
-    try:
-        if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
-            if weight.__class__ not in _NUMS: weight = _sc(weight)
-            if out is not None:
-                return _ops.lerp_Scalar_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, end, weight, out)
-            return _ops.lerp_Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](input, end, weight)
-        if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
-            if out is not None:
-                return _ops.lerp_Tensor_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, end, weight, out)
-            return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp', _G201, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
-
+lerp = _fn.lerp  # the function binding serves as the method
 _G202 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
 def lerp_(input, end, weight):
     try:
@@ -2009,22 +716,7 @@ def lerp_(input, end, weight):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lerp_', _G202, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
 
-_G203 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
-def less(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.less_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.less_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less', _G203, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+less = _fn.less  # the function binding serves as the method
 _G204 = [_ops.less__Tensor, _ops.less__Scalar]
 def less_(input, other):
     try:
@@ -2037,22 +729,7 @@ def less_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_', _G204, (), {'input': input, 'other': other}, _e, 2)
 
-_G205 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
-def less_equal(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.less_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.less_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal', _G205, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+less_equal = _fn.less_equal  # the function binding serves as the method
 _G206 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
 def less_equal_(input, other):
     try:
@@ -2065,70 +742,14 @@ def less_equal_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_equal_', _G206, (), {'input': input, 'other': other}, _e, 2)
 
-_G207 = [_ops.log, _ops.log_out]
-def log(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log', _G207, (), {'input': input, 'out': out}, _e, 1)
-
-_G208 = [_ops.log10, _ops.log10_out]
-def log10(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log10.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10', _G208, (), {'input': input, 'out': out}, _e, 1)
-
-_G209 = [_ops.log10_]
-def log10_(input):
-    try:
-        return _ops.log10_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10_', _G209, (), {'input': input}, _e, 1)
-
-_G210 = [_ops.log1p, _ops.log1p_out]
-def log1p(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log1p.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p', _G210, (), {'input': input, 'out': out}, _e, 1)
-
-_G211 = [_ops.log1p_]
-def log1p_(input):
-    try:
-        return _ops.log1p_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p_', _G211, (), {'input': input}, _e, 1)
-
-_G212 = [_ops.log2, _ops.log2_out]
-def log2(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log2.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2', _G212, (), {'input': input, 'out': out}, _e, 1)
-
-_G213 = [_ops.log2_]
-def log2_(input):
-    try:
-        return _ops.log2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2_', _G213, (), {'input': input}, _e, 1)
-
-_G214 = [_ops.log_]
-def log_(input):
-    try:
-        return _ops.log_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_', _G214, (), {'input': input}, _e, 1)
-
+log = _fn.log  # the function binding serves as the method
+log10 = _fn.log10  # the function binding serves as the method
+log10_ = _fn.log10_  # the function binding serves as the method
+log1p = _fn.log1p  # the function binding serves as the method
+log1p_ = _fn.log1p_  # the function binding serves as the method
+log2 = _fn.log2  # the function binding serves as the method
+log2_ = _fn.log2_  # the function binding serves as the method
+log_ = _fn.log_  # the function binding serves as the method
 _G215 = [_ops.log_normal_]
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
@@ -2136,43 +757,10 @@ def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_normal_', _G215, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
-_G216 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
-def log_softmax(input, dim, dtype=None, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.log_softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_softmax', _G216, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
-
-_G217 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
-def logcumsumexp(input, dim, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, out)
-        return _ops.logcumsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logcumsumexp', _G217, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
-
-_G218 = [_ops.logdet]
-def logdet(input):
-    try:
-        return _ops.logdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logdet', _G218, (), {'input': input}, _e, 1)
-
-_G219 = [_ops.logical_and, _ops.logical_and_out]
-def logical_and(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and', _G219, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+log_softmax = _fn.log_softmax  # the function binding serves as the method
+logcumsumexp = _fn.logcumsumexp  # the function binding serves as the method
+logdet = _fn.logdet  # the function binding serves as the method
+logical_and = _fn.logical_and  # the function binding serves as the method
 _G220 = [_ops.logical_and_]
 def logical_and_(input, other):
     try:
@@ -2180,15 +768,7 @@ def logical_and_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_and_', _G220, (), {'input': input, 'other': other}, _e, 1)
 
-_G221 = [_ops.logical_not, _ops.logical_not_out]
-def logical_not(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.logical_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not', _G221, (), {'input': input, 'out': out}, _e, 1)
-
+logical_not = _fn.logical_not  # the function binding serves as the method
 _G222 = [_ops.logical_not_]
 def logical_not_(input):
     try:
@@ -2196,15 +776,7 @@ def logical_not_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_not_', _G222, (), {'input': input}, _e, 1)
 
-_G223 = [_ops.logical_or, _ops.logical_or_out]
-def logical_or(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or', _G223, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+logical_or = _fn.logical_or  # the function binding serves as the method
 _G224 = [_ops.logical_or_]
 def logical_or_(input, other):
     try:
@@ -2212,15 +784,7 @@ def logical_or_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_or_', _G224, (), {'input': input, 'other': other}, _e, 1)
 
-_G225 = [_ops.logical_xor, _ops.logical_xor_out]
-def logical_xor(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor', _G225, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+logical_xor = _fn.logical_xor  # the function binding serves as the method
 _G226 = [_ops.logical_xor_]
 def logical_xor_(input, other):
     try:
@@ -2228,48 +792,10 @@ def logical_xor_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_xor_', _G226, (), {'input': input, 'other': other}, _e, 1)
 
-_G227 = [_ops.logit, _ops.logit_out]
-def logit(input, eps=None, *, out=None):
-    try:
-        if out is not None:
-            return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, eps, out)
-        return _ops.logit.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit', _G227, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
-
-_G228 = [_ops.logit_]
-def logit_(input, eps=None):
-    try:
-        return _ops.logit_.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit_', _G228, (), {'input': input, 'eps': eps}, _e, 1)
-
-_G229 = [_ops.logsumexp, _ops.logsumexp_out]
-def logsumexp(input, dim, keepdim=False, *, out=None):
-    try:
-        if dim is not None: dim = _il(dim, 1)
-        if out is not None:
-            return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.logsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logsumexp', _G229, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G230 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
-def lt(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.lt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.lt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.lt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.lt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt', _G230, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+logit = _fn.logit  # the function binding serves as the method
+logit_ = _fn.logit_  # the function binding serves as the method
+logsumexp = _fn.logsumexp  # the function binding serves as the method
+lt = _fn.lt  # the function binding serves as the method
 _G231 = [_ops.lt__Tensor, _ops.lt__Scalar]
 def lt_(input, other):
     try:
@@ -2282,18 +808,7 @@ def lt_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lt_', _G231, (), {'input': input, 'other': other}, _e, 2)
 
-_G232 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
-def masked_fill(input, mask, value):
-    try:
-        if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
-            if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.masked_fill_Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask, value)
-        if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill', _G232, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
-
+masked_fill = _fn.masked_fill  # the function binding serves as the method
 _G233 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
 def masked_fill_(input, mask, value):
     try:
@@ -2306,15 +821,7 @@ def masked_fill_(input, mask, value):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_fill_', _G233, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
-_G234 = [_ops.masked_scatter, _ops.masked_scatter_out]
-def masked_scatter(input, mask, source, *, out=None):
-    try:
-        if out is not None:
-            return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, source, out)
-        return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter', _G234, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
-
+masked_scatter = _fn.masked_scatter  # the function binding serves as the method
 _G235 = [_ops.masked_scatter_]
 def masked_scatter_(input, mask, source):
     try:
@@ -2322,171 +829,22 @@ def masked_scatter_(input, mask, source):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_scatter_', _G235, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
 
-_G236 = [_ops.masked_select, _ops.masked_select_out]
-def masked_select(input, mask, *, out=None):
-    try:
-        if out is not None:
-            return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, out)
-        return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_select', _G236, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
-
-_G237 = [_ops.matmul, _ops.matmul_out]
-def matmul(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matmul', _G237, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G238 = [_ops.matrix_exp]
-def matrix_exp(input):
-    try:
-        return _ops.matrix_exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_exp', _G238, (), {'input': input}, _e, 1)
-
-_G239 = [_ops.matrix_power, _ops.matrix_power_out]
-def matrix_power(input, n, *, out=None):
-    try:
-        if n.__class__ is not int: n = _int(n)
-        if out is not None:
-            return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, n, out)
-        return _ops.matrix_power.table[((input._keys | _st.included) & ~_st.excluded)](input, n)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_power', _G239, (), {'input': input, 'n': n, 'out': out}, _e, 1)
-
-_G240 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
-def max(*args, **kwargs):
-    return _generic('max', _G240, args, kwargs)
-
-_G241 = [_ops.maximum, _ops.maximum_out]
-def maximum(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('maximum', _G241, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G242 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
-def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.mean_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.mean.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
-        if input is not _M:
-            if dim is _M: dim = None
-            if keepdim is _M: keepdim = False
-            if dim is not None: dim = _il(dim, 1)
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.mean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.mean_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mean', _G242, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
-
-_G243 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
-def median(input, dim=_M, keepdim=_M, *, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if out is not None:
-                return _ops.median_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.median.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and dim is not _M:
-            if keepdim is _M: keepdim = False
-            if dim.__class__ is not int: dim = _int(dim)
-            if out is not None:
-                return _ops.median_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-            return _ops.median_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('median', _G243, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
-
-_G244 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
-def min(*args, **kwargs):
-    return _generic('min', _G244, args, kwargs)
-
-_G245 = [_ops.minimum, _ops.minimum_out]
-def minimum(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('minimum', _G245, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
-_G246 = [_ops.mm, _ops.mm_out]
-def mm(input, mat2, *, out=None):
-    try:
-        if out is not None:
-            return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
-        return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mm', _G246, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
-
-_G247 = [_ops.mode, _ops.mode_values]
-def mode(input, dim=-1, keepdim=False, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-        return _ops.mode.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mode', _G247, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
-
-_G248 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
-def moveaxis(input, source, destination):
-    try:
-        if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
-            if source is not None: source = _il(source)
-            if destination is not None: destination = _il(destination)
-            return _ops.moveaxis_intlist.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
-        if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
-            if source.__class__ is not int: source = _int(source)
-            if destination.__class__ is not int: destination = _int(destination)
-            return _ops.moveaxis_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('moveaxis', _G248, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
-
-_G249 = [_ops.movedim_intlist, _ops.movedim_int]
-def movedim(input, source, destination):
-    try:
-        if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
-            if source is not None: source = _il(source)
-            if destination is not None: destination = _il(destination)
-            return _ops.movedim_intlist.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
-        if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
-            if source.__class__ is not int: source = _int(source)
-            if destination.__class__ is not int: destination = _int(destination)
-            return _ops.movedim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('movedim', _G249, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
-
-_G250 = [_ops.msort, _ops.msort_out]
-def msort(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.msort.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('msort', _G250, (), {'input': input, 'out': out}, _e, 1)
-
-_G251 = [_ops.mul_Tensor, _ops.mul_out]
-def mul(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul', _G251, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+masked_select = _fn.masked_select  # the function binding serves as the method
+matmul = _fn.matmul  # the function binding serves as the method
+matrix_exp = _fn.matrix_exp  # the function binding serves as the method
+matrix_power = _fn.matrix_power  # the function binding serves as the method
+max = _fn.max  # the function binding serves as the method
+maximum = _fn.maximum  # the function binding serves as the method
+mean = _fn.mean  # the function binding serves as the method
+median = _fn.median  # the function binding serves as the method
+min = _fn.min  # the function binding serves as the method
+minimum = _fn.minimum  # the function binding serves as the method
+mm = _fn.mm  # the function binding serves as the method
+mode = _fn.mode  # the function binding serves as the method
+moveaxis = _fn.moveaxis  # the function binding serves as the method
+movedim = _fn.movedim  # the function binding serves as the method
+msort = _fn.msort  # the function binding serves as the method
+mul = _fn.mul  # the function binding serves as the method
 _G252 = [_ops.mul__Tensor]
 def mul_(input, other):
     try:
@@ -2494,25 +852,8 @@ def mul_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mul_', _G252, (), {'input': input, 'other': other}, _e, 1)
 
-_G253 = [_ops.multinomial, _ops.multinomial_out]
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    try:
-        if num_samples.__class__ is not int: num_samples = _int(num_samples)
-        if out is not None:
-            return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator, out)
-        return _ops.multinomial.table[((input._keys | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multinomial', _G253, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
-
-_G254 = [_ops.multiply_Tensor, _ops.multiply_out]
-def multiply(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply', _G254, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+multinomial = _fn.multinomial  # the function binding serves as the method
+multiply = _fn.multiply  # the function binding serves as the method
 _G255 = [_ops.multiply__Tensor]
 def multiply_(input, other):
     try:
@@ -2520,96 +861,14 @@ def multiply_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multiply_', _G255, (), {'input': input, 'other': other}, _e, 1)
 
-_G256 = [_ops.mv, _ops.mv_out]
-def mv(input, vec, *, out=None):
-    try:
-        if out is not None:
-            return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec, out)
-        return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, vec)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mv', _G256, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
-
-_G257 = [_ops.nan_to_num, _ops.nan_to_num_out]
-def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
-    try:
-        if out is not None:
-            return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, nan, posinf, neginf, out)
-        return _ops.nan_to_num.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num', _G257, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
-
-_G258 = [_ops.nan_to_num_]
-def nan_to_num_(input, nan=None, posinf=None, neginf=None):
-    try:
-        return _ops.nan_to_num_.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num_', _G258, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
-
-_G259 = [_ops.nanmean, _ops.nanmean_out]
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    try:
-        if dim is not None: dim = _il(dim, 1)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-        return _ops.nanmean.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmean', _G259, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
-
-_G260 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
-def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if out is not None:
-                return _ops.nanmedian_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.nanmedian.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and dim is not _M:
-            if keepdim is _M: keepdim = False
-            if dim.__class__ is not int: dim = _int(dim)
-            if out is not None:
-                return _ops.nanmedian_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-            return _ops.nanmedian_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmedian', _G260, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
-
-_G261 = [_ops.nansum, _ops.nansum_out]
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    try:
-        if dim is not None: dim = _il(dim, 1)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-        return _ops.nansum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nansum', _G261, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
-
-_G262 = [_ops.narrow]
-def narrow(input, dim, start, length):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if start.__class__ is not int: start = _int(start)
-        if length.__class__ is not int: length = _int(length)
-        return _ops.narrow.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, start, length)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('narrow', _G262, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
-
-_G263 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
-def ne(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.ne_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ne_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.ne_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ne_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne', _G263, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+mv = _fn.mv  # the function binding serves as the method
+nan_to_num = _fn.nan_to_num  # the function binding serves as the method
+nan_to_num_ = _fn.nan_to_num_  # the function binding serves as the method
+nanmean = _fn.nanmean  # the function binding serves as the method
+nanmedian = _fn.nanmedian  # the function binding serves as the method
+nansum = _fn.nansum  # the function binding serves as the method
+narrow = _fn.narrow  # the function binding serves as the method
+ne = _fn.ne  # the function binding serves as the method
 _G264 = [_ops.ne__Tensor, _ops.ne__Scalar]
 def ne_(input, other):
     try:
@@ -2622,38 +881,10 @@ def ne_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ne_', _G264, (), {'input': input, 'other': other}, _e, 2)
 
-_G265 = [_ops.neg, _ops.neg_out]
-def neg(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg', _G265, (), {'input': input, 'out': out}, _e, 1)
-
-_G266 = [_ops.neg_]
-def neg_(input):
-    try:
-        return _ops.neg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg_', _G266, (), {'input': input}, _e, 1)
-
-_G267 = [_ops.negative, _ops.negative_out]
-def negative(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.negative.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative', _G267, (), {'input': input, 'out': out}, _e, 1)
-
-_G268 = [_ops.negative_]
-def negative_(input):
-    try:
-        return _ops.negative_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative_', _G268, (), {'input': input}, _e, 1)
-
+neg = _fn.neg  # the function binding serves as the method
+neg_ = _fn.neg_  # the function binding serves as the method
+negative = _fn.negative  # the function binding serves as the method
+negative_ = _fn.negative_  # the function binding serves as the method
 _G269 = [_ops.new_empty]
 def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -2712,62 +943,9 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_zeros', _G273, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G274 = [_ops.nonzero, _ops.nonzero_out]
-def nonzero(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.nonzero.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero', _G274, (), {'input': input, 'out': out}, _e, 1)
-
-_G275 = [_ops.nonzero_static, _ops.nonzero_static_out]
-def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
-    try:
-        if size.__class__ is not int: size = _int(size)
-        if fill_value.__class__ is not int: fill_value = _int(fill_value)
-        if out is not None:
-            return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, size, fill_value, out)
-        return _ops.nonzero_static.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero_static', _G275, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
-
-_G276 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
-def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M and dtype is _M:
-            if p is _M: p = 2
-            if p.__class__ not in _NUMS: p = _sc(p)
-            if out is not None:
-                return _ops.norm_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, out)
-            return _ops.norm_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, p)
-        if input is not _M and dim is not _M and dtype is _M:
-            if p is _M: p = None
-            if keepdim is _M: keepdim = False
-            if p is not None and p.__class__ not in _NUMS: p = _sc(p)
-            if dim is not None: dim = _il(dim, 1)
-            if out is not None:
-                return _ops.norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dim, keepdim, out)
-            return _ops.norm_ScalarOpt_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dim, keepdim)
-        if input is not _M and dim is not _M and keepdim is not _M and dtype is not _M:
-            if p is _M: p = None
-            if p is not None and p.__class__ not in _NUMS: p = _sc(p)
-            if dim is not None: dim = _il(dim, 1)
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.norm_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dim, keepdim, dtype, out)
-            return _ops.norm_ScalarOpt_dim_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dim, keepdim, dtype)
-        if input is not _M and dim is _M and keepdim is _M and dtype is not _M:
-            if p is _M: p = None
-            if p is not None and p.__class__ not in _NUMS: p = _sc(p)
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.norm_ScalarOpt_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dtype, out)
-            return _ops.norm_ScalarOpt_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dtype)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('norm', _G276, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
-
+nonzero = _fn.nonzero  # the function binding serves as the method
+nonzero_static = _fn.nonzero_static  # the function binding serves as the method
+norm = _fn.norm  # the function binding serves as the method
 _G277 = [_ops.normal_]
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
@@ -2775,22 +953,7 @@ def normal_(input, mean=0.0, std=1.0, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('normal_', _G277, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
-_G278 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
-def not_equal(input, other, *, out=None):
-    try:
-        if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None:
-                return _ops.not_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.not_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-        if input is not _M and other is not _M and not isinstance(other, _TI):
-            if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None:
-                return _ops.not_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.not_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal', _G278, (), {'input': input, 'other': other, 'out': out}, _e, 2)
-
+not_equal = _fn.not_equal  # the function binding serves as the method
 _G279 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
 def not_equal_(input, other):
     try:
@@ -2803,32 +966,9 @@ def not_equal_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('not_equal_', _G279, (), {'input': input, 'other': other}, _e, 2)
 
-_G280 = [_ops.outer, _ops.outer_out]
-def outer(input, vec2, *, out=None):
-    try:
-        if out is not None:
-            return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
-        return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('outer', _G280, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
-
-_G281 = [_ops.permute]
-def permute(input, *_dims, dims=None):
-    try:
-        if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
-        elif _dims: raise TypeError('dims given twice')
-        if dims is not None: dims = _il(dims)
-        return _ops.permute.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('permute', _G281, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
-
-_G282 = [_ops.pinverse]
-def pinverse(input, rcond=1e-15):
-    try:
-        return _ops.pinverse.table[((input._keys | _st.included) & ~_st.excluded)](input, rcond)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pinverse', _G282, (), {'input': input, 'rcond': rcond}, _e, 1)
-
+outer = _fn.outer  # the function binding serves as the method
+permute = _fn.permute  # the function binding serves as the method
+pinverse = _fn.pinverse  # the function binding serves as the method
 _G283 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
 def pow(input, exponent, *, out=None):
     try:
@@ -2857,41 +997,9 @@ def pow_(input, exponent):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow_', _G284, (), {'input': input, 'exponent': exponent}, _e, 2)
 
-_G285 = [_ops.prelu]
-def prelu(input, weight):
-    try:
-        return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, weight)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prelu', _G285, (), {'input': input, 'weight': weight}, _e, 1)
-
-_G286 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
-def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.prod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.prod.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
-        if input is not _M and dim is not _M:
-            if keepdim is _M: keepdim = False
-            if dim.__class__ is not int: dim = _int(dim)
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.prod_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.prod_dim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prod', _G286, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
-
-_G287 = [_ops.put, _ops.put_out]
-def put(input, index, source, accumulate=False, *, out=None):
-    try:
-        if out is not None:
-            return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, source, accumulate, out)
-        return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put', _G287, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
-
+prelu = _fn.prelu  # the function binding serves as the method
+prod = _fn.prod  # the function binding serves as the method
+put = _fn.put  # the function binding serves as the method
 _G288 = [_ops.put_]
 def put_(input, index, source, accumulate=False):
     try:
@@ -2899,81 +1007,19 @@ def put_(input, index, source, accumulate=False):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('put_', _G288, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
 
-_G289 = [_ops.qr, _ops.qr_Q]
-def qr(input, some=True, *, out=None):
-    try:
-        if out is not None:
-            return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, some, *out)
-        return _ops.qr.table[((input._keys | _st.included) & ~_st.excluded)](input, some)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('qr', _G289, (), {'input': input, 'some': some, 'out': out}, _e, 1)
-
-_G290 = [_ops.rad2deg, _ops.rad2deg_out]
-def rad2deg(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.rad2deg.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg', _G290, (), {'input': input, 'out': out}, _e, 1)
-
-_G291 = [_ops.rad2deg_]
-def rad2deg_(input):
-    try:
-        return _ops.rad2deg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg_', _G291, (), {'input': input}, _e, 1)
-
+qr = _fn.qr  # the function binding serves as the method
+rad2deg = _fn.rad2deg  # the function binding serves as the method
+rad2deg_ = _fn.rad2deg_  # the function binding serves as the method
 _G292 = [_ops.random_, _ops.random__to, _ops.random__from]
 def random_(*args, **kwargs):
     return _generic('random_', _G292, args, kwargs)
 
-_G293 = [_ops.ravel]
-def ravel(input):
-    try:
-        return _ops.ravel.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ravel', _G293, (), {'input': input}, _e, 1)
-
-_G294 = [_ops.reciprocal, _ops.reciprocal_out]
-def reciprocal(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.reciprocal.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal', _G294, (), {'input': input, 'out': out}, _e, 1)
-
-_G295 = [_ops.reciprocal_]
-def reciprocal_(input):
-    try:
-        return _ops.reciprocal_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal_', _G295, (), {'input': input}, _e, 1)
-
-_G296 = [_ops.relu]
-def relu(input):
-    try:
-        return _ops.relu.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu', _G296, (), {'input': input}, _e, 1)
-
-_G297 = [_ops.relu_]
-def relu_(input):
-    try:
-        return _ops.relu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu_', _G297, (), {'input': input}, _e, 1)
-
-_G298 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
-def remainder(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder', _G298, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+ravel = _fn.ravel  # the function binding serves as the method
+reciprocal = _fn.reciprocal  # the function binding serves as the method
+reciprocal_ = _fn.reciprocal_  # the function binding serves as the method
+relu = _fn.relu  # the function binding serves as the method
+relu_ = _fn.relu_  # the function binding serves as the method
+remainder = _fn.remainder  # the function binding serves as the method
 _G299 = [_ops.remainder__Tensor]
 def remainder_(input, other):
     try:
@@ -2991,16 +1037,7 @@ def repeat(input, *_repeats, repeats=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('repeat', _G300, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
 
-_G301 = [_ops.reshape]
-def reshape(input, *_shape, shape=None):
-    try:
-        if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
-        elif _shape: raise TypeError('shape given twice')
-        if shape is not None: shape = _il(shape)
-        return _ops.reshape.table[((input._keys | _st.included) & ~_st.excluded)](input, shape)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape', _G301, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
-
+reshape = _fn.reshape  # the function binding serves as the method
 _G302 = [_ops.reshape_as]
 def reshape_as(input, other):
     try:
@@ -3018,110 +1055,21 @@ def resize_(input, *_size, size=None, memory_format=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resize_', _G303, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
 
-_G304 = [_ops.resolve_conj]
-def resolve_conj(input):
-    try:
-        return _ops.resolve_conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_conj', _G304, (), {'input': input}, _e, 1)
-
-_G305 = [_ops.resolve_neg]
-def resolve_neg(input):
-    try:
-        return _ops.resolve_neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_neg', _G305, (), {'input': input}, _e, 1)
-
-_G306 = [_ops.roll]
-def roll(input, shifts, dims=()):
-    try:
-        if shifts is not None: shifts = _il(shifts, 1)
-        dims = _il(dims, 1)
-        return _ops.roll.table[((input._keys | _st.included) & ~_st.excluded)](input, shifts, dims)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('roll', _G306, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
-
-_G307 = [_ops.rot90]
-def rot90(input, k=1, dims=(0, 1)):
-    try:
-        if k.__class__ is not int: k = _int(k)
-        dims = _il(dims)
-        return _ops.rot90.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dims)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rot90', _G307, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
-
-_G308 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
-def round(input, *, decimals=_M, out=None):
-    try:
-        if input is not _M and decimals is _M:
-            if out is not None:
-                return _ops.round_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.round.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and decimals is not _M:
-            if decimals.__class__ is not int: decimals = _int(decimals)
-            if out is not None:
-                return _ops.round_decimals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, decimals, out)
-            return _ops.round_decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round', _G308, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
-
-_G309 = [_ops.round_, _ops.round__decimals]
-def round_(input, *, decimals=_M):
-    try:
-        if input is not _M and decimals is _M:
-            return _ops.round_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-        if input is not _M and decimals is not _M:
-            if decimals.__class__ is not int: decimals = _int(decimals)
-            return _ops.round__decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round_', _G309, (), {'input': input, 'decimals': decimals}, _e, 2)
-
-_G310 = [_ops.rsqrt, _ops.rsqrt_out]
-def rsqrt(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.rsqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt', _G310, (), {'input': input, 'out': out}, _e, 1)
-
-_G311 = [_ops.rsqrt_]
-def rsqrt_(input):
-    try:
-        return _ops.rsqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt_', _G311, (), {'input': input}, _e, 1)
-
-_G312 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
-def rsub(input, other, *, alpha=1, out=None):
-    try:
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsub', _G312, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
-
-_G313 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
-def scatter(*args, **kwargs):
-    return _generic('scatter', _G313, args, kwargs)
-
+resolve_conj = _fn.resolve_conj  # the function binding serves as the method
+resolve_neg = _fn.resolve_neg  # the function binding serves as the method
+roll = _fn.roll  # the function binding serves as the method
+rot90 = _fn.rot90  # the function binding serves as the method
+round = _fn.round  # the function binding serves as the method
+round_ = _fn.round_  # the function binding serves as the method
+rsqrt = _fn.rsqrt  # the function binding serves as the method
+rsqrt_ = _fn.rsqrt_  # the function binding serves as the method
+rsub = _fn.rsub  # the function binding serves as the method
+scatter = _fn.scatter  # the function binding serves as the method
 _G314 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
 def scatter_(*args, **kwargs):
     return _generic('scatter_', _G314, args, kwargs)
 
-_G315 = [_ops.scatter_add, _ops.scatter_add_out]
-def scatter_add(input, dim, index, src, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, out)
-        return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add', _G315, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
-
+scatter_add = _fn.scatter_add  # the function binding serves as the method
 _G316 = [_ops.scatter_add_]
 def scatter_add_(input, dim, index, src):
     try:
@@ -3130,16 +1078,7 @@ def scatter_add_(input, dim, index, src):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_add_', _G316, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
 
-_G317 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self, out)
-        return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce', _G317, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
-
+scatter_reduce = _fn.scatter_reduce  # the function binding serves as the method
 _G318 = [_ops.scatter_reduce__two]
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     try:
@@ -3148,24 +1087,8 @@ def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_reduce_', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
-_G319 = [_ops.select_int]
-def select(input, dim, index):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if index.__class__ is not int: index = _int(index)
-        return _ops.select_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, index)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('select', _G319, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
-
-_G320 = [_ops.sgn, _ops.sgn_out]
-def sgn(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sgn.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn', _G320, (), {'input': input, 'out': out}, _e, 1)
-
+select = _fn.select  # the function binding serves as the method
+sgn = _fn.sgn  # the function binding serves as the method
 _G321 = [_ops.sgn_]
 def sgn_(input):
     try:
@@ -3173,31 +1096,9 @@ def sgn_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sgn_', _G321, (), {'input': input}, _e, 1)
 
-_G322 = [_ops.sigmoid, _ops.sigmoid_out]
-def sigmoid(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sigmoid.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid', _G322, (), {'input': input, 'out': out}, _e, 1)
-
-_G323 = [_ops.sigmoid_]
-def sigmoid_(input):
-    try:
-        return _ops.sigmoid_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid_', _G323, (), {'input': input}, _e, 1)
-
-_G324 = [_ops.sign, _ops.sign_out]
-def sign(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sign.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign', _G324, (), {'input': input, 'out': out}, _e, 1)
-
+sigmoid = _fn.sigmoid  # the function binding serves as the method
+sigmoid_ = _fn.sigmoid_  # the function binding serves as the method
+sign = _fn.sign  # the function binding serves as the method
 _G325 = [_ops.sign_]
 def sign_(input):
     try:
@@ -3205,140 +1106,26 @@ def sign_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sign_', _G325, (), {'input': input}, _e, 1)
 
-_G326 = [_ops.signbit, _ops.signbit_out]
-def signbit(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.signbit.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('signbit', _G326, (), {'input': input, 'out': out}, _e, 1)
-
-_G327 = [_ops.sin, _ops.sin_out]
-def sin(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sin.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin', _G327, (), {'input': input, 'out': out}, _e, 1)
-
-_G328 = [_ops.sin_]
-def sin_(input):
-    try:
-        return _ops.sin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin_', _G328, (), {'input': input}, _e, 1)
-
-_G329 = [_ops.sinh, _ops.sinh_out]
-def sinh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh', _G329, (), {'input': input, 'out': out}, _e, 1)
-
-_G330 = [_ops.sinh_]
-def sinh_(input):
-    try:
-        return _ops.sinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh_', _G330, (), {'input': input}, _e, 1)
-
-_G331 = [_ops.slogdet, _ops.slogdet_out]
-def slogdet(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, *out)
-        return _ops.slogdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('slogdet', _G331, (), {'input': input, 'out': out}, _e, 1)
-
-_G332 = [_ops.softmax_int, _ops.softmax_int_out]
-def softmax(input, dim, dtype=None, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None:
-            return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softmax', _G332, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
-
-_G333 = [_ops.sort, _ops.sort_values]
-def sort(input, dim=-1, descending=False, *, out=None):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, descending, *out)
-        return _ops.sort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sort', _G333, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
-
-_G334 = [_ops.split_with_sizes]
-def split_with_sizes(input, split_sizes, dim=0):
-    try:
-        if split_sizes is not None: split_sizes = _il(split_sizes)
-        if dim.__class__ is not int: dim = _int(dim)
-        return _ops.split_with_sizes.table[((input._keys | _st.included) & ~_st.excluded)](input, split_sizes, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('split_with_sizes', _G334, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
-
-_G335 = [_ops.sqrt, _ops.sqrt_out]
-def sqrt(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt', _G335, (), {'input': input, 'out': out}, _e, 1)
-
-_G336 = [_ops.sqrt_]
-def sqrt_(input):
-    try:
-        return _ops.sqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt_', _G336, (), {'input': input}, _e, 1)
-
-_G337 = [_ops.square, _ops.square_out]
-def square(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.square.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square', _G337, (), {'input': input, 'out': out}, _e, 1)
-
-_G338 = [_ops.square_]
-def square_(input):
-    try:
-        return _ops.square_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square_', _G338, (), {'input': input}, _e, 1)
-
-_G339 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
-def squeeze(*args, **kwargs):
-    return _generic('squeeze', _G339, args, kwargs)
-
+signbit = _fn.signbit  # the function binding serves as the method
+sin = _fn.sin  # the function binding serves as the method
+sin_ = _fn.sin_  # the function binding serves as the method
+sinh = _fn.sinh  # the function binding serves as the method
+sinh_ = _fn.sinh_  # the function binding serves as the method
+slogdet = _fn.slogdet  # the function binding serves as the method
+softmax = _fn.softmax  # the function binding serves as the method
+sort = _fn.sort  # the function binding serves as the method
+split_with_sizes = _fn.split_with_sizes  # the function binding serves as the method
+sqrt = _fn.sqrt  # the function binding serves as the method
+sqrt_ = _fn.sqrt_  # the function binding serves as the method
+square = _fn.square  # the function binding serves as the method
+square_ = _fn.square_  # the function binding serves as the method
+squeeze = _fn.squeeze  # the function binding serves as the method
 _G340 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
 def squeeze_(*args, **kwargs):
     return _generic('squeeze_', _G340, args, kwargs)
 
-_G341 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
-def std(*args, **kwargs):
-    return _generic('std', _G341, args, kwargs)
-
-_G342 = [_ops.sub_Tensor, _ops.sub_out]
-def sub(input, other, *, alpha=1, out=None):
-    try:
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub', _G342, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
-
+std = _fn.std  # the function binding serves as the method
+sub = _fn.sub  # the function binding serves as the method
 _G343 = [_ops.sub__Tensor]
 def sub_(input, other, *, alpha=1):
     try:
@@ -3347,16 +1134,7 @@ def sub_(input, other, *, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sub_', _G343, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
-_G344 = [_ops.subtract_Tensor, _ops.subtract_out]
-def subtract(input, other, *, alpha=1, out=None):
-    try:
-        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None:
-            return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract', _G344, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
-
+subtract = _fn.subtract  # the function binding serves as the method
 _G345 = [_ops.subtract__Tensor]
 def subtract_(input, other, *, alpha=1):
     try:
@@ -3365,44 +1143,9 @@ def subtract_(input, other, *, alpha=1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('subtract_', _G345, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
-_G346 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
-def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
-    try:
-        if input is not _M and dim is _M and keepdim is _M:
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.sum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.sum.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
-        if input is not _M:
-            if dim is _M: dim = None
-            if keepdim is _M: keepdim = False
-            if dim is not None: dim = _il(dim, 1)
-            if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None:
-                return _ops.sum_IntList_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.sum_dim_IntList.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
-        raise TypeError('no overload matched')
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sum', _G346, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
-
-_G347 = [_ops.svd, _ops.svd_U]
-def svd(input, some=True, compute_uv=True, *, out=None):
-    try:
-        if out is not None:
-            return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, some, compute_uv, *out)
-        return _ops.svd.table[((input._keys | _st.included) & ~_st.excluded)](input, some, compute_uv)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('svd', _G347, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
-
-_G348 = [_ops.swapaxes]
-def swapaxes(input, axis0, axis1):
-    try:
-        if axis0.__class__ is not int: axis0 = _int(axis0)
-        if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _ops.swapaxes.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes', _G348, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
-
+sum = _fn.sum  # the function binding serves as the method
+svd = _fn.svd  # the function binding serves as the method
+swapaxes = _fn.swapaxes  # the function binding serves as the method
 _G349 = [_ops.swapaxes_]
 def swapaxes_(input, axis0, axis1):
     try:
@@ -3412,15 +1155,7 @@ def swapaxes_(input, axis0, axis1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapaxes_', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
-_G350 = [_ops.swapdims]
-def swapdims(input, dim0, dim1):
-    try:
-        if dim0.__class__ is not int: dim0 = _int(dim0)
-        if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.swapdims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims', _G350, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
-
+swapdims = _fn.swapdims  # the function binding serves as the method
 _G351 = [_ops.swapdims_]
 def swapdims_(input, dim0, dim1):
     try:
@@ -3430,13 +1165,7 @@ def swapdims_(input, dim0, dim1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapdims_', _G351, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G352 = [_ops.t]
-def t(input):
-    try:
-        return _ops.t.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t', _G352, (), {'input': input}, _e, 1)
-
+t = _fn.t  # the function binding serves as the method
 _G353 = [_ops.t_]
 def t_(input):
     try:
@@ -3444,94 +1173,16 @@ def t_(input):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('t_', _G353, (), {'input': input}, _e, 1)
 
-_G354 = [_ops.take, _ops.take_out]
-def take(input, index, *, out=None):
-    try:
-        if out is not None:
-            return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, out)
-        return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, index)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take', _G354, (), {'input': input, 'index': index, 'out': out}, _e, 1)
-
-_G355 = [_ops.take_along_dim, _ops.take_along_dim_out]
-def take_along_dim(input, indices, dim=None, *, out=None):
-    try:
-        if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, dim, out)
-        return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take_along_dim', _G355, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
-
-_G356 = [_ops.tan, _ops.tan_out]
-def tan(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.tan.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan', _G356, (), {'input': input, 'out': out}, _e, 1)
-
-_G357 = [_ops.tan_]
-def tan_(input):
-    try:
-        return _ops.tan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan_', _G357, (), {'input': input}, _e, 1)
-
-_G358 = [_ops.tanh, _ops.tanh_out]
-def tanh(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.tanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh', _G358, (), {'input': input, 'out': out}, _e, 1)
-
-_G359 = [_ops.tanh_]
-def tanh_(input):
-    try:
-        return _ops.tanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh_', _G359, (), {'input': input}, _e, 1)
-
-_G360 = [_ops.tile]
-def tile(input, *_dims, dims=None):
-    try:
-        if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
-        elif _dims: raise TypeError('dims given twice')
-        if dims is not None: dims = _il(dims)
-        return _ops.tile.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tile', _G360, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
-
-_G361 = [_ops.topk, _ops.topk_values]
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
-    try:
-        if k.__class__ is not int: k = _int(k)
-        if dim.__class__ is not int: dim = _int(dim)
-        if out is not None:
-            return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted, *out)
-        return _ops.topk.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('topk', _G361, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
-
-_G362 = [_ops.trace]
-def trace(input):
-    try:
-        return _ops.trace.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trace', _G362, (), {'input': input}, _e, 1)
-
-_G363 = [_ops.transpose_int]
-def transpose(input, dim0, dim1):
-    try:
-        if dim0.__class__ is not int: dim0 = _int(dim0)
-        if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.transpose_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose', _G363, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
-
+take = _fn.take  # the function binding serves as the method
+take_along_dim = _fn.take_along_dim  # the function binding serves as the method
+tan = _fn.tan  # the function binding serves as the method
+tan_ = _fn.tan_  # the function binding serves as the method
+tanh = _fn.tanh  # the function binding serves as the method
+tanh_ = _fn.tanh_  # the function binding serves as the method
+tile = _fn.tile  # the function binding serves as the method
+topk = _fn.topk  # the function binding serves as the method
+trace = _fn.trace  # the function binding serves as the method
+transpose = _fn.transpose  # the function binding serves as the method
 _G364 = [_ops.transpose_]
 def transpose_(input, dim0, dim1):
     try:
@@ -3541,16 +1192,7 @@ def transpose_(input, dim0, dim1):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('transpose_', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G365 = [_ops.tril, _ops.tril_out]
-def tril(input, diagonal=0, *, out=None):
-    try:
-        if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None:
-            return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.tril.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril', _G365, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
-
+tril = _fn.tril  # the function binding serves as the method
 _G366 = [_ops.tril_]
 def tril_(input, diagonal=0):
     try:
@@ -3559,16 +1201,7 @@ def tril_(input, diagonal=0):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tril_', _G366, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
-_G367 = [_ops.triu, _ops.triu_out]
-def triu(input, diagonal=0, *, out=None):
-    try:
-        if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None:
-            return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.triu.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu', _G367, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
-
+triu = _fn.triu  # the function binding serves as the method
 _G368 = [_ops.triu_]
 def triu_(input, diagonal=0):
     try:
@@ -3577,15 +1210,7 @@ def triu_(input, diagonal=0):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('triu_', _G368, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
-_G369 = [_ops.true_divide_Tensor, _ops.true_divide_out]
-def true_divide(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide', _G369, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+true_divide = _fn.true_divide  # the function binding serves as the method
 _G370 = [_ops.true_divide__Tensor]
 def true_divide_(input, other):
     try:
@@ -3593,39 +1218,10 @@ def true_divide_(input, other):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('true_divide_', _G370, (), {'input': input, 'other': other}, _e, 1)
 
-_G371 = [_ops.trunc, _ops.trunc_out]
-def trunc(input, *, out=None):
-    try:
-        if out is not None:
-            return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.trunc.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc', _G371, (), {'input': input, 'out': out}, _e, 1)
-
-_G372 = [_ops.trunc_]
-def trunc_(input):
-    try:
-        return _ops.trunc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc_', _G372, (), {'input': input}, _e, 1)
-
-_G373 = [_ops.unbind_int]
-def unbind(input, dim=0):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unbind_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unbind', _G373, (), {'input': input, 'dim': dim}, _e, 1)
-
-_G374 = [_ops.unflatten_int]
-def unflatten(input, dim, sizes):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        if sizes is not None: sizes = _il(sizes)
-        return _ops.unflatten_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sizes)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unflatten', _G374, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
-
+trunc = _fn.trunc  # the function binding serves as the method
+trunc_ = _fn.trunc_  # the function binding serves as the method
+unbind = _fn.unbind  # the function binding serves as the method
+unflatten = _fn.unflatten  # the function binding serves as the method
 _G375 = [_ops.unfold]
 def unfold(input, dimension, size, step):
     try:
@@ -3643,14 +1239,7 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('uniform_', _G376, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
 
-_G377 = [_ops.unsqueeze]
-def unsqueeze(input, dim):
-    try:
-        if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unsqueeze.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze', _G377, (), {'input': input, 'dim': dim}, _e, 1)
-
+unsqueeze = _fn.unsqueeze  # the function binding serves as the method
 _G378 = [_ops.unsqueeze_]
 def unsqueeze_(input, dim):
     try:
@@ -3659,19 +1248,8 @@ def unsqueeze_(input, dim):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unsqueeze_', _G378, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G379 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
-def var(*args, **kwargs):
-    return _generic('var', _G379, args, kwargs)
-
-_G380 = [_ops.vdot, _ops.vdot_out]
-def vdot(input, other, *, out=None):
-    try:
-        if out is not None:
-            return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('vdot', _G380, (), {'input': input, 'other': other, 'out': out}, _e, 1)
-
+var = _fn.var  # the function binding serves as the method
+vdot = _fn.vdot  # the function binding serves as the method
 _G381 = [_ops.view]
 def view(input, *_size, size=None):
     try:
@@ -3693,12 +1271,6 @@ _G383 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
 def where(self, *args, **kwargs):
     return _generic('where', _G383, args[:1] + (self,) + args[1:], kwargs)
 
-_G384 = [_ops.zero_]
-def zero_(input):
-    try:
-        return _ops.zero_.table[((input._keys | _st.included) & ~_st.excluded)](input)
-    except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zero_', _G384, (), {'input': input}, _e, 1)
-
+zero_ = _fn.zero_  # the function binding serves as the method
 METHODS = {'_local_scalar_dense': _local_scalar_dense, '_to_copy': _to_copy, 'abs': abs, 'abs_': abs_, 'absolute': absolute, 'absolute_': absolute_, 'acos': acos, 'acos_': acos_, 'acosh': acosh, 'acosh_': acosh_, 'add': add, 'add_': add_, 'addbmm': addbmm, 'addbmm_': addbmm_, 'addcdiv': addcdiv, 'addcdiv_': addcdiv_, 'addcmul': addcmul, 'addcmul_': addcmul_, 'addmm': addmm, 'addmm_': addmm_, 'addmv': addmv, 'addmv_': addmv_, 'addr': addr, 'addr_': addr_, 'all': all, 'allclose': allclose, 'amax': amax, 'amin': amin, 'aminmax': aminmax, 'any': any, 'arccos': arccos, 'arccos_': arccos_, 'arccosh': arccosh, 'arccosh_': arccosh_, 'arcsin': arcsin, 'arcsin_': arcsin_, 'arcsinh': arcsinh, 'arcsinh_': arcsinh_, 'arctan': arctan, 'arctan2': arctan2, 'arctan2_': arctan2_, 'arctan_': arctan_, 'arctanh': arctanh, 'arctanh_': arctanh_, 'argmax': argmax, 'argmin': argmin, 'argsort': argsort, 'argwhere': argwhere, 'as_strided': as_strided, 'as_strided_': as_strided_, 'asin': asin, 'asin_': asin_, 'asinh': asinh, 'asinh_': asinh_, 'atan': atan, 'atan2': atan2, 'atan2_': atan2_, 'atan_': atan_, 'atanh': atanh, 'atanh_': atanh_, 'baddbmm': baddbmm, 'baddbmm_': baddbmm_, 'bernoulli': bernoulli, 'bernoulli_': bernoulli_, 'bitwise_and': bitwise_and, 'bitwise_and_': bitwise_and_, 'bitwise_left_shift': bitwise_left_shift, 'bitwise_left_shift_': bitwise_left_shift_, 'bitwise_not': bitwise_not, 'bitwise_not_': bitwise_not_, 'bitwise_or': bitwise_or, 'bitwise_or_': bitwise_or_, 'bitwise_right_shift': bitwise_right_shift, 'bitwise_right_shift_': bitwise_right_shift_, 'bitwise_xor': bitwise_xor, 'bitwise_xor_': bitwise_xor_, 'bmm': bmm, 'broadcast_to': broadcast_to, 'cauchy_': cauchy_, 'ceil': ceil, 'ceil_': ceil_, 'cholesky': cholesky, 'cholesky_inverse': cholesky_inverse, 'cholesky_solve': cholesky_solve, 'chunk': chunk, 'clamp': clamp, 'clamp_': clamp_, 'clamp_max': clamp_max, 'clamp_max_': clamp_max_, 'clamp_min': clamp_min, 'clamp_min_': clamp_min_, 'clip': clip, 'clip_': clip_, 'clone': clone, 'conj': conj, 'conj_physical': conj_physical, 'conj_physical_': conj_physical_, 'contiguous': contiguous, 'copy_': copy_, 'copysign': copysign, 'copysign_': copysign_, 'cos': cos, 'cos_': cos_, 'cosh': cosh, 'cosh_': cosh_, 'count_nonzero': count_nonzero, 'cross': cross, 'cummax': cummax, 'cummin': cummin, 'cumprod': cumprod, 'cumprod_': cumprod_, 'cumsum': cumsum, 'cumsum_': cumsum_, 'deg2rad': deg2rad, 'deg2rad_': deg2rad_, 'det': det, 'detach': detach, 'diag': diag, 'diag_embed': diag_embed, 'diagflat': diagflat, 'diagonal': diagonal, 'div': div, 'div_': div_, 'divide': divide, 'divide_': divide_, 'dot': dot, 'eq': eq, 'eq_': eq_, 'equal': equal, 'erf': erf, 'erf_': erf_, 'erfc': erfc, 'erfc_': erfc_, 'erfinv': erfinv, 'erfinv_': erfinv_, 'exp': exp, 'exp2': exp2, 'exp2_': exp2_, 'exp_': exp_, 'expand': expand, 'expand_as': expand_as, 'expm1': expm1, 'expm1_': expm1_, 'exponential_': exponential_, 'fill_': fill_, 'fix': fix, 'fix_': fix_, 'flatten': flatten, 'flip': flip, 'fliplr': fliplr, 'flipud': flipud, 'float_power': float_power, 'float_power_': float_power_, 'floor': floor, 'floor_': floor_, 'floor_divide': floor_divide, 'floor_divide_': floor_divide_, 'fmax': fmax, 'fmin': fmin, 'fmod': fmod, 'fmod_': fmod_, 'frac': frac, 'frac_': frac_, 'gather': gather, 'ge': ge, 'ge_': ge_, 'geometric_': geometric_, 'ger': ger, 'greater': greater, 'greater_': greater_, 'greater_equal': greater_equal, 'greater_equal_': greater_equal_, 'gt': gt, 'gt_': gt_, 'hardshrink': hardshrink, 'hypot': hypot, 'hypot_': hypot_, 'index_add': index_add, 'index_add_': index_add_, 'index_copy': index_copy, 'index_copy_': index_copy_, 'index_fill': index_fill, 'index_fill_': index_fill_, 'index_put': index_put, 'index_put_': index_put_, 'index_reduce': index_reduce, 'index_reduce_': index_reduce_, 'index_select': index_select, 'inner': inner, 'inverse': inverse, 'isclose': isclose, 'isfinite': isfinite, 'isinf': isinf, 'isnan': isnan, 'isneginf': isneginf, 'isposinf': isposinf, 'isreal': isreal, 'kron': kron, 'kthvalue': kthvalue, 'le': le, 'le_': le_, 'lerp': lerp, 'lerp_': lerp_, 'less': less, 'less_': less_, 'less_equal': less_equal, 'less_equal_': less_equal_, 'log': log, 'log10': log10, 'log10_': log10_, 'log1p': log1p, 'log1p_': log1p_, 'log2': log2, 'log2_': log2_, 'log_': log_, 'log_normal_': log_normal_, 'log_softmax': log_softmax, 'logcumsumexp': logcumsumexp, 'logdet': logdet, 'logical_and': logical_and, 'logical_and_': logical_and_, 'logical_not': logical_not, 'logical_not_': logical_not_, 'logical_or': logical_or, 'logical_or_': logical_or_, 'logical_xor': logical_xor, 'logical_xor_': logical_xor_, 'logit': logit, 'logit_': logit_, 'logsumexp': logsumexp, 'lt': lt, 'lt_': lt_, 'masked_fill': masked_fill, 'masked_fill_': masked_fill_, 'masked_scatter': masked_scatter, 'masked_scatter_': masked_scatter_, 'masked_select': masked_select, 'matmul': matmul, 'matrix_exp': matrix_exp, 'matrix_power': matrix_power, 'max': max, 'maximum': maximum, 'mean': mean, 'median': median, 'min': min, 'minimum': minimum, 'mm': mm, 'mode': mode, 'moveaxis': moveaxis, 'movedim': movedim, 'msort': msort, 'mul': mul, 'mul_': mul_, 'multinomial': multinomial, 'multiply': multiply, 'multiply_': multiply_, 'mv': mv, 'nan_to_num': nan_to_num, 'nan_to_num_': nan_to_num_, 'nanmean': nanmean, 'nanmedian': nanmedian, 'nansum': nansum, 'narrow': narrow, 'ne': ne, 'ne_': ne_, 'neg': neg, 'neg_': neg_, 'negative': negative, 'negative_': negative_, 'new_empty': new_empty, 'new_empty_strided': new_empty_strided, 'new_full': new_full, 'new_ones': new_ones, 'new_zeros': new_zeros, 'nonzero': nonzero, 'nonzero_static': nonzero_static, 'norm': norm, 'normal_': normal_, 'not_equal': not_equal, 'not_equal_': not_equal_, 'outer': outer, 'permute': permute, 'pinverse': pinverse, 'pow': pow, 'pow_': pow_, 'prelu': prelu, 'prod': prod, 'put': put, 'put_': put_, 'qr': qr, 'rad2deg': rad2deg, 'rad2deg_': rad2deg_, 'random_': random_, 'ravel': ravel, 'reciprocal': reciprocal, 'reciprocal_': reciprocal_, 'relu': relu, 'relu_': relu_, 'remainder': remainder, 'remainder_': remainder_, 'repeat': repeat, 'reshape': reshape, 'reshape_as': reshape_as, 'resize_': resize_, 'resolve_conj': resolve_conj, 'resolve_neg': resolve_neg, 'roll': roll, 'rot90': rot90, 'round': round, 'round_': round_, 'rsqrt': rsqrt, 'rsqrt_': rsqrt_, 'rsub': rsub, 'scatter': scatter, 'scatter_': scatter_, 'scatter_add': scatter_add, 'scatter_add_': scatter_add_, 'scatter_reduce': scatter_reduce, 'scatter_reduce_': scatter_reduce_, 'select': select, 'sgn': sgn, 'sgn_': sgn_, 'sigmoid': sigmoid, 'sigmoid_': sigmoid_, 'sign': sign, 'sign_': sign_, 'signbit': signbit, 'sin': sin, 'sin_': sin_, 'sinh': sinh, 'sinh_': sinh_, 'slogdet': slogdet, 'softmax': softmax, 'sort': sort, 'split_with_sizes': split_with_sizes, 'sqrt': sqrt, 'sqrt_': sqrt_, 'square': square, 'square_': square_, 'squeeze': squeeze, 'squeeze_': squeeze_, 'std': std, 'sub': sub, 'sub_': sub_, 'subtract': subtract, 'subtract_': subtract_, 'sum': sum, 'svd': svd, 'swapaxes': swapaxes, 'swapaxes_': swapaxes_, 'swapdims': swapdims, 'swapdims_': swapdims_, 't': t, 't_': t_, 'take': take, 'take_along_dim': take_along_dim, 'tan': tan, 'tan_': tan_, 'tanh': tanh, 'tanh_': tanh_, 'tile': tile, 'topk': topk, 'trace': trace, 'transpose': transpose, 'transpose_': transpose_, 'tril': tril, 'tril_': tril_, 'triu': triu, 'triu_': triu_, 'true_divide': true_divide, 'true_divide_': true_divide_, 'trunc': trunc, 'trunc_': trunc_, 'unbind': unbind, 'unflatten': unflatten, 'unfold': unfold, 'uniform_': uniform_, 'unsqueeze': unsqueeze, 'unsqueeze_': unsqueeze_, 'var': var, 'vdot': vdot, 'view': view, 'view_as': view_as, 'where': where, 'zero_': zero_}
 DUNDERS = {'__add__': add, '__radd__': add, '__iadd__': add_, '__sub__': sub, '__isub__': sub_, '__mul__': mul, '__rmul__': mul, '__imul__': mul_, '__truediv__': div, '__itruediv__': div_, '__floordiv__': floor_divide, '__ifloordiv__': floor_divide_, '__mod__': remainder, '__imod__': remainder_, '__pow__': pow, '__ipow__': pow_, '__matmul__': matmul, '__and__': bitwise_and, '__rand__': bitwise_and, '__iand__': bitwise_and_, '__or__': bitwise_or, '__ror__': bitwise_or, '__ior__': bitwise_or_, '__xor__': bitwise_xor, '__rxor__': bitwise_xor, '__ixor__': bitwise_xor_, '__lshift__': bitwise_left_shift, '__rshift__': bitwise_right_shift, '__ilshift__': bitwise_left_shift_, '__irshift__': bitwise_right_shift_, '__eq__': eq, '__ne__': ne, '__lt__': lt, '__le__': le, '__gt__': gt, '__ge__': ge, '__neg__': neg, '__abs__': abs, '__invert__': bitwise_not}

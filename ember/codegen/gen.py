@@ -544,8 +544,17 @@ def gen_bindings(decls, method, module=None):
     e(HEADER)
     e(BINDING_HEADER)
     names = []
+    funcs = groups_for(decls, False, None) if method else {}
+    if method:
+        e("from ember._generated import functions as _fn")
+        e()
     for i, (pyn, ds) in enumerate(sorted(groups_for(decls, method, module).items())):
-        emit_group(e, pyn, ds, method, i)
+        same = funcs.get(pyn)
+        if same is not None and [d.ident for d in same] == [d.ident for d in ds] and \
+                all(d.schema.arguments and d.schema.arguments[0].name == "self" for d in ds):
+            e(f"{pyn} = _fn.{pyn}  # the function binding serves as the method")
+        else:
+            emit_group(e, pyn, ds, method, i)
         names.append(pyn)
     if method:
         e("METHODS = {" + ", ".join(f"{n!r}: {n}" for n in names) + "}")

@@ -5,26 +5,18 @@ from ember.core import dtype as _dt
 from ember.core.device import device as _device
 from ember.core.tensor_impl import TensorImpl, make_meta, wrap_cpu
 
-_LEGACY_NAMES = {_dt.float32: "FloatTensor", _dt.float64: "DoubleTensor", _dt.float16: "HalfTensor",
-                 _dt.bfloat16: "BFloat16Tensor", _dt.int64: "LongTensor", _dt.int32: "IntTensor",
-                 _dt.int16: "ShortTensor", _dt.int8: "CharTensor", _dt.uint8: "ByteTensor",
-                 _dt.bool_: "BoolTensor", _dt.complex64: "ComplexFloatTensor",
-                 _dt.complex128: "ComplexDoubleTensor"}
+_LEGACY_NAMES = _dt.LEGACY_NAMES
 # "torch.FloatTensor" -> (dtype, device type or None); "ember." works as well as "torch."
 _TYPE_NAMES = {}
 for _d, _n in _LEGACY_NAMES.items():
     for _p in ("torch", "ember"):
         _TYPE_NAMES[f"{_p}.{_n}"] = (_d, "cpu")
         _TYPE_NAMES[f"{_p}.cuda.{_n}"] = (_d, "cuda")
-# dtype -> "torch.FloatTensor" (kept for ember/autograd/graph.py; legacy_type_name(t) adds the device)
-_LEGACY = {_d: "torch." + _n for _d, _n in _LEGACY_NAMES.items()}
 _PYTYPES = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.complex128}
 
 
 def legacy_type_name(t):
-    dev = t._device.type
-    mid = "" if dev == "cpu" else dev + "."
-    return "torch." + mid + _LEGACY_NAMES[t._dtype]
+    return _dt.legacy_type_name(t._dtype, t._device.type)
 
 
 # ---- Tensor.to argument parsing -------------------------------------------------------------

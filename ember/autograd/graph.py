@@ -331,8 +331,8 @@ class SavedVariable:
     def _version_error(self, d, now):
         import re
 
-        from ember._conversion import legacy_type_name
-        tname = legacy_type_name(d)
+        from ember.core.dtype import legacy_type_name
+        tname = legacy_type_name(d._dtype, d._device.type)
         shape = ", ".join(str(s) for s in d._shape)
         fn_name = self.grad_fn_name if self.is_output else (
             d._ameta.grad_fn.name() if d._ameta is not None and d._ameta.grad_fn is not None else None)

@@ -206,6 +206,18 @@ def result_type_of(parts):
     return r
 
 
+# legacy type names used by x.type() and error messages ("torch.FloatTensor")
+LEGACY_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
+                bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
+                int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor",
+                complex64: "ComplexFloatTensor", complex128: "ComplexDoubleTensor"}
+
+
+def legacy_type_name(dtype, device_type="cpu"):
+    mid = "" if device_type == "cpu" else device_type + "."
+    return "torch." + mid + LEGACY_NAMES[dtype]
+
+
 def can_cast(from_, to):
     """PyTorch's canCast: no float->int, complex->non-complex, non-bool->bool."""
     if from_.category == COMPLEX and to.category != COMPLEX:

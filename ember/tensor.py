@@ -530,25 +530,25 @@ class Tensor(TensorImpl):
         n = len(self._shape)
         if n == 0:
             _warn_once("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
-            return _conj(self) if self.is_complex() else self
+            return self.conj()
         if n != 2:
             extra = " For batches of matrices, consider using tensor.mH" if n > 2 else ""
             raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{n}-D tensor.{extra}")
         t = self.transpose(0, 1)
-        return _conj(t) if self.is_complex() else t
+        return t.conj()
 
     @property
     def mH(self):
         n = len(self._shape)
         if n == 0:
             _warn_once("Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().")
-            return _conj(self) if self.is_complex() else self
+            return self.conj()
         if n < 2:
             raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
                                f"Got {n}-D tensor.")
         t = self.transpose(-2, -1)
-        return _conj(t) if self.is_complex() else t
+        return t.conj()
 
     @property
     def real(self):
@@ -569,22 +569,6 @@ class Tensor(TensorImpl):
     @imag.setter
     def imag(self, value):
         self.imag.copy_(value)
-
-
-def _conj(t):
-    """t.conj(); until a conj operator is registered, a conjugated copy with t's strides."""
-    f = getattr(t, "conj", None)
-    if f is not None:
-        return f()
-    r = t.clone()
-    with _no_grad():
-        _real_imag(r.detach(), 1).neg_()
-    return r
-
-
-def _no_grad():
-    import ember
-    return ember.no_grad()
 
 
 def _real_imag(t, i):

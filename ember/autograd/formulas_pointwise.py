@@ -7,7 +7,6 @@ import cmath
 import math
 
 import ember
-from ember.tensor import _conj as _tensor_conj
 from ember.autograd.formulas import handle_r_to_c
 from ember.core import tls as _tls
 from ember.core import dtype as _dt
@@ -43,20 +42,10 @@ def _is_complex(x):
 
 
 def pw_conj(t):
-    """conj() of a tensor or number. Until ember registers a conj operator, a complex tensor is
-    conjugated outside autograd, which is exact for first-order gradients; a formula that would
-    have to differentiate through it (double backward of a complex op) raises."""
+    """conj() of a tensor or a number (the conj operator is differentiable, so double backward works)."""
     if not _is_t(t):
         return t.conjugate() if isinstance(t, complex) else t
-    if t._dtype.category != _COMPLEX:
-        return t
-    f = getattr(t, "conj", None)
-    if f is not None:
-        return f()
-    if _st.grad_enabled and t.requires_grad:
-        raise NotImplementedError("the derivative for 'conj' is not implemented. (ember has no conj "
-                                  "operator yet: double backward of a complex gradient needs it)")
-    return _tensor_conj(t)
+    return t.conj()
 
 
 def pw_not_implemented(op):

@@ -111,10 +111,6 @@ def _autograd(fn):
     return _Kernel(kernel, redispatch=True, name="composite_linalg." + fn.__name__)
 
 
-def _conj(t):
-    return t.conj() if t._dtype.is_complex else t
-
-
 def _matmul(self, other):
     """at::matmul: dot / mv / mm for 1-D and 2-D operands (a vector @ matrix is unsqueeze, mm,
     squeeze_); the folded and batched cases are one node (PyTorch's graph ends in _unsafe_view
@@ -167,7 +163,7 @@ def _ger(self, vec2):
 
 def _vecdot(x, y, dim=-1):
     _M.vecdot(x, y, dim)
-    return (_conj(x) * y).sum(dim)
+    return (x.conj() * y).sum(dim)
 
 
 def _logdet(self):

@@ -478,7 +478,12 @@ def _scatter_reduce(a, dim, index, src, reduce, include_self, inplace):
         return out
     o, i1 = _as1d(out), _as1d(index)
     key = _scatter_prepare(o, d, i1)
-    vals = _src_box(src, i1)
+    _reduce_at(o, key, _src_box(src, i1), reduce, include_self)
+    return out
+
+
+def _reduce_at(o, key, vals, reduce, include_self):
+    """o[key] <reduce>= vals (scatter_reduce and index_reduce share it; mean divides by counts)."""
     if not include_self:
         o[key] = _init_value(reduce, o.dtype)
     _UFUNC[reduce].at(o, key, vals)
@@ -486,7 +491,6 @@ def _scatter_reduce(a, dim, index, src, reduce, include_self, inplace):
         cnt = np.ones(o.shape, o.dtype) if include_self else np.zeros(o.shape, o.dtype)
         np.add.at(cnt, key, np.ones((), o.dtype))
         _mean_divide(o, cnt)
-    return out
 
 
 def scatter_reduce(a, dim, index, src, reduce, include_self=True):
@@ -677,14 +681,7 @@ def _index_reduce(a, dim, index, source, reduce, include_self, inplace):
             raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     if first_out_of_range(idx, 0, size) is not None:
         raise IndexError("index out of range in self")
-    key = _dim_key(d, idx)
-    if not include_self:
-        o[key] = _init_value(reduce, o.dtype)
-    _UFUNC[reduce].at(o, key, s)
-    if reduce == "mean":
-        cnt = np.ones(o.shape, o.dtype) if include_self else np.zeros(o.shape, o.dtype)
-        np.add.at(cnt, key, np.ones((), o.dtype))
-        _mean_divide(o, cnt)
+    _reduce_at(o, _dim_key(d, idx), s, reduce, include_self)
     return out
 
 

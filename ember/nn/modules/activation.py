@@ -21,6 +21,22 @@ def _inplace_tail(self):
     return ", inplace=True" if self.inplace else ""
 
 
+class _InplaceActivation(Module):
+    """An activation whose only option is `inplace`: forward is `_fn(input, inplace=...)`."""
+    __constants__ = ["inplace"]
+    _fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return self._fn(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return _inplace_only(self)
+
+
 class Threshold(Module):
     __constants__ = ["threshold", "value", "inplace"]
 
@@ -37,18 +53,8 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_tail(self)}"
 
 
-class ReLU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self)
+class ReLU(_InplaceActivation):
+    _fn = staticmethod(F.relu)
 
 
 class RReLU(Module):
@@ -107,15 +113,9 @@ class Sigmoid(Module):
         return ember.sigmoid(input)
 
 
-class Hardsigmoid(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardsigmoid(input, self.inplace)
+class Hardsigmoid(_InplaceActivation):
+    _fn = staticmethod(F.hardsigmoid)
+    extra_repr = Module.extra_repr  # torch shows no options for this one
 
 
 class Tanh(Module):
@@ -123,43 +123,17 @@ class Tanh(Module):
         return ember.tanh(input)
 
 
-class SiLU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.silu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self)
+class SiLU(_InplaceActivation):
+    _fn = staticmethod(F.silu)
 
 
-class Mish(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.mish(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self)
+class Mish(_InplaceActivation):
+    _fn = staticmethod(F.mish)
 
 
-class Hardswish(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.hardswish(input, self.inplace)
+class Hardswish(_InplaceActivation):
+    _fn = staticmethod(F.hardswish)
+    extra_repr = Module.extra_repr  # torch shows no options for this one
 
 
 class ELU(Module):
@@ -192,18 +166,8 @@ class CELU(Module):
         return f"alpha={self.alpha}{_inplace_tail(self)}"
 
 
-class SELU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input):
-        return F.selu(input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self)
+class SELU(_InplaceActivation):
+    _fn = staticmethod(F.selu)
 
 
 class GLU(Module):

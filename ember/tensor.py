@@ -1,6 +1,7 @@
 """ember.Tensor (torch/_tensor.py). Operator methods are attached from ember/_generated/methods.py;
 what is written here is the Python-only surface: metadata, conversion, and protocols."""
 import numbers
+import sys
 import warnings
 
 import numpy as np
@@ -183,7 +184,37 @@ class Tensor(TensorImpl):
         return self._dtype.is_signed
 
     def is_pinned(self, device=None):
-        return False
+        g = sys.modules.get("ember.kernels.cuda._glue")  # nothing is pinned before CUDA is touched
+        return g is not None and g.is_pinned(self)
+
+    def pin_memory(self, device=None):
+        """A copy of this CPU tensor in page-locked host memory (the source of asynchronous
+        copies to CUDA); the tensor itself when it is pinned already."""
+        from ember import cuda as _cuda
+        if not _cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if self._device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{_conv.legacy_type_name(self)}' only dense CPU tensors can be pinned")
+        if self.is_pinned():
+            return self
+        from ember.core.tensor_impl import wrap_cpu
+        from ember.kernels.cuda import _glue
+        r = wrap_cpu(_glue.pin(self.detach()._np))
+        if self.requires_grad:
+            r = r.requires_grad_()
+        return r
+
+    def record_stream(self, stream):
+        """Tell the caching allocator this tensor's memory is used by work on `stream`: the
+        memory is not reused until that work has finished (torch.Tensor.record_stream)."""
+        from ember.kernels.cuda import _glue
+        if self._device.type != "cuda" or not isinstance(stream, _glue.StreamBase):
+            raise RuntimeError("unknown parameter type")
+        st = self.untyped_storage()
+        alloc = _glue.state(self._device.index or 0).allocator
+        blk = alloc.block_of(st)
+        if blk is not None:
+            alloc.record_stream(blk, stream)
 
     def get_device(self):
         return -1 if self._device.type == "cpu" else (self._device.index or 0)
@@ -280,7 +311,7 @@ class Tensor(TensorImpl):
                 t = t.to("cpu")
             return t._np
         if self._device.type != "cpu":
-            raise TypeError(f"can't convert {self._device.type} device type tensor to numpy. "
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. "
                             "Use Tensor.cpu() to copy the tensor to host memory first.")
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "

@@ -120,5 +120,7 @@ def detach_iov(below, self):
     """detach() shares memory and the version counter but is not a view for autograd."""
     r = below(self)
     r._vc = self._version_counter()
+    if r._np is None and r._base is not None:
+        r._storage = r._base.untyped_storage()  # non-CPU memory is reached through the base
     r._base = None
     return r

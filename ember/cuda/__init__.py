@@ -1,192 +1,259 @@
-"""ember.cuda (torch.cuda) when no CUDA backend is registered.
+"""ember.cuda (torch.cuda): devices, streams, events, memory statistics, seeding.
 
-The surface of torch.cuda on a build without CUDA: queries answer "nothing here" (is_available()
-is False, device_count() is 0, memory counters are 0, seeding is a no-op) and every call that
-needs a device raises AssertionError, as torch's lazy init does, with a message that says what is
-missing. Tensor.cuda(), .to("cuda") and factories with device="cuda" raise the same error: the
-check is registered as the "cuda" device check of ember._bindings.
+The backend is numba.cuda (ember/kernels/cuda): on a machine with a GPU and a driver,
+numba.cuda.is_available() says so; with EMBER_CUDA_SIM=1 numba's CUDA simulator stands in for a
+GPU, so the same code paths run anywhere (slowly: it runs each GPU thread in Python). Nothing
+here imports numba until CUDA is first touched: `import ember` stays cheap.
+
+Without either, this is torch.cuda on a build without CUDA: queries answer "nothing here"
+(is_available() is False, device_count() is 0, memory counters are 0, seeding is a no-op) and
+every call that needs a device raises AssertionError, as torch's lazy init does, with a message
+that says what is missing. Tensor.cuda(), .to("cuda") and factories with device="cuda" raise the
+same error: the check is registered as the "cuda" device check of ember._bindings.
+
+Random numbers for CUDA tensors are drawn on the host from ember's default generator and copied
+(so ember.manual_seed makes CPU and CUDA runs draw the same values); ember.cuda.manual_seed seeds
+that generator too, as torch.manual_seed seeds every device.
 """
-import collections
 import importlib.util
 import os
 
 from ember import _bindings
+from ember.core import generator as _gen
 from ember.core.device import device as _device
+from ember.cuda.streams import Event, ExternalStream, Stream
+from ember.kernels.cuda import _glue
 
 __all__ = ["is_available", "device_count", "is_initialized", "init", "current_device",
            "set_device", "device", "device_of", "get_device_name", "get_device_properties",
-           "get_device_capability", "synchronize", "Stream", "Event", "current_stream",
-           "default_stream", "stream", "memory_allocated", "max_memory_allocated",
-           "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
-           "reset_max_memory_allocated", "empty_cache", "memory_stats", "memory_summary",
-           "mem_get_info", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
-           "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
-           "is_bf16_supported", "get_arch_list"]
+           "get_device_capability", "synchronize", "Stream", "Event", "ExternalStream",
+           "current_stream", "default_stream", "set_stream", "stream", "StreamContext",
+           "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+           "reset_peak_memory_stats", "reset_max_memory_allocated", "reset_accumulated_memory_stats",
+           "empty_cache", "memory_stats", "memory_summary", "mem_get_info", "manual_seed",
+           "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
+           "get_rng_state_all", "set_rng_state_all", "is_bf16_supported", "get_arch_list",
+           "OutOfMemoryError"]
 
 _TORCH_MSG = "Torch not compiled with CUDA enabled"
 
 
 def _unavailable_message():
-    why = ("needs numba with a GPU and a driver, or EMBER_CUDA_SIM=1 with numba's simulator")
+    why = "needs numba with a GPU and a driver, or EMBER_CUDA_SIM=1 with numba's simulator"
     if importlib.util.find_spec("numba") is None:
         why += "; numba is not installed"
-    elif os.environ.get("EMBER_CUDA_SIM") != "1":
-        why += "; EMBER_CUDA_SIM is not set"
+    else:
+        v = os.environ.get("EMBER_CUDA_SIM")
+        if v is None:
+            why += "; EMBER_CUDA_SIM is not set"
+        elif v != "1":
+            why += f"; EMBER_CUDA_SIM is {v!r}, not '1'"
+        r = _glue.unavailable_reason()
+        if r and "EMBER_CUDA_SIM" not in r:
+            why += f"; {r}"
+        elif r:
+            why += "; numba found no GPU or no CUDA driver"
     return f"{_TORCH_MSG}: ember has no CUDA backend registered ({why})"
 
 
 def _lazy_init():
-    raise AssertionError(_unavailable_message())
+    if _glue.is_initialized():
+        return
+    if not _glue.available():
+        raise AssertionError(_unavailable_message())
+    _glue.lazy_init()
 
 
 def _check_device(dev):
-    """ember._bindings device check: a tensor cannot be made on a CUDA device."""
+    """ember._bindings device check: CUDA must be usable, and the index must exist."""
     _lazy_init()
+    _glue.normalize(dev)
 
 
-# a real CUDA backend, registered before this module, keeps its own check
-_bindings._device_checks.setdefault("cuda", _check_device)
+_bindings._device_checks["cuda"] = _check_device
 
 
-# ---- queries that need no device ---------------------------------------------------------------
+def _device_index(dev, optional=True):
+    """torch.cuda._utils._get_device_index: an index from a device, string, int or None."""
+    if dev is None:
+        return current_device()
+    if isinstance(dev, str):
+        dev = _device(dev)
+    if isinstance(dev, _device):
+        if dev.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {dev}")
+        return current_device() if dev.index is None else dev.index
+    return int(dev)
+
+
+# ---- queries -----------------------------------------------------------------------------------
 def is_available():
-    return False
+    return _glue.available()
 
 
 def device_count():
-    return 0
+    return _glue.device_count()
 
 
 def is_initialized():
-    return False
+    return _glue.is_initialized()
 
 
 def is_bf16_supported(including_emulation=True):
-    return False
+    return False  # bfloat16 tensors live on the device but compute through the host fallback
 
 
 def get_arch_list():
-    return []
+    if not is_available() or _glue.is_sim():
+        return []
+    return [f"sm_{a}{b}" for a, b in {get_device_capability(i) for i in range(device_count())}]
 
 
-# ---- calls that need a device ------------------------------------------------------------------
 def init():
     _lazy_init()
 
 
 def current_device():
     _lazy_init()
+    return _glue.current_index()
 
 
 def set_device(device):
     idx = _index(device)
     if idx >= 0:
         _lazy_init()
+        if idx >= device_count():
+            raise _glue._ordinal_error()
+        _glue.set_current_index(idx)
 
 
-def get_device_name(device=None):
+def _checked_index(device):
     _lazy_init()
+    idx = _device_index(device)
+    if idx < 0 or idx >= device_count():
+        raise AssertionError("Invalid device id")
+    return idx
+
+
+class _CudaDeviceProperties:
+    def __init__(self, name, major, minor, total_memory, multi_processor_count):
+        self.name = name
+        self.major = major
+        self.minor = minor
+        self.total_memory = total_memory
+        self.multi_processor_count = multi_processor_count
+        self.is_integrated = False
+        self.is_multi_gpu_board = False
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count})")
+
+
+_props = {}
 
 
 def get_device_properties(device=None):
-    _lazy_init()
+    idx = _checked_index(device)
+    p = _props.get(idx)
+    if p is None:
+        c = _glue.cuda()
+        if _glue.is_sim():
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            p = _CudaDeviceProperties("ember CUDA simulator (numba)", 0, 0, total, 1)
+        else:
+            with c.gpus[idx]:
+                d = c.get_current_device()
+                major, minor = d.compute_capability
+                name = d.name.decode() if isinstance(d.name, bytes) else str(d.name)
+                total = c.current_context().get_memory_info()[1]
+                p = _CudaDeviceProperties(name, major, minor, int(total),
+                                          int(d.MULTIPROCESSOR_COUNT))
+        _props[idx] = p
+    return p
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
 
 
 def get_device_capability(device=None):
-    _lazy_init()
+    p = get_device_properties(device)
+    return p.major, p.minor
 
 
 def synchronize(device=None):
+    """Wait for all kernels on all streams of the device to finish."""
     _lazy_init()
+    _glue.synchronize(_device_index(device))
 
 
+def mem_get_info(device=None):
+    """(free, total) bytes of device memory."""
+    idx = _checked_index(device)
+    if _glue.is_sim():
+        total = get_device_properties(idx).total_memory
+        return total - memory_reserved(idx), total
+    c = _glue.cuda()
+    with c.gpus[idx]:
+        free, total = c.current_context().get_memory_info()
+    return int(free), int(total)
+
+
+# ---- streams -------------------------------------------------------------------------------------
 def current_stream(device=None):
     _lazy_init()
+    return _glue.current_stream(_device_index(device))
 
 
 def default_stream(device=None):
     _lazy_init()
+    return _glue.state(_device_index(device)).default_stream
 
 
-def mem_get_info(device=None):
+def set_stream(stream):
+    if stream is None:
+        return
     _lazy_init()
+    _glue.set_current_stream(stream)
 
 
-def reset_peak_memory_stats(device=None):
-    _lazy_init()
+class StreamContext:
+    """Select a stream (and its device) for the block; stream(None) does nothing."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._prev = None
+
+    def __enter__(self):
+        s = self.stream
+        if s is None:
+            return None
+        _lazy_init()
+        self._prev = (_glue.current_index(), _glue.current_stream(s.device_index))
+        _glue.set_current_index(s.device_index)
+        _glue.set_current_stream(s)
+        return s
+
+    def __exit__(self, *args):
+        if self._prev is not None:
+            idx, prev = self._prev
+            _glue.set_current_stream(prev)
+            _glue.set_current_index(idx)
+            self._prev = None
+        return False
 
 
-def reset_max_memory_allocated(device=None):
-    _lazy_init()
+_StreamContext = StreamContext
 
 
-def memory_summary(device=None, abbreviated=False):
-    _lazy_init()
+def stream(stream):
+    """Context manager selecting a stream; stream(None) does nothing."""
+    return StreamContext(stream)
 
 
-def get_rng_state(device="cuda"):
-    _lazy_init()
-
-
-def set_rng_state(new_state, device="cuda"):
-    _lazy_init()
-
-
-def get_rng_state_all():
-    _lazy_init()
-
-
-def set_rng_state_all(new_states):
-    _lazy_init()
-
-
-def initial_seed():
-    _lazy_init()
-
-
-# ---- seeding: a no-op without devices, as in torch ---------------------------------------------
-def manual_seed(seed):
-    int(seed)
-
-
-def manual_seed_all(seed):
-    int(seed)
-
-
-def seed():
-    pass
-
-
-def seed_all():
-    pass
-
-
-# ---- memory counters: nothing allocated ----------------------------------------------------------
-def memory_stats(device=None):
-    return collections.OrderedDict()
-
-
-def memory_allocated(device=None):
-    return 0
-
-
-def max_memory_allocated(device=None):
-    return 0
-
-
-def memory_reserved(device=None):
-    return 0
-
-
-def max_memory_reserved(device=None):
-    return 0
-
-
-def empty_cache():
-    pass
-
-
-# ---- device and stream contexts ------------------------------------------------------------------
+# ---- devices as contexts ---------------------------------------------------------------------------
 def _index(dev):
     if dev is None:
         return -1
@@ -209,8 +276,15 @@ class device:
     def __enter__(self):
         if self.idx != -1:
             _lazy_init()
+            if self.idx >= device_count():
+                raise _glue._ordinal_error()
+            self.prev_idx = _glue.current_index()
+            _glue.set_current_index(self.idx)
 
     def __exit__(self, *args):
+        if self.prev_idx != -1:
+            _glue.set_current_index(self.prev_idx)
+            self.prev_idx = -1
         return False
 
 
@@ -221,28 +295,62 @@ class device_of(device):
         super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
-class Stream:
-    def __new__(cls, *args, **kwargs):
-        _lazy_init()
+# ---- memory ------------------------------------------------------------------------------------
+from ember.cuda.memory import (OutOfMemoryError, empty_cache, max_memory_allocated,  # noqa: E402
+                               max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
+                               memory_summary, reset_accumulated_memory_stats,
+                               reset_max_memory_allocated, reset_peak_memory_stats)
 
 
-class Event:
-    def __new__(cls, *args, **kwargs):
-        _lazy_init()
+# ---- seeding: CUDA random numbers come from ember's default generator (see the module doc) ------
+def manual_seed(seed):
+    seed = int(seed)
+    if not is_available():
+        return
+    _gen.default_generator.manual_seed(seed)
 
 
-class _StreamContext:
-    def __init__(self, stream):
-        self.stream = stream
-
-    def __enter__(self):
-        if self.stream is not None:
-            _lazy_init()
-
-    def __exit__(self, *args):
-        return False
+def manual_seed_all(seed):
+    manual_seed(seed)
 
 
-def stream(stream):
-    """Context manager selecting a stream; stream(None) does nothing."""
-    return _StreamContext(stream)
+def seed():
+    if is_available():
+        _gen.default_generator.seed()
+
+
+def seed_all():
+    seed()
+
+
+def initial_seed():
+    _lazy_init()
+    return _gen.default_generator.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    _lazy_init()
+    return _gen.get_rng_state()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _lazy_init()
+    _gen.set_rng_state(new_state)
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())] if is_available() else _lazy_init()
+
+
+def set_rng_state_all(new_states):
+    _lazy_init()
+    for s in new_states:
+        set_rng_state(s)
+
+
+def __getattr__(name):
+    # torch.cuda.amp, imported on first use (it pulls in ember.amp's scaler)
+    if name == "amp":
+        import importlib
+        return importlib.import_module("ember.cuda.amp")
+    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")

@@ -247,10 +247,13 @@ class _BaseDataLoaderIter:
         if loader.pin_memory and loader.pin_memory_device:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
                           f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=2)
+        self._pin_memory = False
         if loader.pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
-                          "memory won't be used.", stacklevel=2)
-        self._pin_memory = False  # CPU only: there is no pinned memory to copy into
+            if ember.cuda.is_available():
+                self._pin_memory = True  # batches go to page-locked memory (async copies to CUDA)
+            else:
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device "
+                              "pinned memory won't be used.", stacklevel=2)
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
         self._sampler_iter = iter(self._index_sampler)
@@ -276,6 +279,9 @@ class _BaseDataLoaderIter:
         if self._sampler_iter is None:
             self._reset()
         data = self._next_data()
+        if self._pin_memory:
+            from ember.utils.data._utils.pin_memory import pin_memory
+            data = pin_memory(data)
         self._num_yielded += 1
         if (self._dataset_kind == _DatasetKind.Iterable and self._IterableDataset_len_called is not None
                 and self._num_yielded > self._IterableDataset_len_called):

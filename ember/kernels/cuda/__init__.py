@@ -1,0 +1,352 @@
+"""The CUDA backend's registrations (done once, when the backend first initialises).
+
+`register()` puts under the CUDA key: the factories and copies that need device memory
+(empty.memory_format, empty_strided, zeros/ones/full, copy_, fill_, _local_scalar_dense), every
+view operator (their Meta kernels are valid for any strided backend), the numba kernels of the
+modules in this package (each exposes `KERNELS = {"add.Tensor": fn, ...}`), and a boxed fallback
+for every other operator: the CUDA arguments are copied to the host, the CPU kernel runs, and the
+results are copied back to the device (written-to arguments are updated in place). The fallback
+warns once per operator, so a program knows which of its ops are not yet native.
+
+Random factories (randn, rand, randint, normal...) take the fallback on purpose: numbers come from
+ember's CPU generator and are copied to the device, so ember.manual_seed makes CPU and CUDA runs
+draw the same values.
+"""
+import importlib
+import pkgutil
+import threading
+import warnings
+
+import numpy as np
+
+from ember.kernels.cuda import _glue
+
+__all__ = ["register", "registered_kernels", "fallback_ops_seen"]
+
+_lib = [None]
+_native = {}            # aten overload name -> module that supplied the kernel
+_warned = set()         # op names the fallback has warned about
+_warn_lock = threading.Lock()
+
+
+# ---- factories and copies ----------------------------------------------------------------------
+def _dtype(dtype):
+    if dtype is None:
+        from ember.core.dtype import get_default_dtype
+        return get_default_dtype()
+    return dtype
+
+
+def _dev(device):
+    return _glue.normalize(device)
+
+
+def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None,
+                        memory_format=None):
+    from ember.core.tensor_impl import contiguous_strides
+    size = tuple(size)
+    _check_size(size)
+    strides = None
+    if memory_format is not None and getattr(memory_format, "name", "") == "channels_last" \
+            and len(size) == 4:
+        n, c, h, w = size
+        strides = (h * w * c, 1, w * c, c)
+    return _glue.empty(size, _dtype(dtype), _dev(device),
+                       strides or contiguous_strides(size))
+
+
+def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    size = tuple(size)
+    _check_size(size)
+    return _glue.empty(size, _dtype(dtype), _dev(device), tuple(stride))
+
+
+def _check_size(size):
+    for s in size:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+
+
+def _full_of(size, value, dtype, device):
+    if dtype is None:
+        from ember.core.dtype import get_default_dtype
+        if isinstance(value, bool):
+            from ember.core.dtype import bool_ as dtype
+        elif isinstance(value, int):
+            from ember.core.dtype import int64 as dtype
+        elif isinstance(value, complex):
+            from ember.core.dtype import complex64 as dtype
+        else:
+            dtype = get_default_dtype()
+    t = empty_memory_format(size, dtype, None, device)
+    return _glue.fill_(t, value)
+
+
+def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _glue.fill_(empty_memory_format(size, dtype, layout, device), 0)
+
+
+def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
+    return _glue.fill_(empty_memory_format(size, dtype, layout, device), 1)
+
+
+def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    if hasattr(fill_value, "item"):
+        fill_value = fill_value.item()
+    return _full_of(size, fill_value, dtype, device)
+
+
+def copy_(self, src, non_blocking=False):
+    if self._device.type != "cuda" and src._device.type != "cuda":
+        raise RuntimeError(f"copy_: no CUDA tensor in a copy from {src._device} to {self._device}")
+    return _glue.copy_(self, src, non_blocking)
+
+
+def fill_scalar(self, value):
+    return _glue.fill_(self, value)
+
+
+def fill_tensor(self, value):
+    if value.dim() != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.dim()} dimensions.")
+    return _glue.fill_(self, value.item())
+
+
+def local_scalar_dense(self):
+    from ember.kernels.cpu._glue import wrap
+    if self.numel() != 1:
+        raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+    return wrap(_glue.to_host(self)).item()
+
+
+def clone(self, memory_format=None):
+    from ember.core.tensor_impl import contiguous_strides
+    from ember.kernels.composite import dense_strides_like
+    mf = getattr(memory_format, "name", "preserve_format")
+    if mf == "contiguous_format":
+        strides = contiguous_strides(self._shape)
+    elif mf == "channels_last" and len(self._shape) == 4:
+        n, c, h, w = self._shape
+        strides = (h * w * c, 1, w * c, c)
+    else:
+        strides = dense_strides_like(self)
+    r = _glue.empty(self._shape, self._dtype, self._device, strides)
+    _glue._device_copy(r, self)
+    return r
+
+
+def resize_(self, size, memory_format=None):
+    """Tensor.resize_ on CUDA: keeps the elements that fit; grows into new device memory."""
+    from ember.core.tensor_impl import contiguous_strides
+    size = tuple(size)
+    _check_size(size)
+    strides = contiguous_strides(size)
+    need = (_glue._span(size, strides) + self._offset) * self._dtype.itemsize
+    if need > self.untyped_storage().nbytes():
+        old = self.untyped_storage()
+        keep = old.nbytes()
+        t = _glue.empty((need // self._dtype.itemsize,), self._dtype, self._device)
+        if keep:
+            _glue.flat(t).view(np.uint8)[:keep].copy_to_device(old.data[:keep],
+                                                               stream=_glue.stream_of(self._device))
+        self._storage = t._storage
+        self._base = None
+    self._shape = size
+    self._strides = strides
+    return self
+
+
+# ---- the boxed fallback: a host round trip through the CPU kernels -----------------------------
+# random factories and samplers run on the host by design (see the module doc): no warning
+_QUIET = ("aten::rand", "aten::randn", "aten::randint", "aten::randperm", "aten::normal",
+          "aten::uniform_", "aten::normal_", "aten::random_", "aten::bernoulli", "aten::multinomial",
+          "aten::exponential_", "aten::cauchy_", "aten::log_normal_", "aten::geometric_",
+          "aten::poisson", "aten::rrelu")
+
+
+def _warn_once(op):
+    name = op.qualname
+    if name in _warned:
+        return
+    if name.split(".")[0] in _QUIET or name.startswith(("aten::rand", "aten::bernoulli")):
+        _warned.add(name)
+        return
+    with _warn_lock:
+        if name in _warned:
+            return
+        _warned.add(name)
+    warnings.warn(f"ember: the CUDA backend has no kernel for {name}; it runs on the CPU with "
+                  "host<->device copies (slow). This warning is shown once per operator.",
+                  UserWarning, stacklevel=4)
+
+
+def fallback_ops_seen():
+    """Operators that went through the CPU fallback so far (their qualified names)."""
+    return sorted(_warned)
+
+
+def _host_generator(g):
+    """A CPU view of a CUDA generator: the same bit stream (CUDA numbers come from the host)."""
+    from ember.core.generator import Generator
+    h = Generator("cpu")
+    h._seed = g._seed
+    h._rng = g._rng
+    return h
+
+
+def _cuda_fallback(op, below, args):
+    from ember.core.device import CPU
+    from ember.core.tensor_impl import TensorImpl
+    from ember.kernels.cpu._glue import wrap
+
+    schema = op.schema
+    dev = None
+    moved = {}  # id(cpu copy) -> original CUDA tensor
+
+    def to_cpu(v):
+        nonlocal dev
+        if isinstance(v, TensorImpl):
+            if v._device.type == "cuda":
+                if dev is None:
+                    dev = v._device
+                c = wrap(_glue.to_host(v))
+                moved[id(c)] = (v, c)
+                return c
+            return v
+        if isinstance(v, (list, tuple)) and any(isinstance(x, TensorImpl) for x in v):
+            return type(v)(to_cpu(x) for x in v)
+        return v
+
+    new = []
+    explicit = None  # a device= argument decides where new results go
+    for a, v in zip(schema.arguments, args):
+        if a.base == "Generator" and v is not None and v.device.type == "cuda":
+            v = _host_generator(v)
+        elif a.base == "Device" and v is not None:
+            d = v if not isinstance(v, str) else _glue._device(v)
+            explicit = d
+            if getattr(d, "type", None) == "cuda":
+                v = CPU
+        new.append(to_cpu(v))
+    new.extend(args[len(new):])
+    if explicit is not None:
+        dev = _glue.normalize(explicit) if explicit.type == "cuda" else None
+    new_dev = dev
+    _warn_once(op)
+    from ember.core import tls
+    from ember.dispatch.operator import keyset_of
+    from ember.core.keys import backend_keyset
+    ks = keyset_of(new)
+    if not ks & backend_keyset("cpu"):
+        ks |= backend_keyset("cpu") & ~tls.state.excluded
+    r = op.table[ks](*new)
+    if not moved and new_dev is None:
+        return r
+    # written-to arguments: the CPU kernel changed the host copy; put it back on the device
+    written = {}
+    for a, v, c in zip(schema.arguments, args, new):
+        if a.is_write and isinstance(c, TensorImpl) and id(c) in moved:
+            orig, _ = moved[id(c)]
+            _glue.copy_(orig, c, False)
+            written[id(c)] = orig
+        elif a.is_write and isinstance(c, (list, tuple)):
+            for o, cc in zip(v, c):
+                if isinstance(cc, TensorImpl) and id(cc) in moved:
+                    _glue.copy_(o, cc, False)
+                    written[id(cc)] = o
+
+    def back(x):
+        if isinstance(x, TensorImpl):
+            w = written.get(id(x))
+            if w is not None:
+                return w
+            m = moved.get(id(x))
+            if m is not None and m[1] is x:  # the op returned its input itself
+                return m[0]
+            if x._device.type == "cpu" and new_dev is not None:
+                return _glue.from_host(x._np, new_dev, x._dtype)
+            return x
+        if isinstance(x, tuple) and hasattr(x, "_fields"):  # torch.return_types.*
+            return type(x)(*[back(y) for y in x])
+        if isinstance(x, (list, tuple)):
+            return type(x)(back(y) for y in x)
+        return x
+    return back(r)
+
+
+# ---- registration ------------------------------------------------------------------------------
+_BASIC = {
+    "empty.memory_format": empty_memory_format,
+    "empty_strided": empty_strided,
+    "zeros": zeros,
+    "ones": ones,
+    "full": full,
+    "copy_": copy_,
+    "fill_.Scalar": fill_scalar,
+    "fill_.Tensor": fill_tensor,
+    "_local_scalar_dense": local_scalar_dense,
+    "resize_": resize_,
+    "clone": clone,
+}
+
+
+def _kernel_modules():
+    """This package's kernel modules (all but _glue), whatever exists right now."""
+    names = []
+    for m in pkgutil.iter_modules(__path__):
+        if not m.name.startswith("_"):
+            names.append(m.name)
+    return sorted(names)
+
+
+def registered_kernels():
+    """aten overload name -> the kernel module that serves it natively on CUDA."""
+    return dict(_native)
+
+
+def register():
+    """Register the CUDA backend under the CUDA key (idempotent)."""
+    if _lib[0] is not None:
+        return _lib[0]
+    import ember.library
+    from ember.dispatch.operator import OPERATORS
+    lib = ember.library.Library("aten", "IMPL")
+    for name, fn in _BASIC.items():
+        if _has_op(OPERATORS, name):
+            lib.impl(name, fn, "CUDA")
+    try:
+        from ember.kernels.strided_views import register_strided_views
+    except ImportError:  # not written yet: the same thing inline
+        register_strided_views = _register_views_inline
+    register_strided_views(lib, "CUDA")
+    for mod in _kernel_modules():
+        try:
+            m = importlib.import_module(f"ember.kernels.cuda.{mod}")
+        except ImportError as e:
+            warnings.warn(f"ember: CUDA kernel module {mod} failed to import ({e}); its ops take "
+                          "the CPU fallback", UserWarning)
+            continue
+        for name, fn in getattr(m, "KERNELS", {}).items():
+            if _has_op(OPERATORS, name) and name not in _BASIC:
+                lib.impl(name, fn, "CUDA")
+                _native[name] = mod
+    lib.fallback(_cuda_fallback, "CUDA")
+    _lib[0] = lib
+    return lib
+
+
+def _has_op(ops, name):
+    q = name if "::" in name else f"aten::{name}"
+    return q in ops
+
+
+def _register_views_inline(lib, key):
+    from ember.core.keys import DispatchKey
+    from ember.dispatch.operator import FALLTHROUGH, OPERATORS
+    for q, op in list(OPERATORS.items()):
+        k = op.kernels.get(DispatchKey.Meta)
+        if k is None or k is FALLTHROUGH or k.redispatch or k.boxed or not op.schema.is_view:
+            continue
+        lib.impl(q, k.fn, key)
+    return lib

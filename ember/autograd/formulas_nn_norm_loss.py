@@ -5,7 +5,8 @@ import ember
 __all__ = ["nnl_nll_loss_backward", "nnl_nll_loss_double", "nnl_layer_norm_backward", "nnl_batch_norm_backward",
            "nnl_group_norm_backward", "nnl_mse_loss_backward", "nnl_smooth_l1_loss_backward",
            "nnl_huber_loss_backward", "nnl_bce_backward", "nnl_bce_target_backward",
-           "nnl_bce_logits_backward", "nnl_bce_logits_target_backward"]
+           "nnl_bce_logits_backward", "nnl_bce_logits_target_backward", "nnl_sdpa_flash_backward",
+           "nnl_not_implemented"]
 
 
 def nnl_nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
@@ -201,3 +202,16 @@ def nnl_nll_loss_double(grad, target, weight, reduction, ignore_index):
     if grad.dim() == 4:
         return functions_nn.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
     return functions_nn.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+
+
+def nnl_sdpa_flash_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask,
+                            scale):
+    """(grad_query, grad_key, grad_value) of _scaled_dot_product_flash_attention_for_cpu."""
+    return ember._scaled_dot_product_flash_attention_for_cpu_backward(
+        grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask=attn_mask,
+        scale=scale)
+
+
+def nnl_not_implemented(op):
+    """The error of PyTorch's NotImplemented node (an op without a derivative formula)."""
+    raise RuntimeError(f"derivative for aten::{op} is not implemented")

@@ -12,16 +12,23 @@ from ember.core import dtype as _dt
 
 _MEAN, _SUM = 1, 2
 _CPP = {_dt.float32: "float", _dt.float64: "double", _dt.float16: "c10::Half",
-        _dt.bfloat16: "c10::BFloat16"}
+        _dt.bfloat16: "c10::BFloat16", _dt.int64: "long int", _dt.int32: "int", _dt.int16: "short int",
+        _dt.int8: "signed char", _dt.uint8: "unsigned char", _dt.complex64: "c10::complex<float>",
+        _dt.complex128: "c10::complex<double>"}
 
 
 def _cpp(d):
     return _CPP.get(d, d.name)
 
 
+_FNN = []
+
+
 def _nn():
-    from ember._generated import functions_nn
-    return functions_nn
+    if not _FNN:
+        from ember._generated import functions_nn
+        _FNN.append(functions_nn)
+    return _FNN[0]
 
 
 def _reduce(loss, reduction):
@@ -214,6 +221,26 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 
 
 # ---- attention ----------------------------------------------------------------------------------
+def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
+    """PyTorch's CPU SDPA takes its fused kernel (not the composite math) for 4-D CPU inputs of one
+    batch and head count and one head size, no dropout, and a mask that broadcasts to the scores
+    (ember keeps the math for empty inputs too)."""
+    if dropout_p != 0.0 or q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        return False
+    qs, ks, vs = q._shape, k._shape, v._shape
+    if q._device.type != "cpu" or qs[:2] != ks[:2] or ks[:3] != vs[:3] or not (
+            qs[3] == ks[3] == vs[3]) or 0 in qs or 0 in ks:
+        return False
+    if q._dtype.category != _dt.FLOAT or (enable_gqa and qs[1] != ks[1]):
+        return False
+    if mask is not None:
+        ms = tuple(mask._shape)
+        full = (qs[0], qs[1], qs[2], ks[2])
+        if len(ms) > 4 or any(m not in (1, f) for m, f in zip(ms[::-1], full[::-1])):
+            return False
+    return True
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     qd, kd, vd = query._dtype, key._dtype, value._dtype
@@ -234,11 +261,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         v = value.unsqueeze(-3)
         out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale=scale)
         return out.reshape(lead + (hq,) + tuple(out._shape[-2:]))
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if attn_mask is not None and attn_mask._dtype not in (_dt.bool_, _dt.float32, qd):
+        raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, "
+                           f"but got attn_mask.dtype: {_cpp(attn_mask._dtype)} and  query.dtype: "
+                           f"{_cpp(qd)} instead.")
+    if _flash_ok(query, key, value, attn_mask, dropout_p, enable_gqa):
+        return ember._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, 0.0, is_causal, attn_mask=attn_mask, scale=scale)[0]
     attn = ember.matmul(query, key.transpose(-2, -1)) * scale_factor
     if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                               "set when is_causal=True")
         above = ember.ones((L, S), dtype=_dt.bool_, device=query.device).triu(1)  # ~tril()
         attn = attn.masked_fill(above, float("-inf"))
     if attn_mask is not None:

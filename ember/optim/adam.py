@@ -2,10 +2,9 @@
 import numpy as np
 
 import ember
-from ember.kernels.cpu import pointwise as _pw
 from ember.optim.optimizer import (Optimizer, _check_capturable, _device_dtype_check_for_fused,
-                                   _get_scalar_dtype, _get_value, _scalar_value, _to_scalar,
-                                   _use_grad_for_differentiable, _view_as_real)
+                                   _get_scalar_dtype, _get_value, _scalar_value, _scratch,
+                                   _to_scalar, _use_grad_for_differentiable, _view_as_real)
 from ember.tensor import Tensor
 
 __all__ = ["Adam", "adam"]
@@ -209,32 +208,78 @@ def _fast_ok(params, grads, exp_avgs, exp_avg_sqs, state_steps):
     return True
 
 
+_BLOCK = 1 << 15     # elements per block: the update's ~14 passes then run on L2-resident data
+
+
 def _adam_arrays(params, grads, exp_avgs, exp_avg_sqs, state_steps, beta1, beta2, lr, weight_decay, eps,
                  maximize, decoupled_weight_decay):
-    """The single-tensor update through the same CPU kernels the Tensor ops run, without dispatch:
-    the same operations in the same order, so the numbers are those of the Tensor path."""
+    """The single-tensor update on the arrays, in place, without dispatch: the same float operations
+    in the same order as the Tensor path (scalars rounded to the parameter's dtype as its CPU kernels
+    round them), so the numbers are those of the Tensor path. Large contiguous parameters go block by
+    block (elementwise, so the result is the same) with two scratch buffers serving all."""
     for param, grad_t, m_t, v_t, step_t in zip(params, grads, exp_avgs, exp_avg_sqs, state_steps):
         p, g, m, v, st = param._np, grad_t._np, m_t._np, v_t._np, step_t._np
-        if maximize:
-            g = np.asarray(np.negative(g))
-        np.copyto(st, _pw.add(st, 1), casting="unsafe")
+        if not g.flags.c_contiguous and p.flags.c_contiguous:
+            # a gradient in another layout (a transposed matmul result): one copy here beats
+            # strided access in each of the passes below
+            gc = _scratch(2, g.dtype, g.size)[:g.size].reshape(g.shape)
+            g = np.negative(g, out=gc) if maximize else np.copyto(gc, g) or gc
+        elif maximize:
+            g = np.negative(g)
+        np.add(st, 1, out=st, casting="unsafe")
         step_t._bump_version()
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                np.copyto(p, _pw.mul(p, 1 - lr * weight_decay))
-                param._bump_version()
-            else:
-                g = np.asarray(_pw.add(g, p, weight_decay))
-        np.copyto(m, _pw.lerp(m, g, 1 - beta1))
-        m_t._bump_version()
-        np.copyto(v, _pw.addcmul(np.asarray(_pw.mul(v, beta2)), g, g, 1 - beta2))
-        v_t._bump_version()
         step = st.item()
         bias_correction1 = 1 - beta1 ** step
         bias_correction2 = 1 - beta2 ** step
-        step_size = lr / bias_correction1
-        bias_correction2_sqrt = bias_correction2 ** 0.5
-        a = np.asarray
-        denom = a(_pw.add(a(_pw.div(a(_pw.sqrt(v)), bias_correction2_sqrt)), eps))
-        np.copyto(p, _pw.addcdiv(p, m, denom, -step_size))
+        n = p.size
+        if n > _BLOCK and all(x.flags.c_contiguous for x in (p, g, m, v)):
+            p, g, m, v = p.reshape(-1), g.reshape(-1), m.reshape(-1), v.reshape(-1)
+            tmp, den = _scratch(0, p.dtype, _BLOCK), _scratch(1, p.dtype, _BLOCK)
+            for i in range(0, n, _BLOCK):
+                j = min(i + _BLOCK, n)
+                _adam_block(p[i:j], g[i:j], m[i:j], v[i:j], tmp[:j - i], den[:j - i], beta1, beta2,
+                            lr, weight_decay, eps, decoupled_weight_decay, bias_correction1,
+                            bias_correction2)
+        else:
+            tmp = _scratch(0, p.dtype, n)[:n].reshape(p.shape)
+            den = _scratch(1, p.dtype, n)[:n].reshape(p.shape)
+            _adam_block(p, g, m, v, tmp, den, beta1, beta2, lr, weight_decay, eps,
+                        decoupled_weight_decay, bias_correction1, bias_correction2)
+        m_t._bump_version()
+        v_t._bump_version()
         param._bump_version()
+        if weight_decay != 0 and decoupled_weight_decay:
+            param._bump_version()          # the Tensor path's param.mul_ is a second write
+
+
+def _adam_block(p, g, m, v, tmp, den, beta1, beta2, lr, weight_decay, eps, decoupled_weight_decay,
+                bias_correction1, bias_correction2):
+    s = p.dtype.type
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            np.multiply(p, 1 - lr * weight_decay, out=p)
+        else:
+            g = np.add(g, np.multiply(p, s(weight_decay)))
+    # exp_avg.lerp_(grad, 1 - beta1)
+    w = s(1 - beta1)
+    np.subtract(g, m, out=tmp)
+    if abs(w) < 0.5:
+        tmp *= w
+        m += tmp
+    else:
+        tmp *= s(1) - w
+        np.subtract(g, tmp, out=m)
+    # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    np.multiply(g, s(1 - beta2), out=tmp)
+    tmp *= g
+    v *= beta2
+    v += tmp
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = bias_correction2 ** 0.5
+    # denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + eps; param.addcdiv_(m, denom, -step_size)
+    np.sqrt(v, out=den)
+    den /= bias_correction2_sqrt
+    den += eps
+    np.multiply(m, s(-step_size), out=tmp)
+    tmp /= den
+    p += tmp

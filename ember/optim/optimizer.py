@@ -5,6 +5,7 @@ This module is imported while `ember` itself is still initialising (through
 ember/_python_api/optim_data.py), so it only reaches for `ember.<name>` inside functions.
 """
 import functools
+import threading
 import warnings
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
@@ -12,6 +13,8 @@ from copy import deepcopy
 from itertools import chain
 
 import ember
+import numpy as np
+
 from ember.core import tls as _tls
 from ember.tensor import Tensor
 
@@ -82,6 +85,21 @@ def _scalar_value(x):
     if isinstance(x, Tensor):
         return x.item()
     return x
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(slot, dt, n):
+    """A reusable 1-d work array of NumPy dtype dt and at least n elements (per thread, grow-only) for
+    the array fast paths of the updates, so large updates do not fault in fresh pages every step."""
+    bufs = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    b = bufs.get((slot, dt))
+    if b is None or b.size < n:
+        b = bufs[(slot, dt)] = np.empty(n, dt)
+    return b
 
 
 def _get_scalar_dtype(is_fused=None):

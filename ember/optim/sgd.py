@@ -1,6 +1,8 @@
 """SGD with momentum, dampening, Nesterov, weight decay and maximize (torch/optim/sgd.py)."""
+import numpy as np
+
 import ember
-from ember.optim.optimizer import (Optimizer, _device_dtype_check_for_fused, _scalar_value,
+from ember.optim.optimizer import (Optimizer, _device_dtype_check_for_fused, _scalar_value, _scratch,
                                    _use_grad_for_differentiable)
 from ember.tensor import Tensor
 
@@ -79,14 +81,22 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
     """Functional API that performs the SGD computation (single-tensor algorithm)."""
     lr = _scalar_value(lr)
     weight_decay = _scalar_value(weight_decay)
+    arrays = not ember.is_grad_enabled() and _scalars_ok(weight_decay, momentum, lr, dampening)
     for i, param in enumerate(params):
-        grad = d_p_list[i] if not maximize else -d_p_list[i]
+        grad = d_p_list[i]
+        buf = momentum_buffer_list[i] if momentum != 0 else None
+        if arrays and (buf is not None or momentum == 0) and _arrays_ok(param, grad, buf):
+            _sgd_arrays(param, grad, buf, weight_decay, momentum, lr, dampening, nesterov, maximize)
+            continue
+        if maximize:
+            grad = -grad
         if weight_decay != 0:
             grad = grad.add(param, alpha=weight_decay)
         if momentum != 0:
-            buf = momentum_buffer_list[i]
             if buf is None:
-                buf = grad.detach().clone()
+                # in the parameter's layout (PyTorch's gradients always have it)
+                buf = grad.detach().clone(memory_format=ember.contiguous_format
+                                          if param.is_contiguous() else ember.preserve_format)
                 momentum_buffer_list[i] = buf
             else:
                 buf.mul_(momentum).add_(grad, alpha=1 - dampening)
@@ -95,3 +105,68 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
             else:
                 grad = buf
         param.add_(grad, alpha=-lr)
+
+
+_FAST_DT = (np.dtype(np.float32), np.dtype(np.float64))
+_NUM = (int, float)
+
+
+def _scalars_ok(*xs):
+    return all(x.__class__ in _NUM for x in xs)
+
+
+def _arrays_ok(param, grad, buf):
+    """Plain CPU float32/float64 tensors of one dtype and shape: the update can run on arrays."""
+    plain = _plain_types()
+    p = param._np if type(param) in plain and param.device.type == "cpu" else None
+    if p is None or p.dtype not in _FAST_DT or not p.flags.writeable:
+        return False
+    for t in (grad, buf):
+        if t is not None and (type(t) not in plain or t.device.type != "cpu" or t._np.dtype != p.dtype
+                              or t._np.shape != p.shape):
+            return False
+    return buf is None or buf._np.flags.writeable
+
+
+def _add_into(a, b, alpha):
+    """a.add_(b, alpha=alpha) as the CPU kernel computes it (b scaled first unless alpha is 1)."""
+    if alpha != 1:
+        b = np.multiply(b, alpha, out=_scratch(0, b.dtype, b.size)[:b.size].reshape(b.shape))
+    np.add(a, b, out=a)
+
+
+def _add(a, b, alpha):
+    """a.add(b, alpha=alpha), a new array."""
+    return np.add(a, b if alpha == 1 else np.multiply(b, alpha))
+
+
+def _sgd_arrays(param, grad_t, buf_t, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """One parameter's update on its arrays: the Tensor path's operations in its order, in place."""
+    p, g = param._np, grad_t._np
+    if not g.flags.c_contiguous and p.flags.c_contiguous:
+        # a gradient in another layout (a transposed matmul result): copy once, then every pass
+        # below runs over contiguous memory
+        gc = _scratch(1, g.dtype, g.size)[:g.size].reshape(g.shape)
+        g = np.negative(g, out=gc) if maximize else np.copyto(gc, g) or gc
+    elif maximize:
+        g = np.negative(g)
+    if weight_decay != 0:
+        g = _add(g, p, weight_decay)
+    if buf_t is not None:
+        buf = buf_t._np
+        np.multiply(buf, momentum, out=buf)
+        _add_into(buf, g, 1 - dampening)
+        buf_t._bump_version()
+        g = _add(g, buf, momentum) if nesterov else buf
+    _add_into(p, g, -lr)
+    param._bump_version()
+
+
+_PLAIN = []
+
+
+def _plain_types():
+    if not _PLAIN:
+        from ember.nn.parameter import Parameter
+        _PLAIN.extend((Tensor, Parameter))
+    return _PLAIN

@@ -2,6 +2,8 @@
 
 float16/bfloat16 inputs are computed in float32 and rounded back, as PyTorch's CPU kernels do.
 """
+import math
+
 import numpy as np
 
 from ember.core import dtype as _dt
@@ -29,8 +31,48 @@ def nll_loss2d_forward(a, target, weight, reduction, ignore_index):
     return out, tw
 
 
+_FAST = (np.dtype(np.float32), np.dtype(np.float64))
+_I64 = np.dtype(np.int64)
+_ARANGE = {}
+
+
+def _rows(n):
+    """np.arange(n), cached (row indices of the picked class entries)."""
+    r = _ARANGE.get(n)
+    if r is None:
+        r = np.arange(n)
+        if n <= 1 << 16:
+            _ARANGE[n] = r
+    return r
+
+
+def _all_valid(t, n_classes, ignore_index):
+    """True when every target is a class index and none is ignore_index (the common case: a
+    negative ignore_index, so one minimum decides; an index past the classes raises IndexError in
+    the gather, where the caller falls back to the general path and its error)."""
+    return ignore_index < 0 and t.size and _MIN(t) >= 0 and t.dtype is _I64
+
+
+_MIN = np.minimum.reduce
+_MAX = np.maximum.reduce
+
+
 def _nll(a, target, weight, reduction, ignore_index):
     d = a.dtype
+    if (weight is None and reduction and a.ndim == 2 and d in _FAST and target.ndim == 1
+            and _all_valid(target, a.shape[1], ignore_index)):
+        # every row counts with weight 1: the same sums as the general path below, fewer passes
+        n = target.size
+        try:
+            picked = a[_rows(n), target]
+        except IndexError:
+            picked = None
+        if picked is not None:
+            out = np.negative(picked.sum(dtype=d))
+            tw = d.type(n)
+            if reduction == 1:
+                out = out / tw
+            return np.asarray(out, dtype=d), np.asarray(tw, dtype=d)
     h = d in _HALF
     x = a.astype(_F32) if h else a
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
@@ -251,6 +293,14 @@ def binary_cross_entropy_with_logits(a, target, weight=None, pos_weight=None, re
 def nll_loss_backward(go, a, target, weight, reduction, ignore_index, total_weight):
     """Gradient of nll_loss_forward / nll_loss2d_forward w.r.t. self (1-D, 2-D or 4-D input)."""
     d = a.dtype
+    if (weight is None and reduction and a.ndim == 2 and d in _FAST and target.ndim == 1
+            and _all_valid(target, a.shape[1], ignore_index) and _MAX(target) < a.shape[1]):
+        g = np.asarray(go, dtype=d)
+        if reduction == 1:
+            g = g / np.asarray(total_weight, dtype=d)
+        gi = np.zeros(a.shape, d)
+        gi[_rows(target.size), target] = -g
+        return gi
     ct = _F32 if d in _HALF else d
     c = a.shape[0] if a.ndim == 1 else a.shape[1]
     t = target.reshape(-1).astype(np.int64, copy=False)
@@ -295,18 +345,122 @@ def native_layer_norm_backward(go, a, normalized_shape, mean, rstd, weight, bias
     g = go.astype(ct, copy=False).reshape(rows, n)
     m = mean.astype(ct, copy=False).reshape(rows, 1)
     r = rstd.astype(ct, copy=False).reshape(rows, 1)
-    xhat = (x - m) * r
+    xhat = np.subtract(x, m)
+    xhat *= r
     gi = gw = gb = np.zeros(0, d)
     if output_mask[0]:
         gwv = g * weight.astype(ct, copy=False).reshape(1, n) if weight is not None else g
         if n and rows:
-            gi = r * (gwv - gwv.mean(axis=1, keepdims=True)
-                      - xhat * (gwv * xhat).mean(axis=1, keepdims=True))
+            # r * (gwv - mean(gwv) - xhat * mean(gwv * xhat)), row means as sums / n
+            inv_n = ct.type(1) / ct.type(n)
+            c1 = np.add.reduce(gwv, axis=1, keepdims=True)
+            c1 *= inv_n
+            c2 = np.einsum("ij,ij->i", gwv, xhat).reshape(rows, 1)
+            c2 *= inv_n
+            gi = np.multiply(xhat, c2)
+            np.subtract(gwv, gi, out=gi)
+            gi -= c1
+            gi *= r
         else:
             gi = np.zeros_like(gwv)
         gi = gi.reshape(a.shape).astype(d, copy=False)
     if output_mask[1] and weight is not None:
-        gw = (g * xhat).sum(axis=0).reshape(weight.shape).astype(weight.dtype, copy=False)
+        xhat *= g
+        gw = np.add.reduce(xhat, axis=0).reshape(weight.shape).astype(weight.dtype, copy=False)
     if output_mask[2] and bias is not None:
-        gb = g.sum(axis=0).reshape(bias.shape).astype(bias.dtype, copy=False)
+        gb = np.add.reduce(g, axis=0).reshape(bias.shape).astype(bias.dtype, copy=False)
     return gi, gw, gb
+
+
+# ---- scaled dot product attention (ATen's flash attention for CPU, aten/native/cpu/FlashAttentionKernel.cpp)
+_NEG_INF = float("-inf")
+
+
+def _sdpa_scores(q, k, is_causal, attn_mask, scale):
+    """scale * q k^T (+ mask) in q's dtype; True in a boolean mask means 'attend'."""
+    s = np.matmul(q, np.swapaxes(k, -1, -2))
+    s *= s.dtype.type(scale)
+    L, S = s.shape[-2], s.shape[-1]
+    if is_causal:
+        s += _causal_bias(L, S, s.dtype)
+    if attn_mask is not None:
+        if attn_mask.dtype == np.bool_:
+            s += np.where(attn_mask, s.dtype.type(0), s.dtype.type(_NEG_INF))
+        else:
+            s += attn_mask.astype(s.dtype, copy=False)
+    return s
+
+
+_CAUSAL = {}
+
+
+def _causal_bias(L, S, dt):
+    """(L, S): 0 on and below the diagonal, -inf above (cached, read-only)."""
+    key = (L, S, dt)
+    b = _CAUSAL.get(key)
+    if b is None:
+        b = np.triu(np.full((L, S), _NEG_INF, dt), 1)
+        b.flags.writeable = False
+        if L * S <= 1 << 20:
+            _CAUSAL[key] = b
+    return b
+
+
+def _sdpa_dtypes(q):
+    d = q.dtype
+    return d, (_F32 if d in _HALF else d)
+
+
+def sdpa_flash_cpu(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    """(output, logsumexp): softmax(scale q k^T + mask) v with a numerically safe softmax (rows with
+    nothing to attend give zeros), the row log-sum-exp kept for the backward."""
+    d, ct = _sdpa_dtypes(q)
+    if ct is not d:
+        q, k, v = q.astype(ct), k.astype(ct), v.astype(ct)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else math.inf
+    s = _sdpa_scores(q, k, is_causal, attn_mask, scale)
+    m = s.max(axis=-1, keepdims=True) if s.shape[-1] else np.full(s.shape[:-1] + (1,), _NEG_INF, ct)
+    empty = ~np.isfinite(m)
+    if empty.any():
+        m = np.where(empty, ct.type(0), m)
+    s -= m
+    np.exp(s, out=s)
+    l = s.sum(axis=-1, keepdims=True)
+    # reduced precision: PyTorch's kernel multiplies the probabilities rounded to the input dtype
+    out = np.matmul(s if ct is d else s.astype(d).astype(ct), v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out /= l
+        lse = np.log(l)
+    lse += m
+    if empty.any():                # nothing to attend: zeros, and exp(s - lse) = 0 in the backward
+        out = np.where(empty, ct.type(0), out)
+        lse = np.where(empty, ct.type(np.inf), lse)
+    lse = lse[..., 0]
+    if ct is not d:
+        out = out.astype(d)
+    return out, lse
+
+
+def sdpa_flash_cpu_backward(go, q, k, v, out, lse, dropout_p, is_causal, attn_mask=None,
+                            scale=None):
+    """(grad_query, grad_key, grad_value) of sdpa_flash_cpu, recomputing the probabilities."""
+    d, ct = _sdpa_dtypes(q)
+    if ct is not d:
+        go, q, k, v, out = (x.astype(ct) for x in (go, q, k, v, out))
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1]) if q.shape[-1] else math.inf
+    p = _sdpa_scores(q, k, is_causal, attn_mask, scale)
+    p -= lse.astype(ct, copy=False)[..., None]
+    np.exp(p, out=p)                                     # the attention probabilities
+    gv = np.matmul(np.swapaxes(p, -1, -2), go)
+    dp = np.matmul(go, np.swapaxes(v, -1, -2))
+    dsum = np.einsum("...ij,...ij->...i", go, out)[..., None]
+    dp -= dsum
+    dp *= p                                              # d(scores)
+    dp *= dp.dtype.type(scale)
+    gq = np.matmul(dp, k)
+    gk = np.matmul(np.swapaxes(dp, -1, -2), q)
+    if ct is not d:
+        return gq.astype(d), gk.astype(d), gv.astype(d)
+    return gq, gk, gv

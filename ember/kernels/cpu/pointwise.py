@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ember.core import dtype as _dt
+from ember.kernels.cpu import _special
 from ember.kernels.cpu._promote import result_dtype
 from ember.kernels.meta import pointwise as _m
 
@@ -724,7 +725,13 @@ def _erf_like(fn64, kname, small=None):
     return _float_unary(fn, kname.split("_")[0], real_only=kname)
 
 
-erf = _erf_like(_erf64, "erf_vml_cpu", math.erf)
+_erf_any = _erf_like(_erf64, "erf_vml_cpu", math.erf)
+
+
+def erf(x):
+    if x.__class__ is _nd and x.dtype == _F32:  # float32 without the float64 round trip
+        return _special.erf_f32(x)
+    return _erf_any(x)
 erfc = _erf_like(_erfc64, "erfc_vml_cpu", math.erfc)
 erfinv = _erf_like(_erfinv64, "erfinv_vml_cpu")
 

@@ -236,3 +236,14 @@ def native_layer_norm_backward(go, t, normalized_shape, mean, rstd, weight, bias
     gw = (weight._shape, weight._dtype) if output_mask[1] and weight is not None else empty
     gb = (bias._shape, bias._dtype) if output_mask[2] and bias is not None else empty
     return gi, gw, gb
+
+
+def sdpa_flash_cpu(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    d = q._dtype
+    lse = _dt.float32 if d in (_dt.float16, _dt.bfloat16) else d
+    lead = tuple(q._shape[:-1])
+    return (lead + (v._shape[-1],), d), (lead, lse)
+
+
+def sdpa_flash_cpu_backward(go, q, k, v, out, lse, dropout_p, is_causal, attn_mask=None, scale=None):
+    return (tuple(q._shape), q._dtype), (tuple(k._shape), k._dtype), (tuple(v._shape), v._dtype)

@@ -67,7 +67,21 @@ def _log_softmax(input, dim, half_to_float, *, out=None):
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_log_softmax', _G5, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
-_G6 = [_ops._softmax, _ops._softmax_out]
+_G6 = [_ops._scaled_dot_product_flash_attention_for_cpu]
+def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+    try:
+        return _ops._scaled_dot_product_flash_attention_for_cpu.table[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | _st.included) & ~_st.excluded)](query, key, value, dropout_p, is_causal, attn_mask, scale)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('_scaled_dot_product_flash_attention_for_cpu', _G6, (), {'query': query, 'key': key, 'value': value, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
+
+_G7 = [_ops._scaled_dot_product_flash_attention_for_cpu_backward]
+def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
+    try:
+        return _ops._scaled_dot_product_flash_attention_for_cpu_backward.table[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | _st.included) & ~_st.excluded)](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', _G7, (), {'grad_out': grad_out, 'query': query, 'key': key, 'value': value, 'out': out, 'logsumexp': logsumexp, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
+
+_G8 = [_ops._softmax, _ops._softmax_out]
 def _softmax(input, dim, half_to_float, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -75,93 +89,93 @@ def _softmax(input, dim, half_to_float, *, out=None):
             return _ops._softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, half_to_float, out)
         return _ops._softmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_softmax', _G6, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
+        return _fallback('_softmax', _G8, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
-_G7 = [_ops._to_copy]
+_G9 = [_ops._to_copy]
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops._to_copy.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_to_copy', _G7, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
+        return _fallback('_to_copy', _G9, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
 
-_G8 = [_ops._unique, _ops._unique_out]
+_G10 = [_ops._unique, _ops._unique_out]
 def _unique(input, sorted=True, return_inverse=False, *, out=None):
     try:
         if out is not None:
             return _ops._unique_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, sorted, return_inverse, *out)
         return _ops._unique.table[((input._keys | _st.included) & ~_st.excluded)](input, sorted, return_inverse)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_unique', _G8, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
+        return _fallback('_unique', _G10, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
 
-_G9 = [_ops._unique2, _ops._unique2_out]
+_G11 = [_ops._unique2, _ops._unique2_out]
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
         if out is not None:
             return _ops._unique2_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, sorted, return_inverse, return_counts, *out)
         return _ops._unique2.table[((input._keys | _st.included) & ~_st.excluded)](input, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_unique2', _G9, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('_unique2', _G11, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G10 = [_ops.abs, _ops.abs_out]
+_G12 = [_ops.abs, _ops.abs_out]
 def abs(input, *, out=None):
     try:
         if out is not None:
             return _ops.abs_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.abs.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs', _G10, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('abs', _G12, (), {'input': input, 'out': out}, _e, 1)
 
-_G11 = [_ops.abs_]
+_G13 = [_ops.abs_]
 def abs_(input):
     try:
         return _ops.abs_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs_', _G11, (), {'input': input}, _e, 1)
+        return _fallback('abs_', _G13, (), {'input': input}, _e, 1)
 
-_G12 = [_ops.absolute, _ops.absolute_out]
+_G14 = [_ops.absolute, _ops.absolute_out]
 def absolute(input, *, out=None):
     try:
         if out is not None:
             return _ops.absolute_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.absolute.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('absolute', _G12, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('absolute', _G14, (), {'input': input, 'out': out}, _e, 1)
 
-_G13 = [_ops.acos, _ops.acos_out]
+_G15 = [_ops.acos, _ops.acos_out]
 def acos(input, *, out=None):
     try:
         if out is not None:
             return _ops.acos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.acos.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos', _G13, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('acos', _G15, (), {'input': input, 'out': out}, _e, 1)
 
-_G14 = [_ops.acos_]
+_G16 = [_ops.acos_]
 def acos_(input):
     try:
         return _ops.acos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos_', _G14, (), {'input': input}, _e, 1)
+        return _fallback('acos_', _G16, (), {'input': input}, _e, 1)
 
-_G15 = [_ops.acosh, _ops.acosh_out]
+_G17 = [_ops.acosh, _ops.acosh_out]
 def acosh(input, *, out=None):
     try:
         if out is not None:
             return _ops.acosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.acosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh', _G15, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('acosh', _G17, (), {'input': input, 'out': out}, _e, 1)
 
-_G16 = [_ops.acosh_]
+_G18 = [_ops.acosh_]
 def acosh_(input):
     try:
         return _ops.acosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh_', _G16, (), {'input': input}, _e, 1)
+        return _fallback('acosh_', _G18, (), {'input': input}, _e, 1)
 
-_G17 = [_ops.adaptive_avg_pool1d]
+_G19 = [_ops.adaptive_avg_pool1d]
 def adaptive_avg_pool1d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
@@ -169,9 +183,9 @@ def adaptive_avg_pool1d(input, *_output_size, output_size=None):
         if output_size is not None: output_size = _il(output_size, 1)
         return _ops.adaptive_avg_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('adaptive_avg_pool1d', _G17, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
+        return _fallback('adaptive_avg_pool1d', _G19, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
-_G18 = [_ops.adaptive_max_pool1d]
+_G20 = [_ops.adaptive_max_pool1d]
 def adaptive_max_pool1d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
@@ -179,9 +193,9 @@ def adaptive_max_pool1d(input, *_output_size, output_size=None):
         if output_size is not None: output_size = _il(output_size, 1)
         return _ops.adaptive_max_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('adaptive_max_pool1d', _G18, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
+        return _fallback('adaptive_max_pool1d', _G20, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
-_G19 = [_ops.add_Tensor, _ops.add_out]
+_G21 = [_ops.add_Tensor, _ops.add_out]
 def add(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -189,9 +203,9 @@ def add(input, other, *, alpha=1, out=None):
             return _ops.add_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.add_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('add', _G19, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('add', _G21, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G20 = [_ops.addbmm, _ops.addbmm_out]
+_G22 = [_ops.addbmm, _ops.addbmm_out]
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -200,9 +214,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             return _ops.addbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
         return _ops.addbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addbmm', _G20, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addbmm', _G22, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G21 = [_ops.addcdiv, _ops.addcdiv_out]
+_G23 = [_ops.addcdiv, _ops.addcdiv_out]
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
@@ -210,9 +224,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             return _ops.addcdiv_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
         return _ops.addcdiv.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcdiv', _G21, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
+        return _fallback('addcdiv', _G23, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
-_G22 = [_ops.addcmul, _ops.addcmul_out]
+_G24 = [_ops.addcmul, _ops.addcmul_out]
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
@@ -220,9 +234,9 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             return _ops.addcmul_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
         return _ops.addcmul.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcmul', _G22, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
+        return _fallback('addcmul', _G24, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
-_G23 = [_ops.addmm, _ops.addmm_out]
+_G25 = [_ops.addmm, _ops.addmm_out]
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -231,9 +245,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             return _ops.addmm_out.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha, out)
         return _ops.addmm.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmm', _G23, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addmm', _G25, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G24 = [_ops.addmv, _ops.addmv_out]
+_G26 = [_ops.addmv, _ops.addmv_out]
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -242,9 +256,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
             return _ops.addmv_out.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha, out)
         return _ops.addmv.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmv', _G24, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addmv', _G26, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G25 = [_ops.addr, _ops.addr_out]
+_G27 = [_ops.addr, _ops.addr_out]
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -253,9 +267,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
             return _ops.addr_out.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha, out)
         return _ops.addr.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addr', _G25, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addr', _G27, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G26 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
+_G28 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
 def all(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -277,30 +291,30 @@ def all(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.all_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('all', _G26, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
+        return _fallback('all', _G28, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
-_G27 = [_ops.allclose]
+_G29 = [_ops.allclose]
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
         return _ops.allclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('allclose', _G27, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
+        return _fallback('allclose', _G29, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
-_G28 = [_ops.alpha_dropout]
+_G30 = [_ops.alpha_dropout]
 def alpha_dropout(input, p, train):
     try:
         return _ops.alpha_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('alpha_dropout', _G28, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('alpha_dropout', _G30, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G29 = [_ops.alpha_dropout_]
+_G31 = [_ops.alpha_dropout_]
 def alpha_dropout_(input, p, train):
     try:
         return _ops.alpha_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('alpha_dropout_', _G29, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('alpha_dropout_', _G31, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G30 = [_ops.amax, _ops.amax_out]
+_G32 = [_ops.amax, _ops.amax_out]
 def amax(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
@@ -308,9 +322,9 @@ def amax(input, dim=(), keepdim=False, *, out=None):
             return _ops.amax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.amax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amax', _G30, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('amax', _G32, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G31 = [_ops.amin, _ops.amin_out]
+_G33 = [_ops.amin, _ops.amin_out]
 def amin(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
@@ -318,9 +332,9 @@ def amin(input, dim=(), keepdim=False, *, out=None):
             return _ops.amin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.amin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amin', _G31, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('amin', _G33, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G32 = [_ops.aminmax, _ops.aminmax_out]
+_G34 = [_ops.aminmax, _ops.aminmax_out]
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -328,9 +342,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
             return _ops.aminmax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
         return _ops.aminmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('aminmax', _G32, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('aminmax', _G34, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G33 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
+_G35 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
 def any(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -352,118 +366,118 @@ def any(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.any_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('any', _G33, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
+        return _fallback('any', _G35, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
-_G34 = [_ops.arange, _ops.arange_start, _ops.arange_start_step]
+_G36 = [_ops.arange, _ops.arange_start, _ops.arange_start_step]
 def arange(*args, **kwargs):
-    return _generic('arange', _G34, args, kwargs)
+    return _generic('arange', _G36, args, kwargs)
 
-_G35 = [_ops.arccos, _ops.arccos_out]
+_G37 = [_ops.arccos, _ops.arccos_out]
 def arccos(input, *, out=None):
     try:
         if out is not None:
             return _ops.arccos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arccos.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos', _G35, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arccos', _G37, (), {'input': input, 'out': out}, _e, 1)
 
-_G36 = [_ops.arccos_]
+_G38 = [_ops.arccos_]
 def arccos_(input):
     try:
         return _ops.arccos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos_', _G36, (), {'input': input}, _e, 1)
+        return _fallback('arccos_', _G38, (), {'input': input}, _e, 1)
 
-_G37 = [_ops.arccosh, _ops.arccosh_out]
+_G39 = [_ops.arccosh, _ops.arccosh_out]
 def arccosh(input, *, out=None):
     try:
         if out is not None:
             return _ops.arccosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arccosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh', _G37, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arccosh', _G39, (), {'input': input, 'out': out}, _e, 1)
 
-_G38 = [_ops.arccosh_]
+_G40 = [_ops.arccosh_]
 def arccosh_(input):
     try:
         return _ops.arccosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh_', _G38, (), {'input': input}, _e, 1)
+        return _fallback('arccosh_', _G40, (), {'input': input}, _e, 1)
 
-_G39 = [_ops.arcsin, _ops.arcsin_out]
+_G41 = [_ops.arcsin, _ops.arcsin_out]
 def arcsin(input, *, out=None):
     try:
         if out is not None:
             return _ops.arcsin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arcsin.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin', _G39, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arcsin', _G41, (), {'input': input, 'out': out}, _e, 1)
 
-_G40 = [_ops.arcsin_]
+_G42 = [_ops.arcsin_]
 def arcsin_(input):
     try:
         return _ops.arcsin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin_', _G40, (), {'input': input}, _e, 1)
+        return _fallback('arcsin_', _G42, (), {'input': input}, _e, 1)
 
-_G41 = [_ops.arcsinh, _ops.arcsinh_out]
+_G43 = [_ops.arcsinh, _ops.arcsinh_out]
 def arcsinh(input, *, out=None):
     try:
         if out is not None:
             return _ops.arcsinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arcsinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh', _G41, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arcsinh', _G43, (), {'input': input, 'out': out}, _e, 1)
 
-_G42 = [_ops.arcsinh_]
+_G44 = [_ops.arcsinh_]
 def arcsinh_(input):
     try:
         return _ops.arcsinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh_', _G42, (), {'input': input}, _e, 1)
+        return _fallback('arcsinh_', _G44, (), {'input': input}, _e, 1)
 
-_G43 = [_ops.arctan, _ops.arctan_out]
+_G45 = [_ops.arctan, _ops.arctan_out]
 def arctan(input, *, out=None):
     try:
         if out is not None:
             return _ops.arctan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arctan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan', _G43, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arctan', _G45, (), {'input': input, 'out': out}, _e, 1)
 
-_G44 = [_ops.arctan2, _ops.arctan2_out]
+_G46 = [_ops.arctan2, _ops.arctan2_out]
 def arctan2(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.arctan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.arctan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan2', _G44, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('arctan2', _G46, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G45 = [_ops.arctan_]
+_G47 = [_ops.arctan_]
 def arctan_(input):
     try:
         return _ops.arctan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan_', _G45, (), {'input': input}, _e, 1)
+        return _fallback('arctan_', _G47, (), {'input': input}, _e, 1)
 
-_G46 = [_ops.arctanh, _ops.arctanh_out]
+_G48 = [_ops.arctanh, _ops.arctanh_out]
 def arctanh(input, *, out=None):
     try:
         if out is not None:
             return _ops.arctanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.arctanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh', _G46, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arctanh', _G48, (), {'input': input, 'out': out}, _e, 1)
 
-_G47 = [_ops.arctanh_]
+_G49 = [_ops.arctanh_]
 def arctanh_(input):
     try:
         return _ops.arctanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh_', _G47, (), {'input': input}, _e, 1)
+        return _fallback('arctanh_', _G49, (), {'input': input}, _e, 1)
 
-_G48 = [_ops.argmax, _ops.argmax_out]
+_G50 = [_ops.argmax, _ops.argmax_out]
 def argmax(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -471,9 +485,9 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
             return _ops.argmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.argmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmax', _G48, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('argmax', _G50, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G49 = [_ops.argmin, _ops.argmin_out]
+_G51 = [_ops.argmin, _ops.argmin_out]
 def argmin(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -481,24 +495,24 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
             return _ops.argmin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.argmin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmin', _G49, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('argmin', _G51, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G50 = [_ops.argsort]
+_G52 = [_ops.argsort]
 def argsort(input, dim=-1, descending=False):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.argsort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argsort', _G50, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
+        return _fallback('argsort', _G52, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
 
-_G51 = [_ops.argwhere]
+_G53 = [_ops.argwhere]
 def argwhere(input):
     try:
         return _ops.argwhere.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argwhere', _G51, (), {'input': input}, _e, 1)
+        return _fallback('argwhere', _G53, (), {'input': input}, _e, 1)
 
-_G52 = [_ops.as_strided]
+_G54 = [_ops.as_strided]
 def as_strided(input, size, stride, storage_offset=None):
     try:
         if size is not None: size = _il(size)
@@ -506,9 +520,9 @@ def as_strided(input, size, stride, storage_offset=None):
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
         return _ops.as_strided.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided', _G52, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
+        return _fallback('as_strided', _G54, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
-_G53 = [_ops.as_strided_]
+_G55 = [_ops.as_strided_]
 def as_strided_(input, size, stride, storage_offset=None):
     try:
         if size is not None: size = _il(size)
@@ -516,82 +530,82 @@ def as_strided_(input, size, stride, storage_offset=None):
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
         return _ops.as_strided_.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided_', _G53, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
+        return _fallback('as_strided_', _G55, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
-_G54 = [_ops.asin, _ops.asin_out]
+_G56 = [_ops.asin, _ops.asin_out]
 def asin(input, *, out=None):
     try:
         if out is not None:
             return _ops.asin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.asin.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin', _G54, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('asin', _G56, (), {'input': input, 'out': out}, _e, 1)
 
-_G55 = [_ops.asin_]
+_G57 = [_ops.asin_]
 def asin_(input):
     try:
         return _ops.asin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin_', _G55, (), {'input': input}, _e, 1)
+        return _fallback('asin_', _G57, (), {'input': input}, _e, 1)
 
-_G56 = [_ops.asinh, _ops.asinh_out]
+_G58 = [_ops.asinh, _ops.asinh_out]
 def asinh(input, *, out=None):
     try:
         if out is not None:
             return _ops.asinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.asinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh', _G56, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('asinh', _G58, (), {'input': input, 'out': out}, _e, 1)
 
-_G57 = [_ops.asinh_]
+_G59 = [_ops.asinh_]
 def asinh_(input):
     try:
         return _ops.asinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh_', _G57, (), {'input': input}, _e, 1)
+        return _fallback('asinh_', _G59, (), {'input': input}, _e, 1)
 
-_G58 = [_ops.atan, _ops.atan_out]
+_G60 = [_ops.atan, _ops.atan_out]
 def atan(input, *, out=None):
     try:
         if out is not None:
             return _ops.atan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.atan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan', _G58, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('atan', _G60, (), {'input': input, 'out': out}, _e, 1)
 
-_G59 = [_ops.atan2, _ops.atan2_out]
+_G61 = [_ops.atan2, _ops.atan2_out]
 def atan2(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.atan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.atan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan2', _G59, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('atan2', _G61, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G60 = [_ops.atan_]
+_G62 = [_ops.atan_]
 def atan_(input):
     try:
         return _ops.atan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan_', _G60, (), {'input': input}, _e, 1)
+        return _fallback('atan_', _G62, (), {'input': input}, _e, 1)
 
-_G61 = [_ops.atanh, _ops.atanh_out]
+_G63 = [_ops.atanh, _ops.atanh_out]
 def atanh(input, *, out=None):
     try:
         if out is not None:
             return _ops.atanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.atanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh', _G61, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('atanh', _G63, (), {'input': input, 'out': out}, _e, 1)
 
-_G62 = [_ops.atanh_]
+_G64 = [_ops.atanh_]
 def atanh_(input):
     try:
         return _ops.atanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh_', _G62, (), {'input': input}, _e, 1)
+        return _fallback('atanh_', _G64, (), {'input': input}, _e, 1)
 
-_G63 = [_ops.avg_pool1d]
+_G65 = [_ops.avg_pool1d]
 def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
@@ -599,9 +613,9 @@ def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, cou
         padding = _il(padding, 1)
         return _ops.avg_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('avg_pool1d', _G63, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
+        return _fallback('avg_pool1d', _G65, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
 
-_G64 = [_ops.baddbmm, _ops.baddbmm_out]
+_G66 = [_ops.baddbmm, _ops.baddbmm_out]
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
@@ -610,16 +624,16 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             return _ops.baddbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
         return _ops.baddbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('baddbmm', _G64, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('baddbmm', _G66, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G65 = [_ops.batch_norm]
+_G67 = [_ops.batch_norm]
 def batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M, cudnn_enabled=_M):
     try:
         return _ops.batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | _st.included) & ~_st.excluded)](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('batch_norm', _G65, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
+        return _fallback('batch_norm', _G67, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
-_G66 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out]
+_G68 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out]
 def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
@@ -632,24 +646,24 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
             return _ops.bernoulli_Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | _st.included) & ~_st.excluded)](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bernoulli', _G66, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
+        return _fallback('bernoulli', _G68, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
 
-_G67 = [_ops.bilinear]
+_G69 = [_ops.bilinear]
 def bilinear(input1, input2, weight, bias=None):
     try:
         return _ops.bilinear.table[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input1, input2, weight, bias)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bilinear', _G67, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
+        return _fallback('bilinear', _G69, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
 
-_G68 = [_ops.binary_cross_entropy_with_logits]
+_G70 = [_ops.binary_cross_entropy_with_logits]
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _ops.binary_cross_entropy_with_logits.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | _st.included) & ~_st.excluded)](input, target, weight, pos_weight, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('binary_cross_entropy_with_logits', _G68, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
+        return _fallback('binary_cross_entropy_with_logits', _G70, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
 
-_G69 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Scalar_Tensor, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out, _ops.bitwise_and_Scalar_Tensor_out]
+_G71 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Scalar_Tensor, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out, _ops.bitwise_and_Scalar_Tensor_out]
 def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -668,9 +682,9 @@ def bitwise_and(input, other, *, out=None):
             return _ops.bitwise_and_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_and', _G69, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_and', _G71, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G70 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Scalar_Tensor, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out, _ops.bitwise_left_shift_Scalar_Tensor_out]
+_G72 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Scalar_Tensor, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out, _ops.bitwise_left_shift_Scalar_Tensor_out]
 def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -689,18 +703,18 @@ def bitwise_left_shift(input, other, *, out=None):
             return _ops.bitwise_left_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_left_shift', _G70, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_left_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G71 = [_ops.bitwise_not, _ops.bitwise_not_out]
+_G73 = [_ops.bitwise_not, _ops.bitwise_not_out]
 def bitwise_not(input, *, out=None):
     try:
         if out is not None:
             return _ops.bitwise_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.bitwise_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_not', _G71, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('bitwise_not', _G73, (), {'input': input, 'out': out}, _e, 1)
 
-_G72 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Scalar_Tensor, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out, _ops.bitwise_or_Scalar_Tensor_out]
+_G74 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Scalar_Tensor, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out, _ops.bitwise_or_Scalar_Tensor_out]
 def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -719,9 +733,9 @@ def bitwise_or(input, other, *, out=None):
             return _ops.bitwise_or_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_or', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_or', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G73 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Scalar_Tensor, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out, _ops.bitwise_right_shift_Scalar_Tensor_out]
+_G75 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Scalar_Tensor, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out, _ops.bitwise_right_shift_Scalar_Tensor_out]
 def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -740,9 +754,9 @@ def bitwise_right_shift(input, other, *, out=None):
             return _ops.bitwise_right_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_right_shift', _G73, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_right_shift', _G75, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G74 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Scalar_Tensor, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out, _ops.bitwise_xor_Scalar_Tensor_out]
+_G76 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Scalar_Tensor, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out, _ops.bitwise_xor_Scalar_Tensor_out]
 def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -761,18 +775,18 @@ def bitwise_xor(input, other, *, out=None):
             return _ops.bitwise_xor_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_xor', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_xor', _G76, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G75 = [_ops.bmm, _ops.bmm_out]
+_G77 = [_ops.bmm, _ops.bmm_out]
 def bmm(input, mat2, *, out=None):
     try:
         if out is not None:
             return _ops.bmm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
         return _ops.bmm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bmm', _G75, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
+        return _fallback('bmm', _G77, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
-_G76 = [_ops.broadcast_to]
+_G78 = [_ops.broadcast_to]
 def broadcast_to(input, *_size, size=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -780,9 +794,9 @@ def broadcast_to(input, *_size, size=None):
         if size is not None: size = _il(size)
         return _ops.broadcast_to.table[((input._keys | _st.included) & ~_st.excluded)](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('broadcast_to', _G76, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
+        return _fallback('broadcast_to', _G78, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
-_G77 = [_ops.cat, _ops.cat_out]
+_G79 = [_ops.cat, _ops.cat_out]
 def cat(tensors, dim=0, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
@@ -791,41 +805,41 @@ def cat(tensors, dim=0, *, out=None):
             return _ops.cat_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](tensors, dim, out)
         return _ops.cat.table[((_kl(tensors) | _st.included) & ~_st.excluded)](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cat', _G77, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cat', _G79, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
-_G78 = [_ops.ceil, _ops.ceil_out]
+_G80 = [_ops.ceil, _ops.ceil_out]
 def ceil(input, *, out=None):
     try:
         if out is not None:
             return _ops.ceil_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.ceil.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil', _G78, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('ceil', _G80, (), {'input': input, 'out': out}, _e, 1)
 
-_G79 = [_ops.ceil_]
+_G81 = [_ops.ceil_]
 def ceil_(input):
     try:
         return _ops.ceil_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil_', _G79, (), {'input': input}, _e, 1)
+        return _fallback('ceil_', _G81, (), {'input': input}, _e, 1)
 
-_G80 = [_ops.celu]
+_G82 = [_ops.celu]
 def celu(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _ops.celu.table[((input._keys | _st.included) & ~_st.excluded)](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('celu', _G80, (), {'input': input, 'alpha': alpha}, _e, 1)
+        return _fallback('celu', _G82, (), {'input': input, 'alpha': alpha}, _e, 1)
 
-_G81 = [_ops.celu_]
+_G83 = [_ops.celu_]
 def celu_(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _ops.celu_.table[((input._keys | _st.included) & ~_st.excluded)](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('celu_', _G81, (), {'input': input, 'alpha': alpha}, _e, 1)
+        return _fallback('celu_', _G83, (), {'input': input, 'alpha': alpha}, _e, 1)
 
-_G82 = [_ops.chain_matmul, _ops.chain_matmul_out]
+_G84 = [_ops.chain_matmul, _ops.chain_matmul_out]
 def chain_matmul(matrices, *, out=None):
     try:
         if matrices.__class__ is not list: matrices = _tl(matrices)
@@ -833,45 +847,45 @@ def chain_matmul(matrices, *, out=None):
             return _ops.chain_matmul_out.table[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](matrices, out)
         return _ops.chain_matmul.table[((_kl(matrices) | _st.included) & ~_st.excluded)](matrices)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('chain_matmul', _G82, (), {'matrices': matrices, 'out': out}, _e, 1)
+        return _fallback('chain_matmul', _G84, (), {'matrices': matrices, 'out': out}, _e, 1)
 
-_G83 = [_ops.cholesky, _ops.cholesky_out]
+_G85 = [_ops.cholesky, _ops.cholesky_out]
 def cholesky(input, upper=False, *, out=None):
     try:
         if out is not None:
             return _ops.cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
         return _ops.cholesky.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky', _G83, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky', _G85, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
-_G84 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
+_G86 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
 def cholesky_inverse(input, upper=False, *, out=None):
     try:
         if out is not None:
             return _ops.cholesky_inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
         return _ops.cholesky_inverse.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_inverse', _G84, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky_inverse', _G86, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
-_G85 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
+_G87 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
 def cholesky_solve(input, input2, upper=False, *, out=None):
     try:
         if out is not None:
             return _ops.cholesky_solve_out.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, input2, upper, out)
         return _ops.cholesky_solve.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | _st.included) & ~_st.excluded)](input, input2, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_solve', _G85, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky_solve', _G87, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
 
-_G86 = [_ops.chunk]
+_G88 = [_ops.chunk]
 def chunk(input, chunks, dim=0):
     try:
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.chunk.table[((input._keys | _st.included) & ~_st.excluded)](input, chunks, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('chunk', _G86, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
+        return _fallback('chunk', _G88, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
 
-_G87 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
+_G89 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
 def clamp(input, min=None, max=None, *, out=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
@@ -886,9 +900,9 @@ def clamp(input, min=None, max=None, *, out=None):
             return _ops.clamp_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp', _G87, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clamp', _G89, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
-_G88 = [_ops.clamp_, _ops.clamp__Tensor]
+_G90 = [_ops.clamp_, _ops.clamp__Tensor]
 def clamp_(input, min=None, max=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
@@ -899,9 +913,9 @@ def clamp_(input, min=None, max=None):
             return _ops.clamp__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_', _G88, (), {'input': input, 'min': min, 'max': max}, _e, 2)
+        return _fallback('clamp_', _G90, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
-_G89 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
+_G91 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
 def clamp_max(input, max, *, out=None):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
@@ -915,9 +929,9 @@ def clamp_max(input, max, *, out=None):
             return _ops.clamp_max_Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max', _G89, (), {'input': input, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clamp_max', _G91, (), {'input': input, 'max': max, 'out': out}, _e, 2)
 
-_G90 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
+_G92 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
 def clamp_max_(input, max):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
@@ -927,9 +941,9 @@ def clamp_max_(input, max):
             return _ops.clamp_max__Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max_', _G90, (), {'input': input, 'max': max}, _e, 2)
+        return _fallback('clamp_max_', _G92, (), {'input': input, 'max': max}, _e, 2)
 
-_G91 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
+_G93 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
 def clamp_min(input, min, *, out=None):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
@@ -943,9 +957,9 @@ def clamp_min(input, min, *, out=None):
             return _ops.clamp_min_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min', _G91, (), {'input': input, 'min': min, 'out': out}, _e, 2)
+        return _fallback('clamp_min', _G93, (), {'input': input, 'min': min, 'out': out}, _e, 2)
 
-_G92 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
+_G94 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
 def clamp_min_(input, min):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
@@ -955,9 +969,9 @@ def clamp_min_(input, min):
             return _ops.clamp_min__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min_', _G92, (), {'input': input, 'min': min}, _e, 2)
+        return _fallback('clamp_min_', _G94, (), {'input': input, 'min': min}, _e, 2)
 
-_G93 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
+_G95 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
 def clip(input, min=None, max=None, *, out=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
@@ -972,9 +986,9 @@ def clip(input, min=None, max=None, *, out=None):
             return _ops.clip_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip', _G93, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clip', _G95, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
-_G94 = [_ops.clip_, _ops.clip__Tensor]
+_G96 = [_ops.clip_, _ops.clip__Tensor]
 def clip_(input, min=None, max=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
@@ -985,41 +999,41 @@ def clip_(input, min=None, max=None):
             return _ops.clip__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip_', _G94, (), {'input': input, 'min': min, 'max': max}, _e, 2)
+        return _fallback('clip_', _G96, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
-_G95 = [_ops.clone]
+_G97 = [_ops.clone]
 def clone(input, *, memory_format=None):
     try:
         return _ops.clone.table[((input._keys | _st.included) & ~_st.excluded)](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clone', _G95, (), {'input': input, 'memory_format': memory_format}, _e, 1)
+        return _fallback('clone', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
-_G96 = [_ops.conj]
+_G98 = [_ops.conj]
 def conj(input):
     try:
         return _ops.conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj', _G96, (), {'input': input}, _e, 1)
+        return _fallback('conj', _G98, (), {'input': input}, _e, 1)
 
-_G97 = [_ops.conj_physical, _ops.conj_physical_out]
+_G99 = [_ops.conj_physical, _ops.conj_physical_out]
 def conj_physical(input, *, out=None):
     try:
         if out is not None:
             return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.conj_physical.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj_physical', _G97, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('conj_physical', _G99, (), {'input': input, 'out': out}, _e, 1)
 
-_G98 = [_ops.constant_pad_nd]
+_G100 = [_ops.constant_pad_nd]
 def constant_pad_nd(input, pad, value=0):
     try:
         if pad is not None: pad = _il(pad)
         if value.__class__ not in _NUMS: value = _sc(value)
         return _ops.constant_pad_nd.table[((input._keys | _st.included) & ~_st.excluded)](input, pad, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('constant_pad_nd', _G98, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
+        return _fallback('constant_pad_nd', _G100, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
 
-_G99 = [_ops.conv1d, _ops.conv1d_padding]
+_G101 = [_ops.conv1d, _ops.conv1d_padding]
 def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1037,9 +1051,9 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), gro
             return _ops.conv1d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv1d', _G99, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv1d', _G101, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G100 = [_ops.conv2d, _ops.conv2d_padding]
+_G102 = [_ops.conv2d, _ops.conv2d_padding]
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1057,9 +1071,9 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1),
             return _ops.conv2d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv2d', _G100, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv2d', _G102, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G101 = [_ops.conv3d, _ops.conv3d_padding]
+_G103 = [_ops.conv3d, _ops.conv3d_padding]
 def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 1, 1), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1077,9 +1091,9 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 
             return _ops.conv3d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv3d', _G101, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv3d', _G103, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G102 = [_ops.conv_transpose1d]
+_G104 = [_ops.conv_transpose1d]
 def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
     try:
         stride = _il(stride, 1)
@@ -1089,9 +1103,9 @@ def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output
         dilation = _il(dilation, 1)
         return _ops.conv_transpose1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose1d', _G102, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose1d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G103 = [_ops.conv_transpose2d_input]
+_G105 = [_ops.conv_transpose2d_input]
 def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), groups=1, dilation=(1, 1)):
     try:
         stride = _il(stride, 2)
@@ -1101,9 +1115,9 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
         dilation = _il(dilation, 2)
         return _ops.conv_transpose2d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose2d', _G103, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose2d', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G104 = [_ops.conv_transpose3d_input]
+_G106 = [_ops.conv_transpose3d_input]
 def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
     try:
         stride = _il(stride, 3)
@@ -1113,9 +1127,9 @@ def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 
         dilation = _il(dilation, 3)
         return _ops.conv_transpose3d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose3d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose3d', _G106, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G105 = [_ops.convolution]
+_G107 = [_ops.convolution]
 def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, transposed=_M, output_padding=_M, groups=_M):
     try:
         if stride is not None: stride = _il(stride)
@@ -1125,62 +1139,62 @@ def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, tr
         if groups.__class__ is not int: groups = _int(groups)
         return _ops.convolution.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('convolution', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
+        return _fallback('convolution', _G107, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
 
-_G106 = [_ops.copysign_Tensor, _ops.copysign_out]
+_G108 = [_ops.copysign_Tensor, _ops.copysign_out]
 def copysign(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copysign', _G106, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('copysign', _G108, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G107 = [_ops.cos, _ops.cos_out]
+_G109 = [_ops.cos, _ops.cos_out]
 def cos(input, *, out=None):
     try:
         if out is not None:
             return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.cos.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos', _G107, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cos', _G109, (), {'input': input, 'out': out}, _e, 1)
 
-_G108 = [_ops.cos_]
+_G110 = [_ops.cos_]
 def cos_(input):
     try:
         return _ops.cos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos_', _G108, (), {'input': input}, _e, 1)
+        return _fallback('cos_', _G110, (), {'input': input}, _e, 1)
 
-_G109 = [_ops.cosh, _ops.cosh_out]
+_G111 = [_ops.cosh, _ops.cosh_out]
 def cosh(input, *, out=None):
     try:
         if out is not None:
             return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.cosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh', _G109, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cosh', _G111, (), {'input': input, 'out': out}, _e, 1)
 
-_G110 = [_ops.cosh_]
+_G112 = [_ops.cosh_]
 def cosh_(input):
     try:
         return _ops.cosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh_', _G110, (), {'input': input}, _e, 1)
+        return _fallback('cosh_', _G112, (), {'input': input}, _e, 1)
 
-_G111 = [_ops.cosine_similarity]
+_G113 = [_ops.cosine_similarity]
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.cosine_similarity.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | _st.included) & ~_st.excluded)](x1, x2, dim, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosine_similarity', _G111, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
+        return _fallback('cosine_similarity', _G113, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
 
-_G112 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
+_G114 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
 def count_nonzero(*args, **kwargs):
-    return _generic('count_nonzero', _G112, args, kwargs)
+    return _generic('count_nonzero', _G114, args, kwargs)
 
-_G113 = [_ops.cross, _ops.cross_out]
+_G115 = [_ops.cross, _ops.cross_out]
 def cross(input, other, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -1188,9 +1202,9 @@ def cross(input, other, dim=None, *, out=None):
             return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dim, out)
         return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cross', _G113, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cross', _G115, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
-_G114 = [_ops.cummax, _ops.cummax_out]
+_G116 = [_ops.cummax, _ops.cummax_out]
 def cummax(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1198,9 +1212,9 @@ def cummax(input, dim, *, out=None):
             return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
         return _ops.cummax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummax', _G114, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummax', _G116, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G115 = [_ops.cummin, _ops.cummin_out]
+_G117 = [_ops.cummin, _ops.cummin_out]
 def cummin(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1208,9 +1222,9 @@ def cummin(input, dim, *, out=None):
             return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
         return _ops.cummin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummin', _G115, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummin', _G117, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G116 = [_ops.cumprod, _ops.cumprod_out]
+_G118 = [_ops.cumprod, _ops.cumprod_out]
 def cumprod(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1219,9 +1233,9 @@ def cumprod(input, dim, *, dtype=None, out=None):
             return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.cumprod.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumprod', _G116, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumprod', _G118, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G117 = [_ops.cumsum, _ops.cumsum_out]
+_G119 = [_ops.cumsum, _ops.cumsum_out]
 def cumsum(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1230,39 +1244,39 @@ def cumsum(input, dim, *, dtype=None, out=None):
             return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.cumsum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumsum', _G117, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumsum', _G119, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G118 = [_ops.deg2rad, _ops.deg2rad_out]
+_G120 = [_ops.deg2rad, _ops.deg2rad_out]
 def deg2rad(input, *, out=None):
     try:
         if out is not None:
             return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.deg2rad.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad', _G118, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('deg2rad', _G120, (), {'input': input, 'out': out}, _e, 1)
 
-_G119 = [_ops.deg2rad_]
+_G121 = [_ops.deg2rad_]
 def deg2rad_(input):
     try:
         return _ops.deg2rad_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad_', _G119, (), {'input': input}, _e, 1)
+        return _fallback('deg2rad_', _G121, (), {'input': input}, _e, 1)
 
-_G120 = [_ops.det]
+_G122 = [_ops.det]
 def det(input):
     try:
         return _ops.det.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('det', _G120, (), {'input': input}, _e, 1)
+        return _fallback('det', _G122, (), {'input': input}, _e, 1)
 
-_G121 = [_ops.detach]
+_G123 = [_ops.detach]
 def detach(input):
     try:
         return _ops.detach.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('detach', _G121, (), {'input': input}, _e, 1)
+        return _fallback('detach', _G123, (), {'input': input}, _e, 1)
 
-_G122 = [_ops.diag, _ops.diag_out]
+_G124 = [_ops.diag, _ops.diag_out]
 def diag(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -1270,9 +1284,9 @@ def diag(input, diagonal=0, *, out=None):
             return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.diag.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag', _G122, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('diag', _G124, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G123 = [_ops.diag_embed]
+_G125 = [_ops.diag_embed]
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
@@ -1280,17 +1294,17 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _ops.diag_embed.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag_embed', _G123, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diag_embed', _G125, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G124 = [_ops.diagflat]
+_G126 = [_ops.diagflat]
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         return _ops.diagflat.table[((input._keys | _st.included) & ~_st.excluded)](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagflat', _G124, (), {'input': input, 'offset': offset}, _e, 1)
+        return _fallback('diagflat', _G126, (), {'input': input, 'offset': offset}, _e, 1)
 
-_G125 = [_ops.diagonal]
+_G127 = [_ops.diagonal]
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
@@ -1298,9 +1312,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _ops.diagonal.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagonal', _G125, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diagonal', _G127, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G126 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
+_G128 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
 def div(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1314,9 +1328,9 @@ def div(input, other, *, rounding_mode=_M, out=None):
             return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div', _G126, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('div', _G128, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G127 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
+_G129 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
 def divide(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
@@ -1330,49 +1344,49 @@ def divide(input, other, *, rounding_mode=_M, out=None):
             return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide', _G127, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('divide', _G129, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G128 = [_ops.dot, _ops.dot_out]
+_G130 = [_ops.dot, _ops.dot_out]
 def dot(input, tensor, *, out=None):
     try:
         if out is not None:
             return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor, out)
         return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | _st.included) & ~_st.excluded)](input, tensor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dot', _G128, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
+        return _fallback('dot', _G130, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
 
-_G129 = [_ops.dropout]
+_G131 = [_ops.dropout]
 def dropout(input, p, train):
     try:
         return _ops.dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dropout', _G129, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('dropout', _G131, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G130 = [_ops.dropout_]
+_G132 = [_ops.dropout_]
 def dropout_(input, p, train):
     try:
         return _ops.dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dropout_', _G130, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('dropout_', _G132, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G131 = [_ops.einsum]
+_G133 = [_ops.einsum]
 def einsum(equation, tensors, *, path=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if path is not None: path = _il(path)
         return _ops.einsum.table[((_kl(tensors) | _st.included) & ~_st.excluded)](equation, tensors, path)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('einsum', _G131, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
+        return _fallback('einsum', _G133, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
 
-_G132 = [_ops.embedding]
+_G134 = [_ops.embedding]
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     try:
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
         return _ops.embedding.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding', _G132, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
+        return _fallback('embedding', _G134, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
 
-_G133 = [_ops.embedding_bag, _ops.embedding_bag_padding_idx]
+_G135 = [_ops.embedding_bag, _ops.embedding_bag_padding_idx]
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, sparse=_M, per_sample_weights=None, include_last_offset=_M, padding_idx=_M):
     try:
         if weight is not _M and indices is not _M and offsets is not _M and padding_idx is _M:
@@ -1389,16 +1403,16 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
             return _ops.embedding_bag_padding_idx.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | _st.included) & ~_st.excluded)](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding_bag', _G133, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
+        return _fallback('embedding_bag', _G135, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
 
-_G134 = [_ops.embedding_renorm_]
+_G136 = [_ops.embedding_renorm_]
 def embedding_renorm_(input, indices, max_norm, norm_type):
     try:
         return _ops.embedding_renorm_.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, max_norm, norm_type)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding_renorm_', _G134, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
+        return _fallback('embedding_renorm_', _G136, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
 
-_G135 = [_ops.empty_memory_format]
+_G137 = [_ops.empty_memory_format]
 def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -1410,18 +1424,18 @@ def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty', _G135, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('empty', _G137, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G136 = [_ops.empty_like]
+_G138 = [_ops.empty_like]
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.empty_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty_like', _G136, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('empty_like', _G138, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G137 = [_ops.empty_strided]
+_G139 = [_ops.empty_strided]
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is not None: size = _il(size)
@@ -1432,9 +1446,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty_strided', _G137, (), {'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('empty_strided', _G139, (), {'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G138 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
+_G140 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
 def eq(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1448,105 +1462,105 @@ def eq(input, other, *, out=None):
             return _ops.eq_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq', _G138, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('eq', _G140, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G139 = [_ops.equal]
+_G141 = [_ops.equal]
 def equal(input, other):
     try:
         return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('equal', _G139, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('equal', _G141, (), {'input': input, 'other': other}, _e, 1)
 
-_G140 = [_ops.erf, _ops.erf_out]
+_G142 = [_ops.erf, _ops.erf_out]
 def erf(input, *, out=None):
     try:
         if out is not None:
             return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf', _G140, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erf', _G142, (), {'input': input, 'out': out}, _e, 1)
 
-_G141 = [_ops.erf_]
+_G143 = [_ops.erf_]
 def erf_(input):
     try:
         return _ops.erf_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf_', _G141, (), {'input': input}, _e, 1)
+        return _fallback('erf_', _G143, (), {'input': input}, _e, 1)
 
-_G142 = [_ops.erfc, _ops.erfc_out]
+_G144 = [_ops.erfc, _ops.erfc_out]
 def erfc(input, *, out=None):
     try:
         if out is not None:
             return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erfc.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc', _G142, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfc', _G144, (), {'input': input, 'out': out}, _e, 1)
 
-_G143 = [_ops.erfc_]
+_G145 = [_ops.erfc_]
 def erfc_(input):
     try:
         return _ops.erfc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc_', _G143, (), {'input': input}, _e, 1)
+        return _fallback('erfc_', _G145, (), {'input': input}, _e, 1)
 
-_G144 = [_ops.erfinv, _ops.erfinv_out]
+_G146 = [_ops.erfinv, _ops.erfinv_out]
 def erfinv(input, *, out=None):
     try:
         if out is not None:
             return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.erfinv.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv', _G144, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfinv', _G146, (), {'input': input, 'out': out}, _e, 1)
 
-_G145 = [_ops.exp, _ops.exp_out]
+_G147 = [_ops.exp, _ops.exp_out]
 def exp(input, *, out=None):
     try:
         if out is not None:
             return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp', _G145, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp', _G147, (), {'input': input, 'out': out}, _e, 1)
 
-_G146 = [_ops.exp2, _ops.exp2_out]
+_G148 = [_ops.exp2, _ops.exp2_out]
 def exp2(input, *, out=None):
     try:
         if out is not None:
             return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.exp2.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2', _G146, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp2', _G148, (), {'input': input, 'out': out}, _e, 1)
 
-_G147 = [_ops.exp2_]
+_G149 = [_ops.exp2_]
 def exp2_(input):
     try:
         return _ops.exp2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2_', _G147, (), {'input': input}, _e, 1)
+        return _fallback('exp2_', _G149, (), {'input': input}, _e, 1)
 
-_G148 = [_ops.exp_]
+_G150 = [_ops.exp_]
 def exp_(input):
     try:
         return _ops.exp_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp_', _G148, (), {'input': input}, _e, 1)
+        return _fallback('exp_', _G150, (), {'input': input}, _e, 1)
 
-_G149 = [_ops.expm1, _ops.expm1_out]
+_G151 = [_ops.expm1, _ops.expm1_out]
 def expm1(input, *, out=None):
     try:
         if out is not None:
             return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.expm1.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1', _G149, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('expm1', _G151, (), {'input': input, 'out': out}, _e, 1)
 
-_G150 = [_ops.expm1_]
+_G152 = [_ops.expm1_]
 def expm1_(input):
     try:
         return _ops.expm1_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1_', _G150, (), {'input': input}, _e, 1)
+        return _fallback('expm1_', _G152, (), {'input': input}, _e, 1)
 
-_G151 = [_ops.eye, _ops.eye_m]
+_G153 = [_ops.eye, _ops.eye_m]
 def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if n is not _M and m is _M:
@@ -1566,37 +1580,37 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eye', _G151, (), {'n': n, 'm': m, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 2)
+        return _fallback('eye', _G153, (), {'n': n, 'm': m, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 2)
 
-_G152 = [_ops.feature_alpha_dropout]
+_G154 = [_ops.feature_alpha_dropout]
 def feature_alpha_dropout(input, p, train):
     try:
         return _ops.feature_alpha_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_alpha_dropout', _G152, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_alpha_dropout', _G154, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G153 = [_ops.feature_alpha_dropout_]
+_G155 = [_ops.feature_alpha_dropout_]
 def feature_alpha_dropout_(input, p, train):
     try:
         return _ops.feature_alpha_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_alpha_dropout_', _G153, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_alpha_dropout_', _G155, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G154 = [_ops.feature_dropout]
+_G156 = [_ops.feature_dropout]
 def feature_dropout(input, p, train):
     try:
         return _ops.feature_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_dropout', _G154, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_dropout', _G156, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G155 = [_ops.feature_dropout_]
+_G157 = [_ops.feature_dropout_]
 def feature_dropout_(input, p, train):
     try:
         return _ops.feature_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_dropout_', _G155, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_dropout_', _G157, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G156 = [_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out]
+_G158 = [_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out]
 def fill(input, value, *, out=None):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
@@ -1610,9 +1624,9 @@ def fill(input, value, *, out=None):
             return _ops.fill_Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill', _G156, (), {'input': input, 'value': value, 'out': out}, _e, 2)
+        return _fallback('fill', _G158, (), {'input': input, 'value': value, 'out': out}, _e, 2)
 
-_G157 = [_ops.fill__Scalar, _ops.fill__Tensor]
+_G159 = [_ops.fill__Scalar, _ops.fill__Tensor]
 def fill_(input, value):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
@@ -1622,34 +1636,34 @@ def fill_(input, value):
             return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill_', _G157, (), {'input': input, 'value': value}, _e, 2)
+        return _fallback('fill_', _G159, (), {'input': input, 'value': value}, _e, 2)
 
-_G158 = [_ops.fix, _ops.fix_out]
+_G160 = [_ops.fix, _ops.fix_out]
 def fix(input, *, out=None):
     try:
         if out is not None:
             return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.fix.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix', _G158, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('fix', _G160, (), {'input': input, 'out': out}, _e, 1)
 
-_G159 = [_ops.fix_]
+_G161 = [_ops.fix_]
 def fix_(input):
     try:
         return _ops.fix_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix_', _G159, (), {'input': input}, _e, 1)
+        return _fallback('fix_', _G161, (), {'input': input}, _e, 1)
 
-_G160 = [_ops.flatten_using_ints]
+_G162 = [_ops.flatten_using_ints]
 def flatten(input, start_dim=0, end_dim=-1):
     try:
         if start_dim.__class__ is not int: start_dim = _int(start_dim)
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
         return _ops.flatten_using_ints.table[((input._keys | _st.included) & ~_st.excluded)](input, start_dim, end_dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flatten', _G160, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
+        return _fallback('flatten', _G162, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
 
-_G161 = [_ops.flip]
+_G163 = [_ops.flip]
 def flip(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -1657,23 +1671,23 @@ def flip(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.flip.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flip', _G161, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('flip', _G163, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G162 = [_ops.fliplr]
+_G164 = [_ops.fliplr]
 def fliplr(input):
     try:
         return _ops.fliplr.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fliplr', _G162, (), {'input': input}, _e, 1)
+        return _fallback('fliplr', _G164, (), {'input': input}, _e, 1)
 
-_G163 = [_ops.flipud]
+_G165 = [_ops.flipud]
 def flipud(input):
     try:
         return _ops.flipud.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flipud', _G163, (), {'input': input}, _e, 1)
+        return _fallback('flipud', _G165, (), {'input': input}, _e, 1)
 
-_G164 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Scalar, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Scalar_out, _ops.float_power_Tensor_Scalar_out]
+_G166 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Scalar, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Scalar_out, _ops.float_power_Tensor_Scalar_out]
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
@@ -1692,77 +1706,77 @@ def float_power(input, exponent, *, out=None):
             return _ops.float_power_Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power', _G164, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
+        return _fallback('float_power', _G166, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
-_G165 = [_ops.floor, _ops.floor_out]
+_G167 = [_ops.floor, _ops.floor_out]
 def floor(input, *, out=None):
     try:
         if out is not None:
             return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.floor.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor', _G165, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('floor', _G167, (), {'input': input, 'out': out}, _e, 1)
 
-_G166 = [_ops.floor_]
+_G168 = [_ops.floor_]
 def floor_(input):
     try:
         return _ops.floor_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_', _G166, (), {'input': input}, _e, 1)
+        return _fallback('floor_', _G168, (), {'input': input}, _e, 1)
 
-_G167 = [_ops.floor_divide, _ops.floor_divide_out]
+_G169 = [_ops.floor_divide, _ops.floor_divide_out]
 def floor_divide(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide', _G167, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('floor_divide', _G169, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G168 = [_ops.fmax, _ops.fmax_out]
+_G170 = [_ops.fmax, _ops.fmax_out]
 def fmax(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmax', _G168, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmax', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G169 = [_ops.fmin, _ops.fmin_out]
+_G171 = [_ops.fmin, _ops.fmin_out]
 def fmin(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmin', _G169, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmin', _G171, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G170 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
+_G172 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
 def fmod(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmod', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G171 = [_ops.frac, _ops.frac_out]
+_G173 = [_ops.frac, _ops.frac_out]
 def frac(input, *, out=None):
     try:
         if out is not None:
             return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.frac.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac', _G171, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('frac', _G173, (), {'input': input, 'out': out}, _e, 1)
 
-_G172 = [_ops.frac_]
+_G174 = [_ops.frac_]
 def frac_(input):
     try:
         return _ops.frac_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac_', _G172, (), {'input': input}, _e, 1)
+        return _fallback('frac_', _G174, (), {'input': input}, _e, 1)
 
-_G173 = [_ops.full]
+_G175 = [_ops.full]
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is not None: size = _il(size)
@@ -1773,9 +1787,9 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('full', _G173, (), {'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('full', _G175, (), {'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G174 = [_ops.full_like]
+_G176 = [_ops.full_like]
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
@@ -1783,9 +1797,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.full_like.table[((input._keys | _st.included) & ~_st.excluded)](input, fill_value, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('full_like', _G174, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('full_like', _G176, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G175 = [_ops.gather, _ops.gather_out]
+_G177 = [_ops.gather, _ops.gather_out]
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1793,9 +1807,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad, out)
         return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gather', _G175, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
+        return _fallback('gather', _G177, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
 
-_G176 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
+_G178 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
 def ge(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1809,18 +1823,18 @@ def ge(input, other, *, out=None):
             return _ops.ge_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge', _G176, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ge', _G178, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G177 = [_ops.ger, _ops.ger_out]
+_G179 = [_ops.ger, _ops.ger_out]
 def ger(input, vec2, *, out=None):
     try:
         if out is not None:
             return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
         return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ger', _G177, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('ger', _G179, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G178 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
+_G180 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
 def greater(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1834,9 +1848,9 @@ def greater(input, other, *, out=None):
             return _ops.greater_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater', _G178, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater', _G180, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G179 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
+_G181 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
 def greater_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1850,17 +1864,17 @@ def greater_equal(input, other, *, out=None):
             return _ops.greater_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal', _G179, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater_equal', _G181, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G180 = [_ops.group_norm]
+_G182 = [_ops.group_norm]
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         if num_groups.__class__ is not int: num_groups = _int(num_groups)
         return _ops.group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, num_groups, weight, bias, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('group_norm', _G180, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
+        return _fallback('group_norm', _G182, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
-_G181 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
+_G183 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
 def gt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -1874,9 +1888,9 @@ def gt(input, other, *, out=None):
             return _ops.gt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt', _G181, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('gt', _G183, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G182 = [_ops.hardshrink, _ops.hardshrink_out]
+_G184 = [_ops.hardshrink, _ops.hardshrink_out]
 def hardshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
@@ -1884,18 +1898,18 @@ def hardshrink(input, lambd=0.5, *, out=None):
             return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, lambd, out)
         return _ops.hardshrink.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hardshrink', _G182, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
+        return _fallback('hardshrink', _G184, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
-_G183 = [_ops.hypot, _ops.hypot_out]
+_G185 = [_ops.hypot, _ops.hypot_out]
 def hypot(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot', _G183, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('hypot', _G185, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G184 = [_ops.index_add, _ops.index_add_out]
+_G186 = [_ops.index_add, _ops.index_add_out]
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1904,9 +1918,9 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
             return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha, out)
         return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add', _G184, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('index_add', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G185 = [_ops.index_copy, _ops.index_copy_out]
+_G187 = [_ops.index_copy, _ops.index_copy_out]
 def index_copy(input, dim, index, source, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1914,9 +1928,9 @@ def index_copy(input, dim, index, source, *, out=None):
             return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, out)
         return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy', _G185, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
+        return _fallback('index_copy', _G187, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
 
-_G186 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
+_G188 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
 def index_fill(input, dim, index, value, *, out=None):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
@@ -1932,9 +1946,9 @@ def index_fill(input, dim, index, value, *, out=None):
             return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill', _G186, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
+        return _fallback('index_fill', _G188, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
 
-_G187 = [_ops.index_put, _ops.index_put_out]
+_G189 = [_ops.index_put, _ops.index_put_out]
 def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
@@ -1942,17 +1956,17 @@ def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
             return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate, out)
         return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put', _G187, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('index_put', _G189, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G188 = [_ops.index_put_]
+_G190 = [_ops.index_put_]
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
         return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put_', _G188, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
+        return _fallback('index_put_', _G190, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
 
-_G189 = [_ops.index_reduce, _ops.index_reduce_out]
+_G191 = [_ops.index_reduce, _ops.index_reduce_out]
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1960,9 +1974,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
             return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self, out)
         return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce', _G189, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('index_reduce', _G191, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G190 = [_ops.index_select, _ops.index_select_out]
+_G192 = [_ops.index_select, _ops.index_select_out]
 def index_select(input, dim, index, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -1970,97 +1984,97 @@ def index_select(input, dim, index, *, out=None):
             return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, out)
         return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_select', _G190, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
+        return _fallback('index_select', _G192, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
 
-_G191 = [_ops.inner, _ops.inner_out]
+_G193 = [_ops.inner, _ops.inner_out]
 def inner(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inner', _G191, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('inner', _G193, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G192 = [_ops.inverse, _ops.inverse_out]
+_G194 = [_ops.inverse, _ops.inverse_out]
 def inverse(input, *, out=None):
     try:
         if out is not None:
             return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.inverse.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inverse', _G192, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('inverse', _G194, (), {'input': input, 'out': out}, _e, 1)
 
-_G193 = [_ops.isclose]
+_G195 = [_ops.isclose]
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
         return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isclose', _G193, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
+        return _fallback('isclose', _G195, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
-_G194 = [_ops.isfinite]
+_G196 = [_ops.isfinite]
 def isfinite(input):
     try:
         return _ops.isfinite.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isfinite', _G194, (), {'input': input}, _e, 1)
+        return _fallback('isfinite', _G196, (), {'input': input}, _e, 1)
 
-_G195 = [_ops.isinf]
+_G197 = [_ops.isinf]
 def isinf(input):
     try:
         return _ops.isinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isinf', _G195, (), {'input': input}, _e, 1)
+        return _fallback('isinf', _G197, (), {'input': input}, _e, 1)
 
-_G196 = [_ops.isnan]
+_G198 = [_ops.isnan]
 def isnan(input):
     try:
         return _ops.isnan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isnan', _G196, (), {'input': input}, _e, 1)
+        return _fallback('isnan', _G198, (), {'input': input}, _e, 1)
 
-_G197 = [_ops.isneginf, _ops.isneginf_out]
+_G199 = [_ops.isneginf, _ops.isneginf_out]
 def isneginf(input, *, out=None):
     try:
         if out is not None:
             return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.isneginf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isneginf', _G197, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isneginf', _G199, (), {'input': input, 'out': out}, _e, 1)
 
-_G198 = [_ops.isposinf, _ops.isposinf_out]
+_G200 = [_ops.isposinf, _ops.isposinf_out]
 def isposinf(input, *, out=None):
     try:
         if out is not None:
             return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.isposinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isposinf', _G198, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isposinf', _G200, (), {'input': input, 'out': out}, _e, 1)
 
-_G199 = [_ops.isreal]
+_G201 = [_ops.isreal]
 def isreal(input):
     try:
         return _ops.isreal.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isreal', _G199, (), {'input': input}, _e, 1)
+        return _fallback('isreal', _G201, (), {'input': input}, _e, 1)
 
-_G200 = [_ops.kl_div]
+_G202 = [_ops.kl_div]
 def kl_div(input, target, reduction=1, *, log_target=False):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _ops.kl_div.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | _st.included) & ~_st.excluded)](input, target, reduction, log_target)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kl_div', _G200, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
+        return _fallback('kl_div', _G202, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
 
-_G201 = [_ops.kron, _ops.kron_out]
+_G203 = [_ops.kron, _ops.kron_out]
 def kron(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kron', _G201, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('kron', _G203, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G202 = [_ops.kthvalue, _ops.kthvalue_values]
+_G204 = [_ops.kthvalue, _ops.kthvalue_values]
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
@@ -2069,17 +2083,17 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, keepdim, *out)
         return _ops.kthvalue.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kthvalue', _G202, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('kthvalue', _G204, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G203 = [_ops.layer_norm]
+_G205 = [_ops.layer_norm]
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _ops.layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, bias, eps, cudnn_enable)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('layer_norm', _G203, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
+        return _fallback('layer_norm', _G205, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
 
-_G204 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
+_G206 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
 def le(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2093,9 +2107,9 @@ def le(input, other, *, out=None):
             return _ops.le_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le', _G204, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('le', _G206, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G205 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
+_G207 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
 def lerp(input, end, weight, *, out=None):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
@@ -2109,9 +2123,9 @@ def lerp(input, end, weight, *, out=None):
             return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp', _G205, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
+        return _fallback('lerp', _G207, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
 
-_G206 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
+_G208 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
 def less(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2125,9 +2139,9 @@ def less(input, other, *, out=None):
             return _ops.less_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less', _G206, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less', _G208, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G207 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
+_G209 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
 def less_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2141,9 +2155,9 @@ def less_equal(input, other, *, out=None):
             return _ops.less_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal', _G207, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less_equal', _G209, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G208 = [_ops.linspace, _ops.linspace_Tensor_Tensor, _ops.linspace_Tensor_Scalar, _ops.linspace_Scalar_Tensor]
+_G210 = [_ops.linspace, _ops.linspace_Tensor_Tensor, _ops.linspace_Tensor_Scalar, _ops.linspace_Scalar_Tensor]
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2180,73 +2194,73 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('linspace', _G208, (), {'start': start, 'end': end, 'steps': steps, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
+        return _fallback('linspace', _G210, (), {'start': start, 'end': end, 'steps': steps, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
-_G209 = [_ops.log, _ops.log_out]
+_G211 = [_ops.log, _ops.log_out]
 def log(input, *, out=None):
     try:
         if out is not None:
             return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log', _G209, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log', _G211, (), {'input': input, 'out': out}, _e, 1)
 
-_G210 = [_ops.log10, _ops.log10_out]
+_G212 = [_ops.log10, _ops.log10_out]
 def log10(input, *, out=None):
     try:
         if out is not None:
             return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log10.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10', _G210, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log10', _G212, (), {'input': input, 'out': out}, _e, 1)
 
-_G211 = [_ops.log10_]
+_G213 = [_ops.log10_]
 def log10_(input):
     try:
         return _ops.log10_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10_', _G211, (), {'input': input}, _e, 1)
+        return _fallback('log10_', _G213, (), {'input': input}, _e, 1)
 
-_G212 = [_ops.log1p, _ops.log1p_out]
+_G214 = [_ops.log1p, _ops.log1p_out]
 def log1p(input, *, out=None):
     try:
         if out is not None:
             return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log1p.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p', _G212, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log1p', _G214, (), {'input': input, 'out': out}, _e, 1)
 
-_G213 = [_ops.log1p_]
+_G215 = [_ops.log1p_]
 def log1p_(input):
     try:
         return _ops.log1p_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p_', _G213, (), {'input': input}, _e, 1)
+        return _fallback('log1p_', _G215, (), {'input': input}, _e, 1)
 
-_G214 = [_ops.log2, _ops.log2_out]
+_G216 = [_ops.log2, _ops.log2_out]
 def log2(input, *, out=None):
     try:
         if out is not None:
             return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.log2.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2', _G214, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log2', _G216, (), {'input': input, 'out': out}, _e, 1)
 
-_G215 = [_ops.log2_]
+_G217 = [_ops.log2_]
 def log2_(input):
     try:
         return _ops.log2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2_', _G215, (), {'input': input}, _e, 1)
+        return _fallback('log2_', _G217, (), {'input': input}, _e, 1)
 
-_G216 = [_ops.log_]
+_G218 = [_ops.log_]
 def log_(input):
     try:
         return _ops.log_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_', _G216, (), {'input': input}, _e, 1)
+        return _fallback('log_', _G218, (), {'input': input}, _e, 1)
 
-_G217 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
+_G219 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
 def log_softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2255,9 +2269,9 @@ def log_softmax(input, dim, dtype=None, *, out=None):
             return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.log_softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_softmax', _G217, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('log_softmax', _G219, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G218 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
+_G220 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
 def logcumsumexp(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2265,68 +2279,68 @@ def logcumsumexp(input, dim, *, out=None):
             return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, out)
         return _ops.logcumsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logcumsumexp', _G218, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('logcumsumexp', _G220, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G219 = [_ops.logdet]
+_G221 = [_ops.logdet]
 def logdet(input):
     try:
         return _ops.logdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logdet', _G219, (), {'input': input}, _e, 1)
+        return _fallback('logdet', _G221, (), {'input': input}, _e, 1)
 
-_G220 = [_ops.logical_and, _ops.logical_and_out]
+_G222 = [_ops.logical_and, _ops.logical_and_out]
 def logical_and(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and', _G220, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_and', _G222, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G221 = [_ops.logical_not, _ops.logical_not_out]
+_G223 = [_ops.logical_not, _ops.logical_not_out]
 def logical_not(input, *, out=None):
     try:
         if out is not None:
             return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.logical_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not', _G221, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('logical_not', _G223, (), {'input': input, 'out': out}, _e, 1)
 
-_G222 = [_ops.logical_or, _ops.logical_or_out]
+_G224 = [_ops.logical_or, _ops.logical_or_out]
 def logical_or(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or', _G222, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_or', _G224, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G223 = [_ops.logical_xor, _ops.logical_xor_out]
+_G225 = [_ops.logical_xor, _ops.logical_xor_out]
 def logical_xor(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor', _G223, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_xor', _G225, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G224 = [_ops.logit, _ops.logit_out]
+_G226 = [_ops.logit, _ops.logit_out]
 def logit(input, eps=None, *, out=None):
     try:
         if out is not None:
             return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, eps, out)
         return _ops.logit.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit', _G224, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
+        return _fallback('logit', _G226, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
 
-_G225 = [_ops.logit_]
+_G227 = [_ops.logit_]
 def logit_(input, eps=None):
     try:
         return _ops.logit_.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit_', _G225, (), {'input': input, 'eps': eps}, _e, 1)
+        return _fallback('logit_', _G227, (), {'input': input, 'eps': eps}, _e, 1)
 
-_G226 = [_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor]
+_G228 = [_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor]
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2363,9 +2377,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logspace', _G226, (), {'start': start, 'end': end, 'steps': steps, 'base': base, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
+        return _fallback('logspace', _G228, (), {'start': start, 'end': end, 'steps': steps, 'base': base, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
-_G227 = [_ops.logsumexp, _ops.logsumexp_out]
+_G229 = [_ops.logsumexp, _ops.logsumexp_out]
 def logsumexp(input, dim, keepdim=False, *, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2373,9 +2387,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
             return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
         return _ops.logsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logsumexp', _G227, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('logsumexp', _G229, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G228 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
+_G230 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
 def lt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2389,9 +2403,9 @@ def lt(input, other, *, out=None):
             return _ops.lt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt', _G228, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('lt', _G230, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G229 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
+_G231 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
 def masked_fill(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
@@ -2401,43 +2415,43 @@ def masked_fill(input, mask, value):
             return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill', _G229, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
+        return _fallback('masked_fill', _G231, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
-_G230 = [_ops.masked_scatter, _ops.masked_scatter_out]
+_G232 = [_ops.masked_scatter, _ops.masked_scatter_out]
 def masked_scatter(input, mask, source, *, out=None):
     try:
         if out is not None:
             return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, source, out)
         return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter', _G230, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
+        return _fallback('masked_scatter', _G232, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
 
-_G231 = [_ops.masked_select, _ops.masked_select_out]
+_G233 = [_ops.masked_select, _ops.masked_select_out]
 def masked_select(input, mask, *, out=None):
     try:
         if out is not None:
             return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, out)
         return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_select', _G231, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
+        return _fallback('masked_select', _G233, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
 
-_G232 = [_ops.matmul, _ops.matmul_out]
+_G234 = [_ops.matmul, _ops.matmul_out]
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matmul', _G232, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('matmul', _G234, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G233 = [_ops.matrix_exp]
+_G235 = [_ops.matrix_exp]
 def matrix_exp(input):
     try:
         return _ops.matrix_exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_exp', _G233, (), {'input': input}, _e, 1)
+        return _fallback('matrix_exp', _G235, (), {'input': input}, _e, 1)
 
-_G234 = [_ops.matrix_power, _ops.matrix_power_out]
+_G236 = [_ops.matrix_power, _ops.matrix_power_out]
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
@@ -2445,13 +2459,13 @@ def matrix_power(input, n, *, out=None):
             return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, n, out)
         return _ops.matrix_power.table[((input._keys | _st.included) & ~_st.excluded)](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_power', _G234, (), {'input': input, 'n': n, 'out': out}, _e, 1)
+        return _fallback('matrix_power', _G236, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
-_G235 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
+_G237 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
 def max(*args, **kwargs):
-    return _generic('max', _G235, args, kwargs)
+    return _generic('max', _G237, args, kwargs)
 
-_G236 = [_ops.max_pool1d]
+_G238 = [_ops.max_pool1d]
 def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
@@ -2460,9 +2474,9 @@ def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_
         dilation = _il(dilation, 1)
         return _ops.max_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool1d', _G236, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool1d', _G238, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G237 = [_ops.max_pool1d_with_indices]
+_G239 = [_ops.max_pool1d_with_indices]
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
@@ -2471,9 +2485,9 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilatio
         dilation = _il(dilation, 1)
         return _ops.max_pool1d_with_indices.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool1d_with_indices', _G237, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool1d_with_indices', _G239, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G238 = [_ops.max_pool2d]
+_G240 = [_ops.max_pool2d]
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 2)
@@ -2482,9 +2496,9 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         dilation = _il(dilation, 2)
         return _ops.max_pool2d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool2d', _G238, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool2d', _G240, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G239 = [_ops.max_pool3d]
+_G241 = [_ops.max_pool3d]
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 3)
@@ -2493,18 +2507,18 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         dilation = _il(dilation, 3)
         return _ops.max_pool3d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool3d', _G239, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool3d', _G241, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G240 = [_ops.maximum, _ops.maximum_out]
+_G242 = [_ops.maximum, _ops.maximum_out]
 def maximum(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('maximum', _G240, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('maximum', _G242, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G241 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
+_G243 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
 def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2522,9 +2536,9 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.mean_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mean', _G241, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('mean', _G243, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G242 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
+_G244 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
 def median(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2539,31 +2553,31 @@ def median(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.median_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('median', _G242, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('median', _G244, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G243 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
+_G245 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
 def min(*args, **kwargs):
-    return _generic('min', _G243, args, kwargs)
+    return _generic('min', _G245, args, kwargs)
 
-_G244 = [_ops.minimum, _ops.minimum_out]
+_G246 = [_ops.minimum, _ops.minimum_out]
 def minimum(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('minimum', _G244, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('minimum', _G246, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G245 = [_ops.mm, _ops.mm_out]
+_G247 = [_ops.mm, _ops.mm_out]
 def mm(input, mat2, *, out=None):
     try:
         if out is not None:
             return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
         return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mm', _G245, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
+        return _fallback('mm', _G247, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
-_G246 = [_ops.mode, _ops.mode_values]
+_G248 = [_ops.mode, _ops.mode_values]
 def mode(input, dim=-1, keepdim=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2571,9 +2585,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
             return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
         return _ops.mode.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mode', _G246, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('mode', _G248, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G247 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
+_G249 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
 def moveaxis(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
@@ -2586,9 +2600,9 @@ def moveaxis(input, source, destination):
             return _ops.moveaxis_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('moveaxis', _G247, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('moveaxis', _G249, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G248 = [_ops.movedim_intlist, _ops.movedim_int]
+_G250 = [_ops.movedim_intlist, _ops.movedim_int]
 def movedim(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
@@ -2601,27 +2615,27 @@ def movedim(input, source, destination):
             return _ops.movedim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('movedim', _G248, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('movedim', _G250, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G249 = [_ops.msort, _ops.msort_out]
+_G251 = [_ops.msort, _ops.msort_out]
 def msort(input, *, out=None):
     try:
         if out is not None:
             return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.msort.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('msort', _G249, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('msort', _G251, (), {'input': input, 'out': out}, _e, 1)
 
-_G250 = [_ops.mul_Tensor, _ops.mul_out]
+_G252 = [_ops.mul_Tensor, _ops.mul_out]
 def mul(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul', _G250, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('mul', _G252, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G251 = [_ops.multinomial, _ops.multinomial_out]
+_G253 = [_ops.multinomial, _ops.multinomial_out]
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     try:
         if num_samples.__class__ is not int: num_samples = _int(num_samples)
@@ -2629,43 +2643,43 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator, out)
         return _ops.multinomial.table[((input._keys | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multinomial', _G251, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
+        return _fallback('multinomial', _G253, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
 
-_G252 = [_ops.multiply_Tensor, _ops.multiply_out]
+_G254 = [_ops.multiply_Tensor, _ops.multiply_out]
 def multiply(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply', _G252, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('multiply', _G254, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G253 = [_ops.mv, _ops.mv_out]
+_G255 = [_ops.mv, _ops.mv_out]
 def mv(input, vec, *, out=None):
     try:
         if out is not None:
             return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec, out)
         return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, vec)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mv', _G253, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
+        return _fallback('mv', _G255, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
 
-_G254 = [_ops.nan_to_num, _ops.nan_to_num_out]
+_G256 = [_ops.nan_to_num, _ops.nan_to_num_out]
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     try:
         if out is not None:
             return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, nan, posinf, neginf, out)
         return _ops.nan_to_num.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num', _G254, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
+        return _fallback('nan_to_num', _G256, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
 
-_G255 = [_ops.nan_to_num_]
+_G257 = [_ops.nan_to_num_]
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
         return _ops.nan_to_num_.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num_', _G255, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
+        return _fallback('nan_to_num_', _G257, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
 
-_G256 = [_ops.nanmean, _ops.nanmean_out]
+_G258 = [_ops.nanmean, _ops.nanmean_out]
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2674,9 +2688,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
         return _ops.nanmean.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmean', _G256, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nanmean', _G258, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G257 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
+_G259 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
 def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -2691,9 +2705,9 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
             return _ops.nanmedian_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmedian', _G257, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('nanmedian', _G259, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G258 = [_ops.nansum, _ops.nansum_out]
+_G260 = [_ops.nansum, _ops.nansum_out]
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
@@ -2702,9 +2716,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
         return _ops.nansum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nansum', _G258, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nansum', _G260, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G259 = [_ops.narrow]
+_G261 = [_ops.narrow]
 def narrow(input, dim, start, length):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -2712,16 +2726,16 @@ def narrow(input, dim, start, length):
         if length.__class__ is not int: length = _int(length)
         return _ops.narrow.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, start, length)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('narrow', _G259, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
+        return _fallback('narrow', _G261, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
 
-_G260 = [_ops.native_batch_norm]
+_G262 = [_ops.native_batch_norm]
 def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M):
     try:
         return _ops.native_batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | _st.included) & ~_st.excluded)](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_batch_norm', _G260, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
+        return _fallback('native_batch_norm', _G262, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
 
-_G261 = [_ops.native_group_norm]
+_G263 = [_ops.native_group_norm]
 def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_M, eps=_M):
     try:
         if N.__class__ is not int: N = _int(N)
@@ -2730,25 +2744,25 @@ def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_
         if group.__class__ is not int: group = _int(group)
         return _ops.native_group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, N, C, HxW, group, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_group_norm', _G261, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
+        return _fallback('native_group_norm', _G263, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
 
-_G262 = [_ops.native_layer_norm]
+_G264 = [_ops.native_layer_norm]
 def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _ops.native_layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, bias, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_layer_norm', _G262, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
+        return _fallback('native_layer_norm', _G264, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
 
-_G263 = [_ops.native_layer_norm_backward]
+_G265 = [_ops.native_layer_norm_backward]
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight=None, bias=None, output_mask=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _ops.native_layer_norm_backward.table[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_layer_norm_backward', _G263, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
+        return _fallback('native_layer_norm_backward', _G265, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
 
-_G264 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
+_G266 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
 def ne(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2762,50 +2776,50 @@ def ne(input, other, *, out=None):
             return _ops.ne_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne', _G264, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ne', _G266, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G265 = [_ops.neg, _ops.neg_out]
+_G267 = [_ops.neg, _ops.neg_out]
 def neg(input, *, out=None):
     try:
         if out is not None:
             return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg', _G265, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('neg', _G267, (), {'input': input, 'out': out}, _e, 1)
 
-_G266 = [_ops.neg_]
+_G268 = [_ops.neg_]
 def neg_(input):
     try:
         return _ops.neg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg_', _G266, (), {'input': input}, _e, 1)
+        return _fallback('neg_', _G268, (), {'input': input}, _e, 1)
 
-_G267 = [_ops.negative, _ops.negative_out]
+_G269 = [_ops.negative, _ops.negative_out]
 def negative(input, *, out=None):
     try:
         if out is not None:
             return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.negative.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative', _G267, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('negative', _G269, (), {'input': input, 'out': out}, _e, 1)
 
-_G268 = [_ops.negative_]
+_G270 = [_ops.negative_]
 def negative_(input):
     try:
         return _ops.negative_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative_', _G268, (), {'input': input}, _e, 1)
+        return _fallback('negative_', _G270, (), {'input': input}, _e, 1)
 
-_G269 = [_ops.nonzero, _ops.nonzero_out]
+_G271 = [_ops.nonzero, _ops.nonzero_out]
 def nonzero(input, *, out=None):
     try:
         if out is not None:
             return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.nonzero.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero', _G269, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('nonzero', _G271, (), {'input': input, 'out': out}, _e, 1)
 
-_G270 = [_ops.nonzero_static, _ops.nonzero_static_out]
+_G272 = [_ops.nonzero_static, _ops.nonzero_static_out]
 def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
     try:
         if size.__class__ is not int: size = _int(size)
@@ -2814,9 +2828,9 @@ def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
             return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, size, fill_value, out)
         return _ops.nonzero_static.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero_static', _G270, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
+        return _fallback('nonzero_static', _G272, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
 
-_G271 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
+_G273 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
 def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M and dtype is _M:
@@ -2850,9 +2864,9 @@ def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
             return _ops.norm_ScalarOpt_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('norm', _G271, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
+        return _fallback('norm', _G273, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
 
-_G272 = [_ops.normal_Tensor_float, _ops.normal_float_Tensor, _ops.normal_Tensor_Tensor, _ops.normal_float_float, _ops.normal_Tensor_float_out, _ops.normal_float_Tensor_out, _ops.normal_Tensor_Tensor_out]
+_G274 = [_ops.normal_Tensor_float, _ops.normal_float_Tensor, _ops.normal_Tensor_Tensor, _ops.normal_float_float, _ops.normal_Tensor_float_out, _ops.normal_float_Tensor_out, _ops.normal_Tensor_Tensor_out]
 def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device=_M, pin_memory=_M, out=None, requires_grad=False):
     try:
         if mean is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and (std is _M or std is None or True):
@@ -2887,9 +2901,9 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('normal', _G272, (), {'mean': mean, 'std': std, 'size': size, 'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'out': out}, _e, 4)
+        return _fallback('normal', _G274, (), {'mean': mean, 'std': std, 'size': size, 'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'out': out}, _e, 4)
 
-_G273 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
+_G275 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
 def not_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
@@ -2903,9 +2917,9 @@ def not_equal(input, other, *, out=None):
             return _ops.not_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal', _G273, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('not_equal', _G275, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G274 = [_ops.ones]
+_G276 = [_ops.ones]
 def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -2917,34 +2931,34 @@ def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ones', _G274, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('ones', _G276, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G275 = [_ops.ones_like]
+_G277 = [_ops.ones_like]
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.ones_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ones_like', _G275, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('ones_like', _G277, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G276 = [_ops.outer, _ops.outer_out]
+_G278 = [_ops.outer, _ops.outer_out]
 def outer(input, vec2, *, out=None):
     try:
         if out is not None:
             return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
         return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('outer', _G276, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('outer', _G278, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G277 = [_ops.pairwise_distance]
+_G279 = [_ops.pairwise_distance]
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
     try:
         return _ops.pairwise_distance.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | _st.included) & ~_st.excluded)](x1, x2, p, eps, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pairwise_distance', _G277, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
+        return _fallback('pairwise_distance', _G279, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
 
-_G278 = [_ops.permute]
+_G280 = [_ops.permute]
 def permute(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -2952,32 +2966,32 @@ def permute(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.permute.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('permute', _G278, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('permute', _G280, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G279 = [_ops.pinverse]
+_G281 = [_ops.pinverse]
 def pinverse(input, rcond=1e-15):
     try:
         return _ops.pinverse.table[((input._keys | _st.included) & ~_st.excluded)](input, rcond)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pinverse', _G279, (), {'input': input, 'rcond': rcond}, _e, 1)
+        return _fallback('pinverse', _G281, (), {'input': input, 'rcond': rcond}, _e, 1)
 
-_G280 = [_ops.pixel_shuffle]
+_G282 = [_ops.pixel_shuffle]
 def pixel_shuffle(input, upscale_factor):
     try:
         if upscale_factor.__class__ is not int: upscale_factor = _int(upscale_factor)
         return _ops.pixel_shuffle.table[((input._keys | _st.included) & ~_st.excluded)](input, upscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pixel_shuffle', _G280, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
+        return _fallback('pixel_shuffle', _G282, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
 
-_G281 = [_ops.pixel_unshuffle]
+_G283 = [_ops.pixel_unshuffle]
 def pixel_unshuffle(input, downscale_factor):
     try:
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
         return _ops.pixel_unshuffle.table[((input._keys | _st.included) & ~_st.excluded)](input, downscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pixel_unshuffle', _G281, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
+        return _fallback('pixel_unshuffle', _G283, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
 
-_G282 = [_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out]
+_G284 = [_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out]
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
@@ -2996,16 +3010,16 @@ def pow(input, exponent, *, out=None):
             return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow', _G282, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
+        return _fallback('pow', _G284, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
-_G283 = [_ops.prelu]
+_G285 = [_ops.prelu]
 def prelu(input, weight):
     try:
         return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, weight)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prelu', _G283, (), {'input': input, 'weight': weight}, _e, 1)
+        return _fallback('prelu', _G285, (), {'input': input, 'weight': weight}, _e, 1)
 
-_G284 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
+_G286 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
 def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -3022,47 +3036,47 @@ def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.prod_dim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prod', _G284, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('prod', _G286, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G285 = [_ops.put, _ops.put_out]
+_G287 = [_ops.put, _ops.put_out]
 def put(input, index, source, accumulate=False, *, out=None):
     try:
         if out is not None:
             return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, source, accumulate, out)
         return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put', _G285, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('put', _G287, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G286 = [_ops.qr, _ops.qr_Q]
+_G288 = [_ops.qr, _ops.qr_Q]
 def qr(input, some=True, *, out=None):
     try:
         if out is not None:
             return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, some, *out)
         return _ops.qr.table[((input._keys | _st.included) & ~_st.excluded)](input, some)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('qr', _G286, (), {'input': input, 'some': some, 'out': out}, _e, 1)
+        return _fallback('qr', _G288, (), {'input': input, 'some': some, 'out': out}, _e, 1)
 
-_G287 = [_ops.rad2deg, _ops.rad2deg_out]
+_G289 = [_ops.rad2deg, _ops.rad2deg_out]
 def rad2deg(input, *, out=None):
     try:
         if out is not None:
             return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.rad2deg.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg', _G287, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rad2deg', _G289, (), {'input': input, 'out': out}, _e, 1)
 
-_G288 = [_ops.rad2deg_]
+_G290 = [_ops.rad2deg_]
 def rad2deg_(input):
     try:
         return _ops.rad2deg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg_', _G288, (), {'input': input}, _e, 1)
+        return _fallback('rad2deg_', _G290, (), {'input': input}, _e, 1)
 
-_G289 = [_ops.rand, _ops.rand_generator]
+_G291 = [_ops.rand, _ops.rand_generator]
 def rand(*args, **kwargs):
-    return _generic('rand', _G289, args, kwargs)
+    return _generic('rand', _G291, args, kwargs)
 
-_G290 = [_ops.rand_like, _ops.rand_like_generator]
+_G292 = [_ops.rand_like, _ops.rand_like_generator]
 def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
     try:
         if input is not _M and generator is _M:
@@ -3076,21 +3090,21 @@ def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
             return _ops.rand_like_generator.table[((input._keys | _st.included) & ~_st.excluded)](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rand_like', _G290, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
+        return _fallback('rand_like', _G292, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
-_G291 = [_ops.randint, _ops.randint_generator, _ops.randint_low, _ops.randint_low_generator]
+_G293 = [_ops.randint, _ops.randint_generator, _ops.randint_low, _ops.randint_low_generator]
 def randint(*args, **kwargs):
-    return _generic('randint', _G291, args, kwargs)
+    return _generic('randint', _G293, args, kwargs)
 
-_G292 = [_ops.randint_like, _ops.randint_like_low_dtype, _ops.randint_like_low_generator_dtype]
+_G294 = [_ops.randint_like, _ops.randint_like_low_dtype, _ops.randint_like_low_generator_dtype]
 def randint_like(*args, **kwargs):
-    return _generic('randint_like', _G292, args, kwargs)
+    return _generic('randint_like', _G294, args, kwargs)
 
-_G293 = [_ops.randn, _ops.randn_generator]
+_G295 = [_ops.randn, _ops.randn_generator]
 def randn(*args, **kwargs):
-    return _generic('randn', _G293, args, kwargs)
+    return _generic('randn', _G295, args, kwargs)
 
-_G294 = [_ops.randn_like, _ops.randn_like_generator]
+_G296 = [_ops.randn_like, _ops.randn_like_generator]
 def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
     try:
         if input is not _M and generator is _M:
@@ -3104,9 +3118,9 @@ def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
             return _ops.randn_like_generator.table[((input._keys | _st.included) & ~_st.excluded)](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('randn_like', _G294, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
+        return _fallback('randn_like', _G296, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
-_G295 = [_ops.randperm, _ops.randperm_generator]
+_G297 = [_ops.randperm, _ops.randperm_generator]
 def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, generator=_M, requires_grad=False):
     try:
         if n is not _M and generator is _M:
@@ -3126,55 +3140,55 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('randperm', _G295, (), {'n': n, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'generator': generator}, _e, 2)
+        return _fallback('randperm', _G297, (), {'n': n, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'generator': generator}, _e, 2)
 
-_G296 = [_ops.ravel]
+_G298 = [_ops.ravel]
 def ravel(input):
     try:
         return _ops.ravel.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ravel', _G296, (), {'input': input}, _e, 1)
+        return _fallback('ravel', _G298, (), {'input': input}, _e, 1)
 
-_G297 = [_ops.reciprocal, _ops.reciprocal_out]
+_G299 = [_ops.reciprocal, _ops.reciprocal_out]
 def reciprocal(input, *, out=None):
     try:
         if out is not None:
             return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.reciprocal.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal', _G297, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('reciprocal', _G299, (), {'input': input, 'out': out}, _e, 1)
 
-_G298 = [_ops.reciprocal_]
+_G300 = [_ops.reciprocal_]
 def reciprocal_(input):
     try:
         return _ops.reciprocal_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal_', _G298, (), {'input': input}, _e, 1)
+        return _fallback('reciprocal_', _G300, (), {'input': input}, _e, 1)
 
-_G299 = [_ops.relu]
+_G301 = [_ops.relu]
 def relu(input):
     try:
         return _ops.relu.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu', _G299, (), {'input': input}, _e, 1)
+        return _fallback('relu', _G301, (), {'input': input}, _e, 1)
 
-_G300 = [_ops.relu_]
+_G302 = [_ops.relu_]
 def relu_(input):
     try:
         return _ops.relu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu_', _G300, (), {'input': input}, _e, 1)
+        return _fallback('relu_', _G302, (), {'input': input}, _e, 1)
 
-_G301 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
+_G303 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
 def remainder(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder', _G301, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('remainder', _G303, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G302 = [_ops.reshape]
+_G304 = [_ops.reshape]
 def reshape(input, *_shape, shape=None):
     try:
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
@@ -3182,49 +3196,49 @@ def reshape(input, *_shape, shape=None):
         if shape is not None: shape = _il(shape)
         return _ops.reshape.table[((input._keys | _st.included) & ~_st.excluded)](input, shape)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape', _G302, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
+        return _fallback('reshape', _G304, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
 
-_G303 = [_ops.resolve_conj]
+_G305 = [_ops.resolve_conj]
 def resolve_conj(input):
     try:
         return _ops.resolve_conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_conj', _G303, (), {'input': input}, _e, 1)
+        return _fallback('resolve_conj', _G305, (), {'input': input}, _e, 1)
 
-_G304 = [_ops.resolve_neg]
+_G306 = [_ops.resolve_neg]
 def resolve_neg(input):
     try:
         return _ops.resolve_neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_neg', _G304, (), {'input': input}, _e, 1)
+        return _fallback('resolve_neg', _G306, (), {'input': input}, _e, 1)
 
-_G305 = [_ops.rms_norm]
+_G307 = [_ops.rms_norm]
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _ops.rms_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rms_norm', _G305, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
+        return _fallback('rms_norm', _G307, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
 
-_G306 = [_ops.roll]
+_G308 = [_ops.roll]
 def roll(input, shifts, dims=()):
     try:
         if shifts is not None: shifts = _il(shifts, 1)
         dims = _il(dims, 1)
         return _ops.roll.table[((input._keys | _st.included) & ~_st.excluded)](input, shifts, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('roll', _G306, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
+        return _fallback('roll', _G308, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
 
-_G307 = [_ops.rot90]
+_G309 = [_ops.rot90]
 def rot90(input, k=1, dims=(0, 1)):
     try:
         if k.__class__ is not int: k = _int(k)
         dims = _il(dims)
         return _ops.rot90.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rot90', _G307, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
+        return _fallback('rot90', _G309, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
 
-_G308 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
+_G310 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
 def round(input, *, decimals=_M, out=None):
     try:
         if input is not _M and decimals is _M:
@@ -3238,9 +3252,9 @@ def round(input, *, decimals=_M, out=None):
             return _ops.round_decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round', _G308, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
+        return _fallback('round', _G310, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
 
-_G309 = [_ops.round_, _ops.round__decimals]
+_G311 = [_ops.round_, _ops.round__decimals]
 def round_(input, *, decimals=_M):
     try:
         if input is not _M and decimals is _M:
@@ -3250,43 +3264,43 @@ def round_(input, *, decimals=_M):
             return _ops.round__decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round_', _G309, (), {'input': input, 'decimals': decimals}, _e, 2)
+        return _fallback('round_', _G311, (), {'input': input, 'decimals': decimals}, _e, 2)
 
-_G310 = [_ops.rrelu]
+_G312 = [_ops.rrelu]
 def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
         return _ops.rrelu.table[((input._keys | _st.included) & ~_st.excluded)](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rrelu', _G310, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
+        return _fallback('rrelu', _G312, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
-_G311 = [_ops.rrelu_]
+_G313 = [_ops.rrelu_]
 def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
         return _ops.rrelu_.table[((input._keys | _st.included) & ~_st.excluded)](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rrelu_', _G311, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
+        return _fallback('rrelu_', _G313, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
-_G312 = [_ops.rsqrt, _ops.rsqrt_out]
+_G314 = [_ops.rsqrt, _ops.rsqrt_out]
 def rsqrt(input, *, out=None):
     try:
         if out is not None:
             return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.rsqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt', _G312, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rsqrt', _G314, (), {'input': input, 'out': out}, _e, 1)
 
-_G313 = [_ops.rsqrt_]
+_G315 = [_ops.rsqrt_]
 def rsqrt_(input):
     try:
         return _ops.rsqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt_', _G313, (), {'input': input}, _e, 1)
+        return _fallback('rsqrt_', _G315, (), {'input': input}, _e, 1)
 
-_G314 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
+_G316 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
 def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3294,9 +3308,9 @@ def rsub(input, other, *, alpha=1, out=None):
             return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsub', _G314, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('rsub', _G316, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G315 = [_ops.scalar_tensor]
+_G317 = [_ops.scalar_tensor]
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if s.__class__ not in _NUMS: s = _sc(s)
@@ -3306,13 +3320,13 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, r
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scalar_tensor', _G315, (), {'s': s, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('scalar_tensor', _G317, (), {'s': s, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G316 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
+_G318 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
 def scatter(*args, **kwargs):
-    return _generic('scatter', _G316, args, kwargs)
+    return _generic('scatter', _G318, args, kwargs)
 
-_G317 = [_ops.scatter_add, _ops.scatter_add_out]
+_G319 = [_ops.scatter_add, _ops.scatter_add_out]
 def scatter_add(input, dim, index, src, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3320,9 +3334,9 @@ def scatter_add(input, dim, index, src, *, out=None):
             return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, out)
         return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add', _G317, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
+        return _fallback('scatter_add', _G319, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
 
-_G318 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
+_G320 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3330,116 +3344,116 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
             return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self, out)
         return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('scatter_reduce', _G320, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G319 = [_ops.select_int]
+_G321 = [_ops.select_int]
 def select(input, dim, index):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
         return _ops.select_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('select', _G319, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
+        return _fallback('select', _G321, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
 
-_G320 = [_ops.selu]
+_G322 = [_ops.selu]
 def selu(input):
     try:
         return _ops.selu.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('selu', _G320, (), {'input': input}, _e, 1)
+        return _fallback('selu', _G322, (), {'input': input}, _e, 1)
 
-_G321 = [_ops.selu_]
+_G323 = [_ops.selu_]
 def selu_(input):
     try:
         return _ops.selu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('selu_', _G321, (), {'input': input}, _e, 1)
+        return _fallback('selu_', _G323, (), {'input': input}, _e, 1)
 
-_G322 = [_ops.sgn, _ops.sgn_out]
+_G324 = [_ops.sgn, _ops.sgn_out]
 def sgn(input, *, out=None):
     try:
         if out is not None:
             return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sgn.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn', _G322, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sgn', _G324, (), {'input': input, 'out': out}, _e, 1)
 
-_G323 = [_ops.sigmoid, _ops.sigmoid_out]
+_G325 = [_ops.sigmoid, _ops.sigmoid_out]
 def sigmoid(input, *, out=None):
     try:
         if out is not None:
             return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sigmoid.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid', _G323, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sigmoid', _G325, (), {'input': input, 'out': out}, _e, 1)
 
-_G324 = [_ops.sigmoid_]
+_G326 = [_ops.sigmoid_]
 def sigmoid_(input):
     try:
         return _ops.sigmoid_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid_', _G324, (), {'input': input}, _e, 1)
+        return _fallback('sigmoid_', _G326, (), {'input': input}, _e, 1)
 
-_G325 = [_ops.sign, _ops.sign_out]
+_G327 = [_ops.sign, _ops.sign_out]
 def sign(input, *, out=None):
     try:
         if out is not None:
             return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sign.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign', _G325, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sign', _G327, (), {'input': input, 'out': out}, _e, 1)
 
-_G326 = [_ops.signbit, _ops.signbit_out]
+_G328 = [_ops.signbit, _ops.signbit_out]
 def signbit(input, *, out=None):
     try:
         if out is not None:
             return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.signbit.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('signbit', _G326, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('signbit', _G328, (), {'input': input, 'out': out}, _e, 1)
 
-_G327 = [_ops.sin, _ops.sin_out]
+_G329 = [_ops.sin, _ops.sin_out]
 def sin(input, *, out=None):
     try:
         if out is not None:
             return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sin.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin', _G327, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sin', _G329, (), {'input': input, 'out': out}, _e, 1)
 
-_G328 = [_ops.sin_]
+_G330 = [_ops.sin_]
 def sin_(input):
     try:
         return _ops.sin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin_', _G328, (), {'input': input}, _e, 1)
+        return _fallback('sin_', _G330, (), {'input': input}, _e, 1)
 
-_G329 = [_ops.sinh, _ops.sinh_out]
+_G331 = [_ops.sinh, _ops.sinh_out]
 def sinh(input, *, out=None):
     try:
         if out is not None:
             return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh', _G329, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sinh', _G331, (), {'input': input, 'out': out}, _e, 1)
 
-_G330 = [_ops.sinh_]
+_G332 = [_ops.sinh_]
 def sinh_(input):
     try:
         return _ops.sinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh_', _G330, (), {'input': input}, _e, 1)
+        return _fallback('sinh_', _G332, (), {'input': input}, _e, 1)
 
-_G331 = [_ops.slogdet, _ops.slogdet_out]
+_G333 = [_ops.slogdet, _ops.slogdet_out]
 def slogdet(input, *, out=None):
     try:
         if out is not None:
             return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, *out)
         return _ops.slogdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('slogdet', _G331, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('slogdet', _G333, (), {'input': input, 'out': out}, _e, 1)
 
-_G332 = [_ops.softmax_int, _ops.softmax_int_out]
+_G334 = [_ops.softmax_int, _ops.softmax_int_out]
 def softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3448,9 +3462,9 @@ def softmax(input, dim, dtype=None, *, out=None):
             return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
         return _ops.softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softmax', _G332, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('softmax', _G334, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G333 = [_ops.sort, _ops.sort_values]
+_G335 = [_ops.sort, _ops.sort_values]
 def sort(input, dim=-1, descending=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3458,54 +3472,54 @@ def sort(input, dim=-1, descending=False, *, out=None):
             return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, descending, *out)
         return _ops.sort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sort', _G333, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
+        return _fallback('sort', _G335, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
 
-_G334 = [_ops.split_with_sizes]
+_G336 = [_ops.split_with_sizes]
 def split_with_sizes(input, split_sizes, dim=0):
     try:
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.split_with_sizes.table[((input._keys | _st.included) & ~_st.excluded)](input, split_sizes, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('split_with_sizes', _G334, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
+        return _fallback('split_with_sizes', _G336, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
 
-_G335 = [_ops.sqrt, _ops.sqrt_out]
+_G337 = [_ops.sqrt, _ops.sqrt_out]
 def sqrt(input, *, out=None):
     try:
         if out is not None:
             return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.sqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt', _G335, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sqrt', _G337, (), {'input': input, 'out': out}, _e, 1)
 
-_G336 = [_ops.sqrt_]
+_G338 = [_ops.sqrt_]
 def sqrt_(input):
     try:
         return _ops.sqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt_', _G336, (), {'input': input}, _e, 1)
+        return _fallback('sqrt_', _G338, (), {'input': input}, _e, 1)
 
-_G337 = [_ops.square, _ops.square_out]
+_G339 = [_ops.square, _ops.square_out]
 def square(input, *, out=None):
     try:
         if out is not None:
             return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.square.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square', _G337, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('square', _G339, (), {'input': input, 'out': out}, _e, 1)
 
-_G338 = [_ops.square_]
+_G340 = [_ops.square_]
 def square_(input):
     try:
         return _ops.square_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square_', _G338, (), {'input': input}, _e, 1)
+        return _fallback('square_', _G340, (), {'input': input}, _e, 1)
 
-_G339 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
+_G341 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
 def squeeze(*args, **kwargs):
-    return _generic('squeeze', _G339, args, kwargs)
+    return _generic('squeeze', _G341, args, kwargs)
 
-_G340 = [_ops.stack, _ops.stack_out]
+_G342 = [_ops.stack, _ops.stack_out]
 def stack(tensors, dim=0, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
@@ -3514,17 +3528,17 @@ def stack(tensors, dim=0, *, out=None):
             return _ops.stack_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](tensors, dim, out)
         return _ops.stack.table[((_kl(tensors) | _st.included) & ~_st.excluded)](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('stack', _G340, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('stack', _G342, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
-_G341 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
+_G343 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
 def std(*args, **kwargs):
-    return _generic('std', _G341, args, kwargs)
+    return _generic('std', _G343, args, kwargs)
 
-_G342 = [_ops.std_mean, _ops.std_mean_dim, _ops.std_mean_correction, _ops.std_mean_correction_out]
+_G344 = [_ops.std_mean, _ops.std_mean_dim, _ops.std_mean_correction, _ops.std_mean_correction_out]
 def std_mean(*args, **kwargs):
-    return _generic('std_mean', _G342, args, kwargs)
+    return _generic('std_mean', _G344, args, kwargs)
 
-_G343 = [_ops.sub_Tensor, _ops.sub_out]
+_G345 = [_ops.sub_Tensor, _ops.sub_out]
 def sub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3532,9 +3546,9 @@ def sub(input, other, *, alpha=1, out=None):
             return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub', _G343, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('sub', _G345, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G344 = [_ops.subtract_Tensor, _ops.subtract_out]
+_G346 = [_ops.subtract_Tensor, _ops.subtract_out]
 def subtract(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
@@ -3542,9 +3556,9 @@ def subtract(input, other, *, alpha=1, out=None):
             return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
         return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract', _G344, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('subtract', _G346, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G345 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
+_G347 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
 def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
@@ -3562,52 +3576,52 @@ def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _ops.sum_dim_IntList.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sum', _G345, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('sum', _G347, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G346 = [_ops.svd, _ops.svd_U]
+_G348 = [_ops.svd, _ops.svd_U]
 def svd(input, some=True, compute_uv=True, *, out=None):
     try:
         if out is not None:
             return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, some, compute_uv, *out)
         return _ops.svd.table[((input._keys | _st.included) & ~_st.excluded)](input, some, compute_uv)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('svd', _G346, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
+        return _fallback('svd', _G348, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
 
-_G347 = [_ops.swapaxes]
+_G349 = [_ops.swapaxes]
 def swapaxes(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
         return _ops.swapaxes.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes', _G347, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
+        return _fallback('swapaxes', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
-_G348 = [_ops.swapdims]
+_G350 = [_ops.swapdims]
 def swapdims(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.swapdims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims', _G348, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('swapdims', _G350, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G349 = [_ops.t]
+_G351 = [_ops.t]
 def t(input):
     try:
         return _ops.t.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t', _G349, (), {'input': input}, _e, 1)
+        return _fallback('t', _G351, (), {'input': input}, _e, 1)
 
-_G350 = [_ops.take, _ops.take_out]
+_G352 = [_ops.take, _ops.take_out]
 def take(input, index, *, out=None):
     try:
         if out is not None:
             return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, out)
         return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take', _G350, (), {'input': input, 'index': index, 'out': out}, _e, 1)
+        return _fallback('take', _G352, (), {'input': input, 'index': index, 'out': out}, _e, 1)
 
-_G351 = [_ops.take_along_dim, _ops.take_along_dim_out]
+_G353 = [_ops.take_along_dim, _ops.take_along_dim_out]
 def take_along_dim(input, indices, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -3615,41 +3629,41 @@ def take_along_dim(input, indices, dim=None, *, out=None):
             return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, dim, out)
         return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take_along_dim', _G351, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('take_along_dim', _G353, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
 
-_G352 = [_ops.tan, _ops.tan_out]
+_G354 = [_ops.tan, _ops.tan_out]
 def tan(input, *, out=None):
     try:
         if out is not None:
             return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.tan.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan', _G352, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tan', _G354, (), {'input': input, 'out': out}, _e, 1)
 
-_G353 = [_ops.tan_]
+_G355 = [_ops.tan_]
 def tan_(input):
     try:
         return _ops.tan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan_', _G353, (), {'input': input}, _e, 1)
+        return _fallback('tan_', _G355, (), {'input': input}, _e, 1)
 
-_G354 = [_ops.tanh, _ops.tanh_out]
+_G356 = [_ops.tanh, _ops.tanh_out]
 def tanh(input, *, out=None):
     try:
         if out is not None:
             return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.tanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh', _G354, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tanh', _G356, (), {'input': input, 'out': out}, _e, 1)
 
-_G355 = [_ops.tanh_]
+_G357 = [_ops.tanh_]
 def tanh_(input):
     try:
         return _ops.tanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh_', _G355, (), {'input': input}, _e, 1)
+        return _fallback('tanh_', _G357, (), {'input': input}, _e, 1)
 
-_G356 = [_ops.tensordot, _ops.tensordot_out]
+_G358 = [_ops.tensordot, _ops.tensordot_out]
 def tensordot(input, other, dims_self, dims_other, *, out=None):
     try:
         if dims_self is not None: dims_self = _il(dims_self)
@@ -3658,9 +3672,9 @@ def tensordot(input, other, dims_self, dims_other, *, out=None):
             return _ops.tensordot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dims_self, dims_other, out)
         return _ops.tensordot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dims_self, dims_other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tensordot', _G356, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
+        return _fallback('tensordot', _G358, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
 
-_G357 = [_ops.threshold, _ops.threshold_out]
+_G359 = [_ops.threshold, _ops.threshold_out]
 def threshold(input, threshold, value, *, out=None):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
@@ -3669,18 +3683,18 @@ def threshold(input, threshold, value, *, out=None):
             return _ops.threshold_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, threshold, value, out)
         return _ops.threshold.table[((input._keys | _st.included) & ~_st.excluded)](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('threshold', _G357, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
+        return _fallback('threshold', _G359, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
 
-_G358 = [_ops.threshold_]
+_G360 = [_ops.threshold_]
 def threshold_(input, threshold, value):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
         return _ops.threshold_.table[((input._keys | _st.included) & ~_st.excluded)](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('threshold_', _G358, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
+        return _fallback('threshold_', _G360, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
 
-_G359 = [_ops.tile]
+_G361 = [_ops.tile]
 def tile(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
@@ -3688,9 +3702,9 @@ def tile(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _ops.tile.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tile', _G359, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('tile', _G361, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G360 = [_ops.topk, _ops.topk_values]
+_G362 = [_ops.topk, _ops.topk_values]
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
@@ -3699,25 +3713,25 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted, *out)
         return _ops.topk.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('topk', _G360, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
+        return _fallback('topk', _G362, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
 
-_G361 = [_ops.trace]
+_G363 = [_ops.trace]
 def trace(input):
     try:
         return _ops.trace.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trace', _G361, (), {'input': input}, _e, 1)
+        return _fallback('trace', _G363, (), {'input': input}, _e, 1)
 
-_G362 = [_ops.transpose_int]
+_G364 = [_ops.transpose_int]
 def transpose(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _ops.transpose_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose', _G362, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('transpose', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G363 = [_ops.tril, _ops.tril_out]
+_G365 = [_ops.tril, _ops.tril_out]
 def tril(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -3725,9 +3739,9 @@ def tril(input, diagonal=0, *, out=None):
             return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.tril.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril', _G363, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('tril', _G365, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G364 = [_ops.triu, _ops.triu_out]
+_G366 = [_ops.triu, _ops.triu_out]
 def triu(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
@@ -3735,51 +3749,51 @@ def triu(input, diagonal=0, *, out=None):
             return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
         return _ops.triu.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu', _G364, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('triu', _G366, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G365 = [_ops.true_divide_Tensor, _ops.true_divide_out]
+_G367 = [_ops.true_divide_Tensor, _ops.true_divide_out]
 def true_divide(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide', _G365, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('true_divide', _G367, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G366 = [_ops.trunc, _ops.trunc_out]
+_G368 = [_ops.trunc, _ops.trunc_out]
 def trunc(input, *, out=None):
     try:
         if out is not None:
             return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
         return _ops.trunc.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc', _G366, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('trunc', _G368, (), {'input': input, 'out': out}, _e, 1)
 
-_G367 = [_ops.trunc_]
+_G369 = [_ops.trunc_]
 def trunc_(input):
     try:
         return _ops.trunc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc_', _G367, (), {'input': input}, _e, 1)
+        return _fallback('trunc_', _G369, (), {'input': input}, _e, 1)
 
-_G368 = [_ops.unbind_int]
+_G370 = [_ops.unbind_int]
 def unbind(input, dim=0):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.unbind_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unbind', _G368, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unbind', _G370, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G369 = [_ops.unflatten_int]
+_G371 = [_ops.unflatten_int]
 def unflatten(input, dim, sizes):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
         return _ops.unflatten_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sizes)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unflatten', _G369, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
+        return _fallback('unflatten', _G371, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
 
-_G370 = [_ops.unique_consecutive, _ops.unique_consecutive_out]
+_G372 = [_ops.unique_consecutive, _ops.unique_consecutive_out]
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
@@ -3787,9 +3801,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
             return _ops.unique_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, return_inverse, return_counts, dim, *out)
         return _ops.unique_consecutive.table[((input._keys | _st.included) & ~_st.excluded)](input, return_inverse, return_counts, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_consecutive', _G370, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('unique_consecutive', _G372, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
 
-_G371 = [_ops.unique_dim, _ops.unique_dim_out]
+_G373 = [_ops.unique_dim, _ops.unique_dim_out]
 def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3797,9 +3811,9 @@ def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=Fals
             return _ops.unique_dim_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, dim, sorted, return_inverse, return_counts, *out)
         return _ops.unique_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_dim', _G371, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('unique_dim', _G373, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G372 = [_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out]
+_G374 = [_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out]
 def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
@@ -3807,48 +3821,48 @@ def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False
             return _ops.unique_dim_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, dim, return_inverse, return_counts, *out)
         return _ops.unique_dim_consecutive.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_dim_consecutive', _G372, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('unique_dim_consecutive', _G374, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G373 = [_ops.unsqueeze]
+_G375 = [_ops.unsqueeze]
 def unsqueeze(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _ops.unsqueeze.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze', _G373, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unsqueeze', _G375, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G374 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
+_G376 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
 def var(*args, **kwargs):
-    return _generic('var', _G374, args, kwargs)
+    return _generic('var', _G376, args, kwargs)
 
-_G375 = [_ops.var_mean, _ops.var_mean_dim, _ops.var_mean_correction, _ops.var_mean_correction_out]
+_G377 = [_ops.var_mean, _ops.var_mean_dim, _ops.var_mean_correction, _ops.var_mean_correction_out]
 def var_mean(*args, **kwargs):
-    return _generic('var_mean', _G375, args, kwargs)
+    return _generic('var_mean', _G377, args, kwargs)
 
-_G376 = [_ops.vdot, _ops.vdot_out]
+_G378 = [_ops.vdot, _ops.vdot_out]
 def vdot(input, other, *, out=None):
     try:
         if out is not None:
             return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
         return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('vdot', _G376, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('vdot', _G378, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G377 = [_ops.view_as_complex]
+_G379 = [_ops.view_as_complex]
 def view_as_complex(input):
     try:
         return _ops.view_as_complex.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as_complex', _G377, (), {'input': input}, _e, 1)
+        return _fallback('view_as_complex', _G379, (), {'input': input}, _e, 1)
 
-_G378 = [_ops.view_as_real]
+_G380 = [_ops.view_as_real]
 def view_as_real(input):
     try:
         return _ops.view_as_real.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as_real', _G378, (), {'input': input}, _e, 1)
+        return _fallback('view_as_real', _G380, (), {'input': input}, _e, 1)
 
-_G379 = [_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out]
+_G381 = [_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out]
 def where(condition, input=_M, other=_M, *, out=None):
     try:
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
@@ -3869,16 +3883,16 @@ def where(condition, input=_M, other=_M, *, out=None):
             return _ops.where.table[((condition._keys | _st.included) & ~_st.excluded)](condition)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('where', _G379, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
+        return _fallback('where', _G381, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
 
-_G380 = [_ops.zero_]
+_G382 = [_ops.zero_]
 def zero_(input):
     try:
         return _ops.zero_.table[((input._keys | _st.included) & ~_st.excluded)](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zero_', _G380, (), {'input': input}, _e, 1)
+        return _fallback('zero_', _G382, (), {'input': input}, _e, 1)
 
-_G381 = [_ops.zeros]
+_G383 = [_ops.zeros]
 def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -3890,15 +3904,15 @@ def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zeros', _G381, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('zeros', _G383, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G382 = [_ops.zeros_like]
+_G384 = [_ops.zeros_like]
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _ops.zeros_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zeros_like', _G382, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('zeros_like', _G384, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-__all__ = ['_adaptive_avg_pool2d', '_embedding_bag', '_la_diagonal_copy', '_la_matmul', '_local_scalar_dense', '_log_softmax', '_softmax', '_to_copy', '_unique', '_unique2', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'adaptive_avg_pool1d', 'adaptive_max_pool1d', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'alpha_dropout', 'alpha_dropout_', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'avg_pool1d', 'baddbmm', 'batch_norm', 'bernoulli', 'bilinear', 'binary_cross_entropy_with_logits', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'celu', 'celu_', 'chain_matmul', 'cholesky', 'cholesky_inverse', 'cholesky_solve', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'constant_pad_nd', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'copysign', 'cos', 'cos_', 'cosh', 'cosh_', 'cosine_similarity', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum', 'deg2rad', 'deg2rad_', 'det', 'detach', 'diag', 'diag_embed', 'diagflat', 'diagonal', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'einsum', 'embedding', 'embedding_bag', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'erfc', 'erfc_', 'erfinv', 'exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'eye', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout', 'feature_dropout_', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'float_power', 'floor', 'floor_', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'ger', 'greater', 'greater_equal', 'group_norm', 'gt', 'hardshrink', 'hypot', 'index_add', 'index_copy', 'index_fill', 'index_put', 'index_put_', 'index_reduce', 'index_select', 'inner', 'inverse', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'kl_div', 'kron', 'kthvalue', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logcumsumexp', 'logdet', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logit_', 'logspace', 'logsumexp', 'lt', 'masked_fill', 'masked_scatter', 'masked_select', 'matmul', 'matrix_exp', 'matrix_power', 'max', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nansum', 'narrow', 'native_batch_norm', 'native_group_norm', 'native_layer_norm', 'native_layer_norm_backward', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'nonzero_static', 'norm', 'normal', 'not_equal', 'ones', 'ones_like', 'outer', 'pairwise_distance', 'permute', 'pinverse', 'pixel_shuffle', 'pixel_unshuffle', 'pow', 'prelu', 'prod', 'put', 'qr', 'rad2deg', 'rad2deg_', 'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'rms_norm', 'roll', 'rot90', 'round', 'round_', 'rrelu', 'rrelu_', 'rsqrt', 'rsqrt_', 'rsub', 'scalar_tensor', 'scatter', 'scatter_add', 'scatter_reduce', 'select', 'selu', 'selu_', 'sgn', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slogdet', 'softmax', 'sort', 'split_with_sizes', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'stack', 'std', 'std_mean', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take', 'take_along_dim', 'tan', 'tan_', 'tanh', 'tanh_', 'tensordot', 'threshold', 'threshold_', 'tile', 'topk', 'trace', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unflatten', 'unique_consecutive', 'unique_dim', 'unique_dim_consecutive', 'unsqueeze', 'var', 'var_mean', 'vdot', 'view_as_complex', 'view_as_real', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_adaptive_avg_pool2d', '_embedding_bag', '_la_diagonal_copy', '_la_matmul', '_local_scalar_dense', '_log_softmax', '_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward', '_softmax', '_to_copy', '_unique', '_unique2', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'adaptive_avg_pool1d', 'adaptive_max_pool1d', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'alpha_dropout', 'alpha_dropout_', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'avg_pool1d', 'baddbmm', 'batch_norm', 'bernoulli', 'bilinear', 'binary_cross_entropy_with_logits', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'celu', 'celu_', 'chain_matmul', 'cholesky', 'cholesky_inverse', 'cholesky_solve', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'constant_pad_nd', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'copysign', 'cos', 'cos_', 'cosh', 'cosh_', 'cosine_similarity', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum', 'deg2rad', 'deg2rad_', 'det', 'detach', 'diag', 'diag_embed', 'diagflat', 'diagonal', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'einsum', 'embedding', 'embedding_bag', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'erfc', 'erfc_', 'erfinv', 'exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'eye', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout', 'feature_dropout_', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'float_power', 'floor', 'floor_', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'ger', 'greater', 'greater_equal', 'group_norm', 'gt', 'hardshrink', 'hypot', 'index_add', 'index_copy', 'index_fill', 'index_put', 'index_put_', 'index_reduce', 'index_select', 'inner', 'inverse', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'kl_div', 'kron', 'kthvalue', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logcumsumexp', 'logdet', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logit_', 'logspace', 'logsumexp', 'lt', 'masked_fill', 'masked_scatter', 'masked_select', 'matmul', 'matrix_exp', 'matrix_power', 'max', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nansum', 'narrow', 'native_batch_norm', 'native_group_norm', 'native_layer_norm', 'native_layer_norm_backward', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'nonzero_static', 'norm', 'normal', 'not_equal', 'ones', 'ones_like', 'outer', 'pairwise_distance', 'permute', 'pinverse', 'pixel_shuffle', 'pixel_unshuffle', 'pow', 'prelu', 'prod', 'put', 'qr', 'rad2deg', 'rad2deg_', 'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'rms_norm', 'roll', 'rot90', 'round', 'round_', 'rrelu', 'rrelu_', 'rsqrt', 'rsqrt_', 'rsub', 'scalar_tensor', 'scatter', 'scatter_add', 'scatter_reduce', 'select', 'selu', 'selu_', 'sgn', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slogdet', 'softmax', 'sort', 'split_with_sizes', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'stack', 'std', 'std_mean', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take', 'take_along_dim', 'tan', 'tan_', 'tanh', 'tanh_', 'tensordot', 'threshold', 'threshold_', 'tile', 'topk', 'trace', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unflatten', 'unique_consecutive', 'unique_dim', 'unique_dim_consecutive', 'unsqueeze', 'var', 'var_mean', 'vdot', 'view_as_complex', 'view_as_real', 'where', 'zero_', 'zeros', 'zeros_like']

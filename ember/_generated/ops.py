@@ -77,6 +77,10 @@ _RT_nll_loss_forward = collections.namedtuple('nll_loss_forward', ['output', 'to
 _RT_nll_loss_forward.__module__ = 'ember.return_types'
 _RT_nll_loss2d_forward = collections.namedtuple('nll_loss2d_forward', ['output', 'total_weight'])
 _RT_nll_loss2d_forward.__module__ = 'ember.return_types'
+_RT__scaled_dot_product_flash_attention_for_cpu = collections.namedtuple('_scaled_dot_product_flash_attention_for_cpu', ['output', 'logsumexp'])
+_RT__scaled_dot_product_flash_attention_for_cpu.__module__ = 'ember.return_types'
+_RT__scaled_dot_product_flash_attention_for_cpu_backward = collections.namedtuple('_scaled_dot_product_flash_attention_for_cpu_backward', ['grad_query', 'grad_key', 'grad_value'])
+_RT__scaled_dot_product_flash_attention_for_cpu_backward.__module__ = 'ember.return_types'
 _RT_max_pool2d_with_indices = collections.namedtuple('max_pool2d_with_indices', ['output', 'indices'])
 _RT_max_pool2d_with_indices.__module__ = 'ember.return_types'
 _RT_max_pool3d_with_indices = collections.namedtuple('max_pool3d_with_indices', ['output', 'indices'])
@@ -119,7 +123,7 @@ _RT_unique_consecutive = collections.namedtuple('unique_consecutive', ['out0', '
 _RT_unique_consecutive.__module__ = 'ember.return_types'
 _RT_unique_dim_consecutive = collections.namedtuple('unique_dim_consecutive', ['out0', 'out1', 'out2'])
 _RT_unique_dim_consecutive.__module__ = 'ember.return_types'
-RETURN_TYPES = {'_unique': _RT__unique, '_unique2': _RT__unique2, 'adaptive_max_pool2d': _RT_adaptive_max_pool2d, 'aminmax': _RT_aminmax, 'cummax': _RT_cummax, 'cummin': _RT_cummin, 'kthvalue': _RT_kthvalue, 'linalg_cholesky_ex': _RT_linalg_cholesky_ex, 'linalg_eig': _RT_linalg_eig, 'linalg_eigh': _RT_linalg_eigh, 'linalg_inv_ex': _RT_linalg_inv_ex, 'linalg_lu': _RT_linalg_lu, 'linalg_lu_factor': _RT_linalg_lu_factor, 'linalg_lu_factor_ex': _RT_linalg_lu_factor_ex, 'linalg_qr': _RT_linalg_qr, 'linalg_slogdet': _RT_linalg_slogdet, 'linalg_solve_ex': _RT_linalg_solve_ex, 'linalg_svd': _RT_linalg_svd, 'max': _RT_max, 'max_pool2d_with_indices': _RT_max_pool2d_with_indices, 'max_pool3d_with_indices': _RT_max_pool3d_with_indices, 'median': _RT_median, 'min': _RT_min, 'mode': _RT_mode, 'nanmedian': _RT_nanmedian, 'nll_loss2d_forward': _RT_nll_loss2d_forward, 'nll_loss_forward': _RT_nll_loss_forward, 'qr': _RT_qr, 'slogdet': _RT_slogdet, 'sort': _RT_sort, 'std_mean': _RT_std_mean, 'svd': _RT_svd, 'topk': _RT_topk, 'unique_consecutive': _RT_unique_consecutive, 'unique_dim': _RT_unique_dim, 'unique_dim_consecutive': _RT_unique_dim_consecutive, 'var_mean': _RT_var_mean}
+RETURN_TYPES = {'_scaled_dot_product_flash_attention_for_cpu': _RT__scaled_dot_product_flash_attention_for_cpu, '_scaled_dot_product_flash_attention_for_cpu_backward': _RT__scaled_dot_product_flash_attention_for_cpu_backward, '_unique': _RT__unique, '_unique2': _RT__unique2, 'adaptive_max_pool2d': _RT_adaptive_max_pool2d, 'aminmax': _RT_aminmax, 'cummax': _RT_cummax, 'cummin': _RT_cummin, 'kthvalue': _RT_kthvalue, 'linalg_cholesky_ex': _RT_linalg_cholesky_ex, 'linalg_eig': _RT_linalg_eig, 'linalg_eigh': _RT_linalg_eigh, 'linalg_inv_ex': _RT_linalg_inv_ex, 'linalg_lu': _RT_linalg_lu, 'linalg_lu_factor': _RT_linalg_lu_factor, 'linalg_lu_factor_ex': _RT_linalg_lu_factor_ex, 'linalg_qr': _RT_linalg_qr, 'linalg_slogdet': _RT_linalg_slogdet, 'linalg_solve_ex': _RT_linalg_solve_ex, 'linalg_svd': _RT_linalg_svd, 'max': _RT_max, 'max_pool2d_with_indices': _RT_max_pool2d_with_indices, 'max_pool3d_with_indices': _RT_max_pool3d_with_indices, 'median': _RT_median, 'min': _RT_min, 'mode': _RT_mode, 'nanmedian': _RT_nanmedian, 'nll_loss2d_forward': _RT_nll_loss2d_forward, 'nll_loss_forward': _RT_nll_loss_forward, 'qr': _RT_qr, 'slogdet': _RT_slogdet, 'sort': _RT_sort, 'std_mean': _RT_std_mean, 'svd': _RT_svd, 'topk': _RT_topk, 'unique_consecutive': _RT_unique_consecutive, 'unique_dim': _RT_unique_dim, 'unique_dim_consecutive': _RT_unique_dim_consecutive, 'var_mean': _RT_var_mean}
 
 relu = define_op('aten', 'relu(Tensor self) -> Tensor', ('pointwise',), True)
 relu_ = define_op('aten', 'relu_(Tensor(a!) self) -> Tensor(a!)', (), True)
@@ -612,6 +616,8 @@ kl_div = define_op('aten', 'kl_div(Tensor self, Tensor target, int reduction=1, 
 cosine_similarity = define_op('aten', 'cosine_similarity(Tensor x1, Tensor x2, int dim=1, float eps=1e-08) -> Tensor', (), True)
 pairwise_distance = define_op('aten', 'pairwise_distance(Tensor x1, Tensor x2, float p=2, float eps=1e-06, bool keepdim=False) -> Tensor', (), True)
 scaled_dot_product_attention = define_op('aten', 'scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor', (), True)
+_scaled_dot_product_flash_attention_for_cpu = define_op('aten', '_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)', (), True)
+_scaled_dot_product_flash_attention_for_cpu_backward = define_op('aten', '_scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value)', (), True)
 native_batch_norm = define_op('aten', 'native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)', (), True)
 native_group_norm = define_op('aten', 'native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)', (), True)
 convolution = define_op('aten', 'convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor', (), True)
@@ -6446,6 +6452,30 @@ cosine_similarity.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.
 pairwise_distance.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.pairwise_distance, name='composite_nn_norm_loss.pairwise_distance')
 
 scaled_dot_product_attention.register(K.CompositeImplicitAutograd, _composite_nn_norm_loss.scaled_dot_product_attention, name='composite_nn_norm_loss.scaled_dot_product_attention')
+
+def _cpu__scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale):
+    _r = _cpu_nn_norm_loss.sdpa_flash_cpu(query._np, (key._np if key.__class__ is _T else _u(key)), (value._np if value.__class__ is _T else _u(value)), dropout_p, is_causal, (None if attn_mask is None else attn_mask._np), scale)
+    return _RT__scaled_dot_product_flash_attention_for_cpu(_cw(_r[0]), _cw(_r[1]))
+
+_scaled_dot_product_flash_attention_for_cpu.register(K.CPU, _cpu__scaled_dot_product_flash_attention_for_cpu, name='cpu.nn_norm_loss.sdpa_flash_cpu')
+
+def _meta__scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale):
+    _r = _meta_nn_norm_loss.sdpa_flash_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale)
+    return _RT__scaled_dot_product_flash_attention_for_cpu(_mw(_r[0]), _mw(_r[1]))
+
+_scaled_dot_product_flash_attention_for_cpu.register(K.Meta, _meta__scaled_dot_product_flash_attention_for_cpu, name='meta.nn_norm_loss.sdpa_flash_cpu')
+
+def _cpu__scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale):
+    _r = _cpu_nn_norm_loss.sdpa_flash_cpu_backward(grad_out._np, (query._np if query.__class__ is _T else _u(query)), (key._np if key.__class__ is _T else _u(key)), (value._np if value.__class__ is _T else _u(value)), (out._np if out.__class__ is _T else _u(out)), (logsumexp._np if logsumexp.__class__ is _T else _u(logsumexp)), dropout_p, is_causal, (None if attn_mask is None else attn_mask._np), scale)
+    return _RT__scaled_dot_product_flash_attention_for_cpu_backward(_cw(_r[0]), _cw(_r[1]), _cw(_r[2]))
+
+_scaled_dot_product_flash_attention_for_cpu_backward.register(K.CPU, _cpu__scaled_dot_product_flash_attention_for_cpu_backward, name='cpu.nn_norm_loss.sdpa_flash_cpu_backward')
+
+def _meta__scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale):
+    _r = _meta_nn_norm_loss.sdpa_flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+    return _RT__scaled_dot_product_flash_attention_for_cpu_backward(_mw(_r[0]), _mw(_r[1]), _mw(_r[2]))
+
+_scaled_dot_product_flash_attention_for_cpu_backward.register(K.Meta, _meta__scaled_dot_product_flash_attention_for_cpu_backward, name='meta.nn_norm_loss.sdpa_flash_cpu_backward')
 
 def _cpu_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     _r = _cpu_nn_norm_loss.native_batch_norm(input._np, (None if weight is None else weight._np), (None if bias is None else bias._np), (None if running_mean is None else running_mean._np), (None if running_var is None else running_var._np), training, momentum, eps)

@@ -227,12 +227,24 @@ def _backward_one(root, g, keep_graph, create_graph):
 
 
 def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
-    """The main loop for backward() without captures or anomaly mode (the common case)."""
+    """The main loop for backward() without captures or anomaly mode (the common case).
+
+    deps[n] counts the edges into n not yet processed; it is made negative once n has an input
+    buffer, so one look-up per edge tells both. A node that becomes ready and is newer than
+    everything queued runs next with its buffer in hand: a chain of single-input nodes touches
+    neither the heap nor the buffer dict."""
     push, pop = heapq.heappush, heapq.heappop
-    pop_buffer, get_buffer = buffers.pop, buffers.get
-    while ready:
+    pop_buffer = buffers.pop
+    for n in buffers:
+        d = deps.get(n)
+        if d:
+            deps[n] = -d
+    if ready:
         node = pop(ready)[1]
         buf = pop_buffer(node, None)
+    else:
+        node = buf = None
+    while node is not None:
         if buf is None:
             outs = ()
         elif len(buf) == 1 and not node._has_hooks and node._anomaly is None:
@@ -250,37 +262,76 @@ def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
         nf = node._next
         if len(outs) < len(nf):
             outs = list(outs) + [None] * (len(nf) - len(outs))
+        cand = cbuf = None  # the newest node made ready by this one, and its buffer
         for e, g in zip(nf, outs):
             if e is None:
                 continue
             nxt, nr = e
+            d = deps[nxt]
             if g is not None:
                 im = nxt._input_meta
-                if nr < len(im):
+                n_in = len(im)
+                if nr < n_in:
                     meta = im[nr]
                     if meta is not None and (g._dtype is not meta[1] or g._shape != meta[0]):
                         g = _validate(g, meta, node, _position(nf, outs, e, g))
-                b = get_buffer(nxt)
-                if b is None:
-                    n_in = len(im)
+                if d > 0:  # the first gradient for nxt
                     if n_in <= 1 and nr == 0:
-                        buffers[nxt] = [g]
+                        b = [g]
                     else:
-                        b = buffers[nxt] = [None] * max(n_in, nr + 1)
+                        b = [None] * max(n_in, nr + 1)
                         b[nr] = g
+                    g = None
+                    if d != 1:
+                        buffers[nxt] = b
+                        deps[nxt] = 1 - d
+                        continue
                 else:
+                    b = buffers[nxt]
                     old = b[nr]
                     if old is None:
                         b[nr] = g
                     elif not inplace_ok or _sum_into(old, g) is None:
                         b[nr] = old + g
-                    old = None
-                g = None
-            d = deps[nxt] - 1
-            deps[nxt] = d
-            if d == 0:
+                    old = g = None
+                    if d != -1:
+                        deps[nxt] = d + 1
+                        continue
+                    del buffers[nxt]
+            elif d > 1:
+                deps[nxt] = d - 1
+                continue
+            elif d < -1:
+                deps[nxt] = d + 1
+                continue
+            else:
+                b = pop_buffer(nxt) if d == -1 else None
+            # nxt is ready, with buffer b
+            if cand is None:
+                cand, cbuf = nxt, b
+            else:
+                if nxt._seq > cand._seq:
+                    cand, cbuf, nxt, b = nxt, b, cand, cbuf
+                if b is not None:
+                    buffers[nxt] = b
                 push(ready, (-nxt._seq, nxt))
+            b = None
         outs = None
+        if cand is None:
+            if ready:
+                node = pop(ready)[1]
+                buf = pop_buffer(node, None)
+            else:
+                node = None
+        elif ready and -ready[0][0] > cand._seq:
+            if cbuf is not None:
+                buffers[cand] = cbuf
+            push(ready, (-cand._seq, cand))
+            node = pop(ready)[1]
+            buf = pop_buffer(node, None)
+        else:
+            node, buf = cand, cbuf
+        cand = cbuf = None
 
 
 def _position(nf, outs, e, g):

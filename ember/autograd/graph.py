@@ -31,7 +31,7 @@ class Node:
     _has_hooks = False
 
     def __init__(self):
-        self._seq = next(_seq)
+        self._seq = next_seq()
         self._next = ()
         self._input_meta = []
 
@@ -231,20 +231,25 @@ def set_history(t, node, output_nr=0):
 
 def alias(t):
     """A new tensor object over the same memory and version counter, with no autograd history."""
-    r = _new(type(t))
-    r._np = t._np
+    r = _new(t.__class__)
+    r._np = a = t._np
     r._shape = t._shape
     r._dtype = t._dtype
     r._device = t._device
-    r._keys = t._keys & ~autograd_key_bit(t)
-    r._base = t._base if t._base is not None else t
-    r._vc = t._version_counter()
+    keys = t._keys
+    bit = _BIT_OF_BACKEND.get(keys & _BACKENDS)
+    r._keys = keys & ~(bit if bit is not None else autograd_key_bit(t))
+    b = t._base
+    r._base = b if b is not None else t
+    vc = t._vc
+    r._vc = vc if vc is not None else t._version_counter()
     r._ameta = None
-    for s in ("_strides", "_offset"):
-        try:
-            setattr(r, s, getattr(t, s))
-        except AttributeError:
-            pass
+    if a is None:  # CPU tensors derive strides and offset from the array; others carry them
+        for s in ("_strides", "_offset"):
+            try:
+                setattr(r, s, getattr(t, s))
+            except AttributeError:
+                pass
     return r
 
 
@@ -329,26 +334,80 @@ class SavedVariable:
         return d
 
     def _version_error(self, d, now):
-        import re
-
-        from ember.core.dtype import legacy_type_name
-        tname = legacy_type_name(d._dtype, d._device.type)
-        shape = ", ".join(str(s) for s in d._shape)
-        fn_name = self.grad_fn_name if self.is_output else (
-            d._ameta.grad_fn.name() if d._ameta is not None and d._ameta.grad_fn is not None else None)
-        where = ""
-        if fn_name is not None:
-            where = f", which is output {self.output_nr} of {re.sub(r'Backward[0-9]*$', '', fn_name)},"
-        return ("one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: [{tname} [{shape}]]{where} is at version {now}; expected version "
-                f"{self.version} instead. Hint: enable anomaly detection to find the operation that "
-                "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-                "check_nan=False).")
+        return _version_error(d, now, self.version, self.output_nr,
+                              self.grad_fn_name if self.is_output else _grad_fn_name(d))
 
     def release(self):
         self._released = True
         self.data = None
         self.packed = None
+
+
+def _grad_fn_name(d):
+    m = d._ameta
+    return m.grad_fn.name() if m is not None and m.grad_fn is not None else None
+
+
+def _version_error(d, now, version, output_nr, fn_name):
+    import re
+
+    from ember.core.dtype import legacy_type_name
+    tname = legacy_type_name(d._dtype, d._device.type)
+    shape = ", ".join(str(s) for s in d._shape)
+    where = ""
+    if fn_name is not None:
+        where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', fn_name)},"
+    return ("one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{tname} [{shape}]]{where} is at version {now}; expected version "
+            f"{version} instead. Hint: enable anomaly detection to find the operation that "
+            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+            "check_nan=False).")
+
+
+# A saved input tensor is, in the common case (no saved-tensor hooks), the tuple
+# (tensor, version when saved, output_nr when saved): generated nodes store it in a slot and check
+# the version inline. Anything else (outputs, Python numbers, None, hooks) is a SavedVariable.
+# Releasing a node puts FREED in its slots.
+
+class _Freed:
+    __slots__ = ()
+
+    def unpack(self, node=None):
+        raise RuntimeError(_FREED)
+
+
+FREED = _Freed()
+
+
+def save(t, is_output=False):
+    """What a node keeps for a tensor it needs in backward: the tuple form or a SavedVariable."""
+    if not is_output and not _state.saved_hooks and isinstance(t, TensorImpl):
+        vc = t._vc
+        m = t._ameta
+        return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
+    return SavedVariable(t, is_output)
+
+
+def unpack(s, node=None):
+    """The tensor behind a saved entry (tuple form or SavedVariable), version-checked."""
+    if s.__class__ is tuple:
+        t = s[0]
+        vc = t._vc
+        if vc is not None and vc[0] != s[1]:
+            raise_version_error(s)
+        return t
+    return s.unpack(node)
+
+
+def unpack_list(ss):
+    if ss is FREED:
+        raise RuntimeError(_FREED)
+    return [unpack(s) for s in ss]
+
+
+def raise_version_error(s):
+    t = s[0]
+    raise RuntimeError(_version_error(t, t._vc[0], s[1], s[2], _grad_fn_name(t)))
 
 
 def set_history_quiet(t, node, output_nr):
@@ -359,8 +418,7 @@ def set_history_quiet(t, node, output_nr):
     t._keys |= autograd_key_bit(t)
 
 
-def next_seq():
-    return next(_seq)
+next_seq = _seq.__next__  # a node's sequence number (creation order)
 
 
 class saved_tensors_hooks:

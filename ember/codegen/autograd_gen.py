@@ -114,6 +114,24 @@ def _split_r_to_c(expr):
     return None
 
 
+def _emit_unpack(e, info, n, ind):
+    """Unpack saved tensor `n` into a local of the same name, as inline as possible."""
+    v = pyname(n)
+    if n in info.list_args:
+        e(f"{ind}{v} = _unpack_list(_node.{_slot(n)})")
+    elif n in info.saved_outputs:  # outputs are always SavedVariables (see graph.save)
+        e(f"{ind}{v} = _node.{_slot(n)}.unpack(_node)")
+    else:  # the tuple form (tensor, version, output_nr), or a SavedVariable
+        e(f"{ind}_s = _node.{_slot(n)}")
+        e(f"{ind}if _s.__class__ is tuple:")
+        e(f"{ind}    {v} = _s[0]")
+        e(f"{ind}    _vc = {v}._vc")
+        e(f"{ind}    if _vc is not None and _vc[0] != _s[1]:")
+        e(f"{ind}        _verr(_s)")
+        e(f"{ind}else:")
+        e(f"{ind}    {v} = _s.unpack(_node)")
+
+
 def emit_node(e, info):
     slots = ([_slot(n) for n in info.saved_tensors + info.saved_outputs] + info.saved_meta
              + [_slot(n) for n in info.saved_values])
@@ -126,22 +144,30 @@ def emit_node(e, info):
         e("    def name(_node):")
         e(f"        return {info.node_name!r}")
     e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
+    e("    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call")
     e()
     e("    def apply(_node, grads):")
     single = len(info.outnames) == 1
     if single:
         e("        grad = grads[0]")
     e("        _nf = _node._next")
-    e("        _out = [None] * len(_nf)")
     # positions of each differentiable input in _nf
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
+        # a Tensor[] input: its gradients fill a slice of the output list
+        e("        _out = [None] * len(_nf)")
         e("        _k = _node._nlist")
-    pos = {}
-    off = "0"
-    for n in info.diff_inputs:
-        pos[n] = off
-        off = f"{off} + {'_k' if n in info.list_args else '1'}"
+        pos = {}
+        off = "0"
+        for n in info.diff_inputs:
+            pos[n] = off
+            off = f"{off} + {'_k' if n in info.list_args else '1'}"
+        target = {k: f"_out[{p}]" for k, p in pos.items()}
+    else:
+        # fixed positions: one local per input, returned as a tuple
+        pos = {n: str(i) for i, n in enumerate(info.diff_inputs)}
+        target = {n: f"_o{i}" for i, n in enumerate(info.diff_inputs)}
+        e("        " + " = ".join(target[n] for n in info.diff_inputs) + " = None")
     for (keys, expr), names in zip(info.formulas, info.uses):
         conds = []
         for k in keys:
@@ -153,10 +179,7 @@ def emit_node(e, info):
         e(f"        if {' or '.join(conds)}:")
         for n in info.saved_tensors + info.saved_outputs:
             if n in names:
-                if n in info.list_args:
-                    e(f"            {pyname(n)} = [s.unpack() for s in _node.{_slot(n)}]")
-                else:
-                    e(f"            {pyname(n)} = _node.{_slot(n)}.unpack(_node)")
+                _emit_unpack(e, info, n, "            ")
         for n in info.saved_values:
             if n in names:
                 e(f"            {pyname(n)} = _node.{_slot(n)}")
@@ -170,36 +193,34 @@ def emit_node(e, info):
             else:
                 rc = _split_r_to_c(expr)
                 if rc is None:
-                    e(f"            _out[{pos[k]}] = {expr}")
+                    e(f"            {target[k]} = {expr}")
                 else:
                     e(f"            _g = {rc[1]}")
                     e(f"            if _g is not None and _g._dtype.category == 3 and {rc[0]}.category != 3:")
                     e("                _g = _g.real")
-                    e(f"            _out[{pos[k]}] = _g")
+                    e(f"            {target[k]} = _g")
         else:
             e(f"            _r = {expr}")
             for i, k in enumerate(keys):
-                e(f"            _out[{pos[k]}] = _r[{i}]")
-    e("        return _out")
+                e(f"            {target[k]} = _r[{i}]")
+    if lst:
+        e("        return _out")
+    else:
+        e("        return (" + "".join(target[n] + ", " for n in info.diff_inputs).rstrip() + ")")
     e()
     e("    def release_variables(_node):")
     e("        _node._released = True")
-    for n in info.saved_tensors + info.saved_outputs:
-        if n in info.list_args:
-            e(f"        for _s in _node.{_slot(n)}:")
-            e("            _s.release()")
-        else:  # SavedVariable.release, inlined
-            e(f"        _s = _node.{_slot(n)}")
-            e("        _s._released = True")
-            e("        _s.data = _s.packed = None")
+    saved = info.saved_tensors + info.saved_outputs
+    if saved:
+        e("        " + " = ".join(f"_node.{_slot(n)}" for n in saved) + " = _FREED")
     e()
     for n in info.saved_tensors + info.saved_outputs:
         e("    @property")
         e(f"    def _saved_{n}(_node):")
         if n in info.list_args:
-            e(f"        return [s.unpack() for s in _node.{_slot(n)}]")
+            e(f"        return _unpack_list(_node.{_slot(n)})")
         else:
-            e(f"        return _node.{_slot(n)}.unpack()")
+            e(f"        return _unpack(_node.{_slot(n)})")
         e()
     for n in info.saved_values:
         e("    @property")
@@ -214,6 +235,21 @@ def emit_node(e, info):
     e()
 
 
+def _emit_edge(e, v, i):
+    """The edge of differentiable input `v` into _e<i> (edge() inlined for a non-view with history),
+    keeping its AutogradMeta in _m<i> (None for a number or a tensor without autograd fields)."""
+    e("    try:")
+    e(f"        _m{i} = {v}._ameta")
+    e("    except AttributeError:")
+    e(f"        _m{i} = None")
+    e(f"    if _m{i} is None:")
+    e(f"        _e{i} = None")
+    e(f"    elif _m{i}.grad_fn is not None and {v}._base is None:")
+    e(f"        _e{i} = (_m{i}.grad_fn, _m{i}.output_nr)")
+    e("    else:")
+    e(f"        _e{i} = _edge({v})")
+
+
 def emit_kernel(e, info, decl, kind):
     """Autograd kernel for the functional op or its in-place variant."""
     params = [pyname(a.name) for a in decl.schema.arguments]
@@ -222,21 +258,31 @@ def emit_kernel(e, info, decl, kind):
     call = f"below({', '.join(params)})"
     e("    if not _st.grad_enabled:")
     e(f"        return {call}")
+    has_list = any(n in info.list_args for n in info.diff_inputs)
+    meta_of = {}  # diff input -> the local holding its AutogradMeta
     edges = []
-    for n in info.diff_inputs:
+    for i, n in enumerate(info.diff_inputs):
+        v = pyname(n)
         if n in info.list_args:
-            edges.append(f"*[_edge(t) for t in {pyname(n)}]")
+            edges.append(f"*[_edge(t) for t in {v}]")
         else:
-            edges.append(f"_edge({pyname(n)})")
-    e(f"    _e = ({', '.join(edges)},)")
-    e("    if _e.count(None) == len(_e):")
-    e(f"        return {call}")
+            _emit_edge(e, v, i)
+            meta_of[n] = f"_m{i}"
+            edges.append(f"_e{i}")
+    if has_list:
+        e(f"    _e = ({', '.join(edges)},)")
+        e("    if _e.count(None) == len(_e):")
+        e(f"        return {call}")
+    else:
+        e(f"    if {' and '.join(x + ' is None' for x in edges)}:")
+        e(f"        return {call}")
     inplace = kind == "inplace"
     if inplace:
         e(f"    _check_inplace({params[0]})")
     # saves of inputs happen before the call (the in-place op changes self)
     e(f"    _n = {info.cls}()")
-    e("    _n._next = _e")
+    e("    _n._seq = _nseq()")
+    e("    _n._next = _e" if has_list else f"    _n._next = ({''.join(x + ', ' for x in edges).rstrip()})")
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         e(f"    _n._nlist = len({pyname(lst)})")
@@ -245,15 +291,33 @@ def emit_kernel(e, info, decl, kind):
         e(f"    _n.{n} = {_meta_expr(n, src)}")
     for n in info.saved_values:
         e(f"    _n.{_slot(n)} = {pyname(n)}")
+    plain = []  # saved inputs that take the inline tuple form
     for n in info.saved_tensors:
         v = pyname(n)
         if inplace and n == info.argnames[0]:
-            e(f"    _n.{_slot(n)} = _SV(_clone_nograd({v}), False)")
+            e(f"    _n.{_slot(n)} = _save(_clone_nograd({v}))")
         elif n in info.list_args:
-            e(f"    _n.{_slot(n)} = [_SV(t, False) for t in {v}]")
+            e(f"    _n.{_slot(n)} = [_save(t) for t in {v}]")
+        elif n in meta_of:
+            plain.append(n)
         else:
-            e(f"    _n.{_slot(n)} = _SV({v}, False)")
+            e(f"    _n.{_slot(n)} = _save({v})")
+    if plain:
+        # saved-tensor hooks see the tensors in schema order; without hooks, the tuple form
+        e("    if _st.saved_hooks:")
+        for n in plain:
+            e(f"        _n.{_slot(n)} = _SV({pyname(n)}, False)")
+        e("    else:")
+        for n in plain:
+            v, m = pyname(n), meta_of[n]
+            e("        try:")
+            e(f"            _vc = {v}._vc")
+            e("        except AttributeError:")
+            e(f"            _n.{_slot(n)} = _SV({v}, False)")
+            e("        else:")
+            e(f"            _n.{_slot(n)} = ({v}, 0 if _vc is None else _vc[0], 0 if {m} is None else {m}.output_nr)")
     if inplace:
+        e("    _n._input_meta = []")
         e(f"    {call}")
         e(f"    _rebase({params[0]}, _n)")
         for n in info.saved_outputs:
@@ -263,11 +327,22 @@ def emit_kernel(e, info, decl, kind):
         e(f"    result = {call}")
         if len(info.outnames) == 1:
             if info.decl.schema.returns and info.decl.schema.returns[0].is_list:
+                e("    _n._input_meta = []")
                 e("    for _i, _t in enumerate(result):")
                 e("        _sh(_t, _n, _i)")
             else:
-                e("    _sh(result, _n)")
+                # set_history inlined for a fresh non-view result (the common case)
+                e("    if result._ameta is None and result._base is None and not _st.anomaly:")
+                e("        _m = result._ameta = _AM()")
+                e("        _m.requires_grad = True")
+                e("        _m.grad_fn = _n")
+                e("        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)")
+                e("        _n._input_meta = [(result._shape, result._dtype, result._device)]")
+                e("    else:")
+                e("        _n._input_meta = []")
+                e("        _sh(result, _n)")
         else:
+            e("    _n._input_meta = []")
             for i, d in enumerate(info.out_diff):
                 if d:  # an output left out by a mask (None) gets no history
                     e(f"    if result[{i}] is not None:")
@@ -281,9 +356,13 @@ def emit_kernel(e, info, decl, kind):
     return fn
 
 
-HEADER = '''from ember.autograd.formulas import *  # noqa: F401,F403
+HEADER = """from ember.autograd.formulas import *  # noqa: F401,F403
 from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of  # noqa: F401
-from ember.autograd.graph import Node, SavedVariable as _SV, edge as _edge, set_history as _sh
+from ember.autograd.graph import FREED as _FREED, Node, SavedVariable as _SV, edge as _edge, \\
+    next_seq as _nseq, raise_version_error as _verr, save as _save, set_history as _sh, unpack as _unpack, \\
+    unpack_list as _unpack_list
+from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND as _AGBIT, AutogradMeta as _AM, \\
+    autograd_key_bit as _akb
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
     rebase_history as _rebase
 from ember.core import tls as _tls
@@ -291,7 +370,8 @@ from ember.core.tensor_impl import TensorImpl as _TI
 import ember  # noqa: F401
 
 _st = _tls.state
-'''
+_new = object.__new__
+"""
 
 
 def gen_autograd(decls, header):

@@ -22,6 +22,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from examples import async_device  # noqa: E402
+from ops.test_compare import CMP  # noqa: E402  (the op tables of the CPU suite, run here per device)
+from ops.test_pointwise import BINARY, UNARY  # noqa: E402
 
 DEVICES = ["cpu", "meta", "cuda", "adev"]
 
@@ -139,6 +141,36 @@ def test_op_on_device(case, device):
     tr = fn(torch, *_torch_inputs(arrays))
     er = fn(ember, *_ember_inputs(arrays, device))
     _same(er, tr, device, atol=1e-5, rtol=1e-4)
+
+
+def _pair(shape, seed, low=-0.9, high=0.9, transposed=False):
+    a = np.random.default_rng(seed).uniform(low, high, shape[::-1] if transposed else shape)
+    a = a.astype(np.float32)
+    return [("T" if transposed else "", a)]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_table_on_device(op, device):
+    arrays = _pair((2, 3), 3, transposed=True)  # inputs in (-0.9, 0.9): inside every op's domain but acosh's
+    (tx,), (ex,) = _torch_inputs(arrays), _ember_inputs(arrays, device)
+    _same(getattr(ember, op)(ex), getattr(torch, op)(tx), device, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_table_on_device(op, device):
+    arrays = _pair((2, 3), 4) + _pair((3,), 5, 0.5, 2.0)  # broadcast; the divisor stays away from 0
+    ta, ea = _torch_inputs(arrays), _ember_inputs(arrays, device)
+    _same(BINARY[op](ember, *ea), BINARY[op](torch, *ta), device, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("op", CMP)
+def test_compare_table_on_device(op, device):
+    arrays = _pair((2, 3), 6, transposed=True) + _pair((3,), 7)
+    ta, ea = _torch_inputs(arrays), _ember_inputs(arrays, device)
+    _same(getattr(ember, op)(*ea), getattr(torch, op)(*ta), device)
 
 
 FACTORIES = [

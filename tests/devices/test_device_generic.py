@@ -22,6 +22,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from examples import async_device  # noqa: E402
+from autograd.test_activation_grad import UNARY as ACTIVATIONS  # noqa: E402
 from ops.test_compare import CMP  # noqa: E402  (the op tables of the CPU suite, run here per device)
 from ops.test_pointwise import BINARY, UNARY  # noqa: E402
 
@@ -228,6 +229,24 @@ def test_grad_on_device(case, device):
             if t.grad is None:
                 continue
             _same(e.grad, t.grad, device, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activation_grad_table_on_device(name, device):
+    """The autograd suite's activation table (functional and in-place forms), first order."""
+    fn = ACTIVATIONS[name]
+    arrays = _pair((2, 4), 8, -2.0, 2.0)  # even last dim for glu
+    tx = [x.requires_grad_() for x in _torch_inputs(arrays)]
+    ex = [x.requires_grad_() for x in _ember_inputs(arrays, device)]
+    tl, el = (fn(torch, *tx) ** 2).sum(), (fn(ember, *ex) ** 2).sum()
+    _same(el, tl, device, atol=1e-5, rtol=1e-4)
+    el.backward()
+    if device == "meta":
+        assert ex[0].grad.device.type == "meta" and tuple(ex[0].grad.shape) == (2, 4)
+        return
+    tl.backward()
+    _same(ex[0].grad, tx[0].grad, device, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

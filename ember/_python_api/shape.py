@@ -5,6 +5,7 @@ import warnings as _warnings
 from collections.abc import Sequence as _Sequence
 
 from ember._generated import functions as _gf, methods as _gm, ops as _ops
+from ember.core import keys as _keys
 from ember.core import tls as _tls
 from ember.core.tensor_impl import TensorImpl as _TI
 
@@ -184,7 +185,13 @@ def _same_device(tensors):
         for t in tensors:
             d = getattr(t, "_device", d0)
             if d != d0:
-                raise RuntimeError(f"Tensor on device {d} is not on the expected device {d0}!")
+                if "meta" in (d.type, d0.type):  # the meta kernel's own check
+                    raise RuntimeError(f"Tensor on device {d} is not on the expected device {d0}!")
+                key = _keys.DEVICE_KEY.get(max(d, d0, key=lambda x: x.type != "cpu").type, "PrivateUse1")
+                key = getattr(key, "name", key)
+                raise RuntimeError(f"Expected all tensors to be on the same device, but got tensors is on {d}, "
+                                   f"different from other tensors on {d0} (when checking argument in method "
+                                   f"wrapper_{key}_cat)")
 
 
 def cat(tensors, dim=0, *, out=None, axis=None):

@@ -26,6 +26,8 @@ class Decl:
         self.variants = [v.strip() for v in str(entry.get("variants", "function")).split(",")]
         self.dispatch = dict(entry.get("dispatch") or {})
         self.tags = [t.strip() for t in str(entry.get("tags", "")).split(",") if t.strip()]
+        if entry.get("structured"):  # torch's `structured: True`: only the wrapper name depends on it
+            self.tags.append("structured")
         self.python_module = entry.get("python_module")
         self.python_name = entry.get("python_name")
         self.inplace = None

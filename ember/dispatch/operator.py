@@ -154,7 +154,9 @@ class OperatorHandle:
             entry = _bind(self, key, k, entry)
             if not (k.redispatch or k.boxed) and key in _BACKENDS and self.kernels.get(key) is not k:
                 composite_below = True
-        if (ks & BACKEND_MASK) & ((ks & BACKEND_MASK) - 1) and "cross_device" not in self.tags:
+        if ((ks & BACKEND_MASK) & ((ks & BACKEND_MASK) - 1) and "cross_device" not in self.tags
+                and chain[-1][1] is not self.kernels.get(K.CompositeImplicitAutograd)):
+            # a CompositeImplicitAutograd op has no wrapper of its own: the ops it calls check
             entry = _device_check(self, ks, entry)
         if observers:
             from ember.dispatch.trace import traced_call
@@ -221,7 +223,10 @@ def _missing(op, key):
 
 
 def _device_check(op, ks, entry):
-    """Several backends in one call: allowed only for 0-d CPU tensors (PyTorch's rule)."""
+    """Several backends in one call: allowed only for 0-d CPU tensors (PyTorch's rule).
+
+    PyTorch words the error two ways: TensorIterator ops (pointwise) name the two devices; other
+    ops fail the check their generated wrapper makes, which names the argument and the wrapper."""
     def check(*args):
         devs = []
         for a in _iter_tensors(args):
@@ -231,10 +236,31 @@ def _device_check(op, ks, entry):
             if d not in devs:
                 devs.append(d)
         if len(devs) > 1:
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least "
-                               f"two devices, {devs[0]} and {devs[1]}!")
+            if "pointwise" in op.tags:
+                raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                                   f"two devices, {devs[0]} and {devs[1]}!")
+            _wrapper_device_error(op, ks, args, devs)
         return entry(*args)
     return check
+
+
+def _wrapper_device_error(op, ks, args, devs):
+    from ember.core.tensor_impl import TensorImpl
+    common = devs[0]
+    names = [a.name for a in op.schema.arguments]
+    for name, a in zip(names, args):
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for x in items:
+            if isinstance(x, TensorImpl) and x._device != common and not (
+                    x._device.type == "cpu" and len(x._shape) == 0):
+                key = K((ks & BACKEND_MASK).bit_length() - 1).name  # the kernel that would run
+                # torchgen names a structured kernel's wrapper after the op, others after overload_op
+                suffix = op.name if "structured" in op.tags else f"{op.overload}_{op.name}"
+                raise RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on "
+                                   f"{x._device}, different from other tensors on {common} (when "
+                                   f"checking argument in method wrapper_{key}_{suffix})")
+    raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                       f"{devs[0]} and {devs[1]}!")
 
 
 def _iter_tensors(args):

@@ -284,3 +284,32 @@ def test_mixing_devices_raises(device):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             a + ember.ones(2)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_mixing_devices_names_the_argument(device):
+    """Ops that are not TensorIterator ops fail the device check of their generated wrapper, which
+    names the argument and the wrapper (c10::impl::common_device_check_failure); composites
+    (linear, embedding through index_select) leave the check to the op they call."""
+    if device in ("cpu", "meta"):
+        pytest.skip("needs a backend beside the CPU")
+    key = "CUDA" if device == "cuda" else "PrivateUse1"
+    d = f"{device}:0"
+    a, w = ember.ones(2, 3, device=device), ember.ones(3, 4)
+    cases = [
+        (lambda: ember.mm(a, w), f"got mat2 is on cpu, different from other tensors on {d} (when checking "
+                                 f"argument in method wrapper_{key}_mm)"),
+        (lambda: ember.nn.functional.linear(w, ember.ones(5, 4, device=device), ember.ones(5, device=device)),
+         f"got mat1 is on cpu, different from other tensors on {d} (when checking argument in method "
+         f"wrapper_{key}_addmm)"),
+        (lambda: a.index_select(0, ember.tensor([0])), f"got index is on cpu, different from other tensors "
+                                                       f"on {d} (when checking argument in method "
+                                                       f"wrapper_{key}__index_select)"),
+        (lambda: ember.cat([ember.ones(1, 3), a]), f"got tensors is on {d}, different from other tensors on "
+                                                   f"cpu (when checking argument in method wrapper_{key}_cat)"),
+        (lambda: a * ember.ones(2, 3), f"found at least two devices, {d} and cpu!"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError) as e:
+            fn()
+        assert str(e.value) == "Expected all tensors to be on the same device, but " + msg

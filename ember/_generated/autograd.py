@@ -11,10 +11,11 @@ from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND as _AGBIT, AutogradMe
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \
     rebase_history as _rebase
 from ember.core import tls as _tls
-from ember.core.tensor_impl import TensorImpl as _TI
+from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 
 _st = _tls.state
+_T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
 _new = object.__new__
 
 from ember.autograd.formulas_activation import *  # noqa: F401,F403,E402
@@ -44,7 +45,7 @@ class AddBackward0(Node):
         if _nf[1] is not None:
             alpha = _node.alpha_
             other_dtype = _node.other_dtype
-            _g = maybe_multiply(grad, alpha)
+            _g = grad if (alpha.__class__ is int or alpha.__class__ is float) and alpha == 1 else maybe_multiply(grad, alpha)
             if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
                 _g = _g.real
             _o1 = _g
@@ -94,8 +95,8 @@ def _ag_add_Tensor(below, self, other, alpha):
     _n = AddBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -138,8 +139,8 @@ def _ag_add__Tensor(below, self, other, alpha):
     _n = AddBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     _n._input_meta = []
     below(self, other, alpha)
@@ -214,8 +215,8 @@ def _ag_sub_Tensor(below, self, other, alpha):
     _n = SubBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -258,8 +259,8 @@ def _ag_sub__Tensor(below, self, other, alpha):
     _n = SubBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     _n._input_meta = []
     below(self, other, alpha)
@@ -285,7 +286,7 @@ class MulBackward0(Node):
             else:
                 other = _s.unpack(_node)
             self_dtype = _node.self_dtype
-            _g = grad * conj(other)
+            _g = grad * (other if other.__class__ is _T and other._dtype.category != 3 else conj(other))
             if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
                 _g = _g.real
             _o0 = _g
@@ -299,7 +300,7 @@ class MulBackward0(Node):
             else:
                 self = _s.unpack(_node)
             other_dtype = _node.other_dtype
-            _g = grad * conj(self)
+            _g = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
             if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
                 _g = _g.real
             _o1 = _g
@@ -354,8 +355,8 @@ def _ag_mul_Tensor(below, self, other):
     _n = MulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -413,8 +414,8 @@ def _ag_mul__Tensor(below, self, other):
     _n = MulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.other_ = _SV(other, False)
@@ -600,7 +601,7 @@ def _ag_view(below, self, size):
     _n = ViewBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -706,7 +707,7 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.self_device = _device_of(self)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     result = below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -781,7 +782,7 @@ def _ag_copy_(below, self, src, non_blocking):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.src_device = _device_of(src)
-    _n.src_dtype = src._dtype if isinstance(src, _TI) else _dtype_of(src)
+    _n.src_dtype = src._dtype if src.__class__ is _T or isinstance(src, _TI) else _dtype_of(src)
     _n._input_meta = []
     below(self, src, non_blocking)
     _rebase(self, _n)
@@ -4943,7 +4944,7 @@ def _ag_select_int(below, self, dim, index):
     _n = SelectBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = index
     result = below(self, dim, index)
@@ -5018,7 +5019,7 @@ def _ag_slice_Tensor(below, self, dim, start, end, step):
     _n = SliceBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.start_ = start
     _n.end_ = end
@@ -5075,7 +5076,7 @@ def _ag_unsqueeze(below, self, dim):
     _n = UnsqueezeBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dim)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -5387,7 +5388,7 @@ def _ag_gather(below, self, dim, index, sparse_grad):
     _n = GatherBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, sparse_grad)
@@ -5448,7 +5449,7 @@ def _ag_index_Tensor(below, self, indices):
     _n = IndexBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.indices_ = [_save(t) for t in indices]
     result = below(self, indices)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -5537,7 +5538,7 @@ def _ag_index_add(below, self, dim, index, source, alpha):
     _n = IndexAddBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.alpha_ = alpha
     _n.index_ = _save(index)
@@ -5632,7 +5633,7 @@ def _ag_index_add_(below, self, dim, index, source, alpha):
     _n = IndexAddBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.alpha_ = alpha
     _n.index_ = _save(index)
@@ -5985,7 +5986,7 @@ def _ag_index_copy(below, self, dim, index, source):
     _n = IndexCopyBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, source)
@@ -6083,7 +6084,7 @@ def _ag_index_copy_(below, self, dim, index, source):
     _n = IndexCopyBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.dim_ = dim
     _n.index_ = _save(index)
     _n._input_meta = []
@@ -6596,7 +6597,7 @@ def _ag_index_select(below, self, dim, index):
     _n = IndexSelectBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index)
@@ -6684,7 +6685,7 @@ def _ag_masked_scatter(below, self, mask, source):
     _n = MaskedScatterBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.mask_ = _save(mask)
     result = below(self, mask, source)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -6775,7 +6776,7 @@ def _ag_masked_scatter_(below, self, mask, source):
     _n = MaskedScatterBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.mask_ = _save(mask)
     _n._input_meta = []
     below(self, mask, source)
@@ -6835,7 +6836,7 @@ def _ag_masked_select(below, self, mask):
     _n = MaskedSelectBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.mask_ = _save(mask)
     result = below(self, mask)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -6927,7 +6928,7 @@ def _ag_put(below, self, index, source, accumulate):
     _n = PutBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.accumulate_ = accumulate
     _n.index_ = _save(index)
     result = below(self, index, source, accumulate)
@@ -7024,7 +7025,7 @@ def _ag_put_(below, self, index, source, accumulate):
     _n = PutBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.source_sizes = source._shape if isinstance(source, _TI) else _sizes_of(source)
+    _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.accumulate_ = accumulate
     _n.index_ = _save(index)
     _n._input_meta = []
@@ -8015,7 +8016,7 @@ def _ag_take(below, self, index):
     _n = TakeBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.index_ = _save(index)
     result = below(self, index)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -8090,7 +8091,7 @@ def _ag_take_along_dim(below, self, indices, dim):
     _n = GatherBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.indices_ = _save(indices)
     result = below(self, indices, dim)
@@ -8593,7 +8594,7 @@ class AddmvBackward0(Node):
             else:
                 vec = _s.unpack(_node)
             alpha = _node.alpha_
-            _o1 = maybe_multiply(grad.outer(conj(vec)), conj(alpha))
+            _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.mat_
             if _s.__class__ is tuple:
@@ -8721,7 +8722,7 @@ class AddmvBackward0_1(Node):
             else:
                 vec = _s.unpack(_node)
             alpha = _node.alpha_
-            _o1 = maybe_multiply(grad.outer(conj(vec)), conj(alpha))
+            _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.mat_
             if _s.__class__ is tuple:
@@ -8840,7 +8841,7 @@ class AddrBackward0(Node):
             else:
                 vec2 = _s.unpack(_node)
             alpha = _node.alpha_
-            _o1 = maybe_multiply(grad.mv(conj(vec2)), conj(alpha))
+            _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.vec1_
             if _s.__class__ is tuple:
@@ -8851,7 +8852,7 @@ class AddrBackward0(Node):
             else:
                 vec1 = _s.unpack(_node)
             alpha = _node.alpha_
-            _o2 = maybe_multiply(grad.t().mv(conj(vec1)), conj(alpha))
+            _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(alpha))
         return (_o0, _o1, _o2,)
 
     def release_variables(_node):
@@ -8968,7 +8969,7 @@ class AddrBackward0_1(Node):
             else:
                 vec2 = _s.unpack(_node)
             alpha = _node.alpha_
-            _o1 = maybe_multiply(grad.mv(conj(vec2)), conj(alpha))
+            _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.vec1_
             if _s.__class__ is tuple:
@@ -8979,7 +8980,7 @@ class AddrBackward0_1(Node):
             else:
                 vec1 = _s.unpack(_node)
             alpha = _node.alpha_
-            _o2 = maybe_multiply(grad.t().mv(conj(vec1)), conj(alpha))
+            _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(alpha))
         return (_o0, _o1, _o2,)
 
     def release_variables(_node):
@@ -9685,7 +9686,7 @@ class LinalgCrossBackward0(Node):
                 other = _s.unpack(_node)
             dim = _node.dim_
             self_sizes = _node.self_sizes
-            _o0 = ember.linalg.cross(conj(other), grad, dim=la_cross_dim(dim, self_sizes))
+            _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad, dim=la_cross_dim(dim, self_sizes))
         if _nf[1] is not None:
             _s = _node.self_
             if _s.__class__ is tuple:
@@ -9697,7 +9698,7 @@ class LinalgCrossBackward0(Node):
                 self = _s.unpack(_node)
             dim = _node.dim_
             self_sizes = _node.self_sizes
-            _o1 = ember.linalg.cross(grad, conj(self), dim=la_cross_dim(dim, self_sizes))
+            _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=la_cross_dim(dim, self_sizes))
         return (_o0, _o1,)
 
     def release_variables(_node):
@@ -9749,7 +9750,7 @@ def _ag_cross(below, self, other, dim):
     _n = LinalgCrossBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
@@ -9801,7 +9802,7 @@ class LinalgCrossBackward0_1(Node):
             else:
                 other = _s.unpack(_node)
             dim = _node.dim_
-            _o0 = ember.linalg.cross(conj(other), grad, dim=dim)
+            _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad, dim=dim)
         if _nf[1] is not None:
             _s = _node.self_
             if _s.__class__ is tuple:
@@ -9812,7 +9813,7 @@ class LinalgCrossBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             dim = _node.dim_
-            _o1 = ember.linalg.cross(grad, conj(self), dim=dim)
+            _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=dim)
         return (_o0, _o1,)
 
     def release_variables(_node):
@@ -10152,7 +10153,7 @@ def _ag__la_diagonal_copy(below, self, offset):
     _n = DiagonalBackward0_copy()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.offset_ = offset
     result = below(self, offset)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -10184,7 +10185,7 @@ class DotBackward0(Node):
                     _verr(_s)
             else:
                 tensor = _s.unpack(_node)
-            _o0 = grad * conj(tensor)
+            _o0 = grad * (tensor if tensor.__class__ is _T and tensor._dtype.category != 3 else conj(tensor))
         if _nf[1] is not None:
             _s = _node.self_
             if _s.__class__ is tuple:
@@ -10194,7 +10195,7 @@ class DotBackward0(Node):
                     _verr(_s)
             else:
                 self = _s.unpack(_node)
-            _o1 = grad * conj(self)
+            _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
         return (_o0, _o1,)
 
     def release_variables(_node):
@@ -11373,7 +11374,7 @@ class MvBackward0(Node):
                     _verr(_s)
             else:
                 vec = _s.unpack(_node)
-            _o0 = grad.outer(conj(vec))
+            _o0 = grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec))
         if _nf[1] is not None:
             _s = _node.self_
             if _s.__class__ is tuple:
@@ -11951,7 +11952,7 @@ def _ag_linalg_solve(below, A, B, left):
     _n = LinalgSolveExBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.B_sizes = B._shape if isinstance(B, _TI) else _sizes_of(B)
+    _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
     if _st.saved_hooks:
         _n.A_ = _SV(A, False)
@@ -12052,7 +12053,7 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     _n = LinalgSolveExBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.B_sizes = B._shape if isinstance(B, _TI) else _sizes_of(B)
+    _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
     if _st.saved_hooks:
         _n.A_ = _SV(A, False)
@@ -12615,7 +12616,7 @@ def _ag_linalg_eig(below, self):
     _n = LinalgEigBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     result = below(self)
     _n._input_meta = []
     if result[0] is not None:
@@ -12738,7 +12739,7 @@ def _ag_trace(below, self):
     _n = TraceBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -15702,7 +15703,7 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
     _n = AdaptiveAvgPool2DBackwardBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.grad_output_sizes = grad_output._shape if isinstance(grad_output, _TI) else _sizes_of(grad_output)
+    _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     result = below(grad_output, self)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -15924,7 +15925,7 @@ def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, spars
     _n = EmbeddingBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.weight_sizes = weight._shape if isinstance(weight, _TI) else _sizes_of(weight)
+    _n.weight_sizes = weight._shape if weight.__class__ is _T or isinstance(weight, _TI) else _sizes_of(weight)
     _n.padding_idx_ = padding_idx
     _n.scale_grad_by_freq_ = scale_grad_by_freq
     _n.sparse_ = sparse
@@ -16162,7 +16163,7 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n = EmbeddingBagBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.weight_sizes = weight._shape if isinstance(weight, _TI) else _sizes_of(weight)
+    _n.weight_sizes = weight._shape if weight.__class__ is _T or isinstance(weight, _TI) else _sizes_of(weight)
     _n.scale_grad_by_freq_ = scale_grad_by_freq
     _n.mode_ = mode
     _n.sparse_ = sparse
@@ -17084,7 +17085,7 @@ def _ag_upsample_nearest1d(below, self, output_size, scales):
     _n = UpsampleNearest1DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
@@ -17154,7 +17155,7 @@ def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
     _n = UpsampleNearest2DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
@@ -17220,7 +17221,7 @@ def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
     _n = UpsampleNearestExact1DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
@@ -17290,7 +17291,7 @@ def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
     _n = UpsampleNearestExact2DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
@@ -17361,7 +17362,7 @@ def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
     _n = UpsampleLinear1DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.align_corners_ = align_corners
     _n.scales_ = scales
@@ -17437,7 +17438,7 @@ def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, s
     _n = UpsampleBilinear2DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.output_size_ = output_size
     _n.align_corners_ = align_corners
     _n.scales_h_ = scales_h
@@ -17898,7 +17899,7 @@ def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
     _n = Im2ColBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.kernel_size_ = kernel_size
     _n.dilation_ = dilation
     _n.padding_ = padding
@@ -18163,8 +18164,8 @@ def _ag_subtract_Tensor(below, self, other, alpha):
     _n = SubBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -18207,8 +18208,8 @@ def _ag_subtract__Tensor(below, self, other, alpha):
     _n = SubBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     _n._input_meta = []
     below(self, other, alpha)
@@ -18283,8 +18284,8 @@ def _ag_rsub_Tensor(below, self, other, alpha):
     _n = RsubBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -18389,8 +18390,8 @@ def _ag_multiply_Tensor(below, self, other):
     _n = MulBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -18448,8 +18449,8 @@ def _ag_multiply__Tensor(below, self, other):
     _n = MulBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.other_ = _SV(other, False)
@@ -18624,7 +18625,7 @@ def _ag_div_Tensor(below, self, other):
     _n = DivBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -18682,7 +18683,7 @@ def _ag_div__Tensor(below, self, other):
     _n = DivBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.other_ = _SV(other, False)
@@ -18789,7 +18790,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
@@ -18848,7 +18849,7 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
@@ -18953,7 +18954,7 @@ def _ag_divide_Tensor(below, self, other):
     _n = DivBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -19011,7 +19012,7 @@ def _ag_divide__Tensor(below, self, other):
     _n = DivBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.other_ = _SV(other, False)
@@ -19121,7 +19122,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
@@ -19180,7 +19181,7 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
@@ -19285,7 +19286,7 @@ def _ag_true_divide_Tensor(below, self, other):
     _n = DivBackward0_2()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -19343,7 +19344,7 @@ def _ag_true_divide__Tensor(below, self, other):
     _n = DivBackward0_2()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.other_ = _SV(other, False)
@@ -20272,7 +20273,7 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
     _n = PowBackward0_2()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.exponent_ = exponent
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
@@ -20407,8 +20408,8 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
     _n = PowBackward1_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _st.saved_hooks:
         _n.self_ = _SV(self, False)
         _n.exponent_ = _SV(exponent, False)
@@ -20507,7 +20508,7 @@ def _ag_float_power_Scalar(below, self, exponent):
     _n = PowBackward2_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
+    _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = self
     if _st.saved_hooks:
         _n.exponent_ = _SV(exponent, False)
@@ -20700,7 +20701,7 @@ def _ag_float_power__Tensor(below, self, exponent):
     _n = PowBackward1_2()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.exponent_dtype = exponent._dtype if isinstance(exponent, _TI) else _dtype_of(exponent)
+    _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = _save(_clone_nograd(self))
     if _st.saved_hooks:
         _n.exponent_ = _SV(exponent, False)
@@ -27716,9 +27717,9 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
     _n = AddcdivBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _st.saved_hooks:
         _n.tensor1_ = _SV(tensor1, False)
@@ -27787,9 +27788,9 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
     _n = AddcdivBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _st.saved_hooks:
         _n.tensor1_ = _SV(tensor1, False)
@@ -27926,9 +27927,9 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
     _n = AddcmulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _st.saved_hooks:
         _n.tensor1_ = _SV(tensor1, False)
@@ -27997,9 +27998,9 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
     _n = AddcmulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if isinstance(tensor2, _TI) else _dtype_of(tensor2)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _st.saved_hooks:
         _n.tensor1_ = _SV(tensor1, False)
@@ -28062,7 +28063,7 @@ def _ag_sum(below, self, dtype):
     _n = SumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -28125,7 +28126,7 @@ def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
     _n = SumBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
@@ -28267,7 +28268,7 @@ def _ag_mean(below, self, dtype):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.self_numel = _numel_of(self)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -28336,7 +28337,7 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.self_numel = _numel_of(self)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
@@ -28649,7 +28650,7 @@ def _ag_max_dim(below, self, dim, keepdim):
     _n = MaxBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -28908,7 +28909,7 @@ def _ag_min_dim(below, self, dim, keepdim):
     _n = MinBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -30530,7 +30531,7 @@ def _ag_median_dim(below, self, dim, keepdim):
     _n = MedianBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -30670,7 +30671,7 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
     _n = NanmedianBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -30735,7 +30736,7 @@ def _ag_mode(below, self, dim, keepdim):
     _n = ModeBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim)
@@ -30800,7 +30801,7 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
     _n = KthvalueBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, k, dim, keepdim)
@@ -31755,7 +31756,7 @@ def _ag_cumsum(below, self, dim, dtype):
     _n = CumsumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     result = below(self, dim, dtype)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -31788,7 +31789,7 @@ def _ag_cumsum_(below, self, dim, dtype):
     _n = CumsumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_dtype = self._dtype if isinstance(self, _TI) else _dtype_of(self)
+    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     _n._input_meta = []
     below(self, dim, dtype)
@@ -32182,7 +32183,7 @@ def _ag_sort(below, self, dim, descending):
     _n = SortBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim, descending)
     _n._input_meta = []
@@ -32241,7 +32242,7 @@ def _ag_sort_stable(below, self, stable, dim, descending):
     _n = SortBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, stable, dim, descending)
     _n._input_meta = []
@@ -32372,7 +32373,7 @@ def _ag_topk(below, self, k, dim, largest, sorted):
     _n = TopkBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, k, dim, largest, sorted)
     _n._input_meta = []
@@ -32436,7 +32437,7 @@ def _ag_diagonal(below, self, offset, dim1, dim2):
     _n = DiagonalBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.offset_ = offset
     _n.dim1_ = dim1
     _n.dim2_ = dim2
@@ -32492,7 +32493,7 @@ def _ag_expand(below, self, size, implicit):
     _n = ExpandBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size, implicit)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -32608,7 +32609,7 @@ def _ag_split_Tensor(below, self, split_size, dim):
     _n = SplitBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.split_size_ = split_size
     _n.dim_ = dim
     result = below(self, split_size, dim)
@@ -32667,7 +32668,7 @@ def _ag_split_with_sizes(below, self, split_sizes, dim):
     _n = SplitWithSizesBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.split_sizes_ = split_sizes
     _n.dim_ = dim
     result = below(self, split_sizes, dim)
@@ -32716,7 +32717,7 @@ def _ag_squeeze(below, self):
     _n = SqueezeBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -32774,7 +32775,7 @@ def _ag_squeeze_dim(below, self, dim):
     _n = SqueezeBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -32833,7 +32834,7 @@ def _ag_squeeze_dims(below, self, dim):
     _n = SqueezeBackward2()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
     if result._ameta is None and result._base is None and not _st.anomaly:
@@ -32996,7 +32997,7 @@ def _ag_unfold(below, self, dimension, size, step):
     _n = UnfoldBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dimension_ = dimension
     _n.size_ = size
     _n.step_ = step
@@ -33055,7 +33056,7 @@ def _ag__unsafe_view(below, self, size):
     _n = UnsafeViewBackward0_2()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
     if result._ameta is None and result._base is None and not _st.anomaly:
         _m = result._ameta = _AM()
@@ -33436,7 +33437,7 @@ def _ag_repeat(below, self, repeats):
     _n = RepeatBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_sizes = self._shape if isinstance(self, _TI) else _sizes_of(self)
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.repeats_ = repeats
     result = below(self, repeats)
     if result._ameta is None and result._base is None and not _st.anomaly:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ember.autograd.graph import AccumulateGrad, Node
 from ember.core import tls
+from ember.core.keys import AUTOGRAD_MASK as _AUTOGRAD_MASK
 
 _state = tls.state
 _getrefcount = sys.getrefcount
@@ -123,15 +124,19 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
         if deps.get(node, 0) == 0:
             push(ready, (-node._seq, node))
 
-    prev_grad = _state.grad_enabled
-    _state.grad_enabled = create_graph
+    st = _state
+    prev_grad = st.grad_enabled
+    st.grad_enabled = create_graph
+    excl = _exclude_autograd(st, create_graph)
     plain = captures is None and accumulate
-    anomaly = _state.anomaly
+    anomaly = st.anomaly
     if plain and not anomaly:
         try:
             _run_plain(ready, buffers, deps, keep_graph, not create_graph)
         finally:
-            _state.grad_enabled = prev_grad
+            st.grad_enabled = prev_grad
+            if excl:
+                _restore_autograd(st, excl)
         return cap_vals
     pop_buffer = buffers.pop
     try:
@@ -186,7 +191,9 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
                     push(ready, (-nxt._seq, nxt))
             outs = None
     finally:
-        _state.grad_enabled = prev_grad
+        st.grad_enabled = prev_grad
+        if excl:
+            _restore_autograd(st, excl)
     return cap_vals
 
 
@@ -218,12 +225,48 @@ def _backward_one(root, g, keep_graph, create_graph):
     buffers = {node: buf}
     buf = None
     ready = [(-node._seq, node)] if node not in deps else []
-    prev_grad = _state.grad_enabled
-    _state.grad_enabled = create_graph
+    st = _state
+    prev_grad = st.grad_enabled
+    st.grad_enabled = create_graph
+    excl = _exclude_autograd(st, create_graph)
     try:
         _run_plain(ready, buffers, deps, keep_graph, not create_graph)
     finally:
-        _state.grad_enabled = prev_grad
+        st.grad_enabled = prev_grad
+        if excl:
+            _restore_autograd(st, excl)
+
+
+def _exclude_autograd(st, create_graph):
+    """Without create_graph the formulas run with grad mode off, where the Autograd layer only
+    passes calls down: exclude its keys so each formula op skips it (they look like tensors that
+    do not require grad). With create_graph, lift an enclosing backward's exclusion instead.
+    Returns what to undo: (mask added, 0) or (0, mask lifted), or None."""
+    if create_graph:
+        m = st.bw_excluded
+        if not m:
+            return None
+        st.bw_excluded = 0
+        st.excluded &= ~m
+        return (0, m)
+    if st.bw_excluded:
+        return None  # an enclosing backward already excludes them
+    m = _AUTOGRAD_MASK & ~st.excluded
+    if not m:
+        return None
+    st.excluded |= m
+    st.bw_excluded = m
+    return (m, 0)
+
+
+def _restore_autograd(st, excl):
+    added, lifted = excl
+    if added:
+        st.excluded &= ~added
+        st.bw_excluded = 0
+    else:
+        st.excluded |= lifted
+        st.bw_excluded = lifted
 
 
 def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):

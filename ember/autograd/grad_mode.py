@@ -5,6 +5,7 @@ from ember.core import tls
 from ember.core.keys import AUTOGRAD_MASK, keyset, DispatchKey as K
 
 _state = tls.state
+_lift, _restore = tls.lift_backward_exclusion, tls.restore_backward_exclusion
 _INFERENCE_EXCLUDED = AUTOGRAD_MASK | keyset(K.ADInplaceOrView)
 
 
@@ -44,9 +45,12 @@ class enable_grad(_DecoratorContextManager):
     def __enter__(self):
         self.prev = _state.grad_enabled
         _state.grad_enabled = True
+        self.lifted = _lift(_state) if _state.bw_excluded else 0
 
     def __exit__(self, *a):
         _state.grad_enabled = self.prev
+        if self.lifted:
+            _restore(self.lifted, _state)
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -54,12 +58,15 @@ class set_grad_enabled(_DecoratorContextManager):
         self.mode = bool(mode)
         self.prev = _state.grad_enabled
         _state.grad_enabled = self.mode  # takes effect as a function call too
+        self.lifted = _lift(_state) if self.mode and _state.bw_excluded else 0
 
     def __enter__(self):
         pass
 
     def __exit__(self, *a):
         _state.grad_enabled = self.prev
+        if self.lifted:
+            _restore(self.lifted, _state)
 
     def clone(self):
         return set_grad_enabled(self.mode)

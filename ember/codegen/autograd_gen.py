@@ -94,10 +94,12 @@ def _meta_expr(n, src):
                 "numel": f"[t.numel() for t in {pyname(base)}]",
                 "dim": f"[len(t._shape) for t in {pyname(base)}]"}[suf]
     v = pyname(base)
-    if suf == "dtype":  # a Python number may stand for a Tensor argument: the helper handles it
-        return f"{v}._dtype if isinstance({v}, _TI) else _dtype_of({v})"
+    # a Python number may stand for a Tensor argument: the helper handles it (the class test
+    # first: it is cheaper than isinstance for the usual ember.Tensor)
+    if suf == "dtype":
+        return f"{v}._dtype if {v}.__class__ is _T or isinstance({v}, _TI) else _dtype_of({v})"
     if suf == "sizes":
-        return f"{v}._shape if isinstance({v}, _TI) else _sizes_of({v})"
+        return f"{v}._shape if {v}.__class__ is _T or isinstance({v}, _TI) else _sizes_of({v})"
     return f"_{suf}_of({v})"
 
 
@@ -112,6 +114,42 @@ def _split_r_to_c(expr):
             and len(tree.args) == 2 and not tree.keywords and isinstance(tree.args[0], ast.Name)):
         return tree.args[0].id, ast.unparse(tree.args[1])
     return None
+
+
+class _Inline(ast.NodeTransformer):
+    """Inline the commonest helper calls of formulas with a fast path that falls back to the
+    helper: conj(t) of a real tensor is t; maybe_multiply(g, s) by the number 1 is g."""
+
+    def __init__(self, tensors, values):
+        self.tensors, self.values = tensors, values
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        f = node.func
+        if not (isinstance(f, ast.Name) and not node.keywords and len(node.args) in (1, 2)):
+            return node
+        a = node.args
+        if f.id == "conj" and len(a) == 1 and isinstance(a[0], ast.Name) and a[0].id in self.tensors:
+            v = a[0].id
+            fast = ast.parse(f"{v}.__class__ is _T and {v}._dtype.category != 3", mode="eval").body
+            return ast.IfExp(test=fast, body=ast.Name(v, ast.Load()), orelse=node)
+        if f.id == "maybe_multiply" and len(a) == 2 and isinstance(a[1], ast.Name) and a[1].id in self.values:
+            s = a[1].id
+            fast = ast.parse(f"({s}.__class__ is int or {s}.__class__ is float) and {s} == 1", mode="eval").body
+            if isinstance(a[0], ast.Name):
+                return ast.IfExp(test=fast, body=a[0], orelse=node)
+            # evaluate the gradient once: bind it with a walrus in the test
+            return node
+        return node
+
+
+def _inline_helpers(info, expr):
+    tensors = {pyname(n) for n in info.saved_tensors + info.saved_outputs if n not in info.list_args}
+    values = {pyname(n) for n in info.saved_values}
+    tree = ast.parse(expr, mode="eval")
+    new = ast.fix_missing_locations(_Inline(tensors, values).visit(tree))
+    out = ast.unparse(new)
+    return expr if out == ast.unparse(ast.parse(expr, mode="eval")) else out
 
 
 def _emit_unpack(e, info, n, ind):
@@ -169,6 +207,7 @@ def emit_node(e, info):
         target = {n: f"_o{i}" for i, n in enumerate(info.diff_inputs)}
         e("        " + " = ".join(target[n] for n in info.diff_inputs) + " = None")
     for (keys, expr), names in zip(info.formulas, info.uses):
+        expr = _inline_helpers(info, expr)
         conds = []
         for k in keys:
             p = pos[k]
@@ -366,10 +405,11 @@ from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND as _AGBIT, AutogradMe
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
     rebase_history as _rebase
 from ember.core import tls as _tls
-from ember.core.tensor_impl import TensorImpl as _TI
+from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 
 _st = _tls.state
+_T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
 _new = object.__new__
 """
 

@@ -14,6 +14,10 @@ class _State(threading.local):
     anomaly = False
     anomaly_check_nan = True
     saved_hooks = ()       # stack of (pack, unpack) from saved_tensors_hooks
+    # Autograd keys the backward engine added to `excluded` while it runs with grad mode off: the
+    # formulas' ops then skip the Autograd layer. Whatever turns grad mode on inside backward
+    # (enable_grad, set_grad_enabled, a create_graph backward) lifts them for its scope.
+    bw_excluded = 0
 
     def __init__(self):
         self.device_stack = []
@@ -35,6 +39,22 @@ class ExcludeKeys:
 
     def __exit__(self, *a):
         state.excluded = self.prev
+
+
+def lift_backward_exclusion(st=state):
+    """Grad mode is turning on: give the Autograd keys back to dispatch. Returns the lifted mask
+    (0 when none), for restore_backward_exclusion."""
+    m = st.bw_excluded
+    if m:
+        st.bw_excluded = 0
+        st.excluded &= ~m
+    return m
+
+
+def restore_backward_exclusion(m, st=state):
+    if m:
+        st.excluded |= m
+        st.bw_excluded = m
 
 
 class IncludeKeys:

@@ -61,11 +61,15 @@ def _use_grad_for_differentiable(func):
     def _use_grad(self, *args, **kwargs):
         state = _tls.state
         prev = state.grad_enabled
+        lifted = 0
         try:
-            state.grad_enabled = bool(self.defaults["differentiable"])
+            state.grad_enabled = on = bool(self.defaults["differentiable"])
+            if on:  # a step inside backward (a grad hook) records again
+                lifted = _tls.lift_backward_exclusion()
             return func(self, *args, **kwargs)
         finally:
             state.grad_enabled = prev
+            _tls.restore_backward_exclusion(lifted)
     return _use_grad
 
 

@@ -25,6 +25,9 @@ torch.set_num_threads(1)
 
 def median_time(fn, target=0.2, repeat=7):
     t = timeit.Timer(fn)
+    warm = 0.0
+    while warm < 0.05:  # warm up first: torch's first autograd calls pay a one-time cost
+        warm += t.timeit(10)
     n, dt = 1, 0.0
     while dt < 0.02:
         dt = t.timeit(n)

@@ -301,3 +301,15 @@ def test_gelu_large_arrays(rng):
         check(enn.gelu(e), tnn.gelu(t))
     e, t = pair_from(rng.standard_normal((40, 50)), "float64")
     check(enn.gelu(e), tnn.gelu(t), atol=1e-15, rtol=1e-14)
+
+
+@pytest.mark.parametrize("n", [7, 65536, 70001])  # the small path, and the blocked path with and without a tail
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_signed_zero_and_nan(n, dtype):
+    """torch keeps -0.0 and NaN through relu; the large-input path (rows against a cached zero row)
+    must give the same bits as the small one."""
+    x = np.random.default_rng(1).standard_normal(n).astype(dtype)
+    x[[1, 3, 4, n - 1]] = [np.nan, -0.0, 0.0, -0.0]
+    e = ember.from_numpy(x.copy()).relu().numpy()
+    t = torch.from_numpy(x.copy()).relu().numpy()
+    assert np.array_equal(e, t, equal_nan=True) and np.array_equal(np.signbit(e), np.signbit(t))

@@ -76,9 +76,9 @@ def _relu_blocked(a, z):
         row = _ZERO_ROWS[a.dtype] = np.zeros(_BLOCK, a.dtype)
     out = np.empty(a.shape, a.dtype)
     flat, oflat = a.reshape(-1), out.reshape(-1)
-    np.maximum(flat[:m].reshape(-1, _BLOCK), row, out=oflat[:m].reshape(-1, _BLOCK))
+    np.maximum(row, flat[:m].reshape(-1, _BLOCK), out=oflat[:m].reshape(-1, _BLOCK))
     if m < n:
-        np.maximum(flat[m:], z, out=oflat[m:])
+        np.maximum(z, flat[m:], out=oflat[m:])
     return out
 
 
@@ -87,7 +87,7 @@ def relu(a):
     if z is not None:
         if a.size >= 65536 and a.flags.c_contiguous and a.dtype.kind == "f":
             return _relu_blocked(a, z)
-        return np.maximum(a, z)
+        return np.maximum(z, a)  # zero first: a tie returns `a`, so relu(-0.0) is -0.0 as in torch
     _m.check_relu(_NP2DT[a.dtype])
 
 

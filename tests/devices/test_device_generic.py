@@ -23,6 +23,7 @@ if ROOT not in sys.path:
 
 from examples import async_device  # noqa: E402
 from autograd.test_activation_grad import UNARY as ACTIVATIONS  # noqa: E402
+from autograd.test_linalg_grad import CASES as LINALG_CASES  # noqa: E402
 from ops.test_compare import CMP  # noqa: E402  (the op tables of the CPU suite, run here per device)
 from ops.test_pointwise import BINARY, UNARY  # noqa: E402
 
@@ -247,6 +248,32 @@ def test_activation_grad_table_on_device(name, device):
         return
     tl.backward()
     _same(ex[0].grad, tx[0].grad, device, atol=1e-5, rtol=1e-4)
+
+
+PRODUCTS = [n for n, (_, specs, _) in LINALG_CASES.items()
+            if n.startswith(("mm", "matmul", "linalg_matmul", "bmm", "addmm", "addmv", "addr", "baddbmm",
+                             "addbmm", "dot", "vdot", "mv", "outer", "inner", "einsum"))
+            and all(kind == "gen" for kind, _ in specs)]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", PRODUCTS)
+def test_product_grad_table_on_device(name, device):
+    """The autograd suite's matrix-product table (mm/bmm/addmm/einsum...), first order, float32."""
+    fn, specs, _ = LINALG_CASES[name]
+    rng = np.random.default_rng(9)
+    arrays = [("", rng.standard_normal(shape).astype(np.float32)) for _, shape in specs]
+    tx = [x.requires_grad_() for x in _torch_inputs(arrays)]
+    ex = [x.requires_grad_() for x in _ember_inputs(arrays, device)]
+    tl, el = (fn(torch, *tx) ** 2).sum(), (fn(ember, *ex) ** 2).sum()
+    _same(el, tl, device, atol=1e-4, rtol=1e-4)
+    el.backward()
+    if device == "meta":
+        assert all(e.grad.device.type == "meta" and e.grad.shape == e.shape for e in ex)
+        return
+    tl.backward()
+    for e, t in zip(ex, tx):
+        _same(e.grad, t.grad, device, atol=1e-4, rtol=1e-4)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

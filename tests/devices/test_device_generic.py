@@ -26,6 +26,7 @@ from autograd.test_activation_grad import UNARY as ACTIVATIONS  # noqa: E402
 from autograd.test_linalg_grad import CASES as LINALG_CASES  # noqa: E402
 from ops.test_compare import CMP  # noqa: E402  (the op tables of the CPU suite, run here per device)
 from ops.test_pointwise import BINARY, UNARY  # noqa: E402
+from ops.test_reduction import META as REDUCTIONS  # noqa: E402
 
 DEVICES = ["cpu", "meta", "cuda", "adev"]
 
@@ -165,6 +166,16 @@ def test_binary_table_on_device(op, device):
     arrays = _pair((2, 3), 4) + _pair((3,), 5, 0.5, 2.0)  # broadcast; the divisor stays away from 0
     ta, ea = _torch_inputs(arrays), _ember_inputs(arrays, device)
     _same(BINARY[op](ember, *ea), BINARY[op](torch, *ta), device, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("i", range(len(REDUCTIONS)))
+def test_reduction_table_on_device(i, device):
+    """The reduction suite's table (sum/mean/prod/max/var/norm/logsumexp/softmax/cumsum/sort/topk/...)."""
+    fn = REDUCTIONS[i]
+    arrays = _pair((3, 4), 10, -2.0, 2.0, transposed=True)
+    (tx,), (ex,) = _torch_inputs(arrays), _ember_inputs(arrays, device)
+    _same(fn(ember, ex), fn(torch, tx), device, atol=1e-5, rtol=1e-4)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

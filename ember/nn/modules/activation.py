@@ -136,8 +136,10 @@ class Hardswish(_InplaceActivation):
     extra_repr = Module.extra_repr  # torch shows no options for this one
 
 
-class ELU(Module):
+class _AlphaActivation(Module):
+    """ELU and CELU: options alpha and inplace, forward is `_fn(input, alpha, inplace)`."""
     __constants__ = ["alpha", "inplace"]
+    _fn = None
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
@@ -145,25 +147,18 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
+        return self._fn(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}{_inplace_tail(self)}"
 
 
-class CELU(Module):
-    __constants__ = ["alpha", "inplace"]
+class ELU(_AlphaActivation):
+    _fn = staticmethod(F.elu)
 
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace_tail(self)}"
+class CELU(_AlphaActivation):
+    _fn = staticmethod(F.celu)
 
 
 class SELU(_InplaceActivation):

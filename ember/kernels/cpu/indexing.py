@@ -86,6 +86,18 @@ def assert_no_internal_overlap(a):
         if s == 0 and n > 1:
             raise RuntimeError(M.OVERLAP_INTERNAL)
 
+def _destination(a, inplace, *inputs, copy=None):
+    """Where an indexed write goes: `a` itself when in place (after PyTorch's overlap checks against
+    the other inputs and the writeable check), else a copy of it."""
+    if not inplace:
+        return (copy or copy_c)(a)
+    assert_no_internal_overlap(a)
+    for x in inputs:
+        assert_no_overlap(a, x)
+    check_writeable(a)
+    return a
+
+
 
 def check_writeable(a):
     if not a.flags.writeable and a.size:
@@ -381,15 +393,7 @@ def _scatter(a, dim, index, src, reduce, inplace, warn=True, add=False):
         if is_t and warn:
             import warnings
             warnings.warn(M.SCATTER_REDUCE_WARN, UserWarning, stacklevel=4)
-    if inplace:
-        assert_no_internal_overlap(a)
-        assert_no_overlap(a, index)
-        if is_t:
-            assert_no_overlap(a, src)
-        check_writeable(a)
-        out = a
-    else:
-        out = copy_c(a)
+    out = _destination(a, inplace, index, *((src,) if is_t else ()))
     if index.size == 0:
         return out
     o, i1 = _as1d(out), _as1d(index)
@@ -466,14 +470,7 @@ def _scatter_reduce(a, dim, index, src, reduce, include_self, inplace):
     dt = _dt_of(a)
     d = M.scatter_reduce_two_check(a.shape, dt, dim, index.shape, _dt_of(index),
                                    (src.shape, _dt_of(src)), reduce)
-    if inplace:
-        assert_no_internal_overlap(a)
-        assert_no_overlap(a, index)
-        assert_no_overlap(a, src)
-        check_writeable(a)
-        out = a
-    else:
-        out = copy_c(a)
+    out = _destination(a, inplace, index, src)
     if index.size == 0:
         return out
     o, i1 = _as1d(out), _as1d(index)
@@ -531,14 +528,7 @@ def _index_add(a, dim, index, source, alpha, inplace):
     d = M.index_func_check(a.shape, dt, dim, index.shape, _dt_of(index), source.shape,
                            _dt_of(source), "index_add")
     M.check_scalar(alpha, dt)
-    if inplace:
-        assert_no_internal_overlap(a)
-        assert_no_overlap(a, index)
-        assert_no_overlap(a, source)
-        check_writeable(a)
-        out = a
-    else:
-        out = copy_c(a)
+    out = _destination(a, inplace, index, source)
     if index.size == 0:
         return out
     o, s, idx = _as1d(out), _as1d(source), index.reshape(-1)
@@ -663,14 +653,7 @@ def _index_reduce(a, dim, index, source, reduce, include_self, inplace):
     dt = _dt_of(a)
     d = M.index_reduce_check(a.shape, dt, dim, index.shape, _dt_of(index), source.shape,
                              _dt_of(source), reduce, include_self)
-    if inplace:
-        assert_no_internal_overlap(a)
-        assert_no_overlap(a, index)
-        assert_no_overlap(a, source)
-        check_writeable(a)
-        out = a
-    else:
-        out = copy_c(a)
+    out = _destination(a, inplace, index, source)
     if index.size == 0:
         return out
     o, s, idx = _as1d(out), _as1d(source), index.reshape(-1)
@@ -781,14 +764,7 @@ def take_along_dim(a, indices, dim=None):
 
 def _put(a, index, source, accumulate, inplace):
     M.put_check(a.shape, _dt_of(a), index.shape, _dt_of(index), source.shape, _dt_of(source))
-    if inplace:
-        assert_no_internal_overlap(a)
-        assert_no_overlap(a, index)
-        assert_no_overlap(a, source)
-        check_writeable(a)
-        out = a
-    else:
-        out = clone_preserve(a)
+    out = _destination(a, inplace, index, source, copy=clone_preserve)
     if index.size == 0:
         return out
     n = out.size

@@ -293,34 +293,16 @@ def _check_dev(*ts):
             raise L.Unsupported()
 
 
-def _mm(self, mat2):
-    spec = ML.mm(self, mat2)
-    _check_dev(self, mat2)
-    return _matmul_into(L.empty(spec[0], spec[1], self._device), self, mat2)
+def _product(meta):
+    """mm, bmm, matmul, dot, mv: the Meta function gives the output, the one gemm path fills it."""
+    def kernel(a, b):
+        spec = meta(a, b)
+        _check_dev(a, b)
+        return _matmul_into(L.empty(spec[0], spec[1], a._device), a, b)
+    return kernel
 
 
-def _bmm(self, mat2):
-    spec = ML.bmm(self, mat2)
-    _check_dev(self, mat2)
-    return _matmul_into(L.empty(spec[0], spec[1], self._device), self, mat2)
-
-
-def _matmul(self, other):
-    spec = ML.matmul(self, other)
-    _check_dev(self, other)
-    return _matmul_into(L.empty(spec[0], spec[1], self._device), self, other)
-
-
-def _dot(self, tensor):
-    spec = ML.dot(self, tensor)
-    _check_dev(self, tensor)
-    return _matmul_into(L.empty(spec[0], spec[1], self._device), self, tensor)
-
-
-def _mv(self, vec):
-    spec = ML.mv(self, vec)
-    _check_dev(self, vec)
-    return _matmul_into(L.empty(spec[0], spec[1], self._device), self, vec)
+_mm, _bmm, _matmul, _dot, _mv = (_product(f) for f in (ML.mm, ML.bmm, ML.matmul, ML.dot, ML.mv))
 
 
 def _addmm(self, mat1, mat2, beta=1, alpha=1):

@@ -394,6 +394,18 @@ def guarded(kernels):
 
 
 # ---- source snippets shared by the row-wise kernels (reductions, softmax) --------------------------
+def tree_lines(tpb, combine):
+    """Lines of a shared-memory tree over sv[0:tpb] (thread `tid` holds sv[tid]): halve the active
+    threads each round, combining with `combine` ("maxn({0}, {1})"); sv[0] ends with the result."""
+    return ["        cuda.syncthreads()",
+            f"        h = {tpb // 2}",
+            "        while h > 0:",
+            "            if tid < h:",
+            "                sv[tid] = " + combine.format("sv[tid]", "sv[tid + h]"),
+            "            cuda.syncthreads()",
+            "            h //= 2"]
+
+
 def pos_lines(idx, size, nd, targets, indent="        "):
     """Lines that turn linear index `idx` over sizes {size}0..{size}{nd-1} (row-major) into
     offsets: targets = [(var, base, stride_prefix)] sets var = base + sum(c_k * prefix_k)."""

@@ -159,13 +159,7 @@ def _ln_source(nk, nr, tpb):
     pos = L.pos_lines("j", "rs", nr, [("xp", "xb", "xr")], "            ")
 
     def tree():
-        return ["        cuda.syncthreads()",
-                f"        h = {tpb // 2}",
-                "        while h > 0:",
-                "            if tid < h:",
-                "                sv[tid] = sv[tid] + sv[tid + h]",
-                "            cuda.syncthreads()",
-                "            h //= 2"]
+        return L.tree_lines(tpb, "{0} + {1}")
     s += ["        acc = ACC(0)"] + loop + pos + ["            acc += ACC(x[xp])",
                                                   f"            j += {tpb}",
                                                   "        sv[tid] = acc"] + tree()

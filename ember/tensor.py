@@ -207,8 +207,14 @@ class Tensor(TensorImpl):
     def record_stream(self, stream):
         """Tell the caching allocator this tensor's memory is used by work on `stream`: the
         memory is not reused until that work has finished (torch.Tensor.record_stream)."""
+        if self._device.type != "cuda":
+            # an out-of-tree backend's device module (ember._register_device_module) may implement it
+            fn = getattr(getattr(sys.modules["ember"], self._device.type, None), "record_stream", None)
+            if fn is None or self._device.type == "cpu":
+                raise RuntimeError("unknown parameter type")
+            return fn(self, stream)
         from ember.kernels.cuda import _glue
-        if self._device.type != "cuda" or not isinstance(stream, _glue.StreamBase):
+        if not isinstance(stream, _glue.StreamBase):
             raise RuntimeError("unknown parameter type")
         st = self.untyped_storage()
         alloc = _glue.state(self._device.index or 0).allocator

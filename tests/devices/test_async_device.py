@@ -215,7 +215,7 @@ def test_record_stream_delays_reuse_until_other_stream_done(adev):
     gate = Gate(s2)
     with adev.stream(s2):
         y = x * 2                    # s2 reads x (after the gate)
-    adev.record_stream(x, s2)
+    x.record_stream(s2)             # Tensor.record_stream reaches the device module
     del x
     gc.collect()
     with adev.stream(s1):

@@ -18,7 +18,7 @@ import numpy as np
 from ember.core.device import device as _device
 from ember.core.keys import backend_keyset
 from ember.core.storage import UntypedStorage
-from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta
+from ember.core.tensor_impl import contiguous_strides, make_meta
 
 __all__ = ["cuda", "is_sim", "available", "unavailable_reason", "lazy_init", "device_count",
            "normalize", "state", "current_stream", "set_current_stream", "stream_of", "empty",
@@ -627,7 +627,3 @@ def fill_(t, value):
     with _ctx(dev.index or 0):
         _kernels()["fill"][blocks, threads, s](flat(t), t._offset, dstr, v[0], shape, n)
     return t
-
-
-def is_cuda_tensor(x):
-    return isinstance(x, TensorImpl) and x._device.type == "cuda"

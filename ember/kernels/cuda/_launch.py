@@ -176,10 +176,6 @@ def sigm(a):
     return CT(1) / (CT(1) + exp(-a))
 
 
-def softplus1(a):
-    return log1p(exp(a))
-
-
 def gelu_t(a):
     k = CT(0.7978845608028654)
     return CT(0.5) * a * (CT(1) + tanh(k * (a + CT(0.044715) * a * a * a)))

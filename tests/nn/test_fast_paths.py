@@ -2,6 +2,7 @@
 the float32 erf helper, the fused CPU attention kernel, nll_loss's all-valid path, and the
 optimizers' in-place array updates (bit-equal to their Tensor path)."""
 import math
+import types
 
 import numpy as np
 import pytest
@@ -266,3 +267,28 @@ def test_optimizer_steps_match_torch(name):
         out.append([p.detach() for p in ps])
     for a, b in zip(*out):
         check(a, b)
+
+
+def test_sdpa_flash_bad_input():
+    """The flash CPU op's own checks, with torch's messages (not a NumPy error)."""
+    def o(L, dt=None, sh=(1, 2, 3, 4)):
+        return L.ones(*sh, dtype=dt or L.float32)
+
+    def f(L):
+        return L._scaled_dot_product_flash_attention_for_cpu
+
+    cases = [lambda L: f(L)(o(L, sh=(2, 3, 4)), o(L, sh=(2, 3, 4)), o(L, sh=(2, 3, 4))),
+             lambda L: f(L)(o(L), o(L, sh=(1, 2, 3, 5)), o(L)),
+             lambda L: f(L)(o(L), o(L), o(L, L.float64)),
+             lambda L: f(L)(o(L, L.int64), o(L, L.int64), o(L, L.int64)),
+             lambda L: f(L)(o(L), o(L), o(L), 0.5),
+             lambda L: f(L)(o(L), o(L), o(L), attn_mask=L.ones(3, 3, dtype=L.int32))]
+    for case in cases:
+        same_error(case)
+    meta = types.SimpleNamespace(  # ember with every factory on the meta device
+        ones=lambda *s, dtype=None: ember.ones(*s, dtype=dtype, device="meta"),
+        _scaled_dot_product_flash_attention_for_cpu=ember._scaled_dot_product_flash_attention_for_cpu,
+        float32=ember.float32, float64=ember.float64, int64=ember.int64, int32=ember.int32)
+    for case in cases:  # the meta kernel runs the same checks
+        with pytest.raises(RuntimeError, match="flash_attention|expected scalar type"):
+            case(meta)

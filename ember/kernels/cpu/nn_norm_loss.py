@@ -414,6 +414,8 @@ def _sdpa_dtypes(q):
 def sdpa_flash_cpu(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     """(output, logsumexp): softmax(scale q k^T + mask) v with a numerically safe softmax (rows with
     nothing to attend give zeros), the row log-sum-exp kept for the backward."""
+    _m.flash_check(tuple(_dt.NP2DT[x.dtype] for x in (q, k, v)), (q.shape, k.shape, v.shape), dropout_p,
+                   None if attn_mask is None else _dt.NP2DT[attn_mask.dtype])
     d, ct = _sdpa_dtypes(q)
     if ct is not d:
         q, k, v = q.astype(ct), k.astype(ct), v.astype(ct)

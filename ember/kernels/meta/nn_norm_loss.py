@@ -238,8 +238,33 @@ def native_layer_norm_backward(go, t, normalized_shape, mean, rstd, weight, bias
     return gi, gw, gb
 
 
+_FLASH = "scaled_dot_product_attention_flash_attention: "
+
+
+def flash_check(dtypes, shapes, dropout_p, mask_dtype):
+    """torch's checks of the flash CPU kernel, in its order (attention.cpp); plain dtypes and
+    shapes of (q, k, v), so the CPU kernel (which gets arrays) runs the same checks."""
+    d = dtypes[0]
+    if d not in (_dt.float32, _dt.float64, _dt.bfloat16, _dt.float16):
+        raise RuntimeError(f"{_FLASH}Expected data type in FP32, FP64, BF16, FP16, but got {d._short} instead.")
+    q, k, v = shapes
+    if not len(q) == len(k) == len(v) == 4:
+        raise RuntimeError(_FLASH + "Accept only 4 dims inputs shape of {B, H, T, K}")
+    if dropout_p != 0.0:
+        raise RuntimeError(_FLASH + "Currently do not support dropout > 0")
+    if q[3] != v[3] or k[3] != v[3]:
+        raise RuntimeError(_FLASH + "Q/K/V should have the same head size")
+    if mask_dtype is not None and mask_dtype is not _dt.bool_ and mask_dtype is not d:
+        raise RuntimeError(_FLASH + "Attention mask is the same data type as query")
+    for t in dtypes[1:]:
+        if t is not d:
+            raise RuntimeError(f"expected scalar type {d._short} but found {t._short}")
+
+
 def sdpa_flash_cpu(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     d = q._dtype
+    flash_check((d, k._dtype, v._dtype), (q._shape, k._shape, v._shape), dropout_p,
+                None if attn_mask is None else attn_mask._dtype)
     lse = _dt.float32 if d in (_dt.float16, _dt.bfloat16) else d
     lead = tuple(q._shape[:-1])
     return (lead + (v._shape[-1],), d), (lead, lse)

@@ -131,7 +131,7 @@ def _call(op, a, rg):
     if op.schema.arguments and not any(x.base == "Tensor" for x in op.schema.arguments):
         dev = next((v for x, v in zip(op.schema.arguments, a) if x.base == "Device"), None)
         st = tls.state
-        ks = (dev_keys(dev) | st.included) & ~st.excluded
+        ks = (dev_keys(dev) | (_d := st.dk)[0]) & _d[1]
     else:
         ks = keyset_of(a)
     r = op.table[ks](*a)

@@ -46,7 +46,7 @@ _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or 
 
 
 def _ks(t):
-    return (t._keys | _st.included) & ~_st.excluded
+    return (t._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 def _tp_name(obj):
@@ -265,7 +265,7 @@ def _dispatch_index(t, tindices):
     for x in tindices:
         if x is not None:
             ks |= x._keys
-    return _index[(ks | _st.included) & ~_st.excluded](t, tindices)
+    return _index[(ks | (_d := _st.dk)[0]) & _d[1]](t, tindices)
 
 
 # ---- __getitem__ ------------------------------------------------------------------------------
@@ -274,14 +274,14 @@ def _basic_tuple(t, index, alias=True):
     (the general path then also produces any error)."""
     r = t
     dim = 0
-    inc, exc = _st.included, _st.excluded
+    inc, keep = _st.dk
     for it in index:
         ic = it.__class__
         if ic is int:
             size = r._shape[dim]
             if not -size <= it < size:
                 return None
-            r = _select[(r._keys | inc) & ~exc](r, dim, it)
+            r = _select[(r._keys | inc) & keep](r, dim, it)
         elif ic is slice:
             if it.step is not None:
                 return None
@@ -295,12 +295,12 @@ def _basic_tuple(t, index, alias=True):
             elif stop.__class__ is not int:
                 return None
             if start != 0 or stop < r._shape[dim]:
-                r = _slice[(r._keys | inc) & ~exc](r, dim, start, stop, 1)
+                r = _slice[(r._keys | inc) & keep](r, dim, start, stop, 1)
             dim += 1
         else:
             return None
     if r is t and alias:
-        return _alias[(t._keys | inc) & ~exc](t)
+        return _alias[(t._keys | inc) & keep](t)
     return r
 
 
@@ -311,13 +311,13 @@ def getitem(t, index):
         if shape:
             n = shape[0]
             if -n <= index < n:
-                return _select[(t._keys | _st.included) & ~_st.excluded](t, 0, index)
+                return _select[(t._keys | (_d := _st.dk)[0]) & _d[1]](t, 0, index)
         return _apply_select(t, 0, _check_long(index), 0)
     if c is slice:
         if index.step is None and t._shape:
             start, stop = index.start, index.stop
             if (start is None or start.__class__ is int) and (stop is None or stop.__class__ is int):
-                return _slice[(t._keys | _st.included) & ~_st.excluded](
+                return _slice[(t._keys | (_d := _st.dk)[0]) & _d[1]](
                     t, 0, 0 if start is None else start, _MAX if stop is None else stop, 1)
         return _apply_slice(t, 0, index, False)
     if c is tuple:
@@ -331,7 +331,7 @@ def getitem(t, index):
         n = len(index._shape) if (d is _BOOL or d is _BYTE) else 1
         if n > len(t._shape):
             raise IndexError(f"too many indices for tensor of dimension {len(t._shape)}")
-        return _index[(t._keys | index._keys | _st.included) & ~_st.excluded](t, [index])
+        return _index[(t._keys | index._keys | (_d := _st.dk)[0]) & _d[1]](t, [index])
     elif index is None:
         return _unsqueeze[_ks(t)](t, 0)
     elif index is Ellipsis:
@@ -403,17 +403,17 @@ def _copy_to(dst, src):
                 _expand[_ks(src)](src, dst._shape, False)
         return
     if dst._shape == src._shape:
-        _copy_[(dst._keys | src._keys | _st.included) & ~_st.excluded](dst, src, False)
+        _copy_[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src, False)
         return
     if not src._shape and src._device.type == "cpu":
-        _fill_t[(dst._keys | src._keys | _st.included) & ~_st.excluded](dst, src)
+        _fill_t[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src)
         return
     s = _strip_leading_ones(src._shape)
     if s != src._shape:
         src = _view[_ks(src)](src, s)
     if src._shape != dst._shape:
         src = _expand[_ks(src)](src, dst._shape, False)
-    _copy_[(dst._keys | src._keys | _st.included) & ~_st.excluded](dst, src, False)
+    _copy_[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src, False)
 
 
 def setitem(t, index, value):
@@ -429,7 +429,7 @@ def setitem(t, index, value):
         if 0 in dst._shape:
             check_scalar(value, t._dtype)
             return
-        _fill_s[(dst._keys | _st.included) & ~_st.excluded](dst, value)
+        _fill_s[(dst._keys | (_d := _st.dk)[0]) & _d[1]](dst, value)
         return
     if c is tuple and len(index) <= len(t._shape):
         dst = _basic_tuple(t, index, False)
@@ -438,7 +438,7 @@ def setitem(t, index, value):
                     t._dtype is not _dt.bfloat16 and 0 not in dst._shape:
                 if vc is int:
                     _check_long(value)
-                _fill_s[(dst._keys | _st.included) & ~_st.excluded](dst, value)
+                _fill_s[(dst._keys | (_d := _st.dk)[0]) & _d[1]](dst, value)
             else:
                 _copy_to(dst, value if isinstance(value, TensorImpl) else _value_to_tensor(t, value))
             return
@@ -489,7 +489,7 @@ def _index_put_v(sliced, tindices, v):
     for x in tindices:
         if x is not None:
             ks |= x._keys
-    _index_put_[(ks | _st.included) & ~_st.excluded](sliced, tindices, v, False)
+    _index_put_[(ks | (_d := _st.dk)[0]) & _d[1]](sliced, tindices, v, False)
 
 
 # ---- Python-level API around nonzero (torch.nonzero(as_tuple=True)) --------------------------

@@ -6,8 +6,7 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import FREED as _FREED, Node, SavedVariable as _SV, edge as _edge, \
     next_seq as _nseq, raise_version_error as _verr, save as _save, set_history as _sh, unpack as _unpack, \
     unpack_list as _unpack_list
-from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND as _AGBIT, AutogradMeta as _AM, \
-    autograd_key_bit as _akb
+from ember.autograd.meta import _WITH_AUTOGRAD as _WAG, AutogradMeta as _AM, with_autograd_key as _wag
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \
     rebase_history as _rebase
 from ember.core import tls as _tls
@@ -30,6 +29,7 @@ from ember.autograd.formulas_shape import *  # noqa: F401,F403,E402
 class AddBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -68,7 +68,8 @@ class AddBackward0(Node):
 
 
 def _ag_add_Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -76,8 +77,16 @@ def _ag_add_Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -86,8 +95,16 @@ def _ag_add_Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -99,11 +116,11 @@ def _ag_add_Tensor(below, self, other, alpha):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -111,7 +128,8 @@ def _ag_add_Tensor(below, self, other, alpha):
     return result
 
 def _ag_add__Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -119,8 +137,16 @@ def _ag_add__Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -129,8 +155,16 @@ def _ag_add__Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -150,6 +184,7 @@ def _ag_add__Tensor(below, self, other, alpha):
 class SubBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -188,7 +223,8 @@ class SubBackward0(Node):
 
 
 def _ag_sub_Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -196,8 +232,16 @@ def _ag_sub_Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -206,8 +250,16 @@ def _ag_sub_Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -219,11 +271,11 @@ def _ag_sub_Tensor(below, self, other, alpha):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -231,7 +283,8 @@ def _ag_sub_Tensor(below, self, other, alpha):
     return result
 
 def _ag_sub__Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -239,8 +292,16 @@ def _ag_sub__Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -249,8 +310,16 @@ def _ag_sub__Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -328,7 +397,8 @@ class MulBackward0(Node):
 
 
 def _ag_mul_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -336,8 +406,16 @@ def _ag_mul_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -346,8 +424,16 @@ def _ag_mul_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -357,7 +443,7 @@ def _ag_mul_Tensor(below, self, other):
     _n._next = (_e0, _e1,)
     _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -374,11 +460,11 @@ def _ag_mul_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -386,7 +472,8 @@ def _ag_mul_Tensor(below, self, other):
     return result
 
 def _ag_mul__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -394,8 +481,16 @@ def _ag_mul__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -404,8 +499,16 @@ def _ag_mul__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -417,7 +520,7 @@ def _ag_mul__Tensor(below, self, other):
     _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -434,6 +537,7 @@ def _ag_mul__Tensor(below, self, other):
 class NegBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -449,7 +553,8 @@ class NegBackward0(Node):
 
 
 def _ag_neg(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -457,8 +562,16 @@ def _ag_neg(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -467,11 +580,11 @@ def _ag_neg(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -479,7 +592,8 @@ def _ag_neg(below, self):
     return result
 
 def _ag_neg_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -487,8 +601,16 @@ def _ag_neg_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -505,6 +627,7 @@ def _ag_neg_(below, self):
 class TransposeBackward0(Node):
     __slots__ = ('dim0_', 'dim1_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -530,7 +653,8 @@ class TransposeBackward0(Node):
 
 
 def _ag_transpose_int(below, self, dim0, dim1):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim0, dim1)
     try:
         _m0 = self._ameta
@@ -538,8 +662,16 @@ def _ag_transpose_int(below, self, dim0, dim1):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -550,11 +682,11 @@ def _ag_transpose_int(below, self, dim0, dim1):
     _n.dim0_ = dim0
     _n.dim1_ = dim1
     result = below(self, dim0, dim1)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -564,6 +696,7 @@ def _ag_transpose_int(below, self, dim0, dim1):
 class ViewBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -584,7 +717,8 @@ class ViewBackward0(Node):
 
 
 def _ag_view(below, self, size):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, size)
     try:
         _m0 = self._ameta
@@ -592,8 +726,16 @@ def _ag_view(below, self, size):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -603,11 +745,11 @@ def _ag_view(below, self, size):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -617,6 +759,7 @@ def _ag_view(below, self, size):
 class CloneBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -632,7 +775,8 @@ class CloneBackward0(Node):
 
 
 def _ag_clone(below, self, memory_format):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, memory_format)
     try:
         _m0 = self._ameta
@@ -640,8 +784,16 @@ def _ag_clone(below, self, memory_format):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -650,11 +802,11 @@ def _ag_clone(below, self, memory_format):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self, memory_format)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -664,6 +816,7 @@ def _ag_clone(below, self, memory_format):
 class ToCopyBackward0(Node):
     __slots__ = ('self_device', 'self_dtype')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -689,7 +842,8 @@ class ToCopyBackward0(Node):
 
 
 def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     try:
         _m0 = self._ameta
@@ -697,8 +851,16 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -709,11 +871,11 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
     _n.self_device = _device_of(self)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     result = below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -726,6 +888,7 @@ class torch__autograd__CopyBackwards(Node):
     def name(_node):
         return 'torch::autograd::CopyBackwards'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -753,7 +916,8 @@ class torch__autograd__CopyBackwards(Node):
 
 
 def _ag_copy_(below, self, src, non_blocking):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, src, non_blocking)
     try:
         _m0 = self._ameta
@@ -761,8 +925,16 @@ def _ag_copy_(below, self, src, non_blocking):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -771,8 +943,16 @@ def _ag_copy_(below, self, src, non_blocking):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -791,6 +971,7 @@ def _ag_copy_(below, self, src, non_blocking):
 class ConjPhysicalBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -806,7 +987,8 @@ class ConjPhysicalBackward0(Node):
 
 
 def _ag_conj_physical(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -814,8 +996,16 @@ def _ag_conj_physical(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -824,11 +1014,11 @@ def _ag_conj_physical(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -836,7 +1026,8 @@ def _ag_conj_physical(below, self):
     return result
 
 def _ag_conj_physical_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -844,8 +1035,16 @@ def _ag_conj_physical_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -890,7 +1089,8 @@ class MaskedFillBackward0(Node):
 
 
 def _ag_masked_fill_Scalar(below, self, mask, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, value)
     try:
         _m0 = self._ameta
@@ -898,8 +1098,16 @@ def _ag_masked_fill_Scalar(below, self, mask, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -909,11 +1117,11 @@ def _ag_masked_fill_Scalar(below, self, mask, value):
     _n._next = (_e0,)
     _n.mask_ = _save(mask)
     result = below(self, mask, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -961,7 +1169,8 @@ class MaskedFillBackward1(Node):
 
 
 def _ag_masked_fill_Tensor(below, self, mask, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, value)
     try:
         _m0 = self._ameta
@@ -969,8 +1178,16 @@ def _ag_masked_fill_Tensor(below, self, mask, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -979,8 +1196,16 @@ def _ag_masked_fill_Tensor(below, self, mask, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -990,11 +1215,11 @@ def _ag_masked_fill_Tensor(below, self, mask, value):
     _n._next = (_e0, _e1,)
     _n.mask_ = _save(mask)
     result = below(self, mask, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1035,7 +1260,8 @@ class MaskedFillBackward0_1(Node):
 
 
 def _ag_masked_fill__Scalar(below, self, mask, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, value)
     try:
         _m0 = self._ameta
@@ -1043,8 +1269,16 @@ def _ag_masked_fill__Scalar(below, self, mask, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1103,7 +1337,8 @@ class MaskedFillBackward1_1(Node):
 
 
 def _ag_masked_fill__Tensor(below, self, mask, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, value)
     try:
         _m0 = self._ameta
@@ -1111,8 +1346,16 @@ def _ag_masked_fill__Tensor(below, self, mask, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -1121,8 +1364,16 @@ def _ag_masked_fill__Tensor(below, self, mask, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -1178,7 +1429,8 @@ class WhereBackward0(Node):
 
 
 def _ag_where_self(below, condition, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(condition, self, other)
     try:
         _m0 = self._ameta
@@ -1186,8 +1438,16 @@ def _ag_where_self(below, condition, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -1196,8 +1456,16 @@ def _ag_where_self(below, condition, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -1207,11 +1475,11 @@ def _ag_where_self(below, condition, self, other):
     _n._next = (_e0, _e1,)
     _n.condition_ = _save(condition)
     result = below(condition, self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1249,7 +1517,8 @@ class HardsigmoidBackward0(Node):
 
 
 def _ag_hardsigmoid(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1257,8 +1526,16 @@ def _ag_hardsigmoid(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1266,7 +1543,7 @@ def _ag_hardsigmoid(below, self):
     _n = HardsigmoidBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -1276,11 +1553,11 @@ def _ag_hardsigmoid(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1321,7 +1598,8 @@ class HardsigmoidBackward0_1(Node):
 
 
 def _ag_hardsigmoid_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1329,8 +1607,16 @@ def _ag_hardsigmoid_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1376,7 +1662,8 @@ class HardswishBackward0(Node):
 
 
 def _ag_hardswish(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1384,8 +1671,16 @@ def _ag_hardswish(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1393,7 +1688,7 @@ def _ag_hardswish(below, self):
     _n = HardswishBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -1403,11 +1698,11 @@ def _ag_hardswish(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1448,7 +1743,8 @@ class HardswishBackward0_1(Node):
 
 
 def _ag_hardswish_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1456,8 +1752,16 @@ def _ag_hardswish_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1525,7 +1829,8 @@ class HardswishBackwardBackward0(Node):
 
 
 def _ag_hardswish_backward(below, grad_output, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self)
     try:
         _m0 = grad_output._ameta
@@ -1533,8 +1838,16 @@ def _ag_hardswish_backward(below, grad_output, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -1543,8 +1856,16 @@ def _ag_hardswish_backward(below, grad_output, self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -1552,7 +1873,7 @@ def _ag_hardswish_backward(below, grad_output, self):
     _n = HardswishBackwardBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -1569,11 +1890,11 @@ def _ag_hardswish_backward(below, grad_output, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1604,7 +1925,8 @@ class ReluBackward0(Node):
 
 
 def _ag_relu(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1612,8 +1934,16 @@ def _ag_relu(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1622,11 +1952,11 @@ def _ag_relu(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1635,7 +1965,8 @@ def _ag_relu(below, self):
     return result
 
 def _ag_relu_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1643,8 +1974,16 @@ def _ag_relu_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1690,7 +2029,8 @@ class SiluBackward0(Node):
 
 
 def _ag_silu(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1698,8 +2038,16 @@ def _ag_silu(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1707,7 +2055,7 @@ def _ag_silu(below, self):
     _n = SiluBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -1717,11 +2065,11 @@ def _ag_silu(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1762,7 +2110,8 @@ class SiluBackward0_1(Node):
 
 
 def _ag_silu_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1770,8 +2119,16 @@ def _ag_silu_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1817,7 +2174,8 @@ class MishBackward0(Node):
 
 
 def _ag_mish(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1825,8 +2183,16 @@ def _ag_mish(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1834,7 +2200,7 @@ def _ag_mish(below, self):
     _n = MishBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -1844,11 +2210,11 @@ def _ag_mish(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -1889,7 +2255,8 @@ class MishBackward0_1(Node):
 
 
 def _ag_mish_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -1897,8 +2264,16 @@ def _ag_mish_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1959,7 +2334,8 @@ class EluBackward0(Node):
 
 
 def _ag_elu(below, self, alpha, scale, input_scale):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, alpha, scale, input_scale)
     try:
         _m0 = self._ameta
@@ -1967,8 +2343,16 @@ def _ag_elu(below, self, alpha, scale, input_scale):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -1979,7 +2363,7 @@ def _ag_elu(below, self, alpha, scale, input_scale):
     _n.alpha_ = alpha
     _n.scale_ = scale
     _n.input_scale_ = input_scale
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -1989,11 +2373,11 @@ def _ag_elu(below, self, alpha, scale, input_scale):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, alpha, scale, input_scale)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2039,7 +2423,8 @@ class EluBackward1(Node):
 
 
 def _ag_elu_(below, self, alpha, scale, input_scale):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, alpha, scale, input_scale)
     try:
         _m0 = self._ameta
@@ -2047,8 +2432,16 @@ def _ag_elu_(below, self, alpha, scale, input_scale):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2102,7 +2495,8 @@ class CeluBackward0(Node):
 
 
 def _ag_celu(below, self, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, alpha)
     try:
         _m0 = self._ameta
@@ -2110,8 +2504,16 @@ def _ag_celu(below, self, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2120,7 +2522,7 @@ def _ag_celu(below, self, alpha):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2130,11 +2532,11 @@ def _ag_celu(below, self, alpha):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2170,7 +2572,8 @@ class CeluBackward1(Node):
 
 
 def _ag_celu_(below, self, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, alpha)
     try:
         _m0 = self._ameta
@@ -2178,8 +2581,16 @@ def _ag_celu_(below, self, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2231,7 +2642,8 @@ class GeluBackward0(Node):
 
 
 def _ag_gelu(below, self, approximate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, approximate)
     try:
         _m0 = self._ameta
@@ -2239,8 +2651,16 @@ def _ag_gelu(below, self, approximate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2249,7 +2669,7 @@ def _ag_gelu(below, self, approximate):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.approximate_ = approximate
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2259,11 +2679,11 @@ def _ag_gelu(below, self, approximate):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, approximate)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2309,7 +2729,8 @@ class GeluBackward0_1(Node):
 
 
 def _ag_gelu_(below, self, approximate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, approximate)
     try:
         _m0 = self._ameta
@@ -2317,8 +2738,16 @@ def _ag_gelu_(below, self, approximate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2393,7 +2822,8 @@ class GeluBackwardBackward0(Node):
 
 
 def _ag_gelu_backward(below, grad_output, self, approximate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, approximate)
     try:
         _m0 = grad_output._ameta
@@ -2401,8 +2831,16 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -2411,8 +2849,16 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -2421,7 +2867,7 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.approximate_ = approximate
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -2438,11 +2884,11 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, approximate)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2485,7 +2931,8 @@ class GluBackward0(Node):
 
 
 def _ag_glu(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -2493,8 +2940,16 @@ def _ag_glu(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2503,7 +2958,7 @@ def _ag_glu(below, self, dim):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2513,11 +2968,11 @@ def _ag_glu(below, self, dim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2560,7 +3015,8 @@ class HardshrinkBackward0(Node):
 
 
 def _ag_hardshrink(below, self, lambd):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, lambd)
     try:
         _m0 = self._ameta
@@ -2568,8 +3024,16 @@ def _ag_hardshrink(below, self, lambd):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2578,7 +3042,7 @@ def _ag_hardshrink(below, self, lambd):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.lambd_ = lambd
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2588,11 +3052,11 @@ def _ag_hardshrink(below, self, lambd):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lambd)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2637,7 +3101,8 @@ class HardshrinkBackwardBackward0(Node):
 
 
 def _ag_hardshrink_backward(below, grad_out, self, lambd):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_out, self, lambd)
     try:
         _m0 = grad_out._ameta
@@ -2645,8 +3110,16 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_out._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_out._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_out)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_out)
     try:
@@ -2655,8 +3128,16 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -2665,7 +3146,7 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.lambd_ = lambd
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2675,11 +3156,11 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_out, self, lambd)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2727,7 +3208,8 @@ class HardtanhBackward0(Node):
 
 
 def _ag_hardtanh(below, self, min_val, max_val):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min_val, max_val)
     try:
         _m0 = self._ameta
@@ -2735,8 +3217,16 @@ def _ag_hardtanh(below, self, min_val, max_val):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2746,7 +3236,7 @@ def _ag_hardtanh(below, self, min_val, max_val):
     _n._next = (_e0,)
     _n.min_val_ = min_val
     _n.max_val_ = max_val
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2756,11 +3246,11 @@ def _ag_hardtanh(below, self, min_val, max_val):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min_val, max_val)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2811,7 +3301,8 @@ class HardtanhBackward0_1(Node):
 
 
 def _ag_hardtanh_(below, self, min_val, max_val):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min_val, max_val)
     try:
         _m0 = self._ameta
@@ -2819,8 +3310,16 @@ def _ag_hardtanh_(below, self, min_val, max_val):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2873,7 +3372,8 @@ class LeakyReluBackward0(Node):
 
 
 def _ag_leaky_relu(below, self, negative_slope):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, negative_slope)
     try:
         _m0 = self._ameta
@@ -2881,8 +3381,16 @@ def _ag_leaky_relu(below, self, negative_slope):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2891,7 +3399,7 @@ def _ag_leaky_relu(below, self, negative_slope):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.negative_slope_ = negative_slope
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -2901,11 +3409,11 @@ def _ag_leaky_relu(below, self, negative_slope):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, negative_slope)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -2941,7 +3449,8 @@ class LeakyReluBackward1(Node):
 
 
 def _ag_leaky_relu_(below, self, negative_slope):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, negative_slope)
     try:
         _m0 = self._ameta
@@ -2949,8 +3458,16 @@ def _ag_leaky_relu_(below, self, negative_slope):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -2997,7 +3514,8 @@ class LogSigmoidBackward0(Node):
 
 
 def _ag_log_sigmoid(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -3005,8 +3523,16 @@ def _ag_log_sigmoid(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3014,7 +3540,7 @@ def _ag_log_sigmoid(below, self):
     _n = LogSigmoidBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3024,11 +3550,11 @@ def _ag_log_sigmoid(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3080,7 +3606,8 @@ class PreluKernelBackward0(Node):
 
 
 def _ag_prelu(below, self, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, weight)
     try:
         _m0 = self._ameta
@@ -3088,8 +3615,16 @@ def _ag_prelu(below, self, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -3098,8 +3633,16 @@ def _ag_prelu(below, self, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and weight._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif weight._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(weight)
     if _e0 is None and _e1 is None:
@@ -3107,7 +3650,7 @@ def _ag_prelu(below, self, weight):
     _n = PreluKernelBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.weight_ = _SV(weight, False)
     else:
@@ -3124,11 +3667,11 @@ def _ag_prelu(below, self, weight):
         else:
             _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, weight)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3186,7 +3729,8 @@ class RreluWithNoiseBackward0(Node):
 
 
 def _ag_rrelu(below, self, lower, upper, training, generator):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, lower, upper, training, generator)
     try:
         _m0 = self._ameta
@@ -3194,8 +3738,16 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3206,7 +3758,7 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
     _n.lower_ = lower
     _n.upper_ = upper
     _n.training_ = training
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3216,11 +3768,11 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lower, upper, training, generator)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3279,7 +3831,8 @@ class RreluWithNoiseBackward1(Node):
 
 
 def _ag_rrelu_(below, self, lower, upper, training, generator):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, lower, upper, training, generator)
     try:
         _m0 = self._ameta
@@ -3287,8 +3840,16 @@ def _ag_rrelu_(below, self, lower, upper, training, generator):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3348,7 +3909,8 @@ class SoftplusBackward0(Node):
 
 
 def _ag_softplus(below, self, beta, threshold):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, beta, threshold)
     try:
         _m0 = self._ameta
@@ -3356,8 +3918,16 @@ def _ag_softplus(below, self, beta, threshold):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3367,7 +3937,7 @@ def _ag_softplus(below, self, beta, threshold):
     _n._next = (_e0,)
     _n.beta_ = beta
     _n.threshold_ = threshold
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3377,11 +3947,11 @@ def _ag_softplus(below, self, beta, threshold):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, beta, threshold)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3424,7 +3994,8 @@ class SoftshrinkBackward0(Node):
 
 
 def _ag_softshrink(below, self, lambd):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, lambd)
     try:
         _m0 = self._ameta
@@ -3432,8 +4003,16 @@ def _ag_softshrink(below, self, lambd):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3442,7 +4021,7 @@ def _ag_softshrink(below, self, lambd):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.lambd_ = lambd
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3452,11 +4031,11 @@ def _ag_softshrink(below, self, lambd):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lambd)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3499,7 +4078,8 @@ class ThresholdBackward0(Node):
 
 
 def _ag_threshold(below, self, threshold, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, threshold, value)
     try:
         _m0 = self._ameta
@@ -3507,8 +4087,16 @@ def _ag_threshold(below, self, threshold, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3517,7 +4105,7 @@ def _ag_threshold(below, self, threshold, value):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.threshold_ = threshold
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3527,11 +4115,11 @@ def _ag_threshold(below, self, threshold, value):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, threshold, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3574,7 +4162,8 @@ class ThresholdBackward1(Node):
 
 
 def _ag_threshold_(below, self, threshold, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, threshold, value)
     try:
         _m0 = self._ameta
@@ -3582,8 +4171,16 @@ def _ag_threshold_(below, self, threshold, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -3676,7 +4273,8 @@ class EluBackwardBackward0(Node):
 
 
 def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, self_or_result):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
     try:
         _m0 = grad_output._ameta
@@ -3684,8 +4282,16 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -3694,8 +4300,16 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self_or_result._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self_or_result._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self_or_result)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self_or_result)
     if _e0 is None and _e1 is None:
@@ -3707,7 +4321,7 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
     _n.scale_ = scale
     _n.input_scale_ = input_scale
     _n.is_result_ = is_result
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_or_result_ = _SV(self_or_result, False)
     else:
@@ -3724,11 +4338,11 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
         else:
             _n.self_or_result_ = (self_or_result, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3794,7 +4408,8 @@ class GluBackwardBackward0(Node):
 
 
 def _ag_glu_backward(below, grad_output, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, dim)
     try:
         _m0 = grad_output._ameta
@@ -3802,8 +4417,16 @@ def _ag_glu_backward(below, grad_output, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -3812,8 +4435,16 @@ def _ag_glu_backward(below, grad_output, self, dim):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -3822,7 +4453,7 @@ def _ag_glu_backward(below, grad_output, self, dim):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -3839,11 +4470,11 @@ def _ag_glu_backward(below, grad_output, self, dim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -3893,7 +4524,8 @@ class HardtanhBackwardBackward0(Node):
 
 
 def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, min_val, max_val)
     try:
         _m0 = grad_output._ameta
@@ -3901,8 +4533,16 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -3911,8 +4551,16 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -3922,7 +4570,7 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
     _n._next = (_e0, _e1,)
     _n.min_val_ = min_val
     _n.max_val_ = max_val
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -3932,11 +4580,11 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, min_val, max_val)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4008,7 +4656,8 @@ class LogSigmoidBackwardBackward0(Node):
 
 
 def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, buffer)
     try:
         _m0 = grad_output._ameta
@@ -4016,8 +4665,16 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4026,8 +4683,16 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4036,7 +4701,7 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.buffer_ = _save(buffer)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -4053,11 +4718,11 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, buffer)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4102,7 +4767,8 @@ class LeakyReluBackwardBackward0(Node):
 
 
 def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_result):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, negative_slope, self_is_result)
     try:
         _m0 = grad_output._ameta
@@ -4110,8 +4776,16 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4120,8 +4794,16 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4130,7 +4812,7 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.negative_slope_ = negative_slope
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -4140,11 +4822,11 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, negative_slope, self_is_result)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4216,7 +4898,8 @@ class SoftplusBackwardBackward0(Node):
 
 
 def _ag_softplus_backward(below, grad_output, self, beta, threshold):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, beta, threshold)
     try:
         _m0 = grad_output._ameta
@@ -4224,8 +4907,16 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4234,8 +4925,16 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4245,7 +4944,7 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
     _n._next = (_e0, _e1,)
     _n.beta_ = beta
     _n.threshold_ = threshold
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -4262,11 +4961,11 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, beta, threshold)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4311,7 +5010,8 @@ class SoftshrinkBackwardBackward0(Node):
 
 
 def _ag_softshrink_backward(below, grad_output, self, lambd):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, lambd)
     try:
         _m0 = grad_output._ameta
@@ -4319,8 +5019,16 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4329,8 +5037,16 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4339,7 +5055,7 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.lambd_ = lambd
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -4349,11 +5065,11 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, lambd)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4398,7 +5114,8 @@ class ThresholdBackwardBackward0(Node):
 
 
 def _ag_threshold_backward(below, grad_output, self, threshold):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, threshold)
     try:
         _m0 = grad_output._ameta
@@ -4406,8 +5123,16 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4416,8 +5141,16 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4426,7 +5159,7 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.threshold_ = threshold
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -4436,11 +5169,11 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, threshold)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4500,7 +5233,8 @@ class SiluBackwardBackward0(Node):
 
 
 def _ag_silu_backward(below, grad_output, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self)
     try:
         _m0 = grad_output._ameta
@@ -4508,8 +5242,16 @@ def _ag_silu_backward(below, grad_output, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4518,8 +5260,16 @@ def _ag_silu_backward(below, grad_output, self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4527,7 +5277,7 @@ def _ag_silu_backward(below, grad_output, self):
     _n = SiluBackwardBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -4544,11 +5294,11 @@ def _ag_silu_backward(below, grad_output, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4608,7 +5358,8 @@ class MishBackwardBackward0(Node):
 
 
 def _ag_mish_backward(below, grad_output, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self)
     try:
         _m0 = grad_output._ameta
@@ -4616,8 +5367,16 @@ def _ag_mish_backward(below, grad_output, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4626,8 +5385,16 @@ def _ag_mish_backward(below, grad_output, self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4635,7 +5402,7 @@ def _ag_mish_backward(below, grad_output, self):
     _n = MishBackwardBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
     else:
@@ -4652,11 +5419,11 @@ def _ag_mish_backward(below, grad_output, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4720,7 +5487,8 @@ class PreluKernelBackwardBackward0(Node):
 
 
 def _ag__prelu_kernel_backward(below, grad_output, self, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, weight)
     try:
         _m0 = grad_output._ameta
@@ -4728,8 +5496,16 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4738,8 +5514,16 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     try:
@@ -4748,8 +5532,16 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and weight._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif weight._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(weight)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -4757,7 +5549,7 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
     _n = PreluKernelBackwardBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.self_ = _SV(self, False)
         _n.weight_ = _SV(weight, False)
@@ -4791,6 +5583,7 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
 class HardsigmoidBackwardBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -4808,7 +5601,8 @@ class HardsigmoidBackwardBackward0(Node):
 
 
 def _ag_hardsigmoid_backward(below, grad_output, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self)
     try:
         _m0 = grad_output._ameta
@@ -4816,8 +5610,16 @@ def _ag_hardsigmoid_backward(below, grad_output, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -4826,8 +5628,16 @@ def _ag_hardsigmoid_backward(below, grad_output, self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -4836,11 +5646,11 @@ def _ag_hardsigmoid_backward(below, grad_output, self):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     result = below(grad_output, self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4850,6 +5660,7 @@ def _ag_hardsigmoid_backward(below, grad_output, self):
 class AliasBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -4865,7 +5676,8 @@ class AliasBackward0(Node):
 
 
 def _ag_alias(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -4873,8 +5685,16 @@ def _ag_alias(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -4883,11 +5703,11 @@ def _ag_alias(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4897,6 +5717,7 @@ def _ag_alias(below, self):
 class SelectBackward0(Node):
     __slots__ = ('self_sizes', 'dim_', 'index_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -4927,7 +5748,8 @@ class SelectBackward0(Node):
 
 
 def _ag_select_int(below, self, dim, index):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index)
     try:
         _m0 = self._ameta
@@ -4935,8 +5757,16 @@ def _ag_select_int(below, self, dim, index):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -4948,11 +5778,11 @@ def _ag_select_int(below, self, dim, index):
     _n.dim_ = dim
     _n.index_ = index
     result = below(self, dim, index)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -4962,6 +5792,7 @@ def _ag_select_int(below, self, dim, index):
 class SliceBackward0(Node):
     __slots__ = ('self_sizes', 'dim_', 'start_', 'end_', 'step_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5002,7 +5833,8 @@ class SliceBackward0(Node):
 
 
 def _ag_slice_Tensor(below, self, dim, start, end, step):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, start, end, step)
     try:
         _m0 = self._ameta
@@ -5010,8 +5842,16 @@ def _ag_slice_Tensor(below, self, dim, start, end, step):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5025,11 +5865,11 @@ def _ag_slice_Tensor(below, self, dim, start, end, step):
     _n.end_ = end
     _n.step_ = step
     result = below(self, dim, start, end, step)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5039,6 +5879,7 @@ def _ag_slice_Tensor(below, self, dim, start, end, step):
 class UnsqueezeBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5059,7 +5900,8 @@ class UnsqueezeBackward0(Node):
 
 
 def _ag_unsqueeze(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -5067,8 +5909,16 @@ def _ag_unsqueeze(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5078,11 +5928,11 @@ def _ag_unsqueeze(below, self, dim):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5092,6 +5942,7 @@ def _ag_unsqueeze(below, self, dim):
 class FillBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5107,7 +5958,8 @@ class FillBackward0(Node):
 
 
 def _ag_fill_Scalar(below, self, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, value)
     try:
         _m0 = self._ameta
@@ -5115,8 +5967,16 @@ def _ag_fill_Scalar(below, self, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5125,11 +5985,11 @@ def _ag_fill_Scalar(below, self, value):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5139,6 +5999,7 @@ def _ag_fill_Scalar(below, self, value):
 class FillBackward1(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5156,7 +6017,8 @@ class FillBackward1(Node):
 
 
 def _ag_fill_Tensor(below, self, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, value)
     try:
         _m0 = self._ameta
@@ -5164,8 +6026,16 @@ def _ag_fill_Tensor(below, self, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5174,8 +6044,16 @@ def _ag_fill_Tensor(below, self, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -5184,11 +6062,11 @@ def _ag_fill_Tensor(below, self, value):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     result = below(self, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5198,6 +6076,7 @@ def _ag_fill_Tensor(below, self, value):
 class FillBackward2(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5213,7 +6092,8 @@ class FillBackward2(Node):
 
 
 def _ag_fill__Scalar(below, self, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, value)
     try:
         _m0 = self._ameta
@@ -5221,8 +6101,16 @@ def _ag_fill__Scalar(below, self, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5239,6 +6127,7 @@ def _ag_fill__Scalar(below, self, value):
 class FillBackward3(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5256,7 +6145,8 @@ class FillBackward3(Node):
 
 
 def _ag_fill__Tensor(below, self, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, value)
     try:
         _m0 = self._ameta
@@ -5264,8 +6154,16 @@ def _ag_fill__Tensor(below, self, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5274,8 +6172,16 @@ def _ag_fill__Tensor(below, self, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -5292,6 +6198,7 @@ def _ag_fill__Tensor(below, self, value):
 class ZeroBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -5307,7 +6214,8 @@ class ZeroBackward0(Node):
 
 
 def _ag_zero_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -5315,8 +6223,16 @@ def _ag_zero_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5371,7 +6287,8 @@ class GatherBackward0(Node):
 
 
 def _ag_gather(below, self, dim, index, sparse_grad):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, sparse_grad)
     try:
         _m0 = self._ameta
@@ -5379,8 +6296,16 @@ def _ag_gather(below, self, dim, index, sparse_grad):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5392,11 +6317,11 @@ def _ag_gather(below, self, dim, index, sparse_grad):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, sparse_grad)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5432,7 +6357,8 @@ class IndexBackward0(Node):
 
 
 def _ag_index_Tensor(below, self, indices):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, indices)
     try:
         _m0 = self._ameta
@@ -5440,8 +6366,16 @@ def _ag_index_Tensor(below, self, indices):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -5452,11 +6386,11 @@ def _ag_index_Tensor(below, self, indices):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.indices_ = [_save(t) for t in indices]
     result = below(self, indices)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5511,7 +6445,8 @@ class IndexAddBackward0(Node):
 
 
 def _ag_index_add(below, self, dim, index, source, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source, alpha)
     try:
         _m0 = self._ameta
@@ -5519,8 +6454,16 @@ def _ag_index_add(below, self, dim, index, source, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5529,8 +6472,16 @@ def _ag_index_add(below, self, dim, index, source, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -5543,11 +6494,11 @@ def _ag_index_add(below, self, dim, index, source, alpha):
     _n.alpha_ = alpha
     _n.index_ = _save(index)
     result = below(self, dim, index, source, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5605,7 +6556,8 @@ class IndexAddBackward0_1(Node):
 
 
 def _ag_index_add_(below, self, dim, index, source, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source, alpha)
     try:
         _m0 = self._ameta
@@ -5613,8 +6565,16 @@ def _ag_index_add_(below, self, dim, index, source, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5623,8 +6583,16 @@ def _ag_index_add_(below, self, dim, index, source, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -5719,7 +6687,8 @@ class IndexReduceBackward0(Node):
 
 
 def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source, reduce, include_self)
     try:
         _m0 = self._ameta
@@ -5727,8 +6696,16 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5737,8 +6714,16 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -5750,7 +6735,7 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
     _n.reduce_ = reduce
     _n.include_self_ = include_self
     _n.index_ = _save(index)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.source_ = _SV(source, False)
     else:
@@ -5767,11 +6752,11 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
         else:
             _n.source_ = (source, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, dim, index, source, reduce, include_self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -5859,7 +6844,8 @@ class IndexReduceBackward0_1(Node):
 
 
 def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source, reduce, include_self)
     try:
         _m0 = self._ameta
@@ -5867,8 +6853,16 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5877,8 +6871,16 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -5892,7 +6894,7 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
     _n.include_self_ = include_self
     _n.self_ = _save(_clone_nograd(self))
     _n.index_ = _save(index)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.source_ = _SV(source, False)
     else:
         try:
@@ -5959,7 +6961,8 @@ class IndexCopyBackward0(Node):
 
 
 def _ag_index_copy(below, self, dim, index, source):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source)
     try:
         _m0 = self._ameta
@@ -5967,8 +6970,16 @@ def _ag_index_copy(below, self, dim, index, source):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -5977,8 +6988,16 @@ def _ag_index_copy(below, self, dim, index, source):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -5990,11 +7009,11 @@ def _ag_index_copy(below, self, dim, index, source):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, source)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6056,7 +7075,8 @@ class IndexCopyBackward0_1(Node):
 
 
 def _ag_index_copy_(below, self, dim, index, source):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, source)
     try:
         _m0 = self._ameta
@@ -6064,8 +7084,16 @@ def _ag_index_copy_(below, self, dim, index, source):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6074,8 +7102,16 @@ def _ag_index_copy_(below, self, dim, index, source):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -6128,7 +7164,8 @@ class IndexFillBackward0(Node):
 
 
 def _ag_index_fill_int_Scalar(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -6136,8 +7173,16 @@ def _ag_index_fill_int_Scalar(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -6148,11 +7193,11 @@ def _ag_index_fill_int_Scalar(below, self, dim, index, value):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6206,7 +7251,8 @@ class IndexFillBackward1(Node):
 
 
 def _ag_index_fill_int_Tensor(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -6214,8 +7260,16 @@ def _ag_index_fill_int_Tensor(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6224,8 +7278,16 @@ def _ag_index_fill_int_Tensor(below, self, dim, index, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -6236,11 +7298,11 @@ def _ag_index_fill_int_Tensor(below, self, dim, index, value):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6286,7 +7348,8 @@ class IndexFillBackward0_1(Node):
 
 
 def _ag_index_fill__int_Scalar(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -6294,8 +7357,16 @@ def _ag_index_fill__int_Scalar(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -6361,7 +7432,8 @@ class IndexFillBackward1_1(Node):
 
 
 def _ag_index_fill__int_Tensor(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -6369,8 +7441,16 @@ def _ag_index_fill__int_Tensor(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6379,8 +7459,16 @@ def _ag_index_fill__int_Tensor(below, self, dim, index, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and value._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif value._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(value)
     if _e0 is None and _e1 is None:
@@ -6428,7 +7516,8 @@ class IndexPutBackward0(Node):
 
 
 def _ag_index_put(below, self, indices, values, accumulate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, indices, values, accumulate)
     try:
         _m0 = self._ameta
@@ -6436,8 +7525,16 @@ def _ag_index_put(below, self, indices, values, accumulate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6446,8 +7543,16 @@ def _ag_index_put(below, self, indices, values, accumulate):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and values._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif values._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(values)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(values)
     if _e0 is None and _e1 is None:
@@ -6458,11 +7563,11 @@ def _ag_index_put(below, self, indices, values, accumulate):
     _n.accumulate_ = accumulate
     _n.indices_ = [_save(t) for t in indices]
     result = below(self, indices, values, accumulate)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6504,7 +7609,8 @@ class IndexPutBackward0_1(Node):
 
 
 def _ag_index_put_(below, self, indices, values, accumulate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, indices, values, accumulate)
     try:
         _m0 = self._ameta
@@ -6512,8 +7618,16 @@ def _ag_index_put_(below, self, indices, values, accumulate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6522,8 +7636,16 @@ def _ag_index_put_(below, self, indices, values, accumulate):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and values._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif values._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(values)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(values)
     if _e0 is None and _e1 is None:
@@ -6580,7 +7702,8 @@ class IndexSelectBackward0(Node):
 
 
 def _ag_index_select(below, self, dim, index):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index)
     try:
         _m0 = self._ameta
@@ -6588,8 +7711,16 @@ def _ag_index_select(below, self, dim, index):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -6601,11 +7732,11 @@ def _ag_index_select(below, self, dim, index):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6658,7 +7789,8 @@ class MaskedScatterBackward0(Node):
 
 
 def _ag_masked_scatter(below, self, mask, source):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, source)
     try:
         _m0 = self._ameta
@@ -6666,8 +7798,16 @@ def _ag_masked_scatter(below, self, mask, source):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6676,8 +7816,16 @@ def _ag_masked_scatter(below, self, mask, source):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -6688,11 +7836,11 @@ def _ag_masked_scatter(below, self, mask, source):
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.mask_ = _save(mask)
     result = below(self, mask, source)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6748,7 +7896,8 @@ class MaskedScatterBackward0_1(Node):
 
 
 def _ag_masked_scatter_(below, self, mask, source):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask, source)
     try:
         _m0 = self._ameta
@@ -6756,8 +7905,16 @@ def _ag_masked_scatter_(below, self, mask, source):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6766,8 +7923,16 @@ def _ag_masked_scatter_(below, self, mask, source):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -6819,7 +7984,8 @@ class MaskedSelectBackward0(Node):
 
 
 def _ag_masked_select(below, self, mask):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mask)
     try:
         _m0 = self._ameta
@@ -6827,8 +7993,16 @@ def _ag_masked_select(below, self, mask):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -6839,11 +8013,11 @@ def _ag_masked_select(below, self, mask):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.mask_ = _save(mask)
     result = below(self, mask)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6901,7 +8075,8 @@ class PutBackward0(Node):
 
 
 def _ag_put(below, self, index, source, accumulate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, index, source, accumulate)
     try:
         _m0 = self._ameta
@@ -6909,8 +8084,16 @@ def _ag_put(below, self, index, source, accumulate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -6919,8 +8102,16 @@ def _ag_put(below, self, index, source, accumulate):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -6932,11 +8123,11 @@ def _ag_put(below, self, index, source, accumulate):
     _n.accumulate_ = accumulate
     _n.index_ = _save(index)
     result = below(self, index, source, accumulate)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -6997,7 +8188,8 @@ class PutBackward0_1(Node):
 
 
 def _ag_put_(below, self, index, source, accumulate):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, index, source, accumulate)
     try:
         _m0 = self._ameta
@@ -7005,8 +8197,16 @@ def _ag_put_(below, self, index, source, accumulate):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7015,8 +8215,16 @@ def _ag_put_(below, self, index, source, accumulate):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and source._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif source._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(source)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(source)
     if _e0 is None and _e1 is None:
@@ -7080,7 +8288,8 @@ class ScatterBackward0(Node):
 
 
 def _ag_scatter_src(below, self, dim, index, src):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src)
     try:
         _m0 = self._ameta
@@ -7088,8 +8297,16 @@ def _ag_scatter_src(below, self, dim, index, src):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7098,8 +8315,16 @@ def _ag_scatter_src(below, self, dim, index, src):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7110,11 +8335,11 @@ def _ag_scatter_src(below, self, dim, index, src):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, src)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7157,7 +8382,8 @@ class ScatterBackward1(Node):
 
 
 def _ag_scatter_value(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -7165,8 +8391,16 @@ def _ag_scatter_value(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -7177,11 +8411,11 @@ def _ag_scatter_value(below, self, dim, index, value):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7238,7 +8472,8 @@ class ScatterBackward0_1(Node):
 
 
 def _ag_scatter__src(below, self, dim, index, src):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src)
     try:
         _m0 = self._ameta
@@ -7246,8 +8481,16 @@ def _ag_scatter__src(below, self, dim, index, src):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7256,8 +8499,16 @@ def _ag_scatter__src(below, self, dim, index, src):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7312,7 +8563,8 @@ class ScatterBackward1_1(Node):
 
 
 def _ag_scatter__value(below, self, dim, index, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value)
     try:
         _m0 = self._ameta
@@ -7320,8 +8572,16 @@ def _ag_scatter__value(below, self, dim, index, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -7340,6 +8600,7 @@ def _ag_scatter__value(below, self, dim, index, value):
 class ScatterBackward2(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -7357,7 +8618,8 @@ class ScatterBackward2(Node):
 
 
 def _ag_scatter_reduce(below, self, dim, index, src, reduce):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src, reduce)
     try:
         _m0 = self._ameta
@@ -7365,8 +8627,16 @@ def _ag_scatter_reduce(below, self, dim, index, src, reduce):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7375,8 +8645,16 @@ def _ag_scatter_reduce(below, self, dim, index, src, reduce):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7385,11 +8663,11 @@ def _ag_scatter_reduce(below, self, dim, index, src, reduce):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     result = below(self, dim, index, src, reduce)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7399,6 +8677,7 @@ def _ag_scatter_reduce(below, self, dim, index, src, reduce):
 class ScatterBackward3(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -7414,7 +8693,8 @@ class ScatterBackward3(Node):
 
 
 def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value, reduce)
     try:
         _m0 = self._ameta
@@ -7422,8 +8702,16 @@ def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -7432,11 +8720,11 @@ def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self, dim, index, value, reduce)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7449,6 +8737,7 @@ class ScatterBackward2_1(Node):
     def name(_node):
         return 'ScatterBackward2'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -7466,7 +8755,8 @@ class ScatterBackward2_1(Node):
 
 
 def _ag_scatter__reduce(below, self, dim, index, src, reduce):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src, reduce)
     try:
         _m0 = self._ameta
@@ -7474,8 +8764,16 @@ def _ag_scatter__reduce(below, self, dim, index, src, reduce):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7484,8 +8782,16 @@ def _ag_scatter__reduce(below, self, dim, index, src, reduce):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7505,6 +8811,7 @@ class ScatterBackward3_1(Node):
     def name(_node):
         return 'ScatterBackward3'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -7520,7 +8827,8 @@ class ScatterBackward3_1(Node):
 
 
 def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, value, reduce)
     try:
         _m0 = self._ameta
@@ -7528,8 +8836,16 @@ def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -7581,7 +8897,8 @@ class ScatterAddBackward0(Node):
 
 
 def _ag_scatter_add(below, self, dim, index, src):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src)
     try:
         _m0 = self._ameta
@@ -7589,8 +8906,16 @@ def _ag_scatter_add(below, self, dim, index, src):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7599,8 +8924,16 @@ def _ag_scatter_add(below, self, dim, index, src):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7611,11 +8944,11 @@ def _ag_scatter_add(below, self, dim, index, src):
     _n.dim_ = dim
     _n.index_ = _save(index)
     result = below(self, dim, index, src)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7663,7 +8996,8 @@ class ScatterAddBackward0_1(Node):
 
 
 def _ag_scatter_add_(below, self, dim, index, src):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src)
     try:
         _m0 = self._ameta
@@ -7671,8 +9005,16 @@ def _ag_scatter_add_(below, self, dim, index, src):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7681,8 +9023,16 @@ def _ag_scatter_add_(below, self, dim, index, src):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7775,7 +9125,8 @@ class ScatterReduceBackward0(Node):
 
 
 def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src, reduce, include_self)
     try:
         _m0 = self._ameta
@@ -7783,8 +9134,16 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7793,8 +9152,16 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7806,7 +9173,7 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
     _n.reduce_ = reduce
     _n.include_self_ = include_self
     _n.index_ = _save(index)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.src_ = _SV(src, False)
     else:
@@ -7823,11 +9190,11 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
         else:
             _n.src_ = (src, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, dim, index, src, reduce, include_self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -7915,7 +9282,8 @@ class ScatterReduceBackward0_1(Node):
 
 
 def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, index, src, reduce, include_self)
     try:
         _m0 = self._ameta
@@ -7923,8 +9291,16 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -7933,8 +9309,16 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and src._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif src._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(src)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(src)
     if _e0 is None and _e1 is None:
@@ -7948,7 +9332,7 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
     _n.include_self_ = include_self
     _n.self_ = _save(_clone_nograd(self))
     _n.index_ = _save(index)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.src_ = _SV(src, False)
     else:
         try:
@@ -7999,7 +9383,8 @@ class TakeBackward0(Node):
 
 
 def _ag_take(below, self, index):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, index)
     try:
         _m0 = self._ameta
@@ -8007,8 +9392,16 @@ def _ag_take(below, self, index):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -8019,11 +9412,11 @@ def _ag_take(below, self, index):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.index_ = _save(index)
     result = below(self, index)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -8074,7 +9467,8 @@ class GatherBackward0_1(Node):
 
 
 def _ag_take_along_dim(below, self, indices, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, indices, dim)
     try:
         _m0 = self._ameta
@@ -8082,8 +9476,16 @@ def _ag_take_along_dim(below, self, indices, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -8095,11 +9497,11 @@ def _ag_take_along_dim(below, self, indices, dim):
     _n.dim_ = dim
     _n.indices_ = _save(indices)
     result = below(self, indices, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -8164,7 +9566,8 @@ class AddbmmBackward0(Node):
 
 
 def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, batch1, batch2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8172,8 +9575,16 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8182,8 +9593,16 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and batch1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif batch1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(batch1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(batch1)
     try:
@@ -8192,8 +9611,16 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and batch2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif batch2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(batch2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(batch2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8203,7 +9630,7 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.batch1_ = _SV(batch1, False)
         _n.batch2_ = _SV(batch2, False)
     else:
@@ -8220,11 +9647,11 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         else:
             _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, batch1, batch2, beta, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -8232,7 +9659,8 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
     return result
 
 def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, batch1, batch2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8240,8 +9668,16 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8250,8 +9686,16 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and batch1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif batch1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(batch1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(batch1)
     try:
@@ -8260,8 +9704,16 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and batch2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif batch2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(batch2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(batch2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8272,7 +9724,7 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.batch1_ = _SV(batch1, False)
         _n.batch2_ = _SV(batch2, False)
     else:
@@ -8367,7 +9819,8 @@ class AddmmBackward0(Node):
 
 
 def _ag_addmm(below, self, mat1, mat2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat1, mat2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8375,8 +9828,16 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8385,8 +9846,16 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat1)
     try:
@@ -8395,8 +9864,16 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and mat2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif mat2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(mat2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(mat2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8406,7 +9883,7 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.mat1_ = _SV(mat1, False)
         _n.mat2_ = _SV(mat2, False)
     else:
@@ -8423,11 +9900,11 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
         else:
             _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, mat1, mat2, beta, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -8511,7 +9988,8 @@ class AddmmBackward0_1(Node):
 
 
 def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat1, mat2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8519,8 +9997,16 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8529,8 +10015,16 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat1)
     try:
@@ -8539,8 +10033,16 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and mat2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif mat2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(mat2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(mat2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8551,7 +10053,7 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.mat1_ = _SV(mat1, False)
         _n.mat2_ = _SV(mat2, False)
     else:
@@ -8630,7 +10132,8 @@ class AddmvBackward0(Node):
 
 
 def _ag_addmv(below, self, mat, vec, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat, vec, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8638,8 +10141,16 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8648,8 +10159,16 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat)
     try:
@@ -8658,8 +10177,16 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and vec._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif vec._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(vec)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(vec)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8669,7 +10196,7 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.mat_ = _SV(mat, False)
         _n.vec_ = _SV(vec, False)
     else:
@@ -8686,11 +10213,11 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         else:
             _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, mat, vec, beta, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -8758,7 +10285,8 @@ class AddmvBackward0_1(Node):
 
 
 def _ag_addmv_(below, self, mat, vec, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat, vec, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8766,8 +10294,16 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8776,8 +10312,16 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat)
     try:
@@ -8786,8 +10330,16 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and vec._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif vec._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(vec)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(vec)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8798,7 +10350,7 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.mat_ = _SV(mat, False)
         _n.vec_ = _SV(vec, False)
     else:
@@ -8877,7 +10429,8 @@ class AddrBackward0(Node):
 
 
 def _ag_addr(below, self, vec1, vec2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, vec1, vec2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -8885,8 +10438,16 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -8895,8 +10456,16 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and vec1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif vec1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(vec1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(vec1)
     try:
@@ -8905,8 +10474,16 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and vec2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif vec2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(vec2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(vec2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -8916,7 +10493,7 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.vec1_ = _SV(vec1, False)
         _n.vec2_ = _SV(vec2, False)
     else:
@@ -8933,11 +10510,11 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         else:
             _n.vec2_ = (vec2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, vec1, vec2, beta, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9005,7 +10582,8 @@ class AddrBackward0_1(Node):
 
 
 def _ag_addr_(below, self, vec1, vec2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, vec1, vec2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -9013,8 +10591,16 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9023,8 +10609,16 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and vec1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif vec1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(vec1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(vec1)
     try:
@@ -9033,8 +10627,16 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and vec2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif vec2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(vec2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(vec2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -9045,7 +10647,7 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.vec1_ = _SV(vec1, False)
         _n.vec2_ = _SV(vec2, False)
     else:
@@ -9124,7 +10726,8 @@ class BaddbmmBackward0(Node):
 
 
 def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, batch1, batch2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -9132,8 +10735,16 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9142,8 +10753,16 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and batch1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif batch1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(batch1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(batch1)
     try:
@@ -9152,8 +10771,16 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and batch2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif batch2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(batch2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(batch2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -9163,7 +10790,7 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.batch1_ = _SV(batch1, False)
         _n.batch2_ = _SV(batch2, False)
     else:
@@ -9180,11 +10807,11 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         else:
             _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, batch1, batch2, beta, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9252,7 +10879,8 @@ class BaddbmmBackward0_1(Node):
 
 
 def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, batch1, batch2, beta, alpha)
     try:
         _m0 = self._ameta
@@ -9260,8 +10888,16 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9270,8 +10906,16 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and batch1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif batch1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(batch1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(batch1)
     try:
@@ -9280,8 +10924,16 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and batch2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif batch2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(batch2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(batch2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -9292,7 +10944,7 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
     _n._next = (_e0, _e1, _e2,)
     _n.beta_ = beta
     _n.alpha_ = alpha
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.batch1_ = _SV(batch1, False)
         _n.batch2_ = _SV(batch2, False)
     else:
@@ -9358,7 +11010,8 @@ class BmmBackward0(Node):
 
 
 def _ag_bmm(below, self, mat2):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat2)
     try:
         _m0 = self._ameta
@@ -9366,8 +11019,16 @@ def _ag_bmm(below, self, mat2):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9376,8 +11037,16 @@ def _ag_bmm(below, self, mat2):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat2._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat2._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat2)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat2)
     if _e0 is None and _e1 is None:
@@ -9385,7 +11054,7 @@ def _ag_bmm(below, self, mat2):
     _n = BmmBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.mat2_ = _SV(mat2, False)
     else:
@@ -9402,11 +11071,11 @@ def _ag_bmm(below, self, mat2):
         else:
             _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, mat2)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9442,7 +11111,8 @@ class CholeskyBackward0(Node):
 
 
 def _ag_cholesky(below, self, upper):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, upper)
     try:
         _m0 = self._ameta
@@ -9450,8 +11120,16 @@ def _ag_cholesky(below, self, upper):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -9461,11 +11139,11 @@ def _ag_cholesky(below, self, upper):
     _n._next = (_e0,)
     _n.upper_ = upper
     result = below(self, upper)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9528,7 +11206,8 @@ class CholeskySolveBackward0(Node):
 
 
 def _ag_cholesky_solve(below, self, input2, upper):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, input2, upper)
     try:
         _m0 = self._ameta
@@ -9536,8 +11215,16 @@ def _ag_cholesky_solve(below, self, input2, upper):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9546,8 +11233,16 @@ def _ag_cholesky_solve(below, self, input2, upper):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and input2._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif input2._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(input2)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(input2)
     if _e0 is None and _e1 is None:
@@ -9556,7 +11251,7 @@ def _ag_cholesky_solve(below, self, input2, upper):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.upper_ = upper
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.input2_ = _SV(input2, False)
     else:
@@ -9573,11 +11268,11 @@ def _ag_cholesky_solve(below, self, input2, upper):
         else:
             _n.input2_ = (input2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, input2, upper)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9626,7 +11321,8 @@ class CholeskyInverseBackward0(Node):
 
 
 def _ag_cholesky_inverse(below, self, upper):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, upper)
     try:
         _m0 = self._ameta
@@ -9634,8 +11330,16 @@ def _ag_cholesky_inverse(below, self, upper):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -9644,7 +11348,7 @@ def _ag_cholesky_inverse(below, self, upper):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.upper_ = upper
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -9654,11 +11358,11 @@ def _ag_cholesky_inverse(below, self, upper):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, upper)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9723,7 +11427,8 @@ class LinalgCrossBackward0(Node):
 
 
 def _ag_cross(below, self, other, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, dim)
     try:
         _m0 = self._ameta
@@ -9731,8 +11436,16 @@ def _ag_cross(below, self, other, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9741,8 +11454,16 @@ def _ag_cross(below, self, other, dim):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -9752,7 +11473,7 @@ def _ag_cross(below, self, other, dim):
     _n._next = (_e0, _e1,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -9769,11 +11490,11 @@ def _ag_cross(below, self, other, dim):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9834,7 +11555,8 @@ class LinalgCrossBackward0_1(Node):
 
 
 def _ag_linalg_cross(below, self, other, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, dim)
     try:
         _m0 = self._ameta
@@ -9842,8 +11564,16 @@ def _ag_linalg_cross(below, self, other, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -9852,8 +11582,16 @@ def _ag_linalg_cross(below, self, other, dim):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -9862,7 +11600,7 @@ def _ag_linalg_cross(below, self, other, dim):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -9879,11 +11617,11 @@ def _ag_linalg_cross(below, self, other, dim):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -9926,7 +11664,8 @@ class LinalgDetBackward0(Node):
 
 
 def _ag_linalg_det(below, A):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A)
     try:
         _m0 = A._ameta
@@ -9934,8 +11673,16 @@ def _ag_linalg_det(below, A):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -9943,7 +11690,7 @@ def _ag_linalg_det(below, A):
     _n = LinalgDetBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -9953,11 +11700,11 @@ def _ag_linalg_det(below, A):
         else:
             _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10004,7 +11751,8 @@ class LinalgDetBackward0_1(Node):
 
 
 def _ag_det(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -10012,8 +11760,16 @@ def _ag_det(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10021,7 +11777,7 @@ def _ag_det(below, self):
     _n = LinalgDetBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -10031,11 +11787,11 @@ def _ag_det(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10046,6 +11802,7 @@ def _ag_det(below, self):
 class DiagEmbedBackward0(Node):
     __slots__ = ('offset_', 'dim1_', 'dim2_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -10076,7 +11833,8 @@ class DiagEmbedBackward0(Node):
 
 
 def _ag_diag_embed(below, self, offset, dim1, dim2):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, offset, dim1, dim2)
     try:
         _m0 = self._ameta
@@ -10084,8 +11842,16 @@ def _ag_diag_embed(below, self, offset, dim1, dim2):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10097,11 +11863,11 @@ def _ag_diag_embed(below, self, offset, dim1, dim2):
     _n.dim1_ = dim1
     _n.dim2_ = dim2
     result = below(self, offset, dim1, dim2)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10111,6 +11877,7 @@ def _ag_diag_embed(below, self, offset, dim1, dim2):
 class DiagonalBackward0_copy(Node):
     __slots__ = ('self_sizes', 'offset_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -10136,7 +11903,8 @@ class DiagonalBackward0_copy(Node):
 
 
 def _ag__la_diagonal_copy(below, self, offset):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, offset)
     try:
         _m0 = self._ameta
@@ -10144,8 +11912,16 @@ def _ag__la_diagonal_copy(below, self, offset):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10156,11 +11932,11 @@ def _ag__la_diagonal_copy(below, self, offset):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.offset_ = offset
     result = below(self, offset)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10212,7 +11988,8 @@ class DotBackward0(Node):
 
 
 def _ag_dot(below, self, tensor):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, tensor)
     try:
         _m0 = self._ameta
@@ -10220,8 +11997,16 @@ def _ag_dot(below, self, tensor):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -10230,8 +12015,16 @@ def _ag_dot(below, self, tensor):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and tensor._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif tensor._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(tensor)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(tensor)
     if _e0 is None and _e1 is None:
@@ -10239,7 +12032,7 @@ def _ag_dot(below, self, tensor):
     _n = DotBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.tensor_ = _SV(tensor, False)
     else:
@@ -10256,11 +12049,11 @@ def _ag_dot(below, self, tensor):
         else:
             _n.tensor_ = (tensor, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, tensor)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10312,7 +12105,8 @@ class VdotBackward0(Node):
 
 
 def _ag_vdot(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -10320,8 +12114,16 @@ def _ag_vdot(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -10330,8 +12132,16 @@ def _ag_vdot(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -10339,7 +12149,7 @@ def _ag_vdot(below, self, other):
     _n = VdotBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -10356,11 +12166,11 @@ def _ag_vdot(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10391,7 +12201,8 @@ class LinalgInvExBackward0(Node):
 
 
 def _ag_linalg_inv(below, A):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A)
     try:
         _m0 = A._ameta
@@ -10399,8 +12210,16 @@ def _ag_linalg_inv(below, A):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -10409,11 +12228,11 @@ def _ag_linalg_inv(below, A):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(A)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10448,7 +12267,8 @@ class LinalgInvExBackward0_1(Node):
 
 
 def _ag_inverse(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -10456,8 +12276,16 @@ def _ag_inverse(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10466,11 +12294,11 @@ def _ag_inverse(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10504,7 +12332,8 @@ class LinalgInvExBackward0_2(Node):
 
 
 def _ag_linalg_inv_ex(below, A, check_errors):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, check_errors)
     try:
         _m0 = A._ameta
@@ -10512,8 +12341,16 @@ def _ag_linalg_inv_ex(below, A, check_errors):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -10589,7 +12426,8 @@ class UnsafeViewBackward0(Node):
 
 
 def _ag_kron(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -10597,8 +12435,16 @@ def _ag_kron(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -10607,8 +12453,16 @@ def _ag_kron(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -10616,7 +12470,7 @@ def _ag_kron(below, self, other):
     _n = UnsafeViewBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -10633,11 +12487,11 @@ def _ag_kron(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10675,7 +12529,8 @@ class LinalgMatrixExpBackward0(Node):
 
 
 def _ag_matrix_exp(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -10683,8 +12538,16 @@ def _ag_matrix_exp(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10692,7 +12555,7 @@ def _ag_matrix_exp(below, self):
     _n = LinalgMatrixExpBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -10702,11 +12565,11 @@ def _ag_matrix_exp(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10747,7 +12610,8 @@ class LinalgMatrixExpBackward0_1(Node):
 
 
 def _ag_linalg_matrix_exp(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -10755,8 +12619,16 @@ def _ag_linalg_matrix_exp(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -10764,7 +12636,7 @@ def _ag_linalg_matrix_exp(below, self):
     _n = LinalgMatrixExpBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -10774,11 +12646,11 @@ def _ag_linalg_matrix_exp(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10849,7 +12721,8 @@ class UnsafeViewBackward0_1(Node):
 
 
 def _ag__la_matmul(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -10857,8 +12730,16 @@ def _ag__la_matmul(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -10867,8 +12748,16 @@ def _ag__la_matmul(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -10876,7 +12765,7 @@ def _ag__la_matmul(below, self, other):
     _n = UnsafeViewBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -10893,11 +12782,11 @@ def _ag__la_matmul(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -10942,7 +12831,8 @@ class LinalgLuBackward0(Node):
 
 
 def _ag_linalg_lu(below, A, pivot):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, pivot)
     try:
         _m0 = A._ameta
@@ -10950,8 +12840,16 @@ def _ag_linalg_lu(below, A, pivot):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -11006,7 +12904,8 @@ class LinalgLuFactorExBackward0(Node):
 
 
 def _ag_linalg_lu_factor(below, A, pivot):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, pivot)
     try:
         _m0 = A._ameta
@@ -11014,8 +12913,16 @@ def _ag_linalg_lu_factor(below, A, pivot):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -11024,7 +12931,7 @@ def _ag_linalg_lu_factor(below, A, pivot):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.pivot_ = pivot
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -11077,7 +12984,8 @@ class LinalgLuFactorExBackward0_1(Node):
 
 
 def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, pivot, check_errors)
     try:
         _m0 = A._ameta
@@ -11085,8 +12993,16 @@ def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -11095,7 +13011,7 @@ def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.pivot_ = pivot
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -11188,7 +13104,8 @@ class LinalgLuSolveBackward0(Node):
 
 
 def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(LU, pivots, B, left, adjoint)
     try:
         _m0 = LU._ameta
@@ -11196,8 +13113,16 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and LU._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif LU._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(LU)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(LU)
     try:
@@ -11206,8 +13131,16 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and B._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif B._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(B)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(B)
     if _e0 is None and _e1 is None:
@@ -11218,7 +13151,7 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
     _n.left_ = left
     _n.adjoint_ = adjoint
     _n.pivots_ = _save(pivots)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.LU_ = _SV(LU, False)
     else:
         try:
@@ -11228,11 +13161,11 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
         else:
             _n.LU_ = (LU, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(LU, pivots, B, left, adjoint)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -11301,7 +13234,8 @@ class MmBackward0(Node):
 
 
 def _ag_mm(below, self, mat2):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, mat2)
     try:
         _m0 = self._ameta
@@ -11309,8 +13243,16 @@ def _ag_mm(below, self, mat2):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -11319,8 +13261,16 @@ def _ag_mm(below, self, mat2):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and mat2._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif mat2._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(mat2)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(mat2)
     if _e0 is None and _e1 is None:
@@ -11328,7 +13278,7 @@ def _ag_mm(below, self, mat2):
     _n = MmBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.mat2_ = _SV(mat2, False)
     else:
@@ -11345,11 +13295,11 @@ def _ag_mm(below, self, mat2):
         else:
             _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, mat2)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -11401,7 +13351,8 @@ class MvBackward0(Node):
 
 
 def _ag_mv(below, self, vec):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, vec)
     try:
         _m0 = self._ameta
@@ -11409,8 +13360,16 @@ def _ag_mv(below, self, vec):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -11419,8 +13378,16 @@ def _ag_mv(below, self, vec):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and vec._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif vec._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(vec)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(vec)
     if _e0 is None and _e1 is None:
@@ -11428,7 +13395,7 @@ def _ag_mv(below, self, vec):
     _n = MvBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.vec_ = _SV(vec, False)
     else:
@@ -11445,11 +13412,11 @@ def _ag_mv(below, self, vec):
         else:
             _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, vec)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -11492,7 +13459,8 @@ class LinalgPinvBackward0(Node):
 
 
 def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, atol, rtol, hermitian)
     try:
         _m0 = self._ameta
@@ -11500,8 +13468,16 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -11509,7 +13485,7 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
     _n = LinalgPinvBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -11519,11 +13495,11 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, atol, rtol, hermitian)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -11570,7 +13546,8 @@ class LinalgPinvBackward0_1(Node):
 
 
 def _ag_pinverse(below, self, rcond):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, rcond)
     try:
         _m0 = self._ameta
@@ -11578,8 +13555,16 @@ def _ag_pinverse(below, self, rcond):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -11587,7 +13572,7 @@ def _ag_pinverse(below, self, rcond):
     _n = LinalgPinvBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -11597,11 +13582,11 @@ def _ag_pinverse(below, self, rcond):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, rcond)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -11642,7 +13627,8 @@ class LinalgQrBackward0(Node):
 
 
 def _ag_linalg_qr(below, A, mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, mode)
     try:
         _m0 = A._ameta
@@ -11650,8 +13636,16 @@ def _ag_linalg_qr(below, A, mode):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -11706,7 +13700,8 @@ class LinalgQrBackward0_1(Node):
 
 
 def _ag_qr(below, self, some):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, some)
     try:
         _m0 = self._ameta
@@ -11714,8 +13709,16 @@ def _ag_qr(below, self, some):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -11769,7 +13772,8 @@ class LinalgSlogdetBackward0(Node):
 
 
 def _ag_linalg_slogdet(below, A):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A)
     try:
         _m0 = A._ameta
@@ -11777,8 +13781,16 @@ def _ag_linalg_slogdet(below, A):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -11786,7 +13798,7 @@ def _ag_linalg_slogdet(below, A):
     _n = LinalgSlogdetBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -11842,7 +13854,8 @@ class LinalgSlogdetBackward0_1(Node):
 
 
 def _ag_slogdet(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -11850,8 +13863,16 @@ def _ag_slogdet(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -11859,7 +13880,7 @@ def _ag_slogdet(below, self):
     _n = LinalgSlogdetBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -11925,7 +13946,8 @@ class LinalgSolveExBackward0(Node):
 
 
 def _ag_linalg_solve(below, A, B, left):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, B, left)
     try:
         _m0 = A._ameta
@@ -11933,8 +13955,16 @@ def _ag_linalg_solve(below, A, B, left):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     try:
@@ -11943,8 +13973,16 @@ def _ag_linalg_solve(below, A, B, left):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and B._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif B._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(B)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(B)
     if _e0 is None and _e1 is None:
@@ -11954,7 +13992,7 @@ def _ag_linalg_solve(below, A, B, left):
     _n._next = (_e0, _e1,)
     _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -11964,11 +14002,11 @@ def _ag_linalg_solve(below, A, B, left):
         else:
             _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, B, left)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12026,7 +14064,8 @@ class LinalgSolveExBackward0_1(Node):
 
 
 def _ag_linalg_solve_ex(below, A, B, left, check_errors):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, B, left, check_errors)
     try:
         _m0 = A._ameta
@@ -12034,8 +14073,16 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     try:
@@ -12044,8 +14091,16 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and B._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif B._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(B)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(B)
     if _e0 is None and _e1 is None:
@@ -12055,7 +14110,7 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     _n._next = (_e0, _e1,)
     _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -12124,7 +14179,8 @@ class LinalgSolveTriangularBackward0(Node):
 
 
 def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, B, upper, left, unitriangular)
     try:
         _m0 = self._ameta
@@ -12132,8 +14188,16 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -12142,8 +14206,16 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and B._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif B._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(B)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(B)
     if _e0 is None and _e1 is None:
@@ -12154,7 +14226,7 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
     _n.upper_ = upper
     _n.left_ = left
     _n.unitriangular_ = unitriangular
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -12164,11 +14236,11 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, B, upper, left, unitriangular)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12204,7 +14276,8 @@ class LinalgCholeskyExBackward0(Node):
 
 
 def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, upper, check_errors)
     try:
         _m0 = self._ameta
@@ -12212,8 +14285,16 @@ def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12261,7 +14342,8 @@ class LinalgCholeskyExBackward0_1(Node):
 
 
 def _ag_linalg_cholesky(below, self, upper):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, upper)
     try:
         _m0 = self._ameta
@@ -12269,8 +14351,16 @@ def _ag_linalg_cholesky(below, self, upper):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12280,11 +14370,11 @@ def _ag_linalg_cholesky(below, self, upper):
     _n._next = (_e0,)
     _n.upper_ = upper
     result = below(self, upper)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12330,7 +14420,8 @@ class LinalgSvdBackward0(Node):
 
 
 def _ag_linalg_svd(below, A, full_matrices, driver):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, full_matrices, driver)
     try:
         _m0 = A._ameta
@@ -12338,8 +14429,16 @@ def _ag_linalg_svd(below, A, full_matrices, driver):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -12395,7 +14494,8 @@ class LinalgSvdBackward0_1(Node):
 
 
 def _ag_linalg_svdvals(below, A, driver):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(A, driver)
     try:
         _m0 = A._ameta
@@ -12403,8 +14503,16 @@ def _ag_linalg_svdvals(below, A, driver):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and A._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif A._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(A)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(A)
     if _e0 is None:
@@ -12412,7 +14520,7 @@ def _ag_linalg_svdvals(below, A, driver):
     _n = LinalgSvdBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.A_ = _SV(A, False)
     else:
         try:
@@ -12422,11 +14530,11 @@ def _ag_linalg_svdvals(below, A, driver):
         else:
             _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, driver)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12461,7 +14569,8 @@ class LinalgEighBackward0(Node):
 
 
 def _ag_linalg_eigh(below, self, UPLO):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, UPLO)
     try:
         _m0 = self._ameta
@@ -12469,8 +14578,16 @@ def _ag_linalg_eigh(below, self, UPLO):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12527,7 +14644,8 @@ class LinalgEighBackward0_1(Node):
 
 
 def _ag_linalg_eigvalsh(below, self, UPLO):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, UPLO)
     try:
         _m0 = self._ameta
@@ -12535,8 +14653,16 @@ def _ag_linalg_eigvalsh(below, self, UPLO):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12545,7 +14671,7 @@ def _ag_linalg_eigvalsh(below, self, UPLO):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.UPLO_ = UPLO
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -12555,11 +14681,11 @@ def _ag_linalg_eigvalsh(below, self, UPLO):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, UPLO)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12599,7 +14725,8 @@ class LinalgEigBackward0(Node):
 
 
 def _ag_linalg_eig(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -12607,8 +14734,16 @@ def _ag_linalg_eig(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12661,7 +14796,8 @@ class LinalgEigBackward0_1(Node):
 
 
 def _ag_linalg_eigvals(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -12669,8 +14805,16 @@ def _ag_linalg_eigvals(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12678,7 +14822,7 @@ def _ag_linalg_eigvals(below, self):
     _n = LinalgEigBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -12688,11 +14832,11 @@ def _ag_linalg_eigvals(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12702,6 +14846,7 @@ def _ag_linalg_eigvals(below, self):
 class TraceBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -12722,7 +14867,8 @@ class TraceBackward0(Node):
 
 
 def _ag_trace(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -12730,8 +14876,16 @@ def _ag_trace(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12741,11 +14895,11 @@ def _ag_trace(below, self):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12755,6 +14909,7 @@ def _ag_trace(below, self):
 class ConstantPadNdBackward0(Node):
     __slots__ = ('pad_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -12775,7 +14930,8 @@ class ConstantPadNdBackward0(Node):
 
 
 def _ag_constant_pad_nd(below, self, pad, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, pad, value)
     try:
         _m0 = self._ameta
@@ -12783,8 +14939,16 @@ def _ag_constant_pad_nd(below, self, pad, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12794,11 +14958,11 @@ def _ag_constant_pad_nd(below, self, pad, value):
     _n._next = (_e0,)
     _n.pad_ = pad
     result = below(self, pad, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -12874,7 +15038,8 @@ class NllLossBackward0(Node):
 
 
 def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, weight, reduction, ignore_index)
     try:
         _m0 = self._ameta
@@ -12882,8 +15047,16 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -12895,7 +15068,7 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
     _n.ignore_index_ = ignore_index
     _n.target_ = _save(target)
     _n.weight_ = _save(weight)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -12966,7 +15139,8 @@ class NllLossBackwardBackward0(Node):
 
 
 def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
     try:
         _m0 = grad_output._ameta
@@ -12974,8 +15148,16 @@ def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, i
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -12984,8 +15166,16 @@ def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, i
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -12998,11 +15188,11 @@ def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, i
     _n.target_ = _save(target)
     _n.weight_ = _save(weight)
     result = below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -13078,7 +15268,8 @@ class NllLoss2DBackward0(Node):
 
 
 def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, weight, reduction, ignore_index)
     try:
         _m0 = self._ameta
@@ -13086,8 +15277,16 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -13099,7 +15298,7 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
     _n.ignore_index_ = ignore_index
     _n.target_ = _save(target)
     _n.weight_ = _save(weight)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -13192,7 +15391,8 @@ class NativeLayerNormBackward0(Node):
 
 
 def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(input, normalized_shape, weight, bias, eps)
     try:
         _m0 = input._ameta
@@ -13200,8 +15400,16 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and input._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif input._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(input)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(input)
     try:
@@ -13210,8 +15418,16 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and weight._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif weight._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(weight)
     try:
@@ -13220,8 +15436,16 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and bias._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif bias._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(bias)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(bias)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -13231,7 +15455,7 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
     _n._next = (_e0, _e1, _e2,)
     _n.normalized_shape_ = normalized_shape
     _n.eps_ = eps
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.input_ = _SV(input, False)
         _n.weight_ = _SV(weight, False)
         _n.bias_ = _SV(bias, False)
@@ -13363,7 +15587,8 @@ class NativeBatchNormBackward0(Node):
 
 
 def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
     try:
         _m0 = input._ameta
@@ -13371,8 +15596,16 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and input._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif input._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(input)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(input)
     try:
@@ -13381,8 +15614,16 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and weight._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif weight._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(weight)
     try:
@@ -13391,8 +15632,16 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and bias._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif bias._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(bias)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(bias)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -13404,7 +15653,7 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
     _n.eps_ = eps
     _n.running_mean_ = _save(running_mean)
     _n.running_var_ = _save(running_var)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.input_ = _SV(input, False)
         _n.weight_ = _SV(weight, False)
         _n.bias_ = _SV(bias, False)
@@ -13522,7 +15771,8 @@ class NativeGroupNormBackward0(Node):
 
 
 def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(input, weight, bias, N, C, HxW, group, eps)
     try:
         _m0 = input._ameta
@@ -13530,8 +15780,16 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and input._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif input._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(input)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(input)
     try:
@@ -13540,8 +15798,16 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and weight._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif weight._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(weight)
     try:
@@ -13550,8 +15816,16 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and bias._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif bias._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(bias)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(bias)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -13563,7 +15837,7 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     _n.C_ = C
     _n.group_ = group
     _n.eps_ = eps
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.input_ = _SV(input, False)
         _n.weight_ = _SV(weight, False)
         _n.bias_ = _SV(bias, False)
@@ -13661,7 +15935,8 @@ class MseLossBackward0(Node):
 
 
 def _ag_mse_loss(below, self, target, reduction):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, reduction)
     try:
         _m0 = self._ameta
@@ -13669,8 +15944,16 @@ def _ag_mse_loss(below, self, target, reduction):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -13679,8 +15962,16 @@ def _ag_mse_loss(below, self, target, reduction):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and target._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif target._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(target)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(target)
     if _e0 is None and _e1 is None:
@@ -13689,7 +15980,7 @@ def _ag_mse_loss(below, self, target, reduction):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.reduction_ = reduction
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.target_ = _SV(target, False)
     else:
@@ -13706,11 +15997,11 @@ def _ag_mse_loss(below, self, target, reduction):
         else:
             _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -13790,7 +16081,8 @@ class SmoothL1LossBackward0(Node):
 
 
 def _ag_smooth_l1_loss(below, self, target, reduction, beta):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, reduction, beta)
     try:
         _m0 = self._ameta
@@ -13798,8 +16090,16 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -13808,8 +16108,16 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and target._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif target._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(target)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(target)
     if _e0 is None and _e1 is None:
@@ -13819,7 +16127,7 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
     _n._next = (_e0, _e1,)
     _n.reduction_ = reduction
     _n.beta_ = beta
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.target_ = _SV(target, False)
     else:
@@ -13836,11 +16144,11 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
         else:
             _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction, beta)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -13920,7 +16228,8 @@ class HuberLossBackward0(Node):
 
 
 def _ag_huber_loss(below, self, target, reduction, delta):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, reduction, delta)
     try:
         _m0 = self._ameta
@@ -13928,8 +16237,16 @@ def _ag_huber_loss(below, self, target, reduction, delta):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -13938,8 +16255,16 @@ def _ag_huber_loss(below, self, target, reduction, delta):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and target._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif target._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(target)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(target)
     if _e0 is None and _e1 is None:
@@ -13949,7 +16274,7 @@ def _ag_huber_loss(below, self, target, reduction, delta):
     _n._next = (_e0, _e1,)
     _n.reduction_ = reduction
     _n.delta_ = delta
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.target_ = _SV(target, False)
     else:
@@ -13966,11 +16291,11 @@ def _ag_huber_loss(below, self, target, reduction, delta):
         else:
             _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction, delta)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -14064,7 +16389,8 @@ class BinaryCrossEntropyBackward0(Node):
 
 
 def _ag_binary_cross_entropy(below, self, target, weight, reduction):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, weight, reduction)
     try:
         _m0 = self._ameta
@@ -14072,8 +16398,16 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -14082,8 +16416,16 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and target._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif target._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(target)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(target)
     if _e0 is None and _e1 is None:
@@ -14093,7 +16435,7 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
     _n._next = (_e0, _e1,)
     _n.reduction_ = reduction
     _n.weight_ = _save(weight)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.target_ = _SV(target, False)
     else:
@@ -14110,11 +16452,11 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
         else:
             _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, weight, reduction)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -14228,7 +16570,8 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
 
 def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight, reduction):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, target, weight, pos_weight, reduction)
     try:
         _m0 = self._ameta
@@ -14236,8 +16579,16 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -14246,8 +16597,16 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and target._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif target._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(target)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(target)
     if _e0 is None and _e1 is None:
@@ -14258,7 +16617,7 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
     _n.reduction_ = reduction
     _n.weight_ = _save(weight)
     _n.pos_weight_ = _save(pos_weight)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.target_ = _SV(target, False)
     else:
@@ -14275,11 +16634,11 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
         else:
             _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, weight, pos_weight, reduction)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -14380,7 +16739,8 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
 
 
 def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dropout_p, is_causal, attn_mask, scale):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(query, key, value, dropout_p, is_causal, attn_mask, scale)
     try:
         _m0 = query._ameta
@@ -14388,8 +16748,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and query._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif query._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(query)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(query)
     try:
@@ -14398,8 +16766,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and key._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif key._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(key)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(key)
     try:
@@ -14408,8 +16784,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and value._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif value._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(value)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -14421,7 +16805,7 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
     _n.is_causal_ = is_causal
     _n.scale_ = scale
     _n.attn_mask_ = _save(attn_mask)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.query_ = _SV(query, False)
         _n.key_ = _SV(key, False)
         _n.value_ = _SV(value, False)
@@ -14455,6 +16839,7 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
 class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -14473,7 +16858,8 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(Node):
 
 
 def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     try:
         _m0 = grad_out._ameta
@@ -14481,8 +16867,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_out._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_out._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_out)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_out)
     try:
@@ -14491,8 +16885,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and query._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif query._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(query)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(query)
     try:
@@ -14501,8 +16903,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and key._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif key._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(key)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(key)
     try:
@@ -14511,8 +16921,16 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
         _m3 = None
     if _m3 is None:
         _e3 = None
-    elif _m3.grad_fn is not None and value._base is None:
-        _e3 = (_m3.grad_fn, _m3.output_nr)
+    elif value._base is None:
+        _f = _m3.grad_fn
+        if _f is not None:
+            _e3 = (_f, _m3.output_nr)
+        elif _m3.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m3.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e3 = (_f, 0) if _f is not None else _edge(value)
+        else:
+            _e3 = None
     else:
         _e3 = _edge(value)
     if _e0 is None and _e1 is None and _e2 is None and _e3 is None:
@@ -14606,7 +17024,8 @@ class ConvolutionBackward0(Node):
 
 
 def _ag_convolution(below, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     try:
         _m0 = input._ameta
@@ -14614,8 +17033,16 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and input._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif input._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(input)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(input)
     try:
@@ -14624,8 +17051,16 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and weight._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif weight._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(weight)
     try:
@@ -14634,8 +17069,16 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and bias._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif bias._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(bias)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(bias)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -14649,7 +17092,7 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
     _n.transposed_ = transposed
     _n.output_padding_ = output_padding
     _n.groups_ = groups
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.input_ = _SV(input, False)
         _n.weight_ = _SV(weight, False)
     else:
@@ -14666,11 +17109,11 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
         else:
             _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -14764,7 +17207,8 @@ class ConvolutionBackwardBackward0(Node):
 
 
 def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     try:
         _m0 = grad_output._ameta
@@ -14772,8 +17216,16 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -14782,8 +17234,16 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and input._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif input._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(input)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(input)
     try:
@@ -14792,8 +17252,16 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and weight._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif weight._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(weight)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -14807,7 +17275,7 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
     _n.transposed_ = transposed
     _n.output_padding_ = output_padding
     _n.groups_ = groups
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.grad_output_ = _SV(grad_output, False)
         _n.input_ = _SV(input, False)
         _n.weight_ = _SV(weight, False)
@@ -14900,7 +17368,8 @@ class MaxPool2DWithIndicesBackward0(Node):
 
 
 def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     try:
         _m0 = self._ameta
@@ -14908,8 +17377,16 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -14922,7 +17399,7 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.padding_ = padding
     _n.dilation_ = dilation
     _n.ceil_mode_ = ceil_mode
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -14971,7 +17448,8 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
 
 
 def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     try:
         _m0 = grad_output._ameta
@@ -14979,8 +17457,16 @@ def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, 
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -14989,8 +17475,16 @@ def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, 
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15000,11 +17494,11 @@ def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, 
     _n._next = (_e0, _e1,)
     _n.indices_ = _save(indices)
     result = below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15072,7 +17566,8 @@ class AvgPool2DBackward0(Node):
 
 
 def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     try:
         _m0 = self._ameta
@@ -15080,8 +17575,16 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -15095,7 +17598,7 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
     _n.ceil_mode_ = ceil_mode
     _n.count_include_pad_ = count_include_pad
     _n.divisor_override_ = divisor_override
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -15105,11 +17608,11 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15119,6 +17622,7 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
 class AvgPool2DBackwardBackward0(Node):
     __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -15166,7 +17670,8 @@ class AvgPool2DBackwardBackward0(Node):
 
 
 def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     try:
         _m0 = grad_output._ameta
@@ -15174,8 +17679,16 @@ def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, paddi
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -15184,8 +17697,16 @@ def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, paddi
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15200,11 +17721,11 @@ def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, paddi
     _n.count_include_pad_ = count_include_pad
     _n.divisor_override_ = divisor_override
     result = below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15271,7 +17792,8 @@ class MaxPool3DWithIndicesBackward0(Node):
 
 
 def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     try:
         _m0 = self._ameta
@@ -15279,8 +17801,16 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -15293,7 +17823,7 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.padding_ = padding
     _n.dilation_ = dilation
     _n.ceil_mode_ = ceil_mode
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -15342,7 +17872,8 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
 
 
 def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     try:
         _m0 = grad_output._ameta
@@ -15350,8 +17881,16 @@ def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, 
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -15360,8 +17899,16 @@ def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, 
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15371,11 +17918,11 @@ def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, 
     _n._next = (_e0, _e1,)
     _n.indices_ = _save(indices)
     result = below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15443,7 +17990,8 @@ class AvgPool3DBackward0(Node):
 
 
 def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     try:
         _m0 = self._ameta
@@ -15451,8 +17999,16 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -15466,7 +18022,7 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
     _n.ceil_mode_ = ceil_mode
     _n.count_include_pad_ = count_include_pad
     _n.divisor_override_ = divisor_override
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -15476,11 +18032,11 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15490,6 +18046,7 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
 class AvgPool3DBackwardBackward0(Node):
     __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -15537,7 +18094,8 @@ class AvgPool3DBackwardBackward0(Node):
 
 
 def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     try:
         _m0 = grad_output._ameta
@@ -15545,8 +18103,16 @@ def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, paddi
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -15555,8 +18121,16 @@ def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, paddi
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15571,11 +18145,11 @@ def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, paddi
     _n.count_include_pad_ = count_include_pad
     _n.divisor_override_ = divisor_override
     result = below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15613,7 +18187,8 @@ class AdaptiveAvgPool2DBackward0(Node):
 
 
 def _ag__adaptive_avg_pool2d(below, self, output_size):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size)
     try:
         _m0 = self._ameta
@@ -15621,8 +18196,16 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -15630,7 +18213,7 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
     _n = AdaptiveAvgPool2DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -15640,11 +18223,11 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, output_size)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15654,6 +18237,7 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
 class AdaptiveAvgPool2DBackwardBackward0(Node):
     __slots__ = ('grad_output_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -15676,7 +18260,8 @@ class AdaptiveAvgPool2DBackwardBackward0(Node):
 
 
 def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self)
     try:
         _m0 = grad_output._ameta
@@ -15684,8 +18269,16 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -15694,8 +18287,16 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15705,11 +18306,11 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
     _n._next = (_e0, _e1,)
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     result = below(grad_output, self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15751,7 +18352,8 @@ class AdaptiveMaxPool2DBackward0(Node):
 
 
 def _ag_adaptive_max_pool2d(below, self, output_size):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size)
     try:
         _m0 = self._ameta
@@ -15759,8 +18361,16 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -15768,7 +18378,7 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
     _n = AdaptiveMaxPool2DBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -15817,7 +18427,8 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
 
 
 def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, indices)
     try:
         _m0 = grad_output._ameta
@@ -15825,8 +18436,16 @@ def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -15835,8 +18454,16 @@ def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -15846,11 +18473,11 @@ def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
     _n._next = (_e0, _e1,)
     _n.indices_ = _save(indices)
     result = below(grad_output, self, indices)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15908,7 +18535,8 @@ class EmbeddingBackward0(Node):
 
 
 def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     try:
         _m0 = weight._ameta
@@ -15916,8 +18544,16 @@ def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, spars
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and weight._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif weight._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(weight)
     if _e0 is None:
@@ -15931,11 +18567,11 @@ def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, spars
     _n.sparse_ = sparse
     _n.indices_ = _save(indices)
     result = below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -15978,7 +18614,8 @@ class EmbeddingDenseBackwardBackward0(Node):
 
 
 def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     try:
         _m0 = grad_output._ameta
@@ -15986,8 +18623,16 @@ def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, paddi
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -15998,11 +18643,11 @@ def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, paddi
     _n.padding_idx_ = padding_idx
     _n.indices_ = _save(indices)
     result = below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16136,7 +18781,8 @@ class EmbeddingBagBackward0(Node):
 
 
 def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     try:
         _m0 = weight._ameta
@@ -16144,8 +18790,16 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and weight._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif weight._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(weight)
     try:
@@ -16154,8 +18808,16 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and per_sample_weights._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif per_sample_weights._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(per_sample_weights)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(per_sample_weights)
     if _e0 is None and _e1 is None:
@@ -16170,7 +18832,7 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n.padding_idx_ = padding_idx
     _n.indices_ = _save(indices)
     _n.offsets_ = _save(offsets)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.weight_ = _SV(weight, False)
         _n.per_sample_weights_ = _SV(per_sample_weights, False)
     else:
@@ -16231,7 +18893,8 @@ class ReflectionPad1DBackward0(Node):
 
 
 def _ag_reflection_pad1d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16239,8 +18902,16 @@ def _ag_reflection_pad1d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16249,7 +18920,7 @@ def _ag_reflection_pad1d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16259,11 +18930,11 @@ def _ag_reflection_pad1d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16306,7 +18977,8 @@ class ReflectionPad2DBackward0(Node):
 
 
 def _ag_reflection_pad2d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16314,8 +18986,16 @@ def _ag_reflection_pad2d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16324,7 +19004,7 @@ def _ag_reflection_pad2d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16334,11 +19014,11 @@ def _ag_reflection_pad2d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16381,7 +19061,8 @@ class ReflectionPad3DBackward0(Node):
 
 
 def _ag_reflection_pad3d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16389,8 +19070,16 @@ def _ag_reflection_pad3d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16399,7 +19088,7 @@ def _ag_reflection_pad3d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16409,11 +19098,11 @@ def _ag_reflection_pad3d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16456,7 +19145,8 @@ class ReplicationPad1DBackward0(Node):
 
 
 def _ag_replication_pad1d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16464,8 +19154,16 @@ def _ag_replication_pad1d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16474,7 +19172,7 @@ def _ag_replication_pad1d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16484,11 +19182,11 @@ def _ag_replication_pad1d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16531,7 +19229,8 @@ class ReplicationPad2DBackward0(Node):
 
 
 def _ag_replication_pad2d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16539,8 +19238,16 @@ def _ag_replication_pad2d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16549,7 +19256,7 @@ def _ag_replication_pad2d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16559,11 +19266,11 @@ def _ag_replication_pad2d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16606,7 +19313,8 @@ class ReplicationPad3DBackward0(Node):
 
 
 def _ag_replication_pad3d(below, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, padding)
     try:
         _m0 = self._ameta
@@ -16614,8 +19322,16 @@ def _ag_replication_pad3d(below, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -16624,7 +19340,7 @@ def _ag_replication_pad3d(below, self, padding):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.padding_ = padding
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -16634,11 +19350,11 @@ def _ag_replication_pad3d(below, self, padding):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16648,6 +19364,7 @@ def _ag_replication_pad3d(below, self, padding):
 class ReflectionPad1DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16670,7 +19387,8 @@ class ReflectionPad1DBackwardBackward0(Node):
 
 
 def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -16678,8 +19396,16 @@ def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -16688,8 +19414,16 @@ def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -16699,11 +19433,11 @@ def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16713,6 +19447,7 @@ def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
 class ReflectionPad2DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16735,7 +19470,8 @@ class ReflectionPad2DBackwardBackward0(Node):
 
 
 def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -16743,8 +19479,16 @@ def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -16753,8 +19497,16 @@ def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -16764,11 +19516,11 @@ def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16778,6 +19530,7 @@ def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
 class ReflectionPad3DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16800,7 +19553,8 @@ class ReflectionPad3DBackwardBackward0(Node):
 
 
 def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -16808,8 +19562,16 @@ def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -16818,8 +19580,16 @@ def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -16829,11 +19599,11 @@ def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16843,6 +19613,7 @@ def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
 class ReplicationPad1DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16865,7 +19636,8 @@ class ReplicationPad1DBackwardBackward0(Node):
 
 
 def _ag_replication_pad1d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -16873,8 +19645,16 @@ def _ag_replication_pad1d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -16883,8 +19663,16 @@ def _ag_replication_pad1d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -16894,11 +19682,11 @@ def _ag_replication_pad1d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16908,6 +19696,7 @@ def _ag_replication_pad1d_backward(below, grad_output, self, padding):
 class ReplicationPad2DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16930,7 +19719,8 @@ class ReplicationPad2DBackwardBackward0(Node):
 
 
 def _ag_replication_pad2d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -16938,8 +19728,16 @@ def _ag_replication_pad2d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -16948,8 +19746,16 @@ def _ag_replication_pad2d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -16959,11 +19765,11 @@ def _ag_replication_pad2d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -16973,6 +19779,7 @@ def _ag_replication_pad2d_backward(below, grad_output, self, padding):
 class ReplicationPad3DBackwardBackward0(Node):
     __slots__ = ('padding_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -16995,7 +19802,8 @@ class ReplicationPad3DBackwardBackward0(Node):
 
 
 def _ag_replication_pad3d_backward(below, grad_output, self, padding):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, self, padding)
     try:
         _m0 = grad_output._ameta
@@ -17003,8 +19811,16 @@ def _ag_replication_pad3d_backward(below, grad_output, self, padding):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     try:
@@ -17013,8 +19829,16 @@ def _ag_replication_pad3d_backward(below, grad_output, self, padding):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and self._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif self._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(self)
     if _e0 is None and _e1 is None:
@@ -17024,11 +19848,11 @@ def _ag_replication_pad3d_backward(below, grad_output, self, padding):
     _n._next = (_e0, _e1,)
     _n.padding_ = padding
     result = below(grad_output, self, padding)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17038,6 +19862,7 @@ def _ag_replication_pad3d_backward(below, grad_output, self, padding):
 class UpsampleNearest1DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17068,7 +19893,8 @@ class UpsampleNearest1DBackward0(Node):
 
 
 def _ag_upsample_nearest1d(below, self, output_size, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, scales)
     try:
         _m0 = self._ameta
@@ -17076,8 +19902,16 @@ def _ag_upsample_nearest1d(below, self, output_size, scales):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17089,11 +19923,11 @@ def _ag_upsample_nearest1d(below, self, output_size, scales):
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17103,6 +19937,7 @@ def _ag_upsample_nearest1d(below, self, output_size, scales):
 class UpsampleNearest2DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17138,7 +19973,8 @@ class UpsampleNearest2DBackward0(Node):
 
 
 def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, scales_h, scales_w)
     try:
         _m0 = self._ameta
@@ -17146,8 +19982,16 @@ def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17160,11 +20004,11 @@ def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(self, output_size, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17174,6 +20018,7 @@ def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
 class UpsampleNearestExact1DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17204,7 +20049,8 @@ class UpsampleNearestExact1DBackward0(Node):
 
 
 def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, scales)
     try:
         _m0 = self._ameta
@@ -17212,8 +20058,16 @@ def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17225,11 +20079,11 @@ def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(self, output_size, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17239,6 +20093,7 @@ def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
 class UpsampleNearestExact2DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17274,7 +20129,8 @@ class UpsampleNearestExact2DBackward0(Node):
 
 
 def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, scales_h, scales_w)
     try:
         _m0 = self._ameta
@@ -17282,8 +20138,16 @@ def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17296,11 +20160,11 @@ def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(self, output_size, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17310,6 +20174,7 @@ def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
 class UpsampleLinear1DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17345,7 +20210,8 @@ class UpsampleLinear1DBackward0(Node):
 
 
 def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, align_corners, scales)
     try:
         _m0 = self._ameta
@@ -17353,8 +20219,16 @@ def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17367,11 +20241,11 @@ def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
     _n.align_corners_ = align_corners
     _n.scales_ = scales
     result = below(self, output_size, align_corners, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17381,6 +20255,7 @@ def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
 class UpsampleBilinear2DBackward0(Node):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17421,7 +20296,8 @@ class UpsampleBilinear2DBackward0(Node):
 
 
 def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, align_corners, scales_h, scales_w)
     try:
         _m0 = self._ameta
@@ -17429,8 +20305,16 @@ def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, s
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17444,11 +20328,11 @@ def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, s
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(self, output_size, align_corners, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17458,6 +20342,7 @@ def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, s
 class UpsampleNearest1DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17483,7 +20368,8 @@ class UpsampleNearest1DBackwardBackward0(Node):
 
 
 def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, scales)
     try:
         _m0 = grad_output._ameta
@@ -17491,8 +20377,16 @@ def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size,
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17503,11 +20397,11 @@ def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size,
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(grad_output, output_size, input_size, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17517,6 +20411,7 @@ def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size,
 class UpsampleNearest2DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17547,7 +20442,8 @@ class UpsampleNearest2DBackwardBackward0(Node):
 
 
 def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     try:
         _m0 = grad_output._ameta
@@ -17555,8 +20451,16 @@ def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size,
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17568,11 +20472,11 @@ def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size,
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(grad_output, output_size, input_size, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17582,6 +20486,7 @@ def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size,
 class UpsampleNearestExact1DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17607,7 +20512,8 @@ class UpsampleNearestExact1DBackwardBackward0(Node):
 
 
 def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, input_size, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, scales)
     try:
         _m0 = grad_output._ameta
@@ -17615,8 +20521,16 @@ def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, inpu
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17627,11 +20541,11 @@ def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, inpu
     _n.output_size_ = output_size
     _n.scales_ = scales
     result = below(grad_output, output_size, input_size, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17641,6 +20555,7 @@ def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, inpu
 class UpsampleNearestExact2DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17671,7 +20586,8 @@ class UpsampleNearestExact2DBackwardBackward0(Node):
 
 
 def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     try:
         _m0 = grad_output._ameta
@@ -17679,8 +20595,16 @@ def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, inpu
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17692,11 +20616,11 @@ def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, inpu
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(grad_output, output_size, input_size, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17706,6 +20630,7 @@ def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, inpu
 class UpsampleLinear1DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'align_corners_', 'scales_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17736,7 +20661,8 @@ class UpsampleLinear1DBackwardBackward0(Node):
 
 
 def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, align_corners, scales):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, align_corners, scales)
     try:
         _m0 = grad_output._ameta
@@ -17744,8 +20670,16 @@ def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, 
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17757,11 +20691,11 @@ def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, 
     _n.align_corners_ = align_corners
     _n.scales_ = scales
     result = below(grad_output, output_size, input_size, align_corners, scales)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17771,6 +20705,7 @@ def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, 
 class UpsampleBilinear2DBackwardBackward0(Node):
     __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17806,7 +20741,8 @@ class UpsampleBilinear2DBackwardBackward0(Node):
 
 
 def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     try:
         _m0 = grad_output._ameta
@@ -17814,8 +20750,16 @@ def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and grad_output._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif grad_output._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(grad_output)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(grad_output)
     if _e0 is None:
@@ -17828,11 +20772,11 @@ def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size
     _n.scales_h_ = scales_h
     _n.scales_w_ = scales_w
     result = below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17842,6 +20786,7 @@ def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size
 class Im2ColBackward0(Node):
     __slots__ = ('self_sizes', 'kernel_size_', 'dilation_', 'padding_', 'stride_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17882,7 +20827,8 @@ class Im2ColBackward0(Node):
 
 
 def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, kernel_size, dilation, padding, stride)
     try:
         _m0 = self._ameta
@@ -17890,8 +20836,16 @@ def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17905,11 +20859,11 @@ def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
     _n.padding_ = padding
     _n.stride_ = stride
     result = below(self, kernel_size, dilation, padding, stride)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17919,6 +20873,7 @@ def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
 class Col2ImBackward0(Node):
     __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -17954,7 +20909,8 @@ class Col2ImBackward0(Node):
 
 
 def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, output_size, kernel_size, dilation, padding, stride)
     try:
         _m0 = self._ameta
@@ -17962,8 +20918,16 @@ def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride)
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -17976,11 +20940,11 @@ def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride)
     _n.padding_ = padding
     _n.stride_ = stride
     result = below(self, output_size, kernel_size, dilation, padding, stride)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -17990,6 +20954,7 @@ def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride)
 class PixelShuffleBackward0(Node):
     __slots__ = ('upscale_factor_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -18010,7 +20975,8 @@ class PixelShuffleBackward0(Node):
 
 
 def _ag_pixel_shuffle(below, self, upscale_factor):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, upscale_factor)
     try:
         _m0 = self._ameta
@@ -18018,8 +20984,16 @@ def _ag_pixel_shuffle(below, self, upscale_factor):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -18029,11 +21003,11 @@ def _ag_pixel_shuffle(below, self, upscale_factor):
     _n._next = (_e0,)
     _n.upscale_factor_ = upscale_factor
     result = below(self, upscale_factor)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18043,6 +21017,7 @@ def _ag_pixel_shuffle(below, self, upscale_factor):
 class PixelUnshuffleBackward0(Node):
     __slots__ = ('downscale_factor_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -18063,7 +21038,8 @@ class PixelUnshuffleBackward0(Node):
 
 
 def _ag_pixel_unshuffle(below, self, downscale_factor):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, downscale_factor)
     try:
         _m0 = self._ameta
@@ -18071,8 +21047,16 @@ def _ag_pixel_unshuffle(below, self, downscale_factor):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -18082,11 +21066,11 @@ def _ag_pixel_unshuffle(below, self, downscale_factor):
     _n._next = (_e0,)
     _n.downscale_factor_ = downscale_factor
     result = below(self, downscale_factor)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18099,6 +21083,7 @@ class SubBackward0_1(Node):
     def name(_node):
         return 'SubBackward0'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -18137,7 +21122,8 @@ class SubBackward0_1(Node):
 
 
 def _ag_subtract_Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -18145,8 +21131,16 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18155,8 +21149,16 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18168,11 +21170,11 @@ def _ag_subtract_Tensor(below, self, other, alpha):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18180,7 +21182,8 @@ def _ag_subtract_Tensor(below, self, other, alpha):
     return result
 
 def _ag_subtract__Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -18188,8 +21191,16 @@ def _ag_subtract__Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18198,8 +21209,16 @@ def _ag_subtract__Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18219,6 +21238,7 @@ def _ag_subtract__Tensor(below, self, other, alpha):
 class RsubBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -18257,7 +21277,8 @@ class RsubBackward0(Node):
 
 
 def _ag_rsub_Tensor(below, self, other, alpha):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, alpha)
     try:
         _m0 = self._ameta
@@ -18265,8 +21286,16 @@ def _ag_rsub_Tensor(below, self, other, alpha):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18275,8 +21304,16 @@ def _ag_rsub_Tensor(below, self, other, alpha):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18288,11 +21325,11 @@ def _ag_rsub_Tensor(below, self, other, alpha):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18363,7 +21400,8 @@ class MulBackward0_1(Node):
 
 
 def _ag_multiply_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18371,8 +21409,16 @@ def _ag_multiply_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18381,8 +21427,16 @@ def _ag_multiply_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18392,7 +21446,7 @@ def _ag_multiply_Tensor(below, self, other):
     _n._next = (_e0, _e1,)
     _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -18409,11 +21463,11 @@ def _ag_multiply_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18421,7 +21475,8 @@ def _ag_multiply_Tensor(below, self, other):
     return result
 
 def _ag_multiply__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18429,8 +21484,16 @@ def _ag_multiply__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18439,8 +21502,16 @@ def _ag_multiply__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18452,7 +21523,7 @@ def _ag_multiply__Tensor(below, self, other):
     _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -18472,6 +21543,7 @@ class NegBackward0_1(Node):
     def name(_node):
         return 'NegBackward0'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -18487,7 +21559,8 @@ class NegBackward0_1(Node):
 
 
 def _ag_negative(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -18495,8 +21568,16 @@ def _ag_negative(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -18505,11 +21586,11 @@ def _ag_negative(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18517,7 +21598,8 @@ def _ag_negative(below, self):
     return result
 
 def _ag_negative_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -18525,8 +21607,16 @@ def _ag_negative_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -18598,7 +21688,8 @@ class DivBackward0(Node):
 
 
 def _ag_div_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18606,8 +21697,16 @@ def _ag_div_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18616,8 +21715,16 @@ def _ag_div_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18626,7 +21733,7 @@ def _ag_div_Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -18643,11 +21750,11 @@ def _ag_div_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18655,7 +21762,8 @@ def _ag_div_Tensor(below, self, other):
     return result
 
 def _ag_div__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18663,8 +21771,16 @@ def _ag_div__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18673,8 +21789,16 @@ def _ag_div__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18685,7 +21809,7 @@ def _ag_div__Tensor(below, self, other):
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -18763,7 +21887,8 @@ class DivBackward2(Node):
 
 
 def _ag_div_Tensor_mode(below, self, other, rounding_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, rounding_mode)
     try:
         _m0 = self._ameta
@@ -18771,8 +21896,16 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18781,8 +21914,16 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18792,7 +21933,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -18809,11 +21950,11 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, rounding_mode)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18821,7 +21962,8 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     return result
 
 def _ag_div__Tensor_mode(below, self, other, rounding_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, rounding_mode)
     try:
         _m0 = self._ameta
@@ -18829,8 +21971,16 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18839,8 +21989,16 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18852,7 +22010,7 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -18927,7 +22085,8 @@ class DivBackward0_1(Node):
 
 
 def _ag_divide_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18935,8 +22094,16 @@ def _ag_divide_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -18945,8 +22112,16 @@ def _ag_divide_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -18955,7 +22130,7 @@ def _ag_divide_Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -18972,11 +22147,11 @@ def _ag_divide_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -18984,7 +22159,8 @@ def _ag_divide_Tensor(below, self, other):
     return result
 
 def _ag_divide__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -18992,8 +22168,16 @@ def _ag_divide__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19002,8 +22186,16 @@ def _ag_divide__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19014,7 +22206,7 @@ def _ag_divide__Tensor(below, self, other):
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -19095,7 +22287,8 @@ class DivBackward2_1(Node):
 
 
 def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, rounding_mode)
     try:
         _m0 = self._ameta
@@ -19103,8 +22296,16 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19113,8 +22314,16 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19124,7 +22333,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -19141,11 +22350,11 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, rounding_mode)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19153,7 +22362,8 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     return result
 
 def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other, rounding_mode)
     try:
         _m0 = self._ameta
@@ -19161,8 +22371,16 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19171,8 +22389,16 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19184,7 +22410,7 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -19259,7 +22485,8 @@ class DivBackward0_2(Node):
 
 
 def _ag_true_divide_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19267,8 +22494,16 @@ def _ag_true_divide_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19277,8 +22512,16 @@ def _ag_true_divide_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19287,7 +22530,7 @@ def _ag_true_divide_Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -19304,11 +22547,11 @@ def _ag_true_divide_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19316,7 +22559,8 @@ def _ag_true_divide_Tensor(below, self, other):
     return result
 
 def _ag_true_divide__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19324,8 +22568,16 @@ def _ag_true_divide__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19334,8 +22586,16 @@ def _ag_true_divide__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19346,7 +22606,7 @@ def _ag_true_divide__Tensor(below, self, other):
     _n._next = (_e0, _e1,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -19363,6 +22623,7 @@ def _ag_true_divide__Tensor(below, self, other):
 class FloorDivideBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -19380,7 +22641,8 @@ class FloorDivideBackward0(Node):
 
 
 def _ag_floor_divide(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19388,8 +22650,16 @@ def _ag_floor_divide(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19398,8 +22668,16 @@ def _ag_floor_divide(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19408,11 +22686,11 @@ def _ag_floor_divide(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19425,6 +22703,7 @@ class FloorDivideBackward0_1(Node):
     def name(_node):
         return 'FloorDivideBackward0'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -19442,7 +22721,8 @@ class FloorDivideBackward0_1(Node):
 
 
 def _ag_floor_divide_(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19450,8 +22730,16 @@ def _ag_floor_divide_(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19460,8 +22748,16 @@ def _ag_floor_divide_(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19520,7 +22816,8 @@ class RemainderBackward1(Node):
 
 
 def _ag_remainder_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19528,8 +22825,16 @@ def _ag_remainder_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19538,8 +22843,16 @@ def _ag_remainder_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19547,7 +22860,7 @@ def _ag_remainder_Tensor(below, self, other):
     _n = RemainderBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -19564,11 +22877,11 @@ def _ag_remainder_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19576,7 +22889,8 @@ def _ag_remainder_Tensor(below, self, other):
     return result
 
 def _ag_remainder__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19584,8 +22898,16 @@ def _ag_remainder__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19594,8 +22916,16 @@ def _ag_remainder__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19605,7 +22935,7 @@ def _ag_remainder__Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -19664,7 +22994,8 @@ class FmodBackward1(Node):
 
 
 def _ag_fmod_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19672,8 +23003,16 @@ def _ag_fmod_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19682,8 +23021,16 @@ def _ag_fmod_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19691,7 +23038,7 @@ def _ag_fmod_Tensor(below, self, other):
     _n = FmodBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -19708,11 +23055,11 @@ def _ag_fmod_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19720,7 +23067,8 @@ def _ag_fmod_Tensor(below, self, other):
     return result
 
 def _ag_fmod__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -19728,8 +23076,16 @@ def _ag_fmod__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19738,8 +23094,16 @@ def _ag_fmod__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -19749,7 +23113,7 @@ def _ag_fmod__Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -19799,7 +23163,8 @@ class PowBackward0(Node):
 
 
 def _ag_pow_Tensor_Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -19807,8 +23172,16 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -19817,7 +23190,7 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.exponent_ = exponent
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -19827,11 +23200,11 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19839,7 +23212,8 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
     return result
 
 def _ag_pow__Tensor_Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -19847,8 +23221,16 @@ def _ag_pow__Tensor_Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -19930,7 +23312,8 @@ class PowBackward1(Node):
 
 
 def _ag_pow_Tensor_Tensor(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -19938,8 +23321,16 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -19948,8 +23339,16 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and exponent._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif exponent._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(exponent)
     if _e0 is None and _e1 is None:
@@ -19957,7 +23356,7 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     _n = PowBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.exponent_ = _SV(exponent, False)
     else:
@@ -19974,11 +23373,11 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
         else:
             _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -19987,7 +23386,8 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     return result
 
 def _ag_pow__Tensor_Tensor(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -19995,8 +23395,16 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -20005,8 +23413,16 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and exponent._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif exponent._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(exponent)
     if _e0 is None and _e1 is None:
@@ -20016,7 +23432,7 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.exponent_ = _SV(exponent, False)
     else:
         try:
@@ -20072,7 +23488,8 @@ class PowBackward2(Node):
 
 
 def _ag_pow_Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = exponent._ameta
@@ -20080,8 +23497,16 @@ def _ag_pow_Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and exponent._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif exponent._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(exponent)
     if _e0 is None:
@@ -20090,7 +23515,7 @@ def _ag_pow_Scalar(below, self, exponent):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.self_ = self
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.exponent_ = _SV(exponent, False)
     else:
         try:
@@ -20100,11 +23525,11 @@ def _ag_pow_Scalar(below, self, exponent):
         else:
             _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20146,7 +23571,8 @@ class PowBackward0_1(Node):
 
 
 def _ag_square(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20154,8 +23580,16 @@ def _ag_square(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20163,7 +23597,7 @@ def _ag_square(below, self):
     _n = PowBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -20173,11 +23607,11 @@ def _ag_square(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20185,7 +23619,8 @@ def _ag_square(below, self):
     return result
 
 def _ag_square_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20193,8 +23628,16 @@ def _ag_square_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20256,7 +23699,8 @@ class PowBackward0_2(Node):
 
 
 def _ag_float_power_Tensor_Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -20264,8 +23708,16 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20275,7 +23727,7 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
     _n._next = (_e0,)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.exponent_ = exponent
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -20285,11 +23737,11 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20381,7 +23833,8 @@ class PowBackward1_1(Node):
 
 
 def _ag_float_power_Tensor_Tensor(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -20389,8 +23842,16 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -20399,8 +23860,16 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and exponent._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif exponent._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(exponent)
     if _e0 is None and _e1 is None:
@@ -20410,7 +23879,7 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
     _n._next = (_e0, _e1,)
     _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.exponent_ = _SV(exponent, False)
     else:
@@ -20427,11 +23896,11 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         else:
             _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20491,7 +23960,8 @@ class PowBackward2_1(Node):
 
 
 def _ag_float_power_Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = exponent._ameta
@@ -20499,8 +23969,16 @@ def _ag_float_power_Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and exponent._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif exponent._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(exponent)
     if _e0 is None:
@@ -20510,7 +23988,7 @@ def _ag_float_power_Scalar(below, self, exponent):
     _n._next = (_e0,)
     _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = self
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.exponent_ = _SV(exponent, False)
     else:
         try:
@@ -20520,11 +23998,11 @@ def _ag_float_power_Scalar(below, self, exponent):
         else:
             _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20571,7 +24049,8 @@ class PowBackward0_3(Node):
 
 
 def _ag_float_power__Scalar(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -20579,8 +24058,16 @@ def _ag_float_power__Scalar(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20673,7 +24160,8 @@ class PowBackward1_2(Node):
 
 
 def _ag_float_power__Tensor(below, self, exponent):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, exponent)
     try:
         _m0 = self._ameta
@@ -20681,8 +24169,16 @@ def _ag_float_power__Tensor(below, self, exponent):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -20691,8 +24187,16 @@ def _ag_float_power__Tensor(below, self, exponent):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and exponent._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif exponent._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(exponent)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(exponent)
     if _e0 is None and _e1 is None:
@@ -20703,7 +24207,7 @@ def _ag_float_power__Tensor(below, self, exponent):
     _n._next = (_e0, _e1,)
     _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.exponent_ = _SV(exponent, False)
     else:
         try:
@@ -20749,7 +24253,8 @@ class AbsBackward0(Node):
 
 
 def _ag_abs(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20757,8 +24262,16 @@ def _ag_abs(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20766,7 +24279,7 @@ def _ag_abs(below, self):
     _n = AbsBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -20776,11 +24289,11 @@ def _ag_abs(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20821,7 +24334,8 @@ class AbsBackward0_1(Node):
 
 
 def _ag_absolute(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20829,8 +24343,16 @@ def _ag_absolute(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20838,7 +24360,7 @@ def _ag_absolute(below, self):
     _n = AbsBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -20848,11 +24370,11 @@ def _ag_absolute(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -20893,7 +24415,8 @@ class AbsBackward0_2(Node):
 
 
 def _ag_abs_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20901,8 +24424,16 @@ def _ag_abs_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -20951,7 +24482,8 @@ class AbsBackward0_3(Node):
 
 
 def _ag_absolute_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -20959,8 +24491,16 @@ def _ag_absolute_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21006,7 +24546,8 @@ class AcosBackward0(Node):
 
 
 def _ag_acos(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21014,8 +24555,16 @@ def _ag_acos(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21023,7 +24572,7 @@ def _ag_acos(below, self):
     _n = AcosBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21033,11 +24582,11 @@ def _ag_acos(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21045,7 +24594,8 @@ def _ag_acos(below, self):
     return result
 
 def _ag_acos_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21053,8 +24603,16 @@ def _ag_acos_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21103,7 +24661,8 @@ class AcosBackward0_1(Node):
 
 
 def _ag_arccos(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21111,8 +24670,16 @@ def _ag_arccos(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21120,7 +24687,7 @@ def _ag_arccos(below, self):
     _n = AcosBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21130,11 +24697,11 @@ def _ag_arccos(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21142,7 +24709,8 @@ def _ag_arccos(below, self):
     return result
 
 def _ag_arccos_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21150,8 +24718,16 @@ def _ag_arccos_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21197,7 +24773,8 @@ class AcoshBackward0(Node):
 
 
 def _ag_acosh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21205,8 +24782,16 @@ def _ag_acosh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21214,7 +24799,7 @@ def _ag_acosh(below, self):
     _n = AcoshBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21224,11 +24809,11 @@ def _ag_acosh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21269,7 +24854,8 @@ class AcoshBackward0_1(Node):
 
 
 def _ag_arccosh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21277,8 +24863,16 @@ def _ag_arccosh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21286,7 +24880,7 @@ def _ag_arccosh(below, self):
     _n = AcoshBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21296,11 +24890,11 @@ def _ag_arccosh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21310,6 +24904,7 @@ def _ag_arccosh(below, self):
 class AcoshBackward1(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21325,7 +24920,8 @@ class AcoshBackward1(Node):
 
 
 def _ag_acosh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21333,8 +24929,16 @@ def _ag_acosh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21354,6 +24958,7 @@ class AcoshBackward1_1(Node):
     def name(_node):
         return 'AcoshBackward1'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21369,7 +24974,8 @@ class AcoshBackward1_1(Node):
 
 
 def _ag_arccosh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21377,8 +24983,16 @@ def _ag_arccosh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21423,7 +25037,8 @@ class AsinhBackward0(Node):
 
 
 def _ag_asinh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21431,8 +25046,16 @@ def _ag_asinh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21440,7 +25063,7 @@ def _ag_asinh(below, self):
     _n = AsinhBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21450,11 +25073,11 @@ def _ag_asinh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21495,7 +25118,8 @@ class AsinhBackward0_1(Node):
 
 
 def _ag_arcsinh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21503,8 +25127,16 @@ def _ag_arcsinh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21512,7 +25144,7 @@ def _ag_arcsinh(below, self):
     _n = AsinhBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21522,11 +25154,11 @@ def _ag_arcsinh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21536,6 +25168,7 @@ def _ag_arcsinh(below, self):
 class AsinhBackward1(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21551,7 +25184,8 @@ class AsinhBackward1(Node):
 
 
 def _ag_asinh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21559,8 +25193,16 @@ def _ag_asinh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21580,6 +25222,7 @@ class AsinhBackward1_1(Node):
     def name(_node):
         return 'AsinhBackward1'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21595,7 +25238,8 @@ class AsinhBackward1_1(Node):
 
 
 def _ag_arcsinh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21603,8 +25247,16 @@ def _ag_arcsinh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21649,7 +25301,8 @@ class AtanhBackward0(Node):
 
 
 def _ag_atanh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21657,8 +25310,16 @@ def _ag_atanh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21666,7 +25327,7 @@ def _ag_atanh(below, self):
     _n = AtanhBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21676,11 +25337,11 @@ def _ag_atanh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21721,7 +25382,8 @@ class AtanhBackward0_1(Node):
 
 
 def _ag_arctanh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21729,8 +25391,16 @@ def _ag_arctanh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21738,7 +25408,7 @@ def _ag_arctanh(below, self):
     _n = AtanhBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21748,11 +25418,11 @@ def _ag_arctanh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21762,6 +25432,7 @@ def _ag_arctanh(below, self):
 class AtanhBackward1(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21777,7 +25448,8 @@ class AtanhBackward1(Node):
 
 
 def _ag_atanh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21785,8 +25457,16 @@ def _ag_atanh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21806,6 +25486,7 @@ class AtanhBackward1_1(Node):
     def name(_node):
         return 'AtanhBackward1'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -21821,7 +25502,8 @@ class AtanhBackward1_1(Node):
 
 
 def _ag_arctanh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21829,8 +25511,16 @@ def _ag_arctanh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21875,7 +25565,8 @@ class AsinBackward0(Node):
 
 
 def _ag_asin(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21883,8 +25574,16 @@ def _ag_asin(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21892,7 +25591,7 @@ def _ag_asin(below, self):
     _n = AsinBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21902,11 +25601,11 @@ def _ag_asin(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -21914,7 +25613,8 @@ def _ag_asin(below, self):
     return result
 
 def _ag_asin_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21922,8 +25622,16 @@ def _ag_asin_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21972,7 +25680,8 @@ class AsinBackward0_1(Node):
 
 
 def _ag_arcsin(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -21980,8 +25689,16 @@ def _ag_arcsin(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -21989,7 +25706,7 @@ def _ag_arcsin(below, self):
     _n = AsinBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -21999,11 +25716,11 @@ def _ag_arcsin(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22011,7 +25728,8 @@ def _ag_arcsin(below, self):
     return result
 
 def _ag_arcsin_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22019,8 +25737,16 @@ def _ag_arcsin_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22066,7 +25792,8 @@ class AtanBackward0(Node):
 
 
 def _ag_atan(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22074,8 +25801,16 @@ def _ag_atan(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22083,7 +25818,7 @@ def _ag_atan(below, self):
     _n = AtanBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -22093,11 +25828,11 @@ def _ag_atan(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22105,7 +25840,8 @@ def _ag_atan(below, self):
     return result
 
 def _ag_atan_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22113,8 +25849,16 @@ def _ag_atan_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22163,7 +25907,8 @@ class AtanBackward0_1(Node):
 
 
 def _ag_arctan(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22171,8 +25916,16 @@ def _ag_arctan(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22180,7 +25933,7 @@ def _ag_arctan(below, self):
     _n = AtanBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -22190,11 +25943,11 @@ def _ag_arctan(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22202,7 +25955,8 @@ def _ag_arctan(below, self):
     return result
 
 def _ag_arctan_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22210,8 +25964,16 @@ def _ag_arctan_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22287,7 +26049,8 @@ class Atan2Backward0(Node):
 
 
 def _ag_atan2(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -22295,8 +26058,16 @@ def _ag_atan2(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22305,8 +26076,16 @@ def _ag_atan2(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -22314,7 +26093,7 @@ def _ag_atan2(below, self, other):
     _n = Atan2Backward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -22331,11 +26110,11 @@ def _ag_atan2(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22343,7 +26122,8 @@ def _ag_atan2(below, self, other):
     return result
 
 def _ag_atan2_(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -22351,8 +26131,16 @@ def _ag_atan2_(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22361,8 +26149,16 @@ def _ag_atan2_(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -22372,7 +26168,7 @@ def _ag_atan2_(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -22450,7 +26246,8 @@ class Atan2Backward0_1(Node):
 
 
 def _ag_arctan2(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -22458,8 +26255,16 @@ def _ag_arctan2(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22468,8 +26273,16 @@ def _ag_arctan2(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -22477,7 +26290,7 @@ def _ag_arctan2(below, self, other):
     _n = Atan2Backward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -22494,11 +26307,11 @@ def _ag_arctan2(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22506,7 +26319,8 @@ def _ag_arctan2(below, self, other):
     return result
 
 def _ag_arctan2_(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -22514,8 +26328,16 @@ def _ag_arctan2_(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22524,8 +26346,16 @@ def _ag_arctan2_(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -22535,7 +26365,7 @@ def _ag_arctan2_(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -22552,6 +26382,7 @@ def _ag_arctan2_(below, self, other):
 class CeilBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -22567,7 +26398,8 @@ class CeilBackward0(Node):
 
 
 def _ag_ceil(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22575,8 +26407,16 @@ def _ag_ceil(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22585,11 +26425,11 @@ def _ag_ceil(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22597,7 +26437,8 @@ def _ag_ceil(below, self):
     return result
 
 def _ag_ceil_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -22605,8 +26446,16 @@ def _ag_ceil_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22727,7 +26576,8 @@ class ClampBackward0(Node):
 
 
 def _ag_clamp_Tensor(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -22735,8 +26585,16 @@ def _ag_clamp_Tensor(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22745,8 +26603,16 @@ def _ag_clamp_Tensor(below, self, min, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     try:
@@ -22755,8 +26621,16 @@ def _ag_clamp_Tensor(below, self, min, max):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and max._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif max._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(max)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -22764,7 +26638,7 @@ def _ag_clamp_Tensor(below, self, min, max):
     _n = ClampBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.min_ = _SV(min, False)
         _n.max_ = _SV(max, False)
@@ -22788,11 +26662,11 @@ def _ag_clamp_Tensor(below, self, min, max):
         else:
             _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, min, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22800,7 +26674,8 @@ def _ag_clamp_Tensor(below, self, min, max):
     return result
 
 def _ag_clamp__Tensor(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -22808,8 +26683,16 @@ def _ag_clamp__Tensor(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -22818,8 +26701,16 @@ def _ag_clamp__Tensor(below, self, min, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     try:
@@ -22828,8 +26719,16 @@ def _ag_clamp__Tensor(below, self, min, max):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and max._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif max._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(max)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -22839,7 +26738,7 @@ def _ag_clamp__Tensor(below, self, min, max):
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.min_ = _SV(min, False)
         _n.max_ = _SV(max, False)
     else:
@@ -22901,7 +26800,8 @@ class ClampBackward1(Node):
 
 
 def _ag_clamp(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -22909,8 +26809,16 @@ def _ag_clamp(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -22920,7 +26828,7 @@ def _ag_clamp(below, self, min, max):
     _n._next = (_e0,)
     _n.min_ = min
     _n.max_ = max
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -22930,11 +26838,11 @@ def _ag_clamp(below, self, min, max):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -22942,7 +26850,8 @@ def _ag_clamp(below, self, min, max):
     return result
 
 def _ag_clamp_(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -22950,8 +26859,16 @@ def _ag_clamp_(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23078,7 +26995,8 @@ class ClampBackward0_1(Node):
 
 
 def _ag_clip_Tensor(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -23086,8 +27004,16 @@ def _ag_clip_Tensor(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23096,8 +27022,16 @@ def _ag_clip_Tensor(below, self, min, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     try:
@@ -23106,8 +27040,16 @@ def _ag_clip_Tensor(below, self, min, max):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and max._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif max._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(max)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -23115,7 +27057,7 @@ def _ag_clip_Tensor(below, self, min, max):
     _n = ClampBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.min_ = _SV(min, False)
         _n.max_ = _SV(max, False)
@@ -23139,11 +27081,11 @@ def _ag_clip_Tensor(below, self, min, max):
         else:
             _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, min, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23151,7 +27093,8 @@ def _ag_clip_Tensor(below, self, min, max):
     return result
 
 def _ag_clip__Tensor(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -23159,8 +27102,16 @@ def _ag_clip__Tensor(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23169,8 +27120,16 @@ def _ag_clip__Tensor(below, self, min, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     try:
@@ -23179,8 +27138,16 @@ def _ag_clip__Tensor(below, self, min, max):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and max._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif max._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(max)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -23190,7 +27157,7 @@ def _ag_clip__Tensor(below, self, min, max):
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.min_ = _SV(min, False)
         _n.max_ = _SV(max, False)
     else:
@@ -23255,7 +27222,8 @@ class ClampBackward1_1(Node):
 
 
 def _ag_clip(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -23263,8 +27231,16 @@ def _ag_clip(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23274,7 +27250,7 @@ def _ag_clip(below, self, min, max):
     _n._next = (_e0,)
     _n.min_ = min
     _n.max_ = max
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -23284,11 +27260,11 @@ def _ag_clip(below, self, min, max):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23296,7 +27272,8 @@ def _ag_clip(below, self, min, max):
     return result
 
 def _ag_clip_(below, self, min, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min, max)
     try:
         _m0 = self._ameta
@@ -23304,8 +27281,16 @@ def _ag_clip_(below, self, min, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23358,7 +27343,8 @@ class ClampMinBackward0(Node):
 
 
 def _ag_clamp_min(below, self, min):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min)
     try:
         _m0 = self._ameta
@@ -23366,8 +27352,16 @@ def _ag_clamp_min(below, self, min):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23376,7 +27370,7 @@ def _ag_clamp_min(below, self, min):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.min_ = min
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -23386,11 +27380,11 @@ def _ag_clamp_min(below, self, min):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23398,7 +27392,8 @@ def _ag_clamp_min(below, self, min):
     return result
 
 def _ag_clamp_min_(below, self, min):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min)
     try:
         _m0 = self._ameta
@@ -23406,8 +27401,16 @@ def _ag_clamp_min_(below, self, min):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23484,7 +27487,8 @@ class ClampMinBackward1(Node):
 
 
 def _ag_clamp_min_Tensor(below, self, min):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min)
     try:
         _m0 = self._ameta
@@ -23492,8 +27496,16 @@ def _ag_clamp_min_Tensor(below, self, min):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23502,8 +27514,16 @@ def _ag_clamp_min_Tensor(below, self, min):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     if _e0 is None and _e1 is None:
@@ -23511,7 +27531,7 @@ def _ag_clamp_min_Tensor(below, self, min):
     _n = ClampMinBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.min_ = _SV(min, False)
     else:
@@ -23528,11 +27548,11 @@ def _ag_clamp_min_Tensor(below, self, min):
         else:
             _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, min)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23540,7 +27560,8 @@ def _ag_clamp_min_Tensor(below, self, min):
     return result
 
 def _ag_clamp_min__Tensor(below, self, min):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, min)
     try:
         _m0 = self._ameta
@@ -23548,8 +27569,16 @@ def _ag_clamp_min__Tensor(below, self, min):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23558,8 +27587,16 @@ def _ag_clamp_min__Tensor(below, self, min):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and min._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif min._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(min)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(min)
     if _e0 is None and _e1 is None:
@@ -23569,7 +27606,7 @@ def _ag_clamp_min__Tensor(below, self, min):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.min_ = _SV(min, False)
     else:
         try:
@@ -23619,7 +27656,8 @@ class ClampMaxBackward0(Node):
 
 
 def _ag_clamp_max(below, self, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, max)
     try:
         _m0 = self._ameta
@@ -23627,8 +27665,16 @@ def _ag_clamp_max(below, self, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23637,7 +27683,7 @@ def _ag_clamp_max(below, self, max):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.max_ = max
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -23647,11 +27693,11 @@ def _ag_clamp_max(below, self, max):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23659,7 +27705,8 @@ def _ag_clamp_max(below, self, max):
     return result
 
 def _ag_clamp_max_(below, self, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, max)
     try:
         _m0 = self._ameta
@@ -23667,8 +27714,16 @@ def _ag_clamp_max_(below, self, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -23745,7 +27800,8 @@ class ClampMaxBackward1(Node):
 
 
 def _ag_clamp_max_Tensor(below, self, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, max)
     try:
         _m0 = self._ameta
@@ -23753,8 +27809,16 @@ def _ag_clamp_max_Tensor(below, self, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23763,8 +27827,16 @@ def _ag_clamp_max_Tensor(below, self, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and max._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif max._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(max)
     if _e0 is None and _e1 is None:
@@ -23772,7 +27844,7 @@ def _ag_clamp_max_Tensor(below, self, max):
     _n = ClampMaxBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.max_ = _SV(max, False)
     else:
@@ -23789,11 +27861,11 @@ def _ag_clamp_max_Tensor(below, self, max):
         else:
             _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, max)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23801,7 +27873,8 @@ def _ag_clamp_max_Tensor(below, self, max):
     return result
 
 def _ag_clamp_max__Tensor(below, self, max):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, max)
     try:
         _m0 = self._ameta
@@ -23809,8 +27882,16 @@ def _ag_clamp_max__Tensor(below, self, max):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23819,8 +27900,16 @@ def _ag_clamp_max__Tensor(below, self, max):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and max._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif max._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(max)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(max)
     if _e0 is None and _e1 is None:
@@ -23830,7 +27919,7 @@ def _ag_clamp_max__Tensor(below, self, max):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.max_ = _SV(max, False)
     else:
         try:
@@ -23894,7 +27983,8 @@ class CopysignBackward0(Node):
 
 
 def _ag_copysign_Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -23902,8 +27992,16 @@ def _ag_copysign_Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23912,8 +28010,16 @@ def _ag_copysign_Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -23921,7 +28027,7 @@ def _ag_copysign_Tensor(below, self, other):
     _n = CopysignBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -23938,11 +28044,11 @@ def _ag_copysign_Tensor(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -23951,7 +28057,8 @@ def _ag_copysign_Tensor(below, self, other):
     return result
 
 def _ag_copysign__Tensor(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -23959,8 +28066,16 @@ def _ag_copysign__Tensor(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -23969,8 +28084,16 @@ def _ag_copysign__Tensor(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -23980,7 +28103,7 @@ def _ag_copysign__Tensor(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -24026,7 +28149,8 @@ class CosBackward0(Node):
 
 
 def _ag_cos(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24034,8 +28158,16 @@ def _ag_cos(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24043,7 +28175,7 @@ def _ag_cos(below, self):
     _n = CosBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -24053,11 +28185,11 @@ def _ag_cos(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24065,7 +28197,8 @@ def _ag_cos(below, self):
     return result
 
 def _ag_cos_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24073,8 +28206,16 @@ def _ag_cos_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24120,7 +28261,8 @@ class CoshBackward0(Node):
 
 
 def _ag_cosh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24128,8 +28270,16 @@ def _ag_cosh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24137,7 +28287,7 @@ def _ag_cosh(below, self):
     _n = CoshBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -24147,11 +28297,11 @@ def _ag_cosh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24159,7 +28309,8 @@ def _ag_cosh(below, self):
     return result
 
 def _ag_cosh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24167,8 +28318,16 @@ def _ag_cosh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24186,6 +28345,7 @@ def _ag_cosh_(below, self):
 class Deg2RadBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -24201,7 +28361,8 @@ class Deg2RadBackward0(Node):
 
 
 def _ag_deg2rad(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24209,8 +28370,16 @@ def _ag_deg2rad(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24219,11 +28388,11 @@ def _ag_deg2rad(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24231,7 +28400,8 @@ def _ag_deg2rad(below, self):
     return result
 
 def _ag_deg2rad_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24239,8 +28409,16 @@ def _ag_deg2rad_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24285,7 +28463,8 @@ class ErfBackward0(Node):
 
 
 def _ag_erf(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24293,8 +28472,16 @@ def _ag_erf(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24302,7 +28489,7 @@ def _ag_erf(below, self):
     _n = ErfBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -24312,11 +28499,11 @@ def _ag_erf(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24324,7 +28511,8 @@ def _ag_erf(below, self):
     return result
 
 def _ag_erf_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24332,8 +28520,16 @@ def _ag_erf_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24379,7 +28575,8 @@ class ErfcBackward0(Node):
 
 
 def _ag_erfc(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24387,8 +28584,16 @@ def _ag_erfc(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24396,7 +28601,7 @@ def _ag_erfc(below, self):
     _n = ErfcBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -24406,11 +28611,11 @@ def _ag_erfc(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24418,7 +28623,8 @@ def _ag_erfc(below, self):
     return result
 
 def _ag_erfc_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24426,8 +28632,16 @@ def _ag_erfc_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24473,7 +28687,8 @@ class ErfinvBackward0(Node):
 
 
 def _ag_erfinv(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24481,8 +28696,16 @@ def _ag_erfinv(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24490,7 +28713,7 @@ def _ag_erfinv(below, self):
     _n = ErfinvBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -24500,11 +28723,11 @@ def _ag_erfinv(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24512,7 +28735,8 @@ def _ag_erfinv(below, self):
     return result
 
 def _ag_erfinv_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24520,8 +28744,16 @@ def _ag_erfinv_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24560,7 +28792,8 @@ class ExpBackward0(Node):
 
 
 def _ag_exp(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24568,8 +28801,16 @@ def _ag_exp(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24578,11 +28819,11 @@ def _ag_exp(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24591,7 +28832,8 @@ def _ag_exp(below, self):
     return result
 
 def _ag_exp_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24599,8 +28841,16 @@ def _ag_exp_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24639,7 +28889,8 @@ class Exp2Backward0(Node):
 
 
 def _ag_exp2(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24647,8 +28898,16 @@ def _ag_exp2(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24657,11 +28916,11 @@ def _ag_exp2(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24670,7 +28929,8 @@ def _ag_exp2(below, self):
     return result
 
 def _ag_exp2_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24678,8 +28938,16 @@ def _ag_exp2_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24718,7 +28986,8 @@ class Expm1Backward0(Node):
 
 
 def _ag_expm1(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24726,8 +28995,16 @@ def _ag_expm1(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24736,11 +29013,11 @@ def _ag_expm1(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24749,7 +29026,8 @@ def _ag_expm1(below, self):
     return result
 
 def _ag_expm1_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24757,8 +29035,16 @@ def _ag_expm1_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24776,6 +29062,7 @@ def _ag_expm1_(below, self):
 class FloorBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -24791,7 +29078,8 @@ class FloorBackward0(Node):
 
 
 def _ag_floor(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24799,8 +29087,16 @@ def _ag_floor(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24809,11 +29105,11 @@ def _ag_floor(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24821,7 +29117,8 @@ def _ag_floor(below, self):
     return result
 
 def _ag_floor_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24829,8 +29126,16 @@ def _ag_floor_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24847,6 +29152,7 @@ def _ag_floor_(below, self):
 class FracBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -24862,7 +29168,8 @@ class FracBackward0(Node):
 
 
 def _ag_frac(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24870,8 +29177,16 @@ def _ag_frac(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24880,11 +29195,11 @@ def _ag_frac(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -24892,7 +29207,8 @@ def _ag_frac(below, self):
     return result
 
 def _ag_frac_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -24900,8 +29216,16 @@ def _ag_frac_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -24966,7 +29290,8 @@ class HypotBackward0(Node):
 
 
 def _ag_hypot(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -24974,8 +29299,16 @@ def _ag_hypot(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -24984,8 +29317,16 @@ def _ag_hypot(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -24993,7 +29334,7 @@ def _ag_hypot(below, self, other):
     _n = HypotBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -25010,11 +29351,11 @@ def _ag_hypot(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25023,7 +29364,8 @@ def _ag_hypot(below, self, other):
     return result
 
 def _ag_hypot_(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -25031,8 +29373,16 @@ def _ag_hypot_(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25041,8 +29391,16 @@ def _ag_hypot_(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -25052,7 +29410,7 @@ def _ag_hypot_(below, self, other):
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.other_ = _SV(other, False)
     else:
         try:
@@ -25070,6 +29428,7 @@ def _ag_hypot_(below, self, other):
 class LerpBackward0(Node):
     __slots__ = ('weight_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -25093,7 +29452,8 @@ class LerpBackward0(Node):
 
 
 def _ag_lerp_Scalar(below, self, end, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, end, weight)
     try:
         _m0 = self._ameta
@@ -25101,8 +29461,16 @@ def _ag_lerp_Scalar(below, self, end, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25111,8 +29479,16 @@ def _ag_lerp_Scalar(below, self, end, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and end._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif end._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(end)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(end)
     if _e0 is None and _e1 is None:
@@ -25122,11 +29498,11 @@ def _ag_lerp_Scalar(below, self, end, weight):
     _n._next = (_e0, _e1,)
     _n.weight_ = weight
     result = below(self, end, weight)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25134,7 +29510,8 @@ def _ag_lerp_Scalar(below, self, end, weight):
     return result
 
 def _ag_lerp__Scalar(below, self, end, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, end, weight)
     try:
         _m0 = self._ameta
@@ -25142,8 +29519,16 @@ def _ag_lerp__Scalar(below, self, end, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25152,8 +29537,16 @@ def _ag_lerp__Scalar(below, self, end, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and end._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif end._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(end)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(end)
     if _e0 is None and _e1 is None:
@@ -25235,7 +29628,8 @@ class LerpBackward1(Node):
 
 
 def _ag_lerp_Tensor(below, self, end, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, end, weight)
     try:
         _m0 = self._ameta
@@ -25243,8 +29637,16 @@ def _ag_lerp_Tensor(below, self, end, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25253,8 +29655,16 @@ def _ag_lerp_Tensor(below, self, end, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and end._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif end._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(end)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(end)
     try:
@@ -25263,8 +29673,16 @@ def _ag_lerp_Tensor(below, self, end, weight):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and weight._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif weight._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(weight)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -25272,7 +29690,7 @@ def _ag_lerp_Tensor(below, self, end, weight):
     _n = LerpBackward1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.end_ = _SV(end, False)
         _n.weight_ = _SV(weight, False)
@@ -25296,11 +29714,11 @@ def _ag_lerp_Tensor(below, self, end, weight):
         else:
             _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, end, weight)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25308,7 +29726,8 @@ def _ag_lerp_Tensor(below, self, end, weight):
     return result
 
 def _ag_lerp__Tensor(below, self, end, weight):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, end, weight)
     try:
         _m0 = self._ameta
@@ -25316,8 +29735,16 @@ def _ag_lerp__Tensor(below, self, end, weight):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25326,8 +29753,16 @@ def _ag_lerp__Tensor(below, self, end, weight):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and end._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif end._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(end)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(end)
     try:
@@ -25336,8 +29771,16 @@ def _ag_lerp__Tensor(below, self, end, weight):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and weight._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif weight._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(weight)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(weight)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -25347,7 +29790,7 @@ def _ag_lerp__Tensor(below, self, end, weight):
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
     _n.self_ = _save(_clone_nograd(self))
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.end_ = _SV(end, False)
         _n.weight_ = _SV(weight, False)
     else:
@@ -25399,7 +29842,8 @@ class LogBackward0(Node):
 
 
 def _ag_log(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25407,8 +29851,16 @@ def _ag_log(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25416,7 +29868,7 @@ def _ag_log(below, self):
     _n = LogBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -25426,11 +29878,11 @@ def _ag_log(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25438,7 +29890,8 @@ def _ag_log(below, self):
     return result
 
 def _ag_log_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25446,8 +29899,16 @@ def _ag_log_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25493,7 +29954,8 @@ class Log10Backward0(Node):
 
 
 def _ag_log10(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25501,8 +29963,16 @@ def _ag_log10(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25510,7 +29980,7 @@ def _ag_log10(below, self):
     _n = Log10Backward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -25520,11 +29990,11 @@ def _ag_log10(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25532,7 +30002,8 @@ def _ag_log10(below, self):
     return result
 
 def _ag_log10_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25540,8 +30011,16 @@ def _ag_log10_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25587,7 +30066,8 @@ class Log1PBackward0(Node):
 
 
 def _ag_log1p(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25595,8 +30075,16 @@ def _ag_log1p(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25604,7 +30092,7 @@ def _ag_log1p(below, self):
     _n = Log1PBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -25614,11 +30102,11 @@ def _ag_log1p(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25626,7 +30114,8 @@ def _ag_log1p(below, self):
     return result
 
 def _ag_log1p_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25634,8 +30123,16 @@ def _ag_log1p_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25681,7 +30178,8 @@ class Log2Backward0(Node):
 
 
 def _ag_log2(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25689,8 +30187,16 @@ def _ag_log2(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25698,7 +30204,7 @@ def _ag_log2(below, self):
     _n = Log2Backward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -25708,11 +30214,11 @@ def _ag_log2(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25720,7 +30226,8 @@ def _ag_log2(below, self):
     return result
 
 def _ag_log2_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -25728,8 +30235,16 @@ def _ag_log2_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -25805,7 +30320,8 @@ class MaximumBackward0(Node):
 
 
 def _ag_maximum(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -25813,8 +30329,16 @@ def _ag_maximum(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25823,8 +30347,16 @@ def _ag_maximum(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -25832,7 +30364,7 @@ def _ag_maximum(below, self, other):
     _n = MaximumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -25849,11 +30381,11 @@ def _ag_maximum(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -25921,7 +30453,8 @@ class FmaxBackward0(Node):
 
 
 def _ag_fmax(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -25929,8 +30462,16 @@ def _ag_fmax(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -25939,8 +30480,16 @@ def _ag_fmax(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -25948,7 +30497,7 @@ def _ag_fmax(below, self, other):
     _n = FmaxBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -25965,11 +30514,11 @@ def _ag_fmax(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26037,7 +30586,8 @@ class MinimumBackward0(Node):
 
 
 def _ag_minimum(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -26045,8 +30595,16 @@ def _ag_minimum(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -26055,8 +30613,16 @@ def _ag_minimum(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -26064,7 +30630,7 @@ def _ag_minimum(below, self, other):
     _n = MinimumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -26081,11 +30647,11 @@ def _ag_minimum(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26153,7 +30719,8 @@ class FminBackward0(Node):
 
 
 def _ag_fmin(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -26161,8 +30728,16 @@ def _ag_fmin(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -26171,8 +30746,16 @@ def _ag_fmin(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -26180,7 +30763,7 @@ def _ag_fmin(below, self, other):
     _n = FminBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -26197,11 +30780,11 @@ def _ag_fmin(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26239,7 +30822,8 @@ class NanToNumBackward0(Node):
 
 
 def _ag_nan_to_num(below, self, nan, posinf, neginf):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, nan, posinf, neginf)
     try:
         _m0 = self._ameta
@@ -26247,8 +30831,16 @@ def _ag_nan_to_num(below, self, nan, posinf, neginf):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26256,7 +30848,7 @@ def _ag_nan_to_num(below, self, nan, posinf, neginf):
     _n = NanToNumBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -26266,11 +30858,11 @@ def _ag_nan_to_num(below, self, nan, posinf, neginf):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, nan, posinf, neginf)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26278,7 +30870,8 @@ def _ag_nan_to_num(below, self, nan, posinf, neginf):
     return result
 
 def _ag_nan_to_num_(below, self, nan, posinf, neginf):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, nan, posinf, neginf)
     try:
         _m0 = self._ameta
@@ -26286,8 +30879,16 @@ def _ag_nan_to_num_(below, self, nan, posinf, neginf):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26305,6 +30906,7 @@ def _ag_nan_to_num_(below, self, nan, posinf, neginf):
 class Rad2DegBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -26320,7 +30922,8 @@ class Rad2DegBackward0(Node):
 
 
 def _ag_rad2deg(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26328,8 +30931,16 @@ def _ag_rad2deg(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26338,11 +30949,11 @@ def _ag_rad2deg(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26350,7 +30961,8 @@ def _ag_rad2deg(below, self):
     return result
 
 def _ag_rad2deg_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26358,8 +30970,16 @@ def _ag_rad2deg_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26397,7 +31017,8 @@ class ReciprocalBackward0(Node):
 
 
 def _ag_reciprocal(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26405,8 +31026,16 @@ def _ag_reciprocal(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26415,11 +31044,11 @@ def _ag_reciprocal(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26428,7 +31057,8 @@ def _ag_reciprocal(below, self):
     return result
 
 def _ag_reciprocal_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26436,8 +31066,16 @@ def _ag_reciprocal_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26455,6 +31093,7 @@ def _ag_reciprocal_(below, self):
 class RoundBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -26470,7 +31109,8 @@ class RoundBackward0(Node):
 
 
 def _ag_round(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26478,8 +31118,16 @@ def _ag_round(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26488,11 +31136,11 @@ def _ag_round(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26500,7 +31148,8 @@ def _ag_round(below, self):
     return result
 
 def _ag_round_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26508,8 +31157,16 @@ def _ag_round_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26526,6 +31183,7 @@ def _ag_round_(below, self):
 class RoundBackward1(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -26541,7 +31199,8 @@ class RoundBackward1(Node):
 
 
 def _ag_round_decimals(below, self, decimals):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, decimals)
     try:
         _m0 = self._ameta
@@ -26549,8 +31208,16 @@ def _ag_round_decimals(below, self, decimals):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26559,11 +31226,11 @@ def _ag_round_decimals(below, self, decimals):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self, decimals)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26571,7 +31238,8 @@ def _ag_round_decimals(below, self, decimals):
     return result
 
 def _ag_round__decimals(below, self, decimals):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, decimals)
     try:
         _m0 = self._ameta
@@ -26579,8 +31247,16 @@ def _ag_round__decimals(below, self, decimals):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26618,7 +31294,8 @@ class RsqrtBackward0(Node):
 
 
 def _ag_rsqrt(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26626,8 +31303,16 @@ def _ag_rsqrt(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26636,11 +31321,11 @@ def _ag_rsqrt(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26649,7 +31334,8 @@ def _ag_rsqrt(below, self):
     return result
 
 def _ag_rsqrt_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26657,8 +31343,16 @@ def _ag_rsqrt_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26697,7 +31391,8 @@ class SigmoidBackward0(Node):
 
 
 def _ag_sigmoid(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26705,8 +31400,16 @@ def _ag_sigmoid(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26715,11 +31418,11 @@ def _ag_sigmoid(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26728,7 +31431,8 @@ def _ag_sigmoid(below, self):
     return result
 
 def _ag_sigmoid_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26736,8 +31440,16 @@ def _ag_sigmoid_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26788,7 +31500,8 @@ class LogitBackward0(Node):
 
 
 def _ag_logit(below, self, eps):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, eps)
     try:
         _m0 = self._ameta
@@ -26796,8 +31509,16 @@ def _ag_logit(below, self, eps):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26806,7 +31527,7 @@ def _ag_logit(below, self, eps):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.eps_ = eps
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -26816,11 +31537,11 @@ def _ag_logit(below, self, eps):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, eps)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26828,7 +31549,8 @@ def _ag_logit(below, self, eps):
     return result
 
 def _ag_logit_(below, self, eps):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, eps)
     try:
         _m0 = self._ameta
@@ -26836,8 +31558,16 @@ def _ag_logit_(below, self, eps):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26856,6 +31586,7 @@ def _ag_logit_(below, self, eps):
 class SignBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -26871,7 +31602,8 @@ class SignBackward0(Node):
 
 
 def _ag_sign(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26879,8 +31611,16 @@ def _ag_sign(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26889,11 +31629,11 @@ def _ag_sign(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -26901,7 +31641,8 @@ def _ag_sign(below, self):
     return result
 
 def _ag_sign_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26909,8 +31650,16 @@ def _ag_sign_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26960,7 +31709,8 @@ class SgnBackward0(Node):
 
 
 def _ag_sgn(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -26968,8 +31718,16 @@ def _ag_sgn(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -26977,7 +31735,7 @@ def _ag_sgn(below, self):
     _n = SgnBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -26987,11 +31745,11 @@ def _ag_sgn(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27000,7 +31758,8 @@ def _ag_sgn(below, self):
     return result
 
 def _ag_sgn_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27008,8 +31767,16 @@ def _ag_sgn_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27056,7 +31823,8 @@ class SinBackward0(Node):
 
 
 def _ag_sin(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27064,8 +31832,16 @@ def _ag_sin(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27073,7 +31849,7 @@ def _ag_sin(below, self):
     _n = SinBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -27083,11 +31859,11 @@ def _ag_sin(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27095,7 +31871,8 @@ def _ag_sin(below, self):
     return result
 
 def _ag_sin_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27103,8 +31880,16 @@ def _ag_sin_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27150,7 +31935,8 @@ class SinhBackward0(Node):
 
 
 def _ag_sinh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27158,8 +31944,16 @@ def _ag_sinh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27167,7 +31961,7 @@ def _ag_sinh(below, self):
     _n = SinhBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -27177,11 +31971,11 @@ def _ag_sinh(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27189,7 +31983,8 @@ def _ag_sinh(below, self):
     return result
 
 def _ag_sinh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27197,8 +31992,16 @@ def _ag_sinh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27237,7 +32040,8 @@ class SqrtBackward0(Node):
 
 
 def _ag_sqrt(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27245,8 +32049,16 @@ def _ag_sqrt(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27255,11 +32067,11 @@ def _ag_sqrt(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27268,7 +32080,8 @@ def _ag_sqrt(below, self):
     return result
 
 def _ag_sqrt_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27276,8 +32089,16 @@ def _ag_sqrt_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27316,7 +32137,8 @@ class TanBackward0(Node):
 
 
 def _ag_tan(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27324,8 +32146,16 @@ def _ag_tan(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27334,11 +32164,11 @@ def _ag_tan(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27347,7 +32177,8 @@ def _ag_tan(below, self):
     return result
 
 def _ag_tan_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27355,8 +32186,16 @@ def _ag_tan_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27395,7 +32234,8 @@ class TanhBackward0(Node):
 
 
 def _ag_tanh(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27403,8 +32243,16 @@ def _ag_tanh(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27413,11 +32261,11 @@ def _ag_tanh(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27426,7 +32274,8 @@ def _ag_tanh(below, self):
     return result
 
 def _ag_tanh_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27434,8 +32283,16 @@ def _ag_tanh_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27453,6 +32310,7 @@ def _ag_tanh_(below, self):
 class TruncBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -27468,7 +32326,8 @@ class TruncBackward0(Node):
 
 
 def _ag_trunc(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27476,8 +32335,16 @@ def _ag_trunc(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27486,11 +32353,11 @@ def _ag_trunc(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27498,7 +32365,8 @@ def _ag_trunc(below, self):
     return result
 
 def _ag_trunc_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27506,8 +32374,16 @@ def _ag_trunc_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27527,6 +32403,7 @@ class TruncBackward0_1(Node):
     def name(_node):
         return 'TruncBackward0'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -27542,7 +32419,8 @@ class TruncBackward0_1(Node):
 
 
 def _ag_fix(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27550,8 +32428,16 @@ def _ag_fix(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27560,11 +32446,11 @@ def _ag_fix(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27572,7 +32458,8 @@ def _ag_fix(below, self):
     return result
 
 def _ag_fix_(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -27580,8 +32467,16 @@ def _ag_fix_(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -27680,7 +32575,8 @@ class AddcdivBackward0(Node):
 
 
 def _ag_addcdiv(below, self, tensor1, tensor2, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, tensor1, tensor2, value)
     try:
         _m0 = self._ameta
@@ -27688,8 +32584,16 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -27698,8 +32602,16 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and tensor1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif tensor1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(tensor1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(tensor1)
     try:
@@ -27708,8 +32620,16 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and tensor2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif tensor2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(tensor2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(tensor2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -27721,7 +32641,7 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
     _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
     _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
         _n.tensor2_ = _SV(tensor2, False)
     else:
@@ -27738,11 +32658,11 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         else:
             _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, tensor1, tensor2, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27750,7 +32670,8 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
     return result
 
 def _ag_addcdiv_(below, self, tensor1, tensor2, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, tensor1, tensor2, value)
     try:
         _m0 = self._ameta
@@ -27758,8 +32679,16 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -27768,8 +32697,16 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and tensor1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif tensor1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(tensor1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(tensor1)
     try:
@@ -27778,8 +32715,16 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and tensor2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif tensor2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(tensor2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(tensor2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -27792,7 +32737,7 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
     _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
     _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
         _n.tensor2_ = _SV(tensor2, False)
     else:
@@ -27890,7 +32835,8 @@ class AddcmulBackward0(Node):
 
 
 def _ag_addcmul(below, self, tensor1, tensor2, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, tensor1, tensor2, value)
     try:
         _m0 = self._ameta
@@ -27898,8 +32844,16 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -27908,8 +32862,16 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and tensor1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif tensor1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(tensor1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(tensor1)
     try:
@@ -27918,8 +32880,16 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and tensor2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif tensor2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(tensor2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(tensor2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -27931,7 +32901,7 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
     _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
     _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
         _n.tensor2_ = _SV(tensor2, False)
     else:
@@ -27948,11 +32918,11 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         else:
             _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, tensor1, tensor2, value)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -27960,7 +32930,8 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
     return result
 
 def _ag_addcmul_(below, self, tensor1, tensor2, value):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, tensor1, tensor2, value)
     try:
         _m0 = self._ameta
@@ -27968,8 +32939,16 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -27978,8 +32957,16 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and tensor1._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif tensor1._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(tensor1)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(tensor1)
     try:
@@ -27988,8 +32975,16 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
         _m2 = None
     if _m2 is None:
         _e2 = None
-    elif _m2.grad_fn is not None and tensor2._base is None:
-        _e2 = (_m2.grad_fn, _m2.output_nr)
+    elif tensor2._base is None:
+        _f = _m2.grad_fn
+        if _f is not None:
+            _e2 = (_f, _m2.output_nr)
+        elif _m2.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m2.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e2 = (_f, 0) if _f is not None else _edge(tensor2)
+        else:
+            _e2 = None
     else:
         _e2 = _edge(tensor2)
     if _e0 is None and _e1 is None and _e2 is None:
@@ -28002,7 +32997,7 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
     _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
     _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
         _n.tensor2_ = _SV(tensor2, False)
     else:
@@ -28026,6 +33021,7 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
 class SumBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -28046,7 +33042,8 @@ class SumBackward0(Node):
 
 
 def _ag_sum(below, self, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dtype)
     try:
         _m0 = self._ameta
@@ -28054,8 +33051,16 @@ def _ag_sum(below, self, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28065,11 +33070,11 @@ def _ag_sum(below, self, dtype):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28079,6 +33084,7 @@ def _ag_sum(below, self, dtype):
 class SumBackward1(Node):
     __slots__ = ('self_sizes', 'dim_', 'keepdim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -28109,7 +33115,8 @@ class SumBackward1(Node):
 
 
 def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -28117,8 +33124,16 @@ def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28130,11 +33145,11 @@ def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28182,7 +33197,8 @@ class NansumBackward0(Node):
 
 
 def _ag_nansum(below, self, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -28190,8 +33206,16 @@ def _ag_nansum(below, self, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28201,7 +33225,7 @@ def _ag_nansum(below, self, dim, keepdim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28211,11 +33235,11 @@ def _ag_nansum(below, self, dim, keepdim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28225,6 +33249,7 @@ def _ag_nansum(below, self, dim, keepdim, dtype):
 class MeanBackward0(Node):
     __slots__ = ('self_numel', 'self_sizes')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -28250,7 +33275,8 @@ class MeanBackward0(Node):
 
 
 def _ag_mean(below, self, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dtype)
     try:
         _m0 = self._ameta
@@ -28258,8 +33284,16 @@ def _ag_mean(below, self, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28270,11 +33304,11 @@ def _ag_mean(below, self, dtype):
     _n.self_numel = _numel_of(self)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28284,6 +33318,7 @@ def _ag_mean(below, self, dtype):
 class MeanBackward1(Node):
     __slots__ = ('self_numel', 'self_sizes', 'dim_', 'keepdim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -28319,7 +33354,8 @@ class MeanBackward1(Node):
 
 
 def _ag_mean_dim(below, self, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -28327,8 +33363,16 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28341,11 +33385,11 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
     _n.dim_ = dim
     _n.keepdim_ = keepdim
     result = below(self, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28393,7 +33437,8 @@ class NanmeanBackward0(Node):
 
 
 def _ag_nanmean(below, self, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -28401,8 +33446,16 @@ def _ag_nanmean(below, self, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28412,7 +33465,7 @@ def _ag_nanmean(below, self, dim, keepdim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28422,11 +33475,11 @@ def _ag_nanmean(below, self, dim, keepdim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28469,7 +33522,8 @@ class ProdBackward0(Node):
 
 
 def _ag_prod(below, self, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dtype)
     try:
         _m0 = self._ameta
@@ -28477,8 +33531,16 @@ def _ag_prod(below, self, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28486,7 +33548,7 @@ def _ag_prod(below, self, dtype):
     _n = ProdBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28496,11 +33558,11 @@ def _ag_prod(below, self, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28554,7 +33616,8 @@ class ProdBackward1(Node):
 
 
 def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -28562,8 +33625,16 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28573,7 +33644,7 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28583,11 +33654,11 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28633,7 +33704,8 @@ class MaxBackward0(Node):
 
 
 def _ag_max_dim(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -28641,8 +33713,16 @@ def _ag_max_dim(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28696,7 +33776,8 @@ class MaxBackward1(Node):
 
 
 def _ag_max(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -28704,8 +33785,16 @@ def _ag_max(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28713,7 +33802,7 @@ def _ag_max(below, self):
     _n = MaxBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28723,11 +33812,11 @@ def _ag_max(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28799,7 +33888,8 @@ class MaximumBackward0_1(Node):
 
 
 def _ag_max_other(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -28807,8 +33897,16 @@ def _ag_max_other(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -28817,8 +33915,16 @@ def _ag_max_other(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -28826,7 +33932,7 @@ def _ag_max_other(below, self, other):
     _n = MaximumBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -28843,11 +33949,11 @@ def _ag_max_other(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -28892,7 +33998,8 @@ class MinBackward0(Node):
 
 
 def _ag_min_dim(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -28900,8 +34007,16 @@ def _ag_min_dim(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28955,7 +34070,8 @@ class MinBackward1(Node):
 
 
 def _ag_min(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -28963,8 +34079,16 @@ def _ag_min(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -28972,7 +34096,7 @@ def _ag_min(below, self):
     _n = MinBackward1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -28982,11 +34106,11 @@ def _ag_min(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29058,7 +34182,8 @@ class MinimumBackward0_1(Node):
 
 
 def _ag_min_other(below, self, other):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, other)
     try:
         _m0 = self._ameta
@@ -29066,8 +34191,16 @@ def _ag_min_other(below, self, other):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     try:
@@ -29076,8 +34209,16 @@ def _ag_min_other(below, self, other):
         _m1 = None
     if _m1 is None:
         _e1 = None
-    elif _m1.grad_fn is not None and other._base is None:
-        _e1 = (_m1.grad_fn, _m1.output_nr)
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
     else:
         _e1 = _edge(other)
     if _e0 is None and _e1 is None:
@@ -29085,7 +34226,7 @@ def _ag_min_other(below, self, other):
     _n = MinimumBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
     else:
@@ -29102,11 +34243,11 @@ def _ag_min_other(below, self, other):
         else:
             _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29159,7 +34300,8 @@ class AmaxBackward0(Node):
 
 
 def _ag_amax(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -29167,8 +34309,16 @@ def _ag_amax(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29178,7 +34328,7 @@ def _ag_amax(below, self, dim, keepdim):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29188,11 +34338,11 @@ def _ag_amax(below, self, dim, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29246,7 +34396,8 @@ class AminBackward0(Node):
 
 
 def _ag_amin(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -29254,8 +34405,16 @@ def _ag_amin(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29265,7 +34424,7 @@ def _ag_amin(below, self, dim, keepdim):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29275,11 +34434,11 @@ def _ag_amin(below, self, dim, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29337,7 +34496,8 @@ class AminmaxBackward0(Node):
 
 
 def _ag_aminmax(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -29345,8 +34505,16 @@ def _ag_aminmax(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29356,7 +34524,7 @@ def _ag_aminmax(below, self, dim, keepdim):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29411,7 +34579,8 @@ class VarBackward0(Node):
 
 
 def _ag_var(below, self, unbiased):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, unbiased)
     try:
         _m0 = self._ameta
@@ -29419,8 +34588,16 @@ def _ag_var(below, self, unbiased):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29429,7 +34606,7 @@ def _ag_var(below, self, unbiased):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.unbiased_ = unbiased
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29439,11 +34616,11 @@ def _ag_var(below, self, unbiased):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29499,7 +34676,8 @@ class VarBackward0_1(Node):
 
 
 def _ag_var_dim(below, self, dim, unbiased, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, unbiased, keepdim)
     try:
         _m0 = self._ameta
@@ -29507,8 +34685,16 @@ def _ag_var_dim(below, self, dim, unbiased, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29519,7 +34705,7 @@ def _ag_var_dim(below, self, dim, unbiased, keepdim):
     _n.dim_ = dim
     _n.unbiased_ = unbiased
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29529,11 +34715,11 @@ def _ag_var_dim(below, self, dim, unbiased, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29589,7 +34775,8 @@ class VarBackward0_2(Node):
 
 
 def _ag_var_correction(below, self, dim, correction, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, correction, keepdim)
     try:
         _m0 = self._ameta
@@ -29597,8 +34784,16 @@ def _ag_var_correction(below, self, dim, correction, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29609,7 +34804,7 @@ def _ag_var_correction(below, self, dim, correction, keepdim):
     _n.dim_ = dim
     _n.correction_ = correction
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29619,11 +34814,11 @@ def _ag_var_correction(below, self, dim, correction, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29671,7 +34866,8 @@ class StdBackward0(Node):
 
 
 def _ag_std(below, self, unbiased):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, unbiased)
     try:
         _m0 = self._ameta
@@ -29679,8 +34875,16 @@ def _ag_std(below, self, unbiased):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29689,7 +34893,7 @@ def _ag_std(below, self, unbiased):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.unbiased_ = unbiased
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29699,11 +34903,11 @@ def _ag_std(below, self, unbiased):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29765,7 +34969,8 @@ class StdBackward0_1(Node):
 
 
 def _ag_std_dim(below, self, dim, unbiased, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, unbiased, keepdim)
     try:
         _m0 = self._ameta
@@ -29773,8 +34978,16 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29785,7 +34998,7 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
     _n.dim_ = dim
     _n.unbiased_ = unbiased
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29795,11 +35008,11 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29861,7 +35074,8 @@ class StdBackward0_2(Node):
 
 
 def _ag_std_correction(below, self, dim, correction, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, correction, keepdim)
     try:
         _m0 = self._ameta
@@ -29869,8 +35083,16 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29881,7 +35103,7 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
     _n.dim_ = dim
     _n.correction_ = correction
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -29891,11 +35113,11 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -29938,7 +35160,8 @@ class VarMeanBackward0(Node):
 
 
 def _ag_var_mean(below, self, unbiased):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, unbiased)
     try:
         _m0 = self._ameta
@@ -29946,8 +35169,16 @@ def _ag_var_mean(below, self, unbiased):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -29956,7 +35187,7 @@ def _ag_var_mean(below, self, unbiased):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.unbiased_ = unbiased
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30021,7 +35252,8 @@ class VarMeanBackward0_1(Node):
 
 
 def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, unbiased, keepdim)
     try:
         _m0 = self._ameta
@@ -30029,8 +35261,16 @@ def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30041,7 +35281,7 @@ def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
     _n.dim_ = dim
     _n.unbiased_ = unbiased
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30106,7 +35346,8 @@ class VarMeanBackward0_2(Node):
 
 
 def _ag_var_mean_correction(below, self, dim, correction, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, correction, keepdim)
     try:
         _m0 = self._ameta
@@ -30114,8 +35355,16 @@ def _ag_var_mean_correction(below, self, dim, correction, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30126,7 +35375,7 @@ def _ag_var_mean_correction(below, self, dim, correction, keepdim):
     _n.dim_ = dim
     _n.correction_ = correction
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30183,7 +35432,8 @@ class StdMeanBackward0(Node):
 
 
 def _ag_std_mean(below, self, unbiased):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, unbiased)
     try:
         _m0 = self._ameta
@@ -30191,8 +35441,16 @@ def _ag_std_mean(below, self, unbiased):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30201,7 +35459,7 @@ def _ag_std_mean(below, self, unbiased):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.unbiased_ = unbiased
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30272,7 +35530,8 @@ class StdMeanBackward0_1(Node):
 
 
 def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, unbiased, keepdim)
     try:
         _m0 = self._ameta
@@ -30280,8 +35539,16 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30292,7 +35559,7 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
     _n.dim_ = dim
     _n.unbiased_ = unbiased
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30363,7 +35630,8 @@ class StdMeanBackward0_2(Node):
 
 
 def _ag_std_mean_correction(below, self, dim, correction, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, correction, keepdim)
     try:
         _m0 = self._ameta
@@ -30371,8 +35639,16 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30383,7 +35659,7 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
     _n.dim_ = dim
     _n.correction_ = correction
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30437,7 +35713,8 @@ class MedianBackward0(Node):
 
 
 def _ag_median(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -30445,8 +35722,16 @@ def _ag_median(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30454,7 +35739,7 @@ def _ag_median(below, self):
     _n = MedianBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30464,11 +35749,11 @@ def _ag_median(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -30514,7 +35799,8 @@ class MedianBackward1(Node):
 
 
 def _ag_median_dim(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -30522,8 +35808,16 @@ def _ag_median_dim(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30577,7 +35871,8 @@ class NanmedianBackward0(Node):
 
 
 def _ag_nanmedian(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -30585,8 +35880,16 @@ def _ag_nanmedian(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30594,7 +35897,7 @@ def _ag_nanmedian(below, self):
     _n = NanmedianBackward0()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30604,11 +35907,11 @@ def _ag_nanmedian(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -30654,7 +35957,8 @@ class NanmedianBackward1(Node):
 
 
 def _ag_nanmedian_dim(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -30662,8 +35966,16 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30719,7 +36031,8 @@ class ModeBackward0(Node):
 
 
 def _ag_mode(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -30727,8 +36040,16 @@ def _ag_mode(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30784,7 +36105,8 @@ class KthvalueBackward0(Node):
 
 
 def _ag_kthvalue(below, self, k, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, k, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -30792,8 +36114,16 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30852,7 +36182,8 @@ class NormBackward0(Node):
 
 
 def _ag_norm_Scalar(below, self, p):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, p)
     try:
         _m0 = self._ameta
@@ -30860,8 +36191,16 @@ def _ag_norm_Scalar(below, self, p):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30870,7 +36209,7 @@ def _ag_norm_Scalar(below, self, p):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.p_ = p
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30880,11 +36219,11 @@ def _ag_norm_Scalar(below, self, p):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -30943,7 +36282,8 @@ class NormBackward1(Node):
 
 
 def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, p, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -30951,8 +36291,16 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -30963,7 +36311,7 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
     _n.p_ = p
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -30973,11 +36321,11 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dim, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31026,7 +36374,8 @@ class NormBackward2(Node):
 
 
 def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, p, dtype)
     try:
         _m0 = self._ameta
@@ -31034,8 +36383,16 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31044,7 +36401,7 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.p_ = p
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -31054,11 +36411,11 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31117,7 +36474,8 @@ class NormBackward3(Node):
 
 
 def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, p, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -31125,8 +36483,16 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31137,7 +36503,7 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
     _n.p_ = p
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -31147,11 +36513,11 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31210,7 +36576,8 @@ class LinalgVectorNormBackward0(Node):
 
 
 def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, ord, dim, keepdim, dtype)
     try:
         _m0 = self._ameta
@@ -31218,8 +36585,16 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31230,7 +36605,7 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
     _n.ord_ = ord
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -31240,11 +36615,11 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, ord, dim, keepdim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31298,7 +36673,8 @@ class LogsumexpBackward0(Node):
 
 
 def _ag_logsumexp(below, self, dim, keepdim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, keepdim)
     try:
         _m0 = self._ameta
@@ -31306,8 +36682,16 @@ def _ag_logsumexp(below, self, dim, keepdim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31317,7 +36701,7 @@ def _ag_logsumexp(below, self, dim, keepdim):
     _n._next = (_e0,)
     _n.dim_ = dim
     _n.keepdim_ = keepdim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -31327,11 +36711,11 @@ def _ag_logsumexp(below, self, dim, keepdim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31368,7 +36752,8 @@ class SoftmaxBackward0(Node):
 
 
 def _ag__softmax(below, self, dim, half_to_float):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, half_to_float)
     try:
         _m0 = self._ameta
@@ -31376,8 +36761,16 @@ def _ag__softmax(below, self, dim, half_to_float):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31387,11 +36780,11 @@ def _ag__softmax(below, self, dim, half_to_float):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, half_to_float)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31431,7 +36824,8 @@ class SoftmaxBackward0_1(Node):
 
 
 def _ag_softmax_int(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31439,8 +36833,16 @@ def _ag_softmax_int(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31450,11 +36852,11 @@ def _ag_softmax_int(below, self, dim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31494,7 +36896,8 @@ class SoftmaxBackward0_2(Node):
 
 
 def _ag_special_softmax(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31502,8 +36905,16 @@ def _ag_special_softmax(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31513,11 +36924,11 @@ def _ag_special_softmax(below, self, dim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31554,7 +36965,8 @@ class LogSoftmaxBackward0(Node):
 
 
 def _ag__log_softmax(below, self, dim, half_to_float):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, half_to_float)
     try:
         _m0 = self._ameta
@@ -31562,8 +36974,16 @@ def _ag__log_softmax(below, self, dim, half_to_float):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31573,11 +36993,11 @@ def _ag__log_softmax(below, self, dim, half_to_float):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, half_to_float)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31617,7 +37037,8 @@ class LogSoftmaxBackward0_1(Node):
 
 
 def _ag_log_softmax_int(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31625,8 +37046,16 @@ def _ag_log_softmax_int(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31636,11 +37065,11 @@ def _ag_log_softmax_int(below, self, dim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31680,7 +37109,8 @@ class LogSoftmaxBackward0_2(Node):
 
 
 def _ag_special_log_softmax(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31688,8 +37118,16 @@ def _ag_special_log_softmax(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31699,11 +37137,11 @@ def _ag_special_log_softmax(below, self, dim, dtype):
     _n._next = (_e0,)
     _n.dim_ = dim
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31714,6 +37152,7 @@ def _ag_special_log_softmax(below, self, dim, dtype):
 class CumsumBackward0(Node):
     __slots__ = ('self_dtype', 'dim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -31739,7 +37178,8 @@ class CumsumBackward0(Node):
 
 
 def _ag_cumsum(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31747,8 +37187,16 @@ def _ag_cumsum(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31759,11 +37207,11 @@ def _ag_cumsum(below, self, dim, dtype):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31771,7 +37219,8 @@ def _ag_cumsum(below, self, dim, dtype):
     return result
 
 def _ag_cumsum_(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31779,8 +37228,16 @@ def _ag_cumsum_(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31837,7 +37294,8 @@ class CumprodBackward0(Node):
 
 
 def _ag_cumprod(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31845,8 +37303,16 @@ def _ag_cumprod(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31855,7 +37321,7 @@ def _ag_cumprod(below, self, dim, dtype):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -31865,11 +37331,11 @@ def _ag_cumprod(below, self, dim, dtype):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, dtype)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -31878,7 +37344,8 @@ def _ag_cumprod(below, self, dim, dtype):
     return result
 
 def _ag_cumprod_(below, self, dim, dtype):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, dtype)
     try:
         _m0 = self._ameta
@@ -31886,8 +37353,16 @@ def _ag_cumprod_(below, self, dim, dtype):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31944,7 +37419,8 @@ class CummaxBackward0(Node):
 
 
 def _ag_cummax(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -31952,8 +37428,16 @@ def _ag_cummax(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -31962,7 +37446,7 @@ def _ag_cummax(below, self, dim):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -32018,7 +37502,8 @@ class CumminBackward0(Node):
 
 
 def _ag_cummin(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -32026,8 +37511,16 @@ def _ag_cummin(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32036,7 +37529,7 @@ def _ag_cummin(below, self, dim):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -32093,7 +37586,8 @@ class LogcumsumexpBackward0(Node):
 
 
 def _ag_logcumsumexp(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -32101,8 +37595,16 @@ def _ag_logcumsumexp(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32111,7 +37613,7 @@ def _ag_logcumsumexp(below, self, dim):
     _n._seq = _nseq()
     _n._next = (_e0,)
     _n.dim_ = dim
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -32121,11 +37623,11 @@ def _ag_logcumsumexp(below, self, dim):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32166,7 +37668,8 @@ class SortBackward0(Node):
 
 
 def _ag_sort(below, self, dim, descending):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim, descending)
     try:
         _m0 = self._ameta
@@ -32174,8 +37677,16 @@ def _ag_sort(below, self, dim, descending):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32225,7 +37736,8 @@ class SortBackward1(Node):
 
 
 def _ag_sort_stable(below, self, stable, dim, descending):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, stable, dim, descending)
     try:
         _m0 = self._ameta
@@ -32233,8 +37745,16 @@ def _ag_sort_stable(below, self, stable, dim, descending):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32285,7 +37805,8 @@ class SortBackward0_1(Node):
 
 
 def _ag_msort(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -32293,8 +37814,16 @@ def _ag_msort(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32302,7 +37831,7 @@ def _ag_msort(below, self):
     _n = SortBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    if _st.saved_hooks:
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
     else:
         try:
@@ -32312,11 +37841,11 @@ def _ag_msort(below, self):
         else:
             _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32356,7 +37885,8 @@ class TopkBackward0(Node):
 
 
 def _ag_topk(below, self, k, dim, largest, sorted):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, k, dim, largest, sorted)
     try:
         _m0 = self._ameta
@@ -32364,8 +37894,16 @@ def _ag_topk(below, self, k, dim, largest, sorted):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32385,6 +37923,7 @@ def _ag_topk(below, self, k, dim, largest, sorted):
 class DiagonalBackward0(Node):
     __slots__ = ('self_sizes', 'offset_', 'dim1_', 'dim2_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32420,7 +37959,8 @@ class DiagonalBackward0(Node):
 
 
 def _ag_diagonal(below, self, offset, dim1, dim2):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, offset, dim1, dim2)
     try:
         _m0 = self._ameta
@@ -32428,8 +37968,16 @@ def _ag_diagonal(below, self, offset, dim1, dim2):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32442,11 +37990,11 @@ def _ag_diagonal(below, self, offset, dim1, dim2):
     _n.dim1_ = dim1
     _n.dim2_ = dim2
     result = below(self, offset, dim1, dim2)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32456,6 +38004,7 @@ def _ag_diagonal(below, self, offset, dim1, dim2):
 class ExpandBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32476,7 +38025,8 @@ class ExpandBackward0(Node):
 
 
 def _ag_expand(below, self, size, implicit):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, size, implicit)
     try:
         _m0 = self._ameta
@@ -32484,8 +38034,16 @@ def _ag_expand(below, self, size, implicit):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32495,11 +38053,11 @@ def _ag_expand(below, self, size, implicit):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size, implicit)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32509,6 +38067,7 @@ def _ag_expand(below, self, size, implicit):
 class PermuteBackward0(Node):
     __slots__ = ('dims_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32529,7 +38088,8 @@ class PermuteBackward0(Node):
 
 
 def _ag_permute(below, self, dims):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dims)
     try:
         _m0 = self._ameta
@@ -32537,8 +38097,16 @@ def _ag_permute(below, self, dims):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32548,11 +38116,11 @@ def _ag_permute(below, self, dims):
     _n._next = (_e0,)
     _n.dims_ = dims
     result = below(self, dims)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32562,6 +38130,7 @@ def _ag_permute(below, self, dims):
 class SplitBackward0(Node):
     __slots__ = ('self_sizes', 'split_size_', 'dim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32592,7 +38161,8 @@ class SplitBackward0(Node):
 
 
 def _ag_split_Tensor(below, self, split_size, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, split_size, dim)
     try:
         _m0 = self._ameta
@@ -32600,8 +38170,16 @@ def _ag_split_Tensor(below, self, split_size, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32621,6 +38199,7 @@ def _ag_split_Tensor(below, self, split_size, dim):
 class SplitWithSizesBackward0(Node):
     __slots__ = ('self_sizes', 'split_sizes_', 'dim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32651,7 +38230,8 @@ class SplitWithSizesBackward0(Node):
 
 
 def _ag_split_with_sizes(below, self, split_sizes, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, split_sizes, dim)
     try:
         _m0 = self._ameta
@@ -32659,8 +38239,16 @@ def _ag_split_with_sizes(below, self, split_sizes, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32680,6 +38268,7 @@ def _ag_split_with_sizes(below, self, split_sizes, dim):
 class SqueezeBackward0(Node):
     __slots__ = ('self_sizes',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32700,7 +38289,8 @@ class SqueezeBackward0(Node):
 
 
 def _ag_squeeze(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -32708,8 +38298,16 @@ def _ag_squeeze(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32719,11 +38317,11 @@ def _ag_squeeze(below, self):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32733,6 +38331,7 @@ def _ag_squeeze(below, self):
 class SqueezeBackward1(Node):
     __slots__ = ('self_sizes', 'dim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32758,7 +38357,8 @@ class SqueezeBackward1(Node):
 
 
 def _ag_squeeze_dim(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -32766,8 +38366,16 @@ def _ag_squeeze_dim(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32778,11 +38386,11 @@ def _ag_squeeze_dim(below, self, dim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32792,6 +38400,7 @@ def _ag_squeeze_dim(below, self, dim):
 class SqueezeBackward2(Node):
     __slots__ = ('self_sizes', 'dim_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32817,7 +38426,8 @@ class SqueezeBackward2(Node):
 
 
 def _ag_squeeze_dims(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -32825,8 +38435,16 @@ def _ag_squeeze_dims(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32837,11 +38455,11 @@ def _ag_squeeze_dims(below, self, dim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = below(self, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32851,6 +38469,7 @@ def _ag_squeeze_dims(below, self, dim):
 class TBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32866,7 +38485,8 @@ class TBackward0(Node):
 
 
 def _ag_t(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -32874,8 +38494,16 @@ def _ag_t(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32884,11 +38512,11 @@ def _ag_t(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -32898,6 +38526,7 @@ def _ag_t(below, self):
 class UnbindBackward0(Node):
     __slots__ = ('dim_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32918,7 +38547,8 @@ class UnbindBackward0(Node):
 
 
 def _ag_unbind_int(below, self, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dim)
     try:
         _m0 = self._ameta
@@ -32926,8 +38556,16 @@ def _ag_unbind_int(below, self, dim):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -32945,6 +38583,7 @@ def _ag_unbind_int(below, self, dim):
 class UnfoldBackward0(Node):
     __slots__ = ('self_sizes', 'dimension_', 'size_', 'step_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -32980,7 +38619,8 @@ class UnfoldBackward0(Node):
 
 
 def _ag_unfold(below, self, dimension, size, step):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dimension, size, step)
     try:
         _m0 = self._ameta
@@ -32988,8 +38628,16 @@ def _ag_unfold(below, self, dimension, size, step):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33002,11 +38650,11 @@ def _ag_unfold(below, self, dimension, size, step):
     _n.size_ = size
     _n.step_ = step
     result = below(self, dimension, size, step)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33019,6 +38667,7 @@ class UnsafeViewBackward0_2(Node):
     def name(_node):
         return 'UnsafeViewBackward0'
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33039,7 +38688,8 @@ class UnsafeViewBackward0_2(Node):
 
 
 def _ag__unsafe_view(below, self, size):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, size)
     try:
         _m0 = self._ameta
@@ -33047,8 +38697,16 @@ def _ag__unsafe_view(below, self, size):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33058,11 +38716,11 @@ def _ag__unsafe_view(below, self, size):
     _n._next = (_e0,)
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     result = below(self, size)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33072,6 +38730,7 @@ def _ag__unsafe_view(below, self, size):
 class ViewAsRealBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33087,7 +38746,8 @@ class ViewAsRealBackward0(Node):
 
 
 def _ag_view_as_real(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -33095,8 +38755,16 @@ def _ag_view_as_real(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33105,11 +38773,11 @@ def _ag_view_as_real(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33119,6 +38787,7 @@ def _ag_view_as_real(below, self):
 class ViewAsComplexBackward0(Node):
     __slots__ = ()
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33134,7 +38803,8 @@ class ViewAsComplexBackward0(Node):
 
 
 def _ag_view_as_complex(below, self):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self)
     try:
         _m0 = self._ameta
@@ -33142,8 +38812,16 @@ def _ag_view_as_complex(below, self):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33152,11 +38830,11 @@ def _ag_view_as_complex(below, self):
     _n._seq = _nseq()
     _n._next = (_e0,)
     result = below(self)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33166,6 +38844,7 @@ def _ag_view_as_complex(below, self):
 class CatBackward0(Node):
     __slots__ = ('tensors_dtype', 'tensors_sizes', 'dim_', '_nlist')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33197,7 +38876,8 @@ class CatBackward0(Node):
 
 
 def _ag_cat(below, tensors, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(tensors, dim)
     _e = (*[_edge(t) for t in tensors],)
     if _e.count(None) == len(_e):
@@ -33210,11 +38890,11 @@ def _ag_cat(below, tensors, dim):
     _n.tensors_sizes = [tuple(t._shape) for t in tensors]
     _n.dim_ = dim
     result = below(tensors, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33224,6 +38904,7 @@ def _ag_cat(below, tensors, dim):
 class FlipBackward0(Node):
     __slots__ = ('dims_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33244,7 +38925,8 @@ class FlipBackward0(Node):
 
 
 def _ag_flip(below, self, dims):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, dims)
     try:
         _m0 = self._ameta
@@ -33252,8 +38934,16 @@ def _ag_flip(below, self, dims):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33263,11 +38953,11 @@ def _ag_flip(below, self, dims):
     _n._next = (_e0,)
     _n.dims_ = dims
     result = below(self, dims)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33277,6 +38967,7 @@ def _ag_flip(below, self, dims):
 class RollBackward0(Node):
     __slots__ = ('shifts_', 'dims_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33302,7 +38993,8 @@ class RollBackward0(Node):
 
 
 def _ag_roll(below, self, shifts, dims):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, shifts, dims)
     try:
         _m0 = self._ameta
@@ -33310,8 +39002,16 @@ def _ag_roll(below, self, shifts, dims):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33322,11 +39022,11 @@ def _ag_roll(below, self, shifts, dims):
     _n.shifts_ = shifts
     _n.dims_ = dims
     result = below(self, shifts, dims)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33336,6 +39036,7 @@ def _ag_roll(below, self, shifts, dims):
 class Rot90Backward0(Node):
     __slots__ = ('k_', 'dims_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33361,7 +39062,8 @@ class Rot90Backward0(Node):
 
 
 def _ag_rot90(below, self, k, dims):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, k, dims)
     try:
         _m0 = self._ameta
@@ -33369,8 +39071,16 @@ def _ag_rot90(below, self, k, dims):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33381,11 +39091,11 @@ def _ag_rot90(below, self, k, dims):
     _n.k_ = k
     _n.dims_ = dims
     result = below(self, k, dims)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33395,6 +39105,7 @@ def _ag_rot90(below, self, k, dims):
 class RepeatBackward0(Node):
     __slots__ = ('self_sizes', 'repeats_')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33420,7 +39131,8 @@ class RepeatBackward0(Node):
 
 
 def _ag_repeat(below, self, repeats):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, repeats)
     try:
         _m0 = self._ameta
@@ -33428,8 +39140,16 @@ def _ag_repeat(below, self, repeats):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33440,11 +39160,11 @@ def _ag_repeat(below, self, repeats):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.repeats_ = repeats
     result = below(self, repeats)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33454,6 +39174,7 @@ def _ag_repeat(below, self, repeats):
 class StackBackward0(Node):
     __slots__ = ('tensors_dtype', 'dim_', '_nlist')
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33480,7 +39201,8 @@ class StackBackward0(Node):
 
 
 def _ag_stack(below, tensors, dim):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(tensors, dim)
     _e = (*[_edge(t) for t in tensors],)
     if _e.count(None) == len(_e):
@@ -33492,11 +39214,11 @@ def _ag_stack(below, tensors, dim):
     _n.tensors_dtype = [t._dtype for t in tensors]
     _n.dim_ = dim
     result = below(tensors, dim)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33506,6 +39228,7 @@ def _ag_stack(below, tensors, dim):
 class TrilBackward0(Node):
     __slots__ = ('diagonal_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33526,7 +39249,8 @@ class TrilBackward0(Node):
 
 
 def _ag_tril(below, self, diagonal):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, diagonal)
     try:
         _m0 = self._ameta
@@ -33534,8 +39258,16 @@ def _ag_tril(below, self, diagonal):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33545,11 +39277,11 @@ def _ag_tril(below, self, diagonal):
     _n._next = (_e0,)
     _n.diagonal_ = diagonal
     result = below(self, diagonal)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33557,7 +39289,8 @@ def _ag_tril(below, self, diagonal):
     return result
 
 def _ag_tril_(below, self, diagonal):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, diagonal)
     try:
         _m0 = self._ameta
@@ -33565,8 +39298,16 @@ def _ag_tril_(below, self, diagonal):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33584,6 +39325,7 @@ def _ag_tril_(below, self, diagonal):
 class TriuBackward0(Node):
     __slots__ = ('diagonal_',)
     _saved_tensors_names = ()
+    _saves = False
     __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
 
     def apply(_node, grads):
@@ -33604,7 +39346,8 @@ class TriuBackward0(Node):
 
 
 def _ag_triu(below, self, diagonal):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, diagonal)
     try:
         _m0 = self._ameta
@@ -33612,8 +39355,16 @@ def _ag_triu(below, self, diagonal):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:
@@ -33623,11 +39374,11 @@ def _ag_triu(below, self, diagonal):
     _n._next = (_e0,)
     _n.diagonal_ = diagonal
     result = below(self, diagonal)
-    if result._ameta is None and result._base is None and not _st.anomaly:
+    if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
         _m.grad_fn = _n
-        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)
+        result._keys = _WAG.get(result._keys) or _wag(result)
         _n._input_meta = [(result._shape, result._dtype, result._device)]
     else:
         _n._input_meta = []
@@ -33635,7 +39386,8 @@ def _ag_triu(below, self, diagonal):
     return result
 
 def _ag_triu_(below, self, diagonal):
-    if not _st.grad_enabled:
+    _ag = _st.ag
+    if not _ag:
         return below(self, diagonal)
     try:
         _m0 = self._ameta
@@ -33643,8 +39395,16 @@ def _ag_triu_(below, self, diagonal):
         _m0 = None
     if _m0 is None:
         _e0 = None
-    elif _m0.grad_fn is not None and self._base is None:
-        _e0 = (_m0.grad_fn, _m0.output_nr)
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
     else:
         _e0 = _edge(self)
     if _e0 is None:

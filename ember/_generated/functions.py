@@ -22,7 +22,7 @@ def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        return _ops._adaptive_avg_pool2d.table[((input._keys | _st.included) & ~_st.excluded)](input, output_size)
+        return _ops._adaptive_avg_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_adaptive_avg_pool2d', _G0, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
@@ -31,7 +31,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     try:
         if mode.__class__ is not int: mode = _int(mode)
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-        return _ops._embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | _st.included) & ~_st.excluded)](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+        return _ops._embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_embedding_bag', _G1, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 1)
 
@@ -39,21 +39,21 @@ _G2 = [_ops._la_diagonal_copy]
 def _la_diagonal_copy(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _ops._la_diagonal_copy.table[((input._keys | _st.included) & ~_st.excluded)](input, offset)
+        return _ops._la_diagonal_copy.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_la_diagonal_copy', _G2, (), {'input': input, 'offset': offset}, _e, 1)
 
 _G3 = [_ops._la_matmul]
 def _la_matmul(input, other):
     try:
-        return _ops._la_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops._la_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_la_matmul', _G3, (), {'input': input, 'other': other}, _e, 1)
 
 _G4 = [_ops._local_scalar_dense]
 def _local_scalar_dense(input):
     try:
-        return _ops._local_scalar_dense.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops._local_scalar_dense.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_local_scalar_dense', _G4, (), {'input': input}, _e, 1)
 
@@ -62,22 +62,22 @@ def _log_softmax(input, dim, half_to_float, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops._log_softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, half_to_float, out)
-        return _ops._log_softmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, half_to_float)
+            return _ops._log_softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
+        return _ops._log_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_log_softmax', _G5, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
 _G6 = [_ops._scaled_dot_product_flash_attention_for_cpu]
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     try:
-        return _ops._scaled_dot_product_flash_attention_for_cpu.table[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | _st.included) & ~_st.excluded)](query, key, value, dropout_p, is_causal, attn_mask, scale)
+        return _ops._scaled_dot_product_flash_attention_for_cpu.table[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_scaled_dot_product_flash_attention_for_cpu', _G6, (), {'query': query, 'key': key, 'value': value, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
 _G7 = [_ops._scaled_dot_product_flash_attention_for_cpu_backward]
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
     try:
-        return _ops._scaled_dot_product_flash_attention_for_cpu_backward.table[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | _st.included) & ~_st.excluded)](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+        return _ops._scaled_dot_product_flash_attention_for_cpu_backward.table[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', _G7, (), {'grad_out': grad_out, 'query': query, 'key': key, 'value': value, 'out': out, 'logsumexp': logsumexp, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
@@ -86,8 +86,8 @@ def _softmax(input, dim, half_to_float, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops._softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, half_to_float, out)
-        return _ops._softmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, half_to_float)
+            return _ops._softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
+        return _ops._softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_softmax', _G8, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
@@ -96,7 +96,7 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops._to_copy.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+        return _ops._to_copy.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_to_copy', _G9, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
 
@@ -104,8 +104,8 @@ _G10 = [_ops._unique, _ops._unique_out]
 def _unique(input, sorted=True, return_inverse=False, *, out=None):
     try:
         if out is not None:
-            return _ops._unique_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, sorted, return_inverse, *out)
-        return _ops._unique.table[((input._keys | _st.included) & ~_st.excluded)](input, sorted, return_inverse)
+            return _ops._unique_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, *out)
+        return _ops._unique.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_unique', _G10, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
 
@@ -113,8 +113,8 @@ _G11 = [_ops._unique2, _ops._unique2_out]
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
         if out is not None:
-            return _ops._unique2_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, sorted, return_inverse, return_counts, *out)
-        return _ops._unique2.table[((input._keys | _st.included) & ~_st.excluded)](input, sorted, return_inverse, return_counts)
+            return _ops._unique2_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts, *out)
+        return _ops._unique2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_unique2', _G11, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
@@ -122,15 +122,15 @@ _G12 = [_ops.abs, _ops.abs_out]
 def abs(input, *, out=None):
     try:
         if out is not None:
-            return _ops.abs_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.abs.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.abs_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.abs.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('abs', _G12, (), {'input': input, 'out': out}, _e, 1)
 
 _G13 = [_ops.abs_]
 def abs_(input):
     try:
-        return _ops.abs_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.abs_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('abs_', _G13, (), {'input': input}, _e, 1)
 
@@ -138,8 +138,8 @@ _G14 = [_ops.absolute, _ops.absolute_out]
 def absolute(input, *, out=None):
     try:
         if out is not None:
-            return _ops.absolute_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.absolute.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.absolute_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.absolute.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('absolute', _G14, (), {'input': input, 'out': out}, _e, 1)
 
@@ -147,15 +147,15 @@ _G15 = [_ops.acos, _ops.acos_out]
 def acos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.acos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.acos.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.acos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.acos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acos', _G15, (), {'input': input, 'out': out}, _e, 1)
 
 _G16 = [_ops.acos_]
 def acos_(input):
     try:
-        return _ops.acos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.acos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acos_', _G16, (), {'input': input}, _e, 1)
 
@@ -163,15 +163,15 @@ _G17 = [_ops.acosh, _ops.acosh_out]
 def acosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.acosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.acosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.acosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.acosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acosh', _G17, (), {'input': input, 'out': out}, _e, 1)
 
 _G18 = [_ops.acosh_]
 def acosh_(input):
     try:
-        return _ops.acosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.acosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acosh_', _G18, (), {'input': input}, _e, 1)
 
@@ -181,7 +181,7 @@ def adaptive_avg_pool1d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _ops.adaptive_avg_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, output_size)
+        return _ops.adaptive_avg_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_avg_pool1d', _G19, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
@@ -191,7 +191,7 @@ def adaptive_max_pool1d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _ops.adaptive_max_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, output_size)
+        return _ops.adaptive_max_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_max_pool1d', _G20, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
@@ -200,8 +200,8 @@ def add(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.add_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.add_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+            return _ops.add_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _ops.add_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('add', _G21, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -211,8 +211,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
-        return _ops.addbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
+            return _ops.addbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
+        return _ops.addbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addbmm', _G22, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -221,8 +221,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.addcdiv_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
-        return _ops.addcdiv.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
+            return _ops.addcdiv_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
+        return _ops.addcdiv.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcdiv', _G23, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
@@ -231,8 +231,8 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.addcmul_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value, out)
-        return _ops.addcmul.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
+            return _ops.addcmul_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
+        return _ops.addcmul.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcmul', _G24, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
@@ -242,8 +242,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addmm_out.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha, out)
-        return _ops.addmm.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha)
+            return _ops.addmm_out.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha, out)
+        return _ops.addmm.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmm', _G25, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -253,8 +253,8 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addmv_out.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha, out)
-        return _ops.addmv.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha)
+            return _ops.addmv_out.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha, out)
+        return _ops.addmv.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmv', _G26, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -264,8 +264,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addr_out.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha, out)
-        return _ops.addr.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha)
+            return _ops.addr_out.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha, out)
+        return _ops.addr.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addr', _G27, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -274,21 +274,21 @@ def all(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.all_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.all.table[((input._keys | _st.included) & ~_st.excluded)](input)
+                return _ops.all_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _ops.all.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.all_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _ops.all_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
             if out is not None:
-                return _ops.all_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.all_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.all_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _ops.all_dims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('all', _G28, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
@@ -296,21 +296,21 @@ def all(input, dim=_M, keepdim=_M, *, out=None):
 _G29 = [_ops.allclose]
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _ops.allclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
+        return _ops.allclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('allclose', _G29, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
 _G30 = [_ops.alpha_dropout]
 def alpha_dropout(input, p, train):
     try:
-        return _ops.alpha_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.alpha_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('alpha_dropout', _G30, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G31 = [_ops.alpha_dropout_]
 def alpha_dropout_(input, p, train):
     try:
-        return _ops.alpha_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.alpha_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('alpha_dropout_', _G31, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
@@ -319,8 +319,8 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
         if out is not None:
-            return _ops.amax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.amax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.amax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _ops.amax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('amax', _G32, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -329,8 +329,8 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
         if out is not None:
-            return _ops.amin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.amin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.amin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _ops.amin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('amin', _G33, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -339,8 +339,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.aminmax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-        return _ops.aminmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.aminmax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+        return _ops.aminmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('aminmax', _G34, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -349,21 +349,21 @@ def any(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.any_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.any.table[((input._keys | _st.included) & ~_st.excluded)](input)
+                return _ops.any_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _ops.any.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.any_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.any_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.any_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _ops.any_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
             if out is not None:
-                return _ops.any_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-            return _ops.any_dims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.any_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _ops.any_dims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('any', _G35, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
@@ -376,15 +376,15 @@ _G37 = [_ops.arccos, _ops.arccos_out]
 def arccos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arccos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arccos.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arccos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arccos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccos', _G37, (), {'input': input, 'out': out}, _e, 1)
 
 _G38 = [_ops.arccos_]
 def arccos_(input):
     try:
-        return _ops.arccos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arccos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccos_', _G38, (), {'input': input}, _e, 1)
 
@@ -392,15 +392,15 @@ _G39 = [_ops.arccosh, _ops.arccosh_out]
 def arccosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arccosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arccosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arccosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arccosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccosh', _G39, (), {'input': input, 'out': out}, _e, 1)
 
 _G40 = [_ops.arccosh_]
 def arccosh_(input):
     try:
-        return _ops.arccosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arccosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccosh_', _G40, (), {'input': input}, _e, 1)
 
@@ -408,15 +408,15 @@ _G41 = [_ops.arcsin, _ops.arcsin_out]
 def arcsin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arcsin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arcsin.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arcsin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arcsin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsin', _G41, (), {'input': input, 'out': out}, _e, 1)
 
 _G42 = [_ops.arcsin_]
 def arcsin_(input):
     try:
-        return _ops.arcsin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arcsin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsin_', _G42, (), {'input': input}, _e, 1)
 
@@ -424,15 +424,15 @@ _G43 = [_ops.arcsinh, _ops.arcsinh_out]
 def arcsinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arcsinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arcsinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arcsinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arcsinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsinh', _G43, (), {'input': input, 'out': out}, _e, 1)
 
 _G44 = [_ops.arcsinh_]
 def arcsinh_(input):
     try:
-        return _ops.arcsinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arcsinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsinh_', _G44, (), {'input': input}, _e, 1)
 
@@ -440,8 +440,8 @@ _G45 = [_ops.arctan, _ops.arctan_out]
 def arctan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arctan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arctan.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arctan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arctan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan', _G45, (), {'input': input, 'out': out}, _e, 1)
 
@@ -449,15 +449,15 @@ _G46 = [_ops.arctan2, _ops.arctan2_out]
 def arctan2(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.arctan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.arctan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.arctan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.arctan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan2', _G46, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G47 = [_ops.arctan_]
 def arctan_(input):
     try:
-        return _ops.arctan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arctan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan_', _G47, (), {'input': input}, _e, 1)
 
@@ -465,15 +465,15 @@ _G48 = [_ops.arctanh, _ops.arctanh_out]
 def arctanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arctanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.arctanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.arctanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.arctanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctanh', _G48, (), {'input': input, 'out': out}, _e, 1)
 
 _G49 = [_ops.arctanh_]
 def arctanh_(input):
     try:
-        return _ops.arctanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.arctanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctanh_', _G49, (), {'input': input}, _e, 1)
 
@@ -482,8 +482,8 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.argmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.argmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.argmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _ops.argmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argmax', _G50, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -492,8 +492,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.argmin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.argmin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.argmin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _ops.argmin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argmin', _G51, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -501,14 +501,14 @@ _G52 = [_ops.argsort]
 def argsort(input, dim=-1, descending=False):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.argsort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
+        return _ops.argsort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argsort', _G52, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
 
 _G53 = [_ops.argwhere]
 def argwhere(input):
     try:
-        return _ops.argwhere.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.argwhere.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argwhere', _G53, (), {'input': input}, _e, 1)
 
@@ -518,7 +518,7 @@ def as_strided(input, size, stride, storage_offset=None):
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
+        return _ops.as_strided.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('as_strided', _G54, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
@@ -528,7 +528,7 @@ def as_strided_(input, size, stride, storage_offset=None):
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided_.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, storage_offset)
+        return _ops.as_strided_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('as_strided_', _G55, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
@@ -536,15 +536,15 @@ _G56 = [_ops.asin, _ops.asin_out]
 def asin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.asin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.asin.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.asin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.asin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asin', _G56, (), {'input': input, 'out': out}, _e, 1)
 
 _G57 = [_ops.asin_]
 def asin_(input):
     try:
-        return _ops.asin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.asin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asin_', _G57, (), {'input': input}, _e, 1)
 
@@ -552,15 +552,15 @@ _G58 = [_ops.asinh, _ops.asinh_out]
 def asinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.asinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.asinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.asinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.asinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asinh', _G58, (), {'input': input, 'out': out}, _e, 1)
 
 _G59 = [_ops.asinh_]
 def asinh_(input):
     try:
-        return _ops.asinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.asinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asinh_', _G59, (), {'input': input}, _e, 1)
 
@@ -568,8 +568,8 @@ _G60 = [_ops.atan, _ops.atan_out]
 def atan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.atan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.atan.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.atan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.atan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan', _G60, (), {'input': input, 'out': out}, _e, 1)
 
@@ -577,15 +577,15 @@ _G61 = [_ops.atan2, _ops.atan2_out]
 def atan2(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.atan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.atan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.atan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.atan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan2', _G61, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G62 = [_ops.atan_]
 def atan_(input):
     try:
-        return _ops.atan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.atan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan_', _G62, (), {'input': input}, _e, 1)
 
@@ -593,15 +593,15 @@ _G63 = [_ops.atanh, _ops.atanh_out]
 def atanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.atanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.atanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.atanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.atanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atanh', _G63, (), {'input': input, 'out': out}, _e, 1)
 
 _G64 = [_ops.atanh_]
 def atanh_(input):
     try:
-        return _ops.atanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.atanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atanh_', _G64, (), {'input': input}, _e, 1)
 
@@ -611,7 +611,7 @@ def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, cou
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
         stride = _il(stride, 1)
         padding = _il(padding, 1)
-        return _ops.avg_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+        return _ops.avg_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('avg_pool1d', _G65, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
 
@@ -621,15 +621,15 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.baddbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha, out)
-        return _ops.baddbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
+            return _ops.baddbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
+        return _ops.baddbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('baddbmm', _G66, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G67 = [_ops.batch_norm]
 def batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M, cudnn_enabled=_M):
     try:
-        return _ops.batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | _st.included) & ~_st.excluded)](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+        return _ops.batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('batch_norm', _G67, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
@@ -638,12 +638,12 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
             if out is not None:
-                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, generator, out)
-            return _ops.bernoulli.table[((input._keys | _st.included) & ~_st.excluded)](input, generator)
+                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
+            return _ops.bernoulli.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
         if input is not _M and p is not _M and True:
-            return _ops.bernoulli_p.table[((input._keys | _st.included) & ~_st.excluded)](input, p, generator)
+            return _ops.bernoulli_p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _ops.bernoulli_Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | _st.included) & ~_st.excluded)](input, p, generator)
+            return _ops.bernoulli_Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli', _G68, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
@@ -651,7 +651,7 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
 _G69 = [_ops.bilinear]
 def bilinear(input1, input2, weight, bias=None):
     try:
-        return _ops.bilinear.table[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input1, input2, weight, bias)
+        return _ops.bilinear.table[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input1, input2, weight, bias)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bilinear', _G69, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
 
@@ -659,7 +659,7 @@ _G70 = [_ops.binary_cross_entropy_with_logits]
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.binary_cross_entropy_with_logits.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | _st.included) & ~_st.excluded)](input, target, weight, pos_weight, reduction)
+        return _ops.binary_cross_entropy_with_logits.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, pos_weight, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('binary_cross_entropy_with_logits', _G70, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
 
@@ -668,18 +668,18 @@ def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_and_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_and_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_and_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_and_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and', _G71, (), {'input': input, 'other': other, 'out': out}, _e, 3)
@@ -689,18 +689,18 @@ def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_left_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_left_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_left_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_left_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 3)
@@ -709,8 +709,8 @@ _G73 = [_ops.bitwise_not, _ops.bitwise_not_out]
 def bitwise_not(input, *, out=None):
     try:
         if out is not None:
-            return _ops.bitwise_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.bitwise_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.bitwise_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.bitwise_not.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_not', _G73, (), {'input': input, 'out': out}, _e, 1)
 
@@ -719,18 +719,18 @@ def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_or_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_or_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_or_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_or_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
@@ -740,18 +740,18 @@ def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_right_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_right_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_right_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_right_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift', _G75, (), {'input': input, 'other': other, 'out': out}, _e, 3)
@@ -761,18 +761,18 @@ def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_xor_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_xor_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_xor_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor', _G76, (), {'input': input, 'other': other, 'out': out}, _e, 3)
@@ -781,8 +781,8 @@ _G77 = [_ops.bmm, _ops.bmm_out]
 def bmm(input, mat2, *, out=None):
     try:
         if out is not None:
-            return _ops.bmm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
-        return _ops.bmm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
+            return _ops.bmm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
+        return _ops.bmm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bmm', _G77, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
@@ -792,7 +792,7 @@ def broadcast_to(input, *_size, size=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.broadcast_to.table[((input._keys | _st.included) & ~_st.excluded)](input, size)
+        return _ops.broadcast_to.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('broadcast_to', _G78, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
@@ -802,8 +802,8 @@ def cat(tensors, dim=0, *, out=None):
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cat_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](tensors, dim, out)
-        return _ops.cat.table[((_kl(tensors) | _st.included) & ~_st.excluded)](tensors, dim)
+            return _ops.cat_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
+        return _ops.cat.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cat', _G79, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
@@ -811,15 +811,15 @@ _G80 = [_ops.ceil, _ops.ceil_out]
 def ceil(input, *, out=None):
     try:
         if out is not None:
-            return _ops.ceil_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.ceil.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.ceil_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.ceil.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ceil', _G80, (), {'input': input, 'out': out}, _e, 1)
 
 _G81 = [_ops.ceil_]
 def ceil_(input):
     try:
-        return _ops.ceil_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.ceil_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ceil_', _G81, (), {'input': input}, _e, 1)
 
@@ -827,7 +827,7 @@ _G82 = [_ops.celu]
 def celu(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.celu.table[((input._keys | _st.included) & ~_st.excluded)](input, alpha)
+        return _ops.celu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('celu', _G82, (), {'input': input, 'alpha': alpha}, _e, 1)
 
@@ -835,7 +835,7 @@ _G83 = [_ops.celu_]
 def celu_(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.celu_.table[((input._keys | _st.included) & ~_st.excluded)](input, alpha)
+        return _ops.celu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('celu_', _G83, (), {'input': input, 'alpha': alpha}, _e, 1)
 
@@ -844,8 +844,8 @@ def chain_matmul(matrices, *, out=None):
     try:
         if matrices.__class__ is not list: matrices = _tl(matrices)
         if out is not None:
-            return _ops.chain_matmul_out.table[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](matrices, out)
-        return _ops.chain_matmul.table[((_kl(matrices) | _st.included) & ~_st.excluded)](matrices)
+            return _ops.chain_matmul_out.table[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](matrices, out)
+        return _ops.chain_matmul.table[((_kl(matrices) | (_d := _st.dk)[0]) & _d[1])](matrices)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('chain_matmul', _G84, (), {'matrices': matrices, 'out': out}, _e, 1)
 
@@ -853,8 +853,8 @@ _G85 = [_ops.cholesky, _ops.cholesky_out]
 def cholesky(input, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
-        return _ops.cholesky.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
+            return _ops.cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _ops.cholesky.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky', _G85, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
@@ -862,8 +862,8 @@ _G86 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
 def cholesky_inverse(input, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
-        return _ops.cholesky_inverse.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
+            return _ops.cholesky_inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _ops.cholesky_inverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_inverse', _G86, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
@@ -871,8 +871,8 @@ _G87 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
 def cholesky_solve(input, input2, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_solve_out.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, input2, upper, out)
-        return _ops.cholesky_solve.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | _st.included) & ~_st.excluded)](input, input2, upper)
+            return _ops.cholesky_solve_out.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper, out)
+        return _ops.cholesky_solve.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_solve', _G87, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
 
@@ -881,7 +881,7 @@ def chunk(input, chunks, dim=0):
     try:
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.chunk.table[((input._keys | _st.included) & ~_st.excluded)](input, chunks, dim)
+        return _ops.chunk.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, chunks, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('chunk', _G88, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
 
@@ -892,12 +892,12 @@ def clamp(input, min=None, max=None, *, out=None):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clamp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clamp.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
+                return _ops.clamp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _ops.clamp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
             if out is not None:
-                return _ops.clamp_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clamp_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
+                return _ops.clamp_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _ops.clamp_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp', _G89, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
@@ -908,9 +908,9 @@ def clamp_(input, min=None, max=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
+            return _ops.clamp_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clamp__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
+            return _ops.clamp__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_', _G90, (), {'input': input, 'min': min, 'max': max}, _e, 2)
@@ -921,12 +921,12 @@ def clamp_max(input, max, *, out=None):
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clamp_max_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, max, out)
-            return _ops.clamp_max.table[((input._keys | _st.included) & ~_st.excluded)](input, max)
+                return _ops.clamp_max_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
+            return _ops.clamp_max.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
             if out is not None:
-                return _ops.clamp_max_Tensor_out.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, max, out)
-            return _ops.clamp_max_Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
+                return _ops.clamp_max_Tensor_out.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
+            return _ops.clamp_max_Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_max', _G91, (), {'input': input, 'max': max, 'out': out}, _e, 2)
@@ -936,9 +936,9 @@ def clamp_max_(input, max):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_max_.table[((input._keys | _st.included) & ~_st.excluded)](input, max)
+            return _ops.clamp_max_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
-            return _ops.clamp_max__Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, max)
+            return _ops.clamp_max__Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_max_', _G92, (), {'input': input, 'max': max}, _e, 2)
@@ -949,12 +949,12 @@ def clamp_min(input, min, *, out=None):
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
             if out is not None:
-                return _ops.clamp_min_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, out)
-            return _ops.clamp_min.table[((input._keys | _st.included) & ~_st.excluded)](input, min)
+                return _ops.clamp_min_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
+            return _ops.clamp_min.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
             if out is not None:
-                return _ops.clamp_min_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, out)
-            return _ops.clamp_min_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
+                return _ops.clamp_min_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
+            return _ops.clamp_min_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_min', _G93, (), {'input': input, 'min': min, 'out': out}, _e, 2)
@@ -964,9 +964,9 @@ def clamp_min_(input, min):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
-            return _ops.clamp_min_.table[((input._keys | _st.included) & ~_st.excluded)](input, min)
+            return _ops.clamp_min_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
-            return _ops.clamp_min__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | _st.included) & ~_st.excluded)](input, min)
+            return _ops.clamp_min__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_min_', _G94, (), {'input': input, 'min': min}, _e, 2)
@@ -978,12 +978,12 @@ def clip(input, min=None, max=None, *, out=None):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clip_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clip.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
+                return _ops.clip_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _ops.clip.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
             if out is not None:
-                return _ops.clip_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, min, max, out)
-            return _ops.clip_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
+                return _ops.clip_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _ops.clip_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clip', _G95, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
@@ -994,9 +994,9 @@ def clip_(input, min=None, max=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clip_.table[((input._keys | _st.included) & ~_st.excluded)](input, min, max)
+            return _ops.clip_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clip__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | _st.included) & ~_st.excluded)](input, min, max)
+            return _ops.clip__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clip_', _G96, (), {'input': input, 'min': min, 'max': max}, _e, 2)
@@ -1004,14 +1004,14 @@ def clip_(input, min=None, max=None):
 _G97 = [_ops.clone]
 def clone(input, *, memory_format=None):
     try:
-        return _ops.clone.table[((input._keys | _st.included) & ~_st.excluded)](input, memory_format)
+        return _ops.clone.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clone', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
 _G98 = [_ops.conj]
 def conj(input):
     try:
-        return _ops.conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.conj.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj', _G98, (), {'input': input}, _e, 1)
 
@@ -1019,8 +1019,8 @@ _G99 = [_ops.conj_physical, _ops.conj_physical_out]
 def conj_physical(input, *, out=None):
     try:
         if out is not None:
-            return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.conj_physical.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.conj_physical.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj_physical', _G99, (), {'input': input, 'out': out}, _e, 1)
 
@@ -1029,7 +1029,7 @@ def constant_pad_nd(input, pad, value=0):
     try:
         if pad is not None: pad = _il(pad)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.constant_pad_nd.table[((input._keys | _st.included) & ~_st.excluded)](input, pad, value)
+        return _ops.constant_pad_nd.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('constant_pad_nd', _G100, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
 
@@ -1042,13 +1042,13 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), gro
             padding = _il(padding, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv1d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv1d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv1d', _G101, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
@@ -1062,13 +1062,13 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1),
             padding = _il(padding, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv2d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv2d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv2d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv2d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv2d', _G102, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
@@ -1082,13 +1082,13 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 
             padding = _il(padding, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv3d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv3d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv3d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, groups)
+            return _ops.conv3d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv3d', _G103, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
@@ -1101,7 +1101,7 @@ def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output
         output_padding = _il(output_padding, 1)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 1)
-        return _ops.conv_transpose1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _ops.conv_transpose1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose1d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
@@ -1113,7 +1113,7 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
         output_padding = _il(output_padding, 2)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 2)
-        return _ops.conv_transpose2d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _ops.conv_transpose2d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose2d', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
@@ -1125,7 +1125,7 @@ def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 
         output_padding = _il(output_padding, 3)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 3)
-        return _ops.conv_transpose3d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _ops.conv_transpose3d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose3d', _G106, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
@@ -1137,7 +1137,7 @@ def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, tr
         if dilation is not None: dilation = _il(dilation)
         if output_padding is not None: output_padding = _il(output_padding)
         if groups.__class__ is not int: groups = _int(groups)
-        return _ops.convolution.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        return _ops.convolution.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('convolution', _G107, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
 
@@ -1145,8 +1145,8 @@ _G108 = [_ops.copysign_Tensor, _ops.copysign_out]
 def copysign(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copysign', _G108, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1154,15 +1154,15 @@ _G109 = [_ops.cos, _ops.cos_out]
 def cos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.cos.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.cos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cos', _G109, (), {'input': input, 'out': out}, _e, 1)
 
 _G110 = [_ops.cos_]
 def cos_(input):
     try:
-        return _ops.cos_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.cos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cos_', _G110, (), {'input': input}, _e, 1)
 
@@ -1170,15 +1170,15 @@ _G111 = [_ops.cosh, _ops.cosh_out]
 def cosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.cosh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.cosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosh', _G111, (), {'input': input, 'out': out}, _e, 1)
 
 _G112 = [_ops.cosh_]
 def cosh_(input):
     try:
-        return _ops.cosh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.cosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosh_', _G112, (), {'input': input}, _e, 1)
 
@@ -1186,7 +1186,7 @@ _G113 = [_ops.cosine_similarity]
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.cosine_similarity.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | _st.included) & ~_st.excluded)](x1, x2, dim, eps)
+        return _ops.cosine_similarity.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, dim, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosine_similarity', _G113, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
 
@@ -1199,8 +1199,8 @@ def cross(input, other, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dim, out)
-        return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dim)
+            return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
+        return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cross', _G115, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
@@ -1209,8 +1209,8 @@ def cummax(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
-        return _ops.cummax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+            return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
+        return _ops.cummax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cummax', _G116, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
@@ -1219,8 +1219,8 @@ def cummin(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, *out)
-        return _ops.cummin.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+            return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
+        return _ops.cummin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cummin', _G117, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
@@ -1230,8 +1230,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.cumprod.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+            return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _ops.cumprod.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumprod', _G118, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -1241,8 +1241,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.cumsum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+            return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _ops.cumsum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumsum', _G119, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -1250,29 +1250,29 @@ _G120 = [_ops.deg2rad, _ops.deg2rad_out]
 def deg2rad(input, *, out=None):
     try:
         if out is not None:
-            return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.deg2rad.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.deg2rad.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('deg2rad', _G120, (), {'input': input, 'out': out}, _e, 1)
 
 _G121 = [_ops.deg2rad_]
 def deg2rad_(input):
     try:
-        return _ops.deg2rad_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.deg2rad_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('deg2rad_', _G121, (), {'input': input}, _e, 1)
 
 _G122 = [_ops.det]
 def det(input):
     try:
-        return _ops.det.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.det.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('det', _G122, (), {'input': input}, _e, 1)
 
 _G123 = [_ops.detach]
 def detach(input):
     try:
-        return _ops.detach.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.detach.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('detach', _G123, (), {'input': input}, _e, 1)
 
@@ -1281,8 +1281,8 @@ def diag(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.diag.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
+            return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _ops.diag.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diag', _G124, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
@@ -1292,7 +1292,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diag_embed.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
+        return _ops.diag_embed.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diag_embed', _G125, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
@@ -1300,7 +1300,7 @@ _G126 = [_ops.diagflat]
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _ops.diagflat.table[((input._keys | _st.included) & ~_st.excluded)](input, offset)
+        return _ops.diagflat.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagflat', _G126, (), {'input': input, 'offset': offset}, _e, 1)
 
@@ -1310,7 +1310,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diagonal.table[((input._keys | _st.included) & ~_st.excluded)](input, offset, dim1, dim2)
+        return _ops.diagonal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagonal', _G127, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
@@ -1319,13 +1319,13 @@ def div(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
             if out is not None:
-                return _ops.div_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.div_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.div_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.div_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
             if out is not None:
-                return _ops.div_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, rounding_mode, out)
-            return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
+                return _ops.div_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
+            return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('div', _G128, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
@@ -1335,13 +1335,13 @@ def divide(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
             if out is not None:
-                return _ops.divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
             if out is not None:
-                return _ops.divide_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, rounding_mode, out)
-            return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
+                return _ops.divide_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
+            return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('divide', _G129, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
@@ -1350,22 +1350,22 @@ _G130 = [_ops.dot, _ops.dot_out]
 def dot(input, tensor, *, out=None):
     try:
         if out is not None:
-            return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, tensor, out)
-        return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | _st.included) & ~_st.excluded)](input, tensor)
+            return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor, out)
+        return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st.dk)[0]) & _d[1])](input, tensor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dot', _G130, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
 
 _G131 = [_ops.dropout]
 def dropout(input, p, train):
     try:
-        return _ops.dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dropout', _G131, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G132 = [_ops.dropout_]
 def dropout_(input, p, train):
     try:
-        return _ops.dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dropout_', _G132, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
@@ -1374,7 +1374,7 @@ def einsum(equation, tensors, *, path=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if path is not None: path = _il(path)
-        return _ops.einsum.table[((_kl(tensors) | _st.included) & ~_st.excluded)](equation, tensors, path)
+        return _ops.einsum.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](equation, tensors, path)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('einsum', _G133, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
 
@@ -1382,7 +1382,7 @@ _G134 = [_ops.embedding]
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     try:
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-        return _ops.embedding.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        return _ops.embedding.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding', _G134, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
 
@@ -1395,12 +1395,12 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
             if sparse is _M: sparse = False
             if include_last_offset is _M: include_last_offset = False
             if mode.__class__ is not int: mode = _int(mode)
-            return _ops.embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | _st.included) & ~_st.excluded)](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
+            return _ops.embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
         if weight is not _M and indices is not _M and offsets is not _M and scale_grad_by_freq is not _M and mode is not _M and sparse is not _M and include_last_offset is not _M:
             if padding_idx is _M: padding_idx = None
             if mode.__class__ is not int: mode = _int(mode)
             if padding_idx is not None and padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-            return _ops.embedding_bag_padding_idx.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | _st.included) & ~_st.excluded)](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+            return _ops.embedding_bag_padding_idx.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding_bag', _G135, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
@@ -1408,7 +1408,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
 _G136 = [_ops.embedding_renorm_]
 def embedding_renorm_(input, indices, max_norm, norm_type):
     try:
-        return _ops.embedding_renorm_.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, max_norm, norm_type)
+        return _ops.embedding_renorm_.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, max_norm, norm_type)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding_renorm_', _G136, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
 
@@ -1420,7 +1420,7 @@ def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.empty_memory_format.table[((_dk(device) | _st.included) & ~_st.excluded)](size, dtype, layout, device, pin_memory, memory_format)
+        _r = _ops.empty_memory_format.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory, memory_format)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -1431,7 +1431,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.empty_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
+        return _ops.empty_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('empty_like', _G138, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
@@ -1442,7 +1442,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.empty_strided.table[((_dk(device) | _st.included) & ~_st.excluded)](size, stride, dtype, layout, device, pin_memory)
+        _r = _ops.empty_strided.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, stride, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -1453,13 +1453,13 @@ def eq(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.eq_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.eq_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.eq_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.eq_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.eq_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.eq_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.eq_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.eq_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eq', _G140, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -1467,7 +1467,7 @@ def eq(input, other, *, out=None):
 _G141 = [_ops.equal]
 def equal(input, other):
     try:
-        return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('equal', _G141, (), {'input': input, 'other': other}, _e, 1)
 
@@ -1475,15 +1475,15 @@ _G142 = [_ops.erf, _ops.erf_out]
 def erf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erf.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.erf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erf', _G142, (), {'input': input, 'out': out}, _e, 1)
 
 _G143 = [_ops.erf_]
 def erf_(input):
     try:
-        return _ops.erf_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.erf_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erf_', _G143, (), {'input': input}, _e, 1)
 
@@ -1491,15 +1491,15 @@ _G144 = [_ops.erfc, _ops.erfc_out]
 def erfc(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erfc.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.erfc.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfc', _G144, (), {'input': input, 'out': out}, _e, 1)
 
 _G145 = [_ops.erfc_]
 def erfc_(input):
     try:
-        return _ops.erfc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.erfc_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfc_', _G145, (), {'input': input}, _e, 1)
 
@@ -1507,8 +1507,8 @@ _G146 = [_ops.erfinv, _ops.erfinv_out]
 def erfinv(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.erfinv.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.erfinv.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfinv', _G146, (), {'input': input, 'out': out}, _e, 1)
 
@@ -1516,8 +1516,8 @@ _G147 = [_ops.exp, _ops.exp_out]
 def exp(input, *, out=None):
     try:
         if out is not None:
-            return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp', _G147, (), {'input': input, 'out': out}, _e, 1)
 
@@ -1525,22 +1525,22 @@ _G148 = [_ops.exp2, _ops.exp2_out]
 def exp2(input, *, out=None):
     try:
         if out is not None:
-            return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.exp2.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.exp2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp2', _G148, (), {'input': input, 'out': out}, _e, 1)
 
 _G149 = [_ops.exp2_]
 def exp2_(input):
     try:
-        return _ops.exp2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.exp2_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp2_', _G149, (), {'input': input}, _e, 1)
 
 _G150 = [_ops.exp_]
 def exp_(input):
     try:
-        return _ops.exp_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.exp_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp_', _G150, (), {'input': input}, _e, 1)
 
@@ -1548,15 +1548,15 @@ _G151 = [_ops.expm1, _ops.expm1_out]
 def expm1(input, *, out=None):
     try:
         if out is not None:
-            return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.expm1.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.expm1.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expm1', _G151, (), {'input': input, 'out': out}, _e, 1)
 
 _G152 = [_ops.expm1_]
 def expm1_(input):
     try:
-        return _ops.expm1_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.expm1_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expm1_', _G152, (), {'input': input}, _e, 1)
 
@@ -1567,7 +1567,7 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.eye.table[((_dk(device) | _st.included) & ~_st.excluded)](n, dtype, layout, device, pin_memory)
+            _r = _ops.eye.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M and m is not _M:
@@ -1575,7 +1575,7 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             if m.__class__ is not int: m = _int(m)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.eye_m.table[((_dk(device) | _st.included) & ~_st.excluded)](n, m, dtype, layout, device, pin_memory)
+            _r = _ops.eye_m.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, m, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -1585,28 +1585,28 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
 _G154 = [_ops.feature_alpha_dropout]
 def feature_alpha_dropout(input, p, train):
     try:
-        return _ops.feature_alpha_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.feature_alpha_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_alpha_dropout', _G154, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G155 = [_ops.feature_alpha_dropout_]
 def feature_alpha_dropout_(input, p, train):
     try:
-        return _ops.feature_alpha_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.feature_alpha_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_alpha_dropout_', _G155, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G156 = [_ops.feature_dropout]
 def feature_dropout(input, p, train):
     try:
-        return _ops.feature_dropout.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.feature_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_dropout', _G156, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G157 = [_ops.feature_dropout_]
 def feature_dropout_(input, p, train):
     try:
-        return _ops.feature_dropout_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, train)
+        return _ops.feature_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_dropout_', _G157, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
@@ -1616,12 +1616,12 @@ def fill(input, value, *, out=None):
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
             if out is not None:
-                return _ops.fill_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, value, out)
-            return _ops.fill_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, value)
+                return _ops.fill_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
+            return _ops.fill_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
             if out is not None:
-                return _ops.fill_Tensor_out.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, value, out)
-            return _ops.fill_Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
+                return _ops.fill_Tensor_out.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
+            return _ops.fill_Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fill', _G158, (), {'input': input, 'value': value, 'out': out}, _e, 2)
@@ -1631,9 +1631,9 @@ def fill_(input, value):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.fill__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, value)
+            return _ops.fill__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, value)
+            return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fill_', _G159, (), {'input': input, 'value': value}, _e, 2)
@@ -1642,15 +1642,15 @@ _G160 = [_ops.fix, _ops.fix_out]
 def fix(input, *, out=None):
     try:
         if out is not None:
-            return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.fix.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.fix.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fix', _G160, (), {'input': input, 'out': out}, _e, 1)
 
 _G161 = [_ops.fix_]
 def fix_(input):
     try:
-        return _ops.fix_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.fix_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fix_', _G161, (), {'input': input}, _e, 1)
 
@@ -1659,7 +1659,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     try:
         if start_dim.__class__ is not int: start_dim = _int(start_dim)
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
-        return _ops.flatten_using_ints.table[((input._keys | _st.included) & ~_st.excluded)](input, start_dim, end_dim)
+        return _ops.flatten_using_ints.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, start_dim, end_dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flatten', _G162, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
 
@@ -1669,21 +1669,21 @@ def flip(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.flip.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
+        return _ops.flip.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flip', _G163, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
 _G164 = [_ops.fliplr]
 def fliplr(input):
     try:
-        return _ops.fliplr.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.fliplr.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fliplr', _G164, (), {'input': input}, _e, 1)
 
 _G165 = [_ops.flipud]
 def flipud(input):
     try:
-        return _ops.flipud.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.flipud.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flipud', _G165, (), {'input': input}, _e, 1)
 
@@ -1692,18 +1692,18 @@ def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.float_power_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.float_power_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.float_power_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.float_power_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.float_power_Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.float_power_Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power', _G166, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
@@ -1712,15 +1712,15 @@ _G167 = [_ops.floor, _ops.floor_out]
 def floor(input, *, out=None):
     try:
         if out is not None:
-            return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.floor.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.floor.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor', _G167, (), {'input': input, 'out': out}, _e, 1)
 
 _G168 = [_ops.floor_]
 def floor_(input):
     try:
-        return _ops.floor_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.floor_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_', _G168, (), {'input': input}, _e, 1)
 
@@ -1728,8 +1728,8 @@ _G169 = [_ops.floor_divide, _ops.floor_divide_out]
 def floor_divide(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_divide', _G169, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1737,8 +1737,8 @@ _G170 = [_ops.fmax, _ops.fmax_out]
 def fmax(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmax', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1746,8 +1746,8 @@ _G171 = [_ops.fmin, _ops.fmin_out]
 def fmin(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmin', _G171, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1755,8 +1755,8 @@ _G172 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
 def fmod(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1764,15 +1764,15 @@ _G173 = [_ops.frac, _ops.frac_out]
 def frac(input, *, out=None):
     try:
         if out is not None:
-            return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.frac.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.frac.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('frac', _G173, (), {'input': input, 'out': out}, _e, 1)
 
 _G174 = [_ops.frac_]
 def frac_(input):
     try:
-        return _ops.frac_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.frac_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('frac_', _G174, (), {'input': input}, _e, 1)
 
@@ -1783,7 +1783,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.full.table[((_dk(device) | _st.included) & ~_st.excluded)](size, fill_value, dtype, layout, device, pin_memory)
+        _r = _ops.full.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, fill_value, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -1795,7 +1795,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.full_like.table[((input._keys | _st.included) & ~_st.excluded)](input, fill_value, dtype, layout, device, pin_memory, memory_format)
+        return _ops.full_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, fill_value, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('full_like', _G176, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
@@ -1804,8 +1804,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad, out)
-        return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, sparse_grad)
+            return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad, out)
+        return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gather', _G177, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
 
@@ -1814,13 +1814,13 @@ def ge(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.ge_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ge_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.ge_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.ge_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.ge_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ge_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.ge_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.ge_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ge', _G178, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -1829,8 +1829,8 @@ _G179 = [_ops.ger, _ops.ger_out]
 def ger(input, vec2, *, out=None):
     try:
         if out is not None:
-            return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
-        return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
+            return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
+        return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ger', _G179, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
@@ -1839,13 +1839,13 @@ def greater(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.greater_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.greater_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.greater_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.greater_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.greater_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.greater_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater', _G180, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -1855,13 +1855,13 @@ def greater_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.greater_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.greater_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.greater_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.greater_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.greater_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.greater_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.greater_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_equal', _G181, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -1870,7 +1870,7 @@ _G182 = [_ops.group_norm]
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         if num_groups.__class__ is not int: num_groups = _int(num_groups)
-        return _ops.group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, num_groups, weight, bias, eps, cudnn_enabled)
+        return _ops.group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, num_groups, weight, bias, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('group_norm', _G182, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
@@ -1879,13 +1879,13 @@ def gt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.gt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.gt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.gt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.gt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.gt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.gt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.gt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.gt_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gt', _G183, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -1895,8 +1895,8 @@ def hardshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
         if out is not None:
-            return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, lambd, out)
-        return _ops.hardshrink.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd)
+            return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
+        return _ops.hardshrink.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardshrink', _G184, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
@@ -1904,8 +1904,8 @@ _G185 = [_ops.hypot, _ops.hypot_out]
 def hypot(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hypot', _G185, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1915,8 +1915,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha, out)
-        return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
+            return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha, out)
+        return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_add', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -1925,8 +1925,8 @@ def index_copy(input, dim, index, source, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, out)
-        return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
+            return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, out)
+        return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_copy', _G187, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
 
@@ -1936,14 +1936,14 @@ def index_fill(input, dim, index, value, *, out=None):
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.index_fill_int_Tensor_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, value, out)
-            return _ops.index_fill_int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, dim, index, value)
+                return _ops.index_fill_int_Tensor_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
+            return _ops.index_fill_int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
             if out is not None:
-                return _ops.index_fill_int_Scalar_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, value, out)
-            return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
+                return _ops.index_fill_int_Scalar_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
+            return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_fill', _G188, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
@@ -1953,8 +1953,8 @@ def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
         if out is not None:
-            return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate, out)
-        return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
+            return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate, out)
+        return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_put', _G189, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
 
@@ -1962,7 +1962,7 @@ _G190 = [_ops.index_put_]
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
-        return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | _st.included) & ~_st.excluded)](input, indices, values, accumulate)
+        return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_put_', _G190, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
 
@@ -1971,8 +1971,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self, out)
-        return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
+            return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self, out)
+        return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_reduce', _G191, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
@@ -1981,8 +1981,8 @@ def index_select(input, dim, index, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, out)
-        return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index)
+            return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, out)
+        return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_select', _G192, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
 
@@ -1990,8 +1990,8 @@ _G193 = [_ops.inner, _ops.inner_out]
 def inner(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inner', _G193, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -1999,36 +1999,36 @@ _G194 = [_ops.inverse, _ops.inverse_out]
 def inverse(input, *, out=None):
     try:
         if out is not None:
-            return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.inverse.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.inverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inverse', _G194, (), {'input': input, 'out': out}, _e, 1)
 
 _G195 = [_ops.isclose]
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rtol, atol, equal_nan)
+        return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isclose', _G195, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
 _G196 = [_ops.isfinite]
 def isfinite(input):
     try:
-        return _ops.isfinite.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.isfinite.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isfinite', _G196, (), {'input': input}, _e, 1)
 
 _G197 = [_ops.isinf]
 def isinf(input):
     try:
-        return _ops.isinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.isinf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isinf', _G197, (), {'input': input}, _e, 1)
 
 _G198 = [_ops.isnan]
 def isnan(input):
     try:
-        return _ops.isnan.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.isnan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isnan', _G198, (), {'input': input}, _e, 1)
 
@@ -2036,8 +2036,8 @@ _G199 = [_ops.isneginf, _ops.isneginf_out]
 def isneginf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.isneginf.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.isneginf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isneginf', _G199, (), {'input': input, 'out': out}, _e, 1)
 
@@ -2045,15 +2045,15 @@ _G200 = [_ops.isposinf, _ops.isposinf_out]
 def isposinf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.isposinf.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.isposinf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isposinf', _G200, (), {'input': input, 'out': out}, _e, 1)
 
 _G201 = [_ops.isreal]
 def isreal(input):
     try:
-        return _ops.isreal.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.isreal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isreal', _G201, (), {'input': input}, _e, 1)
 
@@ -2061,7 +2061,7 @@ _G202 = [_ops.kl_div]
 def kl_div(input, target, reduction=1, *, log_target=False):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.kl_div.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | _st.included) & ~_st.excluded)](input, target, reduction, log_target)
+        return _ops.kl_div.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, log_target)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kl_div', _G202, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
 
@@ -2069,8 +2069,8 @@ _G203 = [_ops.kron, _ops.kron_out]
 def kron(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kron', _G203, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2080,8 +2080,8 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, keepdim, *out)
-        return _ops.kthvalue.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, keepdim)
+            return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim, *out)
+        return _ops.kthvalue.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kthvalue', _G204, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -2089,7 +2089,7 @@ _G205 = [_ops.layer_norm]
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, bias, eps, cudnn_enable)
+        return _ops.layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps, cudnn_enable)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('layer_norm', _G205, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
 
@@ -2098,13 +2098,13 @@ def le(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.le_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.le_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.le_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.le_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.le_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.le_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.le_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.le_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('le', _G206, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2115,12 +2115,12 @@ def lerp(input, end, weight, *, out=None):
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
             if out is not None:
-                return _ops.lerp_Scalar_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, end, weight, out)
-            return _ops.lerp_Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](input, end, weight)
+                return _ops.lerp_Scalar_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
+            return _ops.lerp_Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
             if out is not None:
-                return _ops.lerp_Tensor_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, end, weight, out)
-            return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
+                return _ops.lerp_Tensor_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
+            return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lerp', _G207, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
@@ -2130,13 +2130,13 @@ def less(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.less_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.less_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.less_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.less_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.less_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.less_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less', _G208, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2146,13 +2146,13 @@ def less_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.less_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.less_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.less_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.less_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.less_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.less_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.less_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_equal', _G209, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2166,14 +2166,14 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace.table[((_dk(device) | _st.included) & ~_st.excluded)](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _ops.linspace.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _ops.linspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2181,7 +2181,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Tensor_Scalar.table[((start._keys | _st.included) & ~_st.excluded)](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _ops.linspace_Tensor_Scalar.table[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2189,7 +2189,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _ops.linspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2200,8 +2200,8 @@ _G211 = [_ops.log, _ops.log_out]
 def log(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.log.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log', _G211, (), {'input': input, 'out': out}, _e, 1)
 
@@ -2209,15 +2209,15 @@ _G212 = [_ops.log10, _ops.log10_out]
 def log10(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log10.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.log10.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log10', _G212, (), {'input': input, 'out': out}, _e, 1)
 
 _G213 = [_ops.log10_]
 def log10_(input):
     try:
-        return _ops.log10_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.log10_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log10_', _G213, (), {'input': input}, _e, 1)
 
@@ -2225,15 +2225,15 @@ _G214 = [_ops.log1p, _ops.log1p_out]
 def log1p(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log1p.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.log1p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log1p', _G214, (), {'input': input, 'out': out}, _e, 1)
 
 _G215 = [_ops.log1p_]
 def log1p_(input):
     try:
-        return _ops.log1p_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.log1p_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log1p_', _G215, (), {'input': input}, _e, 1)
 
@@ -2241,22 +2241,22 @@ _G216 = [_ops.log2, _ops.log2_out]
 def log2(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.log2.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.log2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log2', _G216, (), {'input': input, 'out': out}, _e, 1)
 
 _G217 = [_ops.log2_]
 def log2_(input):
     try:
-        return _ops.log2_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.log2_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log2_', _G217, (), {'input': input}, _e, 1)
 
 _G218 = [_ops.log_]
 def log_(input):
     try:
-        return _ops.log_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.log_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_', _G218, (), {'input': input}, _e, 1)
 
@@ -2266,8 +2266,8 @@ def log_softmax(input, dim, dtype=None, *, out=None):
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.log_softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+            return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _ops.log_softmax_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_softmax', _G219, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -2276,15 +2276,15 @@ def logcumsumexp(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, out)
-        return _ops.logcumsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+            return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
+        return _ops.logcumsumexp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logcumsumexp', _G220, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
 _G221 = [_ops.logdet]
 def logdet(input):
     try:
-        return _ops.logdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.logdet.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logdet', _G221, (), {'input': input}, _e, 1)
 
@@ -2292,8 +2292,8 @@ _G222 = [_ops.logical_and, _ops.logical_and_out]
 def logical_and(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_and', _G222, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2301,8 +2301,8 @@ _G223 = [_ops.logical_not, _ops.logical_not_out]
 def logical_not(input, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.logical_not.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.logical_not.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_not', _G223, (), {'input': input, 'out': out}, _e, 1)
 
@@ -2310,8 +2310,8 @@ _G224 = [_ops.logical_or, _ops.logical_or_out]
 def logical_or(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_or', _G224, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2319,8 +2319,8 @@ _G225 = [_ops.logical_xor, _ops.logical_xor_out]
 def logical_xor(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_xor', _G225, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2328,15 +2328,15 @@ _G226 = [_ops.logit, _ops.logit_out]
 def logit(input, eps=None, *, out=None):
     try:
         if out is not None:
-            return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, eps, out)
-        return _ops.logit.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
+            return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, eps, out)
+        return _ops.logit.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logit', _G226, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
 
 _G227 = [_ops.logit_]
 def logit_(input, eps=None):
     try:
-        return _ops.logit_.table[((input._keys | _st.included) & ~_st.excluded)](input, eps)
+        return _ops.logit_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logit_', _G227, (), {'input': input, 'eps': eps}, _e, 1)
 
@@ -2349,14 +2349,14 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace.table[((_dk(device) | _st.included) & ~_st.excluded)](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _ops.logspace.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _ops.logspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2364,7 +2364,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Tensor_Scalar.table[((start._keys | _st.included) & ~_st.excluded)](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _ops.logspace_Tensor_Scalar.table[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2372,7 +2372,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _ops.logspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2384,8 +2384,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
         if out is not None:
-            return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, out)
-        return _ops.logsumexp.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _ops.logsumexp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logsumexp', _G229, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -2394,13 +2394,13 @@ def lt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.lt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.lt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.lt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.lt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.lt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.lt_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.lt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.lt_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lt', _G230, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2410,9 +2410,9 @@ def masked_fill(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.masked_fill_Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask, value)
+            return _ops.masked_fill_Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
+            return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_fill', _G231, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
@@ -2421,8 +2421,8 @@ _G232 = [_ops.masked_scatter, _ops.masked_scatter_out]
 def masked_scatter(input, mask, source, *, out=None):
     try:
         if out is not None:
-            return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, source, out)
-        return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
+            return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source, out)
+        return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_scatter', _G232, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
 
@@ -2430,8 +2430,8 @@ _G233 = [_ops.masked_select, _ops.masked_select_out]
 def masked_select(input, mask, *, out=None):
     try:
         if out is not None:
-            return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mask, out)
-        return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask)
+            return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, out)
+        return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_select', _G233, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
 
@@ -2439,15 +2439,15 @@ _G234 = [_ops.matmul, _ops.matmul_out]
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matmul', _G234, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G235 = [_ops.matrix_exp]
 def matrix_exp(input):
     try:
-        return _ops.matrix_exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.matrix_exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_exp', _G235, (), {'input': input}, _e, 1)
 
@@ -2456,8 +2456,8 @@ def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
         if out is not None:
-            return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, n, out)
-        return _ops.matrix_power.table[((input._keys | _st.included) & ~_st.excluded)](input, n)
+            return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
+        return _ops.matrix_power.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_power', _G236, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
@@ -2472,7 +2472,7 @@ def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _ops.max_pool1d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _ops.max_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool1d', _G238, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
@@ -2483,7 +2483,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilatio
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _ops.max_pool1d_with_indices.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _ops.max_pool1d_with_indices.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool1d_with_indices', _G239, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
@@ -2494,7 +2494,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         stride = _il(stride, 2)
         padding = _il(padding, 2)
         dilation = _il(dilation, 2)
-        return _ops.max_pool2d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _ops.max_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool2d', _G240, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
@@ -2505,7 +2505,7 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         stride = _il(stride, 3)
         padding = _il(padding, 3)
         dilation = _il(dilation, 3)
-        return _ops.max_pool3d.table[((input._keys | _st.included) & ~_st.excluded)](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _ops.max_pool3d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool3d', _G241, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
@@ -2513,8 +2513,8 @@ _G242 = [_ops.maximum, _ops.maximum_out]
 def maximum(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('maximum', _G242, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2524,16 +2524,16 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.mean_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.mean.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
+                return _ops.mean_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _ops.mean.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.mean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.mean_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
+                return _ops.mean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _ops.mean_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mean', _G243, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
@@ -2543,14 +2543,14 @@ def median(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.median_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.median.table[((input._keys | _st.included) & ~_st.excluded)](input)
+                return _ops.median_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _ops.median.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.median_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-            return _ops.median_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.median_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+            return _ops.median_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('median', _G244, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
@@ -2563,8 +2563,8 @@ _G246 = [_ops.minimum, _ops.minimum_out]
 def minimum(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('minimum', _G246, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2572,8 +2572,8 @@ _G247 = [_ops.mm, _ops.mm_out]
 def mm(input, mat2, *, out=None):
     try:
         if out is not None:
-            return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, mat2, out)
-        return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat2)
+            return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
+        return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mm', _G247, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
@@ -2582,8 +2582,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-        return _ops.mode.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+            return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+        return _ops.mode.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mode', _G248, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
@@ -2593,11 +2593,11 @@ def moveaxis(input, source, destination):
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _ops.moveaxis_intlist.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
+            return _ops.moveaxis_intlist.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _ops.moveaxis_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
+            return _ops.moveaxis_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('moveaxis', _G249, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
@@ -2608,11 +2608,11 @@ def movedim(input, source, destination):
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _ops.movedim_intlist.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
+            return _ops.movedim_intlist.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _ops.movedim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, source, destination)
+            return _ops.movedim_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('movedim', _G250, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
@@ -2621,8 +2621,8 @@ _G251 = [_ops.msort, _ops.msort_out]
 def msort(input, *, out=None):
     try:
         if out is not None:
-            return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.msort.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.msort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('msort', _G251, (), {'input': input, 'out': out}, _e, 1)
 
@@ -2630,8 +2630,8 @@ _G252 = [_ops.mul_Tensor, _ops.mul_out]
 def mul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mul', _G252, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2640,8 +2640,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     try:
         if num_samples.__class__ is not int: num_samples = _int(num_samples)
         if out is not None:
-            return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator, out)
-        return _ops.multinomial.table[((input._keys | _st.included) & ~_st.excluded)](input, num_samples, replacement, generator)
+            return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator, out)
+        return _ops.multinomial.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multinomial', _G253, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
 
@@ -2649,8 +2649,8 @@ _G254 = [_ops.multiply_Tensor, _ops.multiply_out]
 def multiply(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multiply', _G254, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -2658,8 +2658,8 @@ _G255 = [_ops.mv, _ops.mv_out]
 def mv(input, vec, *, out=None):
     try:
         if out is not None:
-            return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec, out)
-        return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, vec)
+            return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec, out)
+        return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, vec)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mv', _G255, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
 
@@ -2667,15 +2667,15 @@ _G256 = [_ops.nan_to_num, _ops.nan_to_num_out]
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     try:
         if out is not None:
-            return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, nan, posinf, neginf, out)
-        return _ops.nan_to_num.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
+            return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf, out)
+        return _ops.nan_to_num.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nan_to_num', _G256, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
 
 _G257 = [_ops.nan_to_num_]
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
-        return _ops.nan_to_num_.table[((input._keys | _st.included) & ~_st.excluded)](input, nan, posinf, neginf)
+        return _ops.nan_to_num_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nan_to_num_', _G257, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
 
@@ -2685,8 +2685,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-        return _ops.nanmean.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
+            return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+        return _ops.nanmean.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nanmean', _G258, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -2695,14 +2695,14 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.nanmedian_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.nanmedian.table[((input._keys | _st.included) & ~_st.excluded)](input)
+                return _ops.nanmedian_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _ops.nanmedian.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.nanmedian_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, keepdim, *out)
-            return _ops.nanmedian_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim)
+                return _ops.nanmedian_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+            return _ops.nanmedian_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nanmedian', _G259, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
@@ -2713,8 +2713,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-        return _ops.nansum.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
+            return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+        return _ops.nansum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nansum', _G260, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -2724,14 +2724,14 @@ def narrow(input, dim, start, length):
         if dim.__class__ is not int: dim = _int(dim)
         if start.__class__ is not int: start = _int(start)
         if length.__class__ is not int: length = _int(length)
-        return _ops.narrow.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, start, length)
+        return _ops.narrow.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, start, length)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('narrow', _G261, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
 
 _G262 = [_ops.native_batch_norm]
 def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M):
     try:
-        return _ops.native_batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | _st.included) & ~_st.excluded)](input, weight, bias, running_mean, running_var, training, momentum, eps)
+        return _ops.native_batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_batch_norm', _G262, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
 
@@ -2742,7 +2742,7 @@ def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_
         if C.__class__ is not int: C = _int(C)
         if HxW.__class__ is not int: HxW = _int(HxW)
         if group.__class__ is not int: group = _int(group)
-        return _ops.native_group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, weight, bias, N, C, HxW, group, eps)
+        return _ops.native_group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, N, C, HxW, group, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_group_norm', _G263, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
 
@@ -2750,7 +2750,7 @@ _G264 = [_ops.native_layer_norm]
 def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.native_layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, bias, eps)
+        return _ops.native_layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_layer_norm', _G264, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
 
@@ -2758,7 +2758,7 @@ _G265 = [_ops.native_layer_norm_backward]
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight=None, bias=None, output_mask=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.native_layer_norm_backward.table[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | _st.included) & ~_st.excluded)](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        return _ops.native_layer_norm_backward.table[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_layer_norm_backward', _G265, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
 
@@ -2767,13 +2767,13 @@ def ne(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.ne_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ne_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.ne_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.ne_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.ne_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.ne_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.ne_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.ne_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ne', _G266, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2782,15 +2782,15 @@ _G267 = [_ops.neg, _ops.neg_out]
 def neg(input, *, out=None):
     try:
         if out is not None:
-            return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.neg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('neg', _G267, (), {'input': input, 'out': out}, _e, 1)
 
 _G268 = [_ops.neg_]
 def neg_(input):
     try:
-        return _ops.neg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.neg_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('neg_', _G268, (), {'input': input}, _e, 1)
 
@@ -2798,15 +2798,15 @@ _G269 = [_ops.negative, _ops.negative_out]
 def negative(input, *, out=None):
     try:
         if out is not None:
-            return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.negative.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.negative.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('negative', _G269, (), {'input': input, 'out': out}, _e, 1)
 
 _G270 = [_ops.negative_]
 def negative_(input):
     try:
-        return _ops.negative_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.negative_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('negative_', _G270, (), {'input': input}, _e, 1)
 
@@ -2814,8 +2814,8 @@ _G271 = [_ops.nonzero, _ops.nonzero_out]
 def nonzero(input, *, out=None):
     try:
         if out is not None:
-            return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.nonzero.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.nonzero.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nonzero', _G271, (), {'input': input, 'out': out}, _e, 1)
 
@@ -2825,8 +2825,8 @@ def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
         if size.__class__ is not int: size = _int(size)
         if fill_value.__class__ is not int: fill_value = _int(fill_value)
         if out is not None:
-            return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, size, fill_value, out)
-        return _ops.nonzero_static.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value)
+            return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, out)
+        return _ops.nonzero_static.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nonzero_static', _G272, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
 
@@ -2837,31 +2837,31 @@ def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
             if p is _M: p = 2
             if p.__class__ not in _NUMS: p = _sc(p)
             if out is not None:
-                return _ops.norm_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, out)
-            return _ops.norm_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, p)
+                return _ops.norm_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _ops.norm_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         if input is not _M and dim is not _M and dtype is _M:
             if p is _M: p = None
             if keepdim is _M: keepdim = False
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
             if out is not None:
-                return _ops.norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dim, keepdim, out)
-            return _ops.norm_ScalarOpt_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dim, keepdim)
+                return _ops.norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, out)
+            return _ops.norm_ScalarOpt_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim)
         if input is not _M and dim is not _M and keepdim is not _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.norm_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dim, keepdim, dtype, out)
-            return _ops.norm_ScalarOpt_dim_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dim, keepdim, dtype)
+                return _ops.norm_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype, out)
+            return _ops.norm_ScalarOpt_dim_dtype.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype)
         if input is not _M and dim is _M and keepdim is _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.norm_ScalarOpt_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, dtype, out)
-            return _ops.norm_ScalarOpt_dtype.table[((input._keys | _st.included) & ~_st.excluded)](input, p, dtype)
+                return _ops.norm_ScalarOpt_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dtype, out)
+            return _ops.norm_ScalarOpt_dtype.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('norm', _G273, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
@@ -2872,20 +2872,20 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
         if mean is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and (std is _M or std is None or True):
             if std is _M: std = 1.0
             if out is not None:
-                return _ops.normal_Tensor_float_out.table[((mean._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](mean, std, generator, out)
-            _r = _ops.normal_Tensor_float.table[((mean._keys | _st.included) & ~_st.excluded)](mean, std, generator)
+                return _ops.normal_Tensor_float_out.table[((mean._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _ops.normal_Tensor_float.table[((mean._keys | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and True and isinstance(std, _TI):
             if out is not None:
-                return _ops.normal_float_Tensor_out.table[(((std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](mean, std, generator, out)
-            _r = _ops.normal_float_Tensor.table[(((std._keys if std.__class__ is _T else _k(std)) | _st.included) & ~_st.excluded)](mean, std, generator)
+                return _ops.normal_float_Tensor_out.table[(((std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _ops.normal_float_Tensor.table[(((std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and isinstance(std, _TI):
             if out is not None:
-                return _ops.normal_Tensor_Tensor_out.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](mean, std, generator, out)
-            _r = _ops.normal_Tensor_Tensor.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | _st.included) & ~_st.excluded)](mean, std, generator)
+                return _ops.normal_Tensor_Tensor_out.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _ops.normal_Tensor_Tensor.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is not _M and True and True:
@@ -2896,7 +2896,7 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
             if size is not None: size = _il(size)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.normal_float_float.table[((_dk(device) | _st.included) & ~_st.excluded)](mean, std, size, generator, dtype, layout, device, pin_memory)
+            _r = _ops.normal_float_float.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](mean, std, size, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2908,13 +2908,13 @@ def not_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.not_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.not_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.not_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.not_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.not_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.not_equal_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+                return _ops.not_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.not_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('not_equal', _G275, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -2927,7 +2927,7 @@ def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.ones.table[((_dk(device) | _st.included) & ~_st.excluded)](size, dtype, layout, device, pin_memory)
+        _r = _ops.ones.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -2938,7 +2938,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.ones_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
+        return _ops.ones_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ones_like', _G277, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
@@ -2946,15 +2946,15 @@ _G278 = [_ops.outer, _ops.outer_out]
 def outer(input, vec2, *, out=None):
     try:
         if out is not None:
-            return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, vec2, out)
-        return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec2)
+            return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
+        return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('outer', _G278, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
 _G279 = [_ops.pairwise_distance]
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
     try:
-        return _ops.pairwise_distance.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | _st.included) & ~_st.excluded)](x1, x2, p, eps, keepdim)
+        return _ops.pairwise_distance.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, p, eps, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pairwise_distance', _G279, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
 
@@ -2964,14 +2964,14 @@ def permute(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.permute.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
+        return _ops.permute.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('permute', _G280, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
 _G281 = [_ops.pinverse]
 def pinverse(input, rcond=1e-15):
     try:
-        return _ops.pinverse.table[((input._keys | _st.included) & ~_st.excluded)](input, rcond)
+        return _ops.pinverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, rcond)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pinverse', _G281, (), {'input': input, 'rcond': rcond}, _e, 1)
 
@@ -2979,7 +2979,7 @@ _G282 = [_ops.pixel_shuffle]
 def pixel_shuffle(input, upscale_factor):
     try:
         if upscale_factor.__class__ is not int: upscale_factor = _int(upscale_factor)
-        return _ops.pixel_shuffle.table[((input._keys | _st.included) & ~_st.excluded)](input, upscale_factor)
+        return _ops.pixel_shuffle.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pixel_shuffle', _G282, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
 
@@ -2987,7 +2987,7 @@ _G283 = [_ops.pixel_unshuffle]
 def pixel_unshuffle(input, downscale_factor):
     try:
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
-        return _ops.pixel_unshuffle.table[((input._keys | _st.included) & ~_st.excluded)](input, downscale_factor)
+        return _ops.pixel_unshuffle.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, downscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pixel_unshuffle', _G283, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
 
@@ -2996,18 +2996,18 @@ def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.pow_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.pow_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.pow_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.pow_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow', _G284, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
@@ -3015,7 +3015,7 @@ def pow(input, exponent, *, out=None):
 _G285 = [_ops.prelu]
 def prelu(input, weight):
     try:
-        return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, weight)
+        return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, weight)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('prelu', _G285, (), {'input': input, 'weight': weight}, _e, 1)
 
@@ -3025,15 +3025,15 @@ def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.prod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.prod.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
+                return _ops.prod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _ops.prod.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.prod_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.prod_dim_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
+                return _ops.prod_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _ops.prod_dim_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('prod', _G286, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
@@ -3042,8 +3042,8 @@ _G287 = [_ops.put, _ops.put_out]
 def put(input, index, source, accumulate=False, *, out=None):
     try:
         if out is not None:
-            return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, source, accumulate, out)
-        return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
+            return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate, out)
+        return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('put', _G287, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
 
@@ -3051,8 +3051,8 @@ _G288 = [_ops.qr, _ops.qr_Q]
 def qr(input, some=True, *, out=None):
     try:
         if out is not None:
-            return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, some, *out)
-        return _ops.qr.table[((input._keys | _st.included) & ~_st.excluded)](input, some)
+            return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, some, *out)
+        return _ops.qr.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('qr', _G288, (), {'input': input, 'some': some, 'out': out}, _e, 1)
 
@@ -3060,15 +3060,15 @@ _G289 = [_ops.rad2deg, _ops.rad2deg_out]
 def rad2deg(input, *, out=None):
     try:
         if out is not None:
-            return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.rad2deg.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.rad2deg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rad2deg', _G289, (), {'input': input, 'out': out}, _e, 1)
 
 _G290 = [_ops.rad2deg_]
 def rad2deg_(input):
     try:
-        return _ops.rad2deg_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.rad2deg_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rad2deg_', _G290, (), {'input': input}, _e, 1)
 
@@ -3082,12 +3082,12 @@ def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.rand_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
+            return _ops.rand_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.rand_like_generator.table[((input._keys | _st.included) & ~_st.excluded)](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _ops.rand_like_generator.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rand_like', _G292, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
@@ -3110,12 +3110,12 @@ def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.randn_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
+            return _ops.randn_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.randn_like_generator.table[((input._keys | _st.included) & ~_st.excluded)](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _ops.randn_like_generator.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('randn_like', _G296, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
@@ -3127,7 +3127,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.randperm.table[((_dk(device) | _st.included) & ~_st.excluded)](n, dtype, layout, device, pin_memory)
+            _r = _ops.randperm.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M:
@@ -3135,7 +3135,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.randperm_generator.table[((_dk(device) | _st.included) & ~_st.excluded)](n, generator, dtype, layout, device, pin_memory)
+            _r = _ops.randperm_generator.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -3145,7 +3145,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
 _G298 = [_ops.ravel]
 def ravel(input):
     try:
-        return _ops.ravel.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.ravel.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ravel', _G298, (), {'input': input}, _e, 1)
 
@@ -3153,29 +3153,29 @@ _G299 = [_ops.reciprocal, _ops.reciprocal_out]
 def reciprocal(input, *, out=None):
     try:
         if out is not None:
-            return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.reciprocal.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.reciprocal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reciprocal', _G299, (), {'input': input, 'out': out}, _e, 1)
 
 _G300 = [_ops.reciprocal_]
 def reciprocal_(input):
     try:
-        return _ops.reciprocal_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.reciprocal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reciprocal_', _G300, (), {'input': input}, _e, 1)
 
 _G301 = [_ops.relu]
 def relu(input):
     try:
-        return _ops.relu.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.relu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu', _G301, (), {'input': input}, _e, 1)
 
 _G302 = [_ops.relu_]
 def relu_(input):
     try:
-        return _ops.relu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.relu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu_', _G302, (), {'input': input}, _e, 1)
 
@@ -3183,8 +3183,8 @@ _G303 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
 def remainder(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('remainder', _G303, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -3194,21 +3194,21 @@ def reshape(input, *_shape, shape=None):
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
         elif _shape: raise TypeError('shape given twice')
         if shape is not None: shape = _il(shape)
-        return _ops.reshape.table[((input._keys | _st.included) & ~_st.excluded)](input, shape)
+        return _ops.reshape.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shape)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reshape', _G304, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
 
 _G305 = [_ops.resolve_conj]
 def resolve_conj(input):
     try:
-        return _ops.resolve_conj.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.resolve_conj.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resolve_conj', _G305, (), {'input': input}, _e, 1)
 
 _G306 = [_ops.resolve_neg]
 def resolve_neg(input):
     try:
-        return _ops.resolve_neg.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.resolve_neg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resolve_neg', _G306, (), {'input': input}, _e, 1)
 
@@ -3216,7 +3216,7 @@ _G307 = [_ops.rms_norm]
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.rms_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, normalized_shape, weight, eps)
+        return _ops.rms_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rms_norm', _G307, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
 
@@ -3225,7 +3225,7 @@ def roll(input, shifts, dims=()):
     try:
         if shifts is not None: shifts = _il(shifts, 1)
         dims = _il(dims, 1)
-        return _ops.roll.table[((input._keys | _st.included) & ~_st.excluded)](input, shifts, dims)
+        return _ops.roll.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shifts, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('roll', _G308, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
 
@@ -3234,7 +3234,7 @@ def rot90(input, k=1, dims=(0, 1)):
     try:
         if k.__class__ is not int: k = _int(k)
         dims = _il(dims)
-        return _ops.rot90.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dims)
+        return _ops.rot90.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rot90', _G309, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
 
@@ -3243,13 +3243,13 @@ def round(input, *, decimals=_M, out=None):
     try:
         if input is not _M and decimals is _M:
             if out is not None:
-                return _ops.round_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-            return _ops.round.table[((input._keys | _st.included) & ~_st.excluded)](input)
+                return _ops.round_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _ops.round.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
             if out is not None:
-                return _ops.round_decimals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, decimals, out)
-            return _ops.round_decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
+                return _ops.round_decimals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, decimals, out)
+            return _ops.round_decimals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('round', _G310, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
@@ -3258,10 +3258,10 @@ _G311 = [_ops.round_, _ops.round__decimals]
 def round_(input, *, decimals=_M):
     try:
         if input is not _M and decimals is _M:
-            return _ops.round_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.round_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
-            return _ops.round__decimals.table[((input._keys | _st.included) & ~_st.excluded)](input, decimals)
+            return _ops.round__decimals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('round_', _G311, (), {'input': input, 'decimals': decimals}, _e, 2)
@@ -3271,7 +3271,7 @@ def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generato
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _ops.rrelu.table[((input._keys | _st.included) & ~_st.excluded)](input, lower, upper, training, generator)
+        return _ops.rrelu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rrelu', _G312, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
@@ -3280,7 +3280,7 @@ def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generat
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _ops.rrelu_.table[((input._keys | _st.included) & ~_st.excluded)](input, lower, upper, training, generator)
+        return _ops.rrelu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rrelu_', _G313, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
@@ -3288,15 +3288,15 @@ _G314 = [_ops.rsqrt, _ops.rsqrt_out]
 def rsqrt(input, *, out=None):
     try:
         if out is not None:
-            return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.rsqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.rsqrt.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsqrt', _G314, (), {'input': input, 'out': out}, _e, 1)
 
 _G315 = [_ops.rsqrt_]
 def rsqrt_(input):
     try:
-        return _ops.rsqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.rsqrt_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsqrt_', _G315, (), {'input': input}, _e, 1)
 
@@ -3305,8 +3305,8 @@ def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+            return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsub', _G316, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -3316,7 +3316,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, r
         if s.__class__ not in _NUMS: s = _sc(s)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.scalar_tensor.table[((_dk(device) | _st.included) & ~_st.excluded)](s, dtype, layout, device, pin_memory)
+        _r = _ops.scalar_tensor.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](s, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -3331,8 +3331,8 @@ def scatter_add(input, dim, index, src, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, out)
-        return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
+            return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, out)
+        return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_add', _G319, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
 
@@ -3341,8 +3341,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self, out)
-        return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
+            return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self, out)
+        return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_reduce', _G320, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
@@ -3351,21 +3351,21 @@ def select(input, dim, index):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
-        return _ops.select_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, index)
+        return _ops.select_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('select', _G321, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
 
 _G322 = [_ops.selu]
 def selu(input):
     try:
-        return _ops.selu.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.selu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('selu', _G322, (), {'input': input}, _e, 1)
 
 _G323 = [_ops.selu_]
 def selu_(input):
     try:
-        return _ops.selu_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.selu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('selu_', _G323, (), {'input': input}, _e, 1)
 
@@ -3373,8 +3373,8 @@ _G324 = [_ops.sgn, _ops.sgn_out]
 def sgn(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sgn.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sgn.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sgn', _G324, (), {'input': input, 'out': out}, _e, 1)
 
@@ -3382,15 +3382,15 @@ _G325 = [_ops.sigmoid, _ops.sigmoid_out]
 def sigmoid(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sigmoid.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sigmoid.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sigmoid', _G325, (), {'input': input, 'out': out}, _e, 1)
 
 _G326 = [_ops.sigmoid_]
 def sigmoid_(input):
     try:
-        return _ops.sigmoid_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sigmoid_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sigmoid_', _G326, (), {'input': input}, _e, 1)
 
@@ -3398,8 +3398,8 @@ _G327 = [_ops.sign, _ops.sign_out]
 def sign(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sign.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sign.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sign', _G327, (), {'input': input, 'out': out}, _e, 1)
 
@@ -3407,8 +3407,8 @@ _G328 = [_ops.signbit, _ops.signbit_out]
 def signbit(input, *, out=None):
     try:
         if out is not None:
-            return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.signbit.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.signbit.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('signbit', _G328, (), {'input': input, 'out': out}, _e, 1)
 
@@ -3416,15 +3416,15 @@ _G329 = [_ops.sin, _ops.sin_out]
 def sin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sin.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sin', _G329, (), {'input': input, 'out': out}, _e, 1)
 
 _G330 = [_ops.sin_]
 def sin_(input):
     try:
-        return _ops.sin_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sin_', _G330, (), {'input': input}, _e, 1)
 
@@ -3432,15 +3432,15 @@ _G331 = [_ops.sinh, _ops.sinh_out]
 def sinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sinh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sinh', _G331, (), {'input': input, 'out': out}, _e, 1)
 
 _G332 = [_ops.sinh_]
 def sinh_(input):
     try:
-        return _ops.sinh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sinh_', _G332, (), {'input': input}, _e, 1)
 
@@ -3448,8 +3448,8 @@ _G333 = [_ops.slogdet, _ops.slogdet_out]
 def slogdet(input, *, out=None):
     try:
         if out is not None:
-            return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, *out)
-        return _ops.slogdet.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
+        return _ops.slogdet.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('slogdet', _G333, (), {'input': input, 'out': out}, _e, 1)
 
@@ -3459,8 +3459,8 @@ def softmax(input, dim, dtype=None, *, out=None):
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, dtype, out)
-        return _ops.softmax_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+            return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _ops.softmax_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softmax', _G334, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
@@ -3469,8 +3469,8 @@ def sort(input, dim=-1, descending=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, dim, descending, *out)
-        return _ops.sort.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, descending)
+            return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, descending, *out)
+        return _ops.sort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sort', _G335, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
 
@@ -3479,7 +3479,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     try:
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.split_with_sizes.table[((input._keys | _st.included) & ~_st.excluded)](input, split_sizes, dim)
+        return _ops.split_with_sizes.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, split_sizes, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('split_with_sizes', _G336, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
 
@@ -3487,15 +3487,15 @@ _G337 = [_ops.sqrt, _ops.sqrt_out]
 def sqrt(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.sqrt.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.sqrt.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sqrt', _G337, (), {'input': input, 'out': out}, _e, 1)
 
 _G338 = [_ops.sqrt_]
 def sqrt_(input):
     try:
-        return _ops.sqrt_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sqrt_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sqrt_', _G338, (), {'input': input}, _e, 1)
 
@@ -3503,15 +3503,15 @@ _G339 = [_ops.square, _ops.square_out]
 def square(input, *, out=None):
     try:
         if out is not None:
-            return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.square.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.square.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('square', _G339, (), {'input': input, 'out': out}, _e, 1)
 
 _G340 = [_ops.square_]
 def square_(input):
     try:
-        return _ops.square_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.square_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('square_', _G340, (), {'input': input}, _e, 1)
 
@@ -3525,8 +3525,8 @@ def stack(tensors, dim=0, *, out=None):
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.stack_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](tensors, dim, out)
-        return _ops.stack.table[((_kl(tensors) | _st.included) & ~_st.excluded)](tensors, dim)
+            return _ops.stack_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
+        return _ops.stack.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('stack', _G342, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
@@ -3543,8 +3543,8 @@ def sub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+            return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sub', _G345, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -3553,8 +3553,8 @@ def subtract(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, alpha, out)
-        return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+            return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('subtract', _G346, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
@@ -3564,16 +3564,16 @@ def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.sum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dtype, out)
-            return _ops.sum.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype)
+                return _ops.sum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _ops.sum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.sum_IntList_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype, out)
-            return _ops.sum_dim_IntList.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, keepdim, dtype)
+                return _ops.sum_IntList_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _ops.sum_dim_IntList.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sum', _G347, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
@@ -3582,8 +3582,8 @@ _G348 = [_ops.svd, _ops.svd_U]
 def svd(input, some=True, compute_uv=True, *, out=None):
     try:
         if out is not None:
-            return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, some, compute_uv, *out)
-        return _ops.svd.table[((input._keys | _st.included) & ~_st.excluded)](input, some, compute_uv)
+            return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv, *out)
+        return _ops.svd.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svd', _G348, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
 
@@ -3592,7 +3592,7 @@ def swapaxes(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _ops.swapaxes.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
+        return _ops.swapaxes.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapaxes', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
@@ -3601,14 +3601,14 @@ def swapdims(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.swapdims.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
+        return _ops.swapdims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapdims', _G350, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 _G351 = [_ops.t]
 def t(input):
     try:
-        return _ops.t.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.t.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('t', _G351, (), {'input': input}, _e, 1)
 
@@ -3616,8 +3616,8 @@ _G352 = [_ops.take, _ops.take_out]
 def take(input, index, *, out=None):
     try:
         if out is not None:
-            return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, index, out)
-        return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, index)
+            return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, out)
+        return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('take', _G352, (), {'input': input, 'index': index, 'out': out}, _e, 1)
 
@@ -3626,8 +3626,8 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, indices, dim, out)
-        return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | _st.included) & ~_st.excluded)](input, indices, dim)
+            return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim, out)
+        return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('take_along_dim', _G353, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
 
@@ -3635,15 +3635,15 @@ _G354 = [_ops.tan, _ops.tan_out]
 def tan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.tan.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.tan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tan', _G354, (), {'input': input, 'out': out}, _e, 1)
 
 _G355 = [_ops.tan_]
 def tan_(input):
     try:
-        return _ops.tan_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.tan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tan_', _G355, (), {'input': input}, _e, 1)
 
@@ -3651,15 +3651,15 @@ _G356 = [_ops.tanh, _ops.tanh_out]
 def tanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.tanh.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.tanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tanh', _G356, (), {'input': input, 'out': out}, _e, 1)
 
 _G357 = [_ops.tanh_]
 def tanh_(input):
     try:
-        return _ops.tanh_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.tanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tanh_', _G357, (), {'input': input}, _e, 1)
 
@@ -3669,8 +3669,8 @@ def tensordot(input, other, dims_self, dims_other, *, out=None):
         if dims_self is not None: dims_self = _il(dims_self)
         if dims_other is not None: dims_other = _il(dims_other)
         if out is not None:
-            return _ops.tensordot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dims_self, dims_other, out)
-        return _ops.tensordot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dims_self, dims_other)
+            return _ops.tensordot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other, out)
+        return _ops.tensordot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensordot', _G358, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
 
@@ -3680,8 +3680,8 @@ def threshold(input, threshold, value, *, out=None):
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.threshold_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, threshold, value, out)
-        return _ops.threshold.table[((input._keys | _st.included) & ~_st.excluded)](input, threshold, value)
+            return _ops.threshold_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, threshold, value, out)
+        return _ops.threshold.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('threshold', _G359, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
 
@@ -3690,7 +3690,7 @@ def threshold_(input, threshold, value):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.threshold_.table[((input._keys | _st.included) & ~_st.excluded)](input, threshold, value)
+        return _ops.threshold_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('threshold_', _G360, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
 
@@ -3700,7 +3700,7 @@ def tile(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.tile.table[((input._keys | _st.included) & ~_st.excluded)](input, dims)
+        return _ops.tile.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tile', _G361, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
@@ -3710,15 +3710,15 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted, *out)
-        return _ops.topk.table[((input._keys | _st.included) & ~_st.excluded)](input, k, dim, largest, sorted)
+            return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted, *out)
+        return _ops.topk.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('topk', _G362, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
 
 _G363 = [_ops.trace]
 def trace(input):
     try:
-        return _ops.trace.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.trace.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trace', _G363, (), {'input': input}, _e, 1)
 
@@ -3727,7 +3727,7 @@ def transpose(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.transpose_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
+        return _ops.transpose_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('transpose', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
@@ -3736,8 +3736,8 @@ def tril(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.tril.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
+            return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _ops.tril.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tril', _G365, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
@@ -3746,8 +3746,8 @@ def triu(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, diagonal, out)
-        return _ops.triu.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
+            return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _ops.triu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('triu', _G366, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
@@ -3755,8 +3755,8 @@ _G367 = [_ops.true_divide_Tensor, _ops.true_divide_out]
 def true_divide(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('true_divide', _G367, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -3764,15 +3764,15 @@ _G368 = [_ops.trunc, _ops.trunc_out]
 def trunc(input, *, out=None):
     try:
         if out is not None:
-            return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.trunc.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.trunc.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trunc', _G368, (), {'input': input, 'out': out}, _e, 1)
 
 _G369 = [_ops.trunc_]
 def trunc_(input):
     try:
-        return _ops.trunc_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.trunc_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trunc_', _G369, (), {'input': input}, _e, 1)
 
@@ -3780,7 +3780,7 @@ _G370 = [_ops.unbind_int]
 def unbind(input, dim=0):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unbind_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+        return _ops.unbind_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unbind', _G370, (), {'input': input, 'dim': dim}, _e, 1)
 
@@ -3789,7 +3789,7 @@ def unflatten(input, dim, sizes):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
-        return _ops.unflatten_int.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sizes)
+        return _ops.unflatten_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sizes)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unflatten', _G371, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
 
@@ -3798,8 +3798,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, return_inverse, return_counts, dim, *out)
-        return _ops.unique_consecutive.table[((input._keys | _st.included) & ~_st.excluded)](input, return_inverse, return_counts, dim)
+            return _ops.unique_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim, *out)
+        return _ops.unique_consecutive.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_consecutive', _G372, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
 
@@ -3808,8 +3808,8 @@ def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=Fals
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, dim, sorted, return_inverse, return_counts, *out)
-        return _ops.unique_dim.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, sorted, return_inverse, return_counts)
+            return _ops.unique_dim_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts, *out)
+        return _ops.unique_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_dim', _G373, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
@@ -3818,8 +3818,8 @@ def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](input, dim, return_inverse, return_counts, *out)
-        return _ops.unique_dim_consecutive.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, return_inverse, return_counts)
+            return _ops.unique_dim_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts, *out)
+        return _ops.unique_dim_consecutive.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_dim_consecutive', _G374, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
@@ -3827,7 +3827,7 @@ _G375 = [_ops.unsqueeze]
 def unsqueeze(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unsqueeze.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+        return _ops.unsqueeze.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unsqueeze', _G375, (), {'input': input, 'dim': dim}, _e, 1)
 
@@ -3843,22 +3843,22 @@ _G378 = [_ops.vdot, _ops.vdot_out]
 def vdot(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vdot', _G378, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G379 = [_ops.view_as_complex]
 def view_as_complex(input):
     try:
-        return _ops.view_as_complex.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.view_as_complex.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as_complex', _G379, (), {'input': input}, _e, 1)
 
 _G380 = [_ops.view_as_real]
 def view_as_real(input):
     try:
-        return _ops.view_as_real.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.view_as_real.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as_real', _G380, (), {'input': input}, _e, 1)
 
@@ -3867,20 +3867,20 @@ def where(condition, input=_M, other=_M, *, out=None):
     try:
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.where_self_out.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](condition, input, other, out)
-            return _ops.where_self.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](condition, input, other)
+                return _ops.where_self_out.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other, out)
+            return _ops.where_self.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            return _ops.where_ScalarSelf.table[((condition._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](condition, input, other)
+            return _ops.where_ScalarSelf.table[((condition._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.where_ScalarOther.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](condition, input, other)
+            return _ops.where_ScalarOther.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and not isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.where_Scalar.table[((condition._keys | _st.included) & ~_st.excluded)](condition, input, other)
+            return _ops.where_Scalar.table[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is _M and other is _M:
-            return _ops.where.table[((condition._keys | _st.included) & ~_st.excluded)](condition)
+            return _ops.where.table[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('where', _G381, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
@@ -3888,7 +3888,7 @@ def where(condition, input=_M, other=_M, *, out=None):
 _G382 = [_ops.zero_]
 def zero_(input):
     try:
-        return _ops.zero_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.zero_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('zero_', _G382, (), {'input': input}, _e, 1)
 
@@ -3900,7 +3900,7 @@ def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.zeros.table[((_dk(device) | _st.included) & ~_st.excluded)](size, dtype, layout, device, pin_memory)
+        _r = _ops.zeros.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
@@ -3911,7 +3911,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.zeros_like.table[((input._keys | _st.included) & ~_st.excluded)](input, dtype, layout, device, pin_memory, memory_format)
+        return _ops.zeros_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('zeros_like', _G384, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 

@@ -20,8 +20,8 @@ _G0 = [_ops.linalg_matrix_rank_atol_rtol_float, _ops.linalg_matrix_rank_atol_rto
 def _matrix_rank(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matrix_rank_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, atol, rtol, hermitian, out)
-        return _ops.linalg_matrix_rank_atol_rtol_float.table[((input._keys | _st.included) & ~_st.excluded)](input, atol, rtol, hermitian)
+            return _ops.linalg_matrix_rank_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
+        return _ops.linalg_matrix_rank_atol_rtol_float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_matrix_rank', _G0, (), {'input': input, 'atol': atol, 'rtol': rtol, 'hermitian': hermitian, 'out': out}, _e, 1)
 
@@ -29,8 +29,8 @@ _G1 = [_ops.linalg_pinv_atol_rtol_float, _ops.linalg_pinv_atol_rtol_float_out]
 def _pinv(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_pinv_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, atol, rtol, hermitian, out)
-        return _ops.linalg_pinv_atol_rtol_float.table[((input._keys | _st.included) & ~_st.excluded)](input, atol, rtol, hermitian)
+            return _ops.linalg_pinv_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
+        return _ops.linalg_pinv_atol_rtol_float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_pinv', _G1, (), {'input': input, 'atol': atol, 'rtol': rtol, 'hermitian': hermitian, 'out': out}, _e, 1)
 
@@ -38,8 +38,8 @@ _G2 = [_ops.linalg_cholesky, _ops.linalg_cholesky_out]
 def cholesky(input, *, upper=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, upper, out)
-        return _ops.linalg_cholesky.table[((input._keys | _st.included) & ~_st.excluded)](input, upper)
+            return _ops.linalg_cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _ops.linalg_cholesky.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky', _G2, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
@@ -47,8 +47,8 @@ _G3 = [_ops.linalg_cholesky_ex, _ops.linalg_cholesky_ex_L]
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_cholesky_ex_L.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, upper, check_errors, *out)
-        return _ops.linalg_cholesky_ex.table[((input._keys | _st.included) & ~_st.excluded)](input, upper, check_errors)
+            return _ops.linalg_cholesky_ex_L.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors, *out)
+        return _ops.linalg_cholesky_ex.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_ex', _G3, (), {'input': input, 'upper': upper, 'check_errors': check_errors, 'out': out}, _e, 1)
 
@@ -57,14 +57,14 @@ def cond(input, p=_M, *, out=None):
     try:
         if input is not _M and p is not _M and isinstance(p, str):
             if out is not None:
-                return _ops.linalg_cond_p_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, out)
-            return _ops.linalg_cond_p_str.table[((input._keys | _st.included) & ~_st.excluded)](input, p)
+                return _ops.linalg_cond_p_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _ops.linalg_cond_p_str.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         if input is not _M and (p is _M or p is None or not isinstance(p, _TI)):
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if out is not None:
-                return _ops.linalg_cond_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, p, out)
-            return _ops.linalg_cond.table[((input._keys | _st.included) & ~_st.excluded)](input, p)
+                return _ops.linalg_cond_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _ops.linalg_cond.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cond', _G4, (), {'input': input, 'p': p, 'out': out}, _e, 2)
@@ -74,8 +74,8 @@ def cross(input, other, *, dim=-1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.linalg_cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dim, out)
-        return _ops.linalg_cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dim)
+            return _ops.linalg_cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
+        return _ops.linalg_cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cross', _G5, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
@@ -83,8 +83,8 @@ _G6 = [_ops.linalg_det, _ops.linalg_det_out]
 def det(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_det_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](A, out)
-        return _ops.linalg_det.table[((A._keys | _st.included) & ~_st.excluded)](A)
+            return _ops.linalg_det_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
+        return _ops.linalg_det.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('det', _G6, (), {'A': A, 'out': out}, _e, 1)
 
@@ -94,7 +94,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.linalg_diagonal.table[((A._keys | _st.included) & ~_st.excluded)](A, offset, dim1, dim2)
+        return _ops.linalg_diagonal.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagonal', _G7, (), {'A': A, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
@@ -102,8 +102,8 @@ _G8 = [_ops.linalg_eig, _ops.linalg_eig_out]
 def eig(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eig_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, *out)
-        return _ops.linalg_eig.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.linalg_eig_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
+        return _ops.linalg_eig.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eig', _G8, (), {'input': input, 'out': out}, _e, 1)
 
@@ -111,8 +111,8 @@ _G9 = [_ops.linalg_eigh, _ops.linalg_eigh_eigvals]
 def eigh(input, UPLO='L', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigh_eigvals.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](input, UPLO, *out)
-        return _ops.linalg_eigh.table[((input._keys | _st.included) & ~_st.excluded)](input, UPLO)
+            return _ops.linalg_eigh_eigvals.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, *out)
+        return _ops.linalg_eigh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigh', _G9, (), {'input': input, 'UPLO': UPLO, 'out': out}, _e, 1)
 
@@ -120,8 +120,8 @@ _G10 = [_ops.linalg_eigvals, _ops.linalg_eigvals_out]
 def eigvals(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigvals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.linalg_eigvals.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.linalg_eigvals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.linalg_eigvals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigvals', _G10, (), {'input': input, 'out': out}, _e, 1)
 
@@ -129,8 +129,8 @@ _G11 = [_ops.linalg_eigvalsh, _ops.linalg_eigvalsh_out]
 def eigvalsh(input, UPLO='L', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigvalsh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, UPLO, out)
-        return _ops.linalg_eigvalsh.table[((input._keys | _st.included) & ~_st.excluded)](input, UPLO)
+            return _ops.linalg_eigvalsh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, out)
+        return _ops.linalg_eigvalsh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigvalsh', _G11, (), {'input': input, 'UPLO': UPLO, 'out': out}, _e, 1)
 
@@ -138,8 +138,8 @@ _G12 = [_ops.linalg_inv, _ops.linalg_inv_out]
 def inv(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_inv_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](A, out)
-        return _ops.linalg_inv.table[((A._keys | _st.included) & ~_st.excluded)](A)
+            return _ops.linalg_inv_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
+        return _ops.linalg_inv.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inv', _G12, (), {'A': A, 'out': out}, _e, 1)
 
@@ -147,8 +147,8 @@ _G13 = [_ops.linalg_inv_ex, _ops.linalg_inv_ex_inverse]
 def inv_ex(A, *, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_inv_ex_inverse.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](A, check_errors, *out)
-        return _ops.linalg_inv_ex.table[((A._keys | _st.included) & ~_st.excluded)](A, check_errors)
+            return _ops.linalg_inv_ex_inverse.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, check_errors, *out)
+        return _ops.linalg_inv_ex.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inv_ex', _G13, (), {'A': A, 'check_errors': check_errors, 'out': out}, _e, 1)
 
@@ -156,8 +156,8 @@ _G14 = [_ops.linalg_lu, _ops.linalg_lu_out]
 def lu(A, *, pivot=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](A, pivot, *out)
-        return _ops.linalg_lu.table[((A._keys | _st.included) & ~_st.excluded)](A, pivot)
+            return _ops.linalg_lu_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
+        return _ops.linalg_lu.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu', _G14, (), {'A': A, 'pivot': pivot, 'out': out}, _e, 1)
 
@@ -165,8 +165,8 @@ _G15 = [_ops.linalg_lu_factor, _ops.linalg_lu_factor_out]
 def lu_factor(A, *, pivot=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_factor_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](A, pivot, *out)
-        return _ops.linalg_lu_factor.table[((A._keys | _st.included) & ~_st.excluded)](A, pivot)
+            return _ops.linalg_lu_factor_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
+        return _ops.linalg_lu_factor.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_factor', _G15, (), {'A': A, 'pivot': pivot, 'out': out}, _e, 1)
 
@@ -174,8 +174,8 @@ _G16 = [_ops.linalg_lu_factor_ex, _ops.linalg_lu_factor_ex_out]
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_factor_ex_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](A, pivot, check_errors, *out)
-        return _ops.linalg_lu_factor_ex.table[((A._keys | _st.included) & ~_st.excluded)](A, pivot, check_errors)
+            return _ops.linalg_lu_factor_ex_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors, *out)
+        return _ops.linalg_lu_factor_ex.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_factor_ex', _G16, (), {'A': A, 'pivot': pivot, 'check_errors': check_errors, 'out': out}, _e, 1)
 
@@ -183,8 +183,8 @@ _G17 = [_ops.linalg_lu_solve, _ops.linalg_lu_solve_out]
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_solve_out.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](LU, pivots, B, left, adjoint, out)
-        return _ops.linalg_lu_solve.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | _st.included) & ~_st.excluded)](LU, pivots, B, left, adjoint)
+            return _ops.linalg_lu_solve_out.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint, out)
+        return _ops.linalg_lu_solve.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_solve', _G17, (), {'LU': LU, 'pivots': pivots, 'B': B, 'left': left, 'adjoint': adjoint, 'out': out}, _e, 1)
 
@@ -192,8 +192,8 @@ _G18 = [_ops.linalg_matmul, _ops.linalg_matmul_out]
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-        return _ops.linalg_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.linalg_matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _ops.linalg_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matmul', _G18, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
@@ -201,8 +201,8 @@ _G19 = [_ops.linalg_matrix_exp, _ops.linalg_matrix_exp_out]
 def matrix_exp(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matrix_exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, out)
-        return _ops.linalg_matrix_exp.table[((input._keys | _st.included) & ~_st.excluded)](input)
+            return _ops.linalg_matrix_exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _ops.linalg_matrix_exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_exp', _G19, (), {'input': input, 'out': out}, _e, 1)
 
@@ -214,15 +214,15 @@ def matrix_norm(input, ord=_M, dim=(-2, -1), keepdim=False, *, dtype=None, out=N
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_matrix_norm_str_ord_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_matrix_norm_str_ord.table[((input._keys | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype)
+                return _ops.linalg_matrix_norm_str_ord_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _ops.linalg_matrix_norm_str_ord.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         if input is not _M and ord is not _M and not isinstance(ord, _TI):
             if ord.__class__ not in _NUMS: ord = _sc(ord)
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_matrix_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_matrix_norm.table[((input._keys | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype)
+                return _ops.linalg_matrix_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _ops.linalg_matrix_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_norm', _G20, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
@@ -232,8 +232,8 @@ def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
         if out is not None:
-            return _ops.linalg_matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, n, out)
-        return _ops.linalg_matrix_power.table[((input._keys | _st.included) & ~_st.excluded)](input, n)
+            return _ops.linalg_matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
+        return _ops.linalg_matrix_power.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_power', _G21, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
@@ -242,8 +242,8 @@ def multi_dot(tensors, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if out is not None:
-            return _ops.linalg_multi_dot_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](tensors, out)
-        return _ops.linalg_multi_dot.table[((_kl(tensors) | _st.included) & ~_st.excluded)](tensors)
+            return _ops.linalg_multi_dot_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, out)
+        return _ops.linalg_multi_dot.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multi_dot', _G22, (), {'tensors': tensors, 'out': out}, _e, 1)
 
@@ -254,16 +254,16 @@ def norm(input, ord=_M, dim=None, keepdim=False, *, dtype=None, out=None):
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_norm_ord_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_norm_ord_str.table[((input._keys | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype)
+                return _ops.linalg_norm_ord_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _ops.linalg_norm_ord_str.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         if input is not _M and (ord is _M or ord is None or not isinstance(ord, _TI)):
             if ord is _M: ord = None
             if ord is not None and ord.__class__ not in _NUMS: ord = _sc(ord)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_norm.table[((input._keys | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype)
+                return _ops.linalg_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _ops.linalg_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('norm', _G23, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
@@ -272,8 +272,8 @@ _G24 = [_ops.linalg_qr, _ops.linalg_qr_out]
 def qr(A, mode='reduced', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_qr_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](A, mode, *out)
-        return _ops.linalg_qr.table[((A._keys | _st.included) & ~_st.excluded)](A, mode)
+            return _ops.linalg_qr_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, mode, *out)
+        return _ops.linalg_qr.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('qr', _G24, (), {'A': A, 'mode': mode, 'out': out}, _e, 1)
 
@@ -281,8 +281,8 @@ _G25 = [_ops.linalg_slogdet, _ops.linalg_slogdet_out]
 def slogdet(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_slogdet_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](A, *out)
-        return _ops.linalg_slogdet.table[((A._keys | _st.included) & ~_st.excluded)](A)
+            return _ops.linalg_slogdet_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, *out)
+        return _ops.linalg_slogdet.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('slogdet', _G25, (), {'A': A, 'out': out}, _e, 1)
 
@@ -290,8 +290,8 @@ _G26 = [_ops.linalg_solve, _ops.linalg_solve_out]
 def solve(A, B, *, left=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](A, B, left, out)
-        return _ops.linalg_solve.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | _st.included) & ~_st.excluded)](A, B, left)
+            return _ops.linalg_solve_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, out)
+        return _ops.linalg_solve.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve', _G26, (), {'A': A, 'B': B, 'left': left, 'out': out}, _e, 1)
 
@@ -299,8 +299,8 @@ _G27 = [_ops.linalg_solve_ex, _ops.linalg_solve_ex_out]
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_ex_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | _st.included) & ~_st.excluded)](A, B, left, check_errors, *out)
-        return _ops.linalg_solve_ex.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | _st.included) & ~_st.excluded)](A, B, left, check_errors)
+            return _ops.linalg_solve_ex_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors, *out)
+        return _ops.linalg_solve_ex.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve_ex', _G27, (), {'A': A, 'B': B, 'left': left, 'check_errors': check_errors, 'out': out}, _e, 1)
 
@@ -308,8 +308,8 @@ _G28 = [_ops.linalg_solve_triangular, _ops.linalg_solve_triangular_out]
 def solve_triangular(input, B, *, upper=_M, left=True, unitriangular=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_triangular_out.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, B, upper, left, unitriangular, out)
-        return _ops.linalg_solve_triangular.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | _st.included) & ~_st.excluded)](input, B, upper, left, unitriangular)
+            return _ops.linalg_solve_triangular_out.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular, out)
+        return _ops.linalg_solve_triangular.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve_triangular', _G28, (), {'input': input, 'B': B, 'upper': upper, 'left': left, 'unitriangular': unitriangular, 'out': out}, _e, 1)
 
@@ -317,8 +317,8 @@ _G29 = [_ops.linalg_svd, _ops.linalg_svd_U]
 def svd(A, full_matrices=True, *, driver=None, out=None):
     try:
         if out is not None:
-            return _ops.linalg_svd_U.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | _st.included) & ~_st.excluded)](A, full_matrices, driver, *out)
-        return _ops.linalg_svd.table[((A._keys | _st.included) & ~_st.excluded)](A, full_matrices, driver)
+            return _ops.linalg_svd_U.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver, *out)
+        return _ops.linalg_svd.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svd', _G29, (), {'A': A, 'full_matrices': full_matrices, 'driver': driver, 'out': out}, _e, 1)
 
@@ -326,8 +326,8 @@ _G30 = [_ops.linalg_svdvals, _ops.linalg_svdvals_out]
 def svdvals(A, *, driver=None, out=None):
     try:
         if out is not None:
-            return _ops.linalg_svdvals_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](A, driver, out)
-        return _ops.linalg_svdvals.table[((A._keys | _st.included) & ~_st.excluded)](A, driver)
+            return _ops.linalg_svdvals_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, driver, out)
+        return _ops.linalg_svdvals.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, driver)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svdvals', _G30, (), {'A': A, 'driver': driver, 'out': out}, _e, 1)
 
@@ -336,8 +336,8 @@ def tensorinv(input, ind=2, *, out=None):
     try:
         if ind.__class__ is not int: ind = _int(ind)
         if out is not None:
-            return _ops.linalg_tensorinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ind, out)
-        return _ops.linalg_tensorinv.table[((input._keys | _st.included) & ~_st.excluded)](input, ind)
+            return _ops.linalg_tensorinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ind, out)
+        return _ops.linalg_tensorinv.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ind)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensorinv', _G31, (), {'input': input, 'ind': ind, 'out': out}, _e, 1)
 
@@ -346,8 +346,8 @@ def tensorsolve(input, other, dims=None, *, out=None):
     try:
         if dims is not None: dims = _il(dims)
         if out is not None:
-            return _ops.linalg_tensorsolve_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, dims, out)
-        return _ops.linalg_tensorsolve.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, dims)
+            return _ops.linalg_tensorsolve_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims, out)
+        return _ops.linalg_tensorsolve.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensorsolve', _G32, (), {'input': input, 'other': other, 'dims': dims, 'out': out}, _e, 1)
 
@@ -356,8 +356,8 @@ def vecdot(x, y, *, dim=-1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.linalg_vecdot_out.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](x, y, dim, out)
-        return _ops.linalg_vecdot.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | _st.included) & ~_st.excluded)](x, y, dim)
+            return _ops.linalg_vecdot_out.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim, out)
+        return _ops.linalg_vecdot.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vecdot', _G33, (), {'x': x, 'y': y, 'dim': dim, 'out': out}, _e, 1)
 
@@ -368,8 +368,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.linalg_vector_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype, out)
-        return _ops.linalg_vector_norm.table[((input._keys | _st.included) & ~_st.excluded)](input, ord, dim, keepdim, dtype)
+            return _ops.linalg_vector_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+        return _ops.linalg_vector_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vector_norm', _G34, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 

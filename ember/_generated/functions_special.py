@@ -21,7 +21,7 @@ def log_softmax(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.special_log_softmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+        return _ops.special_log_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_softmax', _G0, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
@@ -30,7 +30,7 @@ def softmax(input, dim, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.special_softmax.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+        return _ops.special_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softmax', _G1, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 

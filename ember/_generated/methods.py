@@ -26,7 +26,7 @@ absolute = _fn.absolute  # the function binding serves as the method
 _G5 = [_ops.absolute_]
 def absolute_(input):
     try:
-        return _ops.absolute_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.absolute_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('absolute_', _G5, (), {'input': input}, _e, 1)
 
@@ -39,7 +39,7 @@ _G11 = [_ops.add__Tensor]
 def add_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.add__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+        return _ops.add__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('add_', _G11, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
@@ -49,7 +49,7 @@ def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
+        return _ops.addbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addbmm_', _G13, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -58,7 +58,7 @@ _G15 = [_ops.addcdiv_]
 def addcdiv_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.addcdiv_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
+        return _ops.addcdiv_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcdiv_', _G15, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
@@ -67,7 +67,7 @@ _G17 = [_ops.addcmul_]
 def addcmul_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.addcmul_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | _st.included) & ~_st.excluded)](input, tensor1, tensor2, value)
+        return _ops.addcmul_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcmul_', _G17, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
@@ -77,7 +77,7 @@ def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addmm_.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | _st.included) & ~_st.excluded)](input, mat1, mat2, beta, alpha)
+        return _ops.addmm_.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmm_', _G19, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -87,7 +87,7 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addmv_.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | _st.included) & ~_st.excluded)](input, mat, vec, beta, alpha)
+        return _ops.addmv_.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmv_', _G21, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -97,7 +97,7 @@ def addr_(input, vec1, vec2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addr_.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | _st.included) & ~_st.excluded)](input, vec1, vec2, beta, alpha)
+        return _ops.addr_.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addr_', _G23, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -120,7 +120,7 @@ arctan2 = _fn.arctan2  # the function binding serves as the method
 _G40 = [_ops.arctan2_]
 def arctan2_(input, other):
     try:
-        return _ops.arctan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.arctan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan2_', _G40, (), {'input': input, 'other': other}, _e, 1)
 
@@ -142,7 +142,7 @@ atan2 = _fn.atan2  # the function binding serves as the method
 _G56 = [_ops.atan2_]
 def atan2_(input, other):
     try:
-        return _ops.atan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.atan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan2_', _G56, (), {'input': input, 'other': other}, _e, 1)
 
@@ -155,7 +155,7 @@ def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.baddbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | _st.included) & ~_st.excluded)](input, batch1, batch2, beta, alpha)
+        return _ops.baddbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('baddbmm_', _G61, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -164,10 +164,10 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
             if out is not None:
-                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, generator, out)
-            return _ops.bernoulli.table[((input._keys | _st.included) & ~_st.excluded)](input, generator)
+                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
+            return _ops.bernoulli.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
         if input is not _M and p is not _M:
-            return _ops.bernoulli_p.table[((input._keys | _st.included) & ~_st.excluded)](input, p, generator)
+            return _ops.bernoulli_p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli', _G62, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 2)
@@ -176,10 +176,10 @@ _G63 = [_ops.bernoulli__Tensor, _ops.bernoulli__float]
 def bernoulli_(input, p=_M, *, generator=None):
     try:
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _ops.bernoulli__Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | _st.included) & ~_st.excluded)](input, p, generator)
+            return _ops.bernoulli__Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         if input is not _M and (p is _M or p is None or True):
             if p is _M: p = 0.5
-            return _ops.bernoulli__float.table[((input._keys | _st.included) & ~_st.excluded)](input, p, generator)
+            return _ops.bernoulli__float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli_', _G63, (), {'input': input, 'p': p, 'generator': generator}, _e, 2)
@@ -189,13 +189,13 @@ def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and', _G64, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -204,10 +204,10 @@ _G65 = [_ops.bitwise_and__Tensor, _ops.bitwise_and__Scalar]
 def bitwise_and_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_and__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_and__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_and__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_and__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and_', _G65, (), {'input': input, 'other': other}, _e, 2)
@@ -217,13 +217,13 @@ def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift', _G66, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -232,10 +232,10 @@ _G67 = [_ops.bitwise_left_shift__Tensor, _ops.bitwise_left_shift__Tensor_Scalar]
 def bitwise_left_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_left_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_left_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_left_shift__Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_left_shift__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift_', _G67, (), {'input': input, 'other': other}, _e, 2)
@@ -244,7 +244,7 @@ bitwise_not = _fn.bitwise_not  # the function binding serves as the method
 _G69 = [_ops.bitwise_not_]
 def bitwise_not_(input):
     try:
-        return _ops.bitwise_not_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.bitwise_not_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_not_', _G69, (), {'input': input}, _e, 1)
 
@@ -253,13 +253,13 @@ def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or', _G70, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -268,10 +268,10 @@ _G71 = [_ops.bitwise_or__Tensor, _ops.bitwise_or__Scalar]
 def bitwise_or_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_or__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_or__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_or__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_or__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or_', _G71, (), {'input': input, 'other': other}, _e, 2)
@@ -281,13 +281,13 @@ def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -296,10 +296,10 @@ _G73 = [_ops.bitwise_right_shift__Tensor, _ops.bitwise_right_shift__Tensor_Scala
 def bitwise_right_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_right_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_right_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_right_shift__Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_right_shift__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift_', _G73, (), {'input': input, 'other': other}, _e, 2)
@@ -309,13 +309,13 @@ def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, other, out)
-            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, other)
+                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 2)
@@ -324,10 +324,10 @@ _G75 = [_ops.bitwise_xor__Tensor, _ops.bitwise_xor__Scalar]
 def bitwise_xor_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_xor__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_xor__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_xor__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.bitwise_xor__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor_', _G75, (), {'input': input, 'other': other}, _e, 2)
@@ -337,7 +337,7 @@ broadcast_to = _fn.broadcast_to  # the function binding serves as the method
 _G78 = [_ops.cauchy_]
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     try:
-        return _ops.cauchy_.table[((input._keys | _st.included) & ~_st.excluded)](input, median, sigma, generator)
+        return _ops.cauchy_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, median, sigma, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cauchy_', _G78, (), {'input': input, 'median': median, 'sigma': sigma, 'generator': generator}, _e, 1)
 
@@ -361,21 +361,21 @@ conj_physical = _fn.conj_physical  # the function binding serves as the method
 _G96 = [_ops.conj_physical_]
 def conj_physical_(input):
     try:
-        return _ops.conj_physical_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.conj_physical_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj_physical_', _G96, (), {'input': input}, _e, 1)
 
 _G97 = [_ops.contiguous]
 def contiguous(input, *, memory_format=None):
     try:
-        return _ops.contiguous.table[((input._keys | _st.included) & ~_st.excluded)](input, memory_format)
+        return _ops.contiguous.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('contiguous', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
 _G98 = [_ops.copy_]
 def copy_(input, src, non_blocking=False):
     try:
-        return _ops.copy_.table[((input._keys | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, src, non_blocking)
+        return _ops.copy_.table[((input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, src, non_blocking)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copy_', _G98, (), {'input': input, 'src': src, 'non_blocking': non_blocking}, _e, 1)
 
@@ -383,7 +383,7 @@ copysign = _fn.copysign  # the function binding serves as the method
 _G100 = [_ops.copysign__Tensor]
 def copysign_(input, other):
     try:
-        return _ops.copysign__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.copysign__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copysign_', _G100, (), {'input': input, 'other': other}, _e, 1)
 
@@ -401,7 +401,7 @@ def cumprod_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.cumprod_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+        return _ops.cumprod_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumprod_', _G110, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
@@ -411,7 +411,7 @@ def cumsum_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.cumsum_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim, dtype)
+        return _ops.cumsum_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumsum_', _G112, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
@@ -428,10 +428,10 @@ _G122 = [_ops.div__Tensor, _ops.div__Tensor_mode]
 def div_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _ops.div__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.div__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _ops.div__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
+            return _ops.div__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('div_', _G122, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
@@ -441,10 +441,10 @@ _G124 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
 def divide_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _ops.divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _ops.divide__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, rounding_mode)
+            return _ops.divide__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('divide_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
@@ -455,10 +455,10 @@ _G127 = [_ops.eq__Tensor, _ops.eq__Scalar]
 def eq_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.eq__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.eq__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.eq__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.eq__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eq_', _G127, (), {'input': input, 'other': other}, _e, 2)
@@ -472,7 +472,7 @@ erfinv = _fn.erfinv  # the function binding serves as the method
 _G134 = [_ops.erfinv_]
 def erfinv_(input):
     try:
-        return _ops.erfinv_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.erfinv_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfinv_', _G134, (), {'input': input}, _e, 1)
 
@@ -486,14 +486,14 @@ def expand(input, *_size, size=None, implicit=False):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.expand.table[((input._keys | _st.included) & ~_st.excluded)](input, size, implicit)
+        return _ops.expand.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, implicit)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expand', _G139, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
 
 _G140 = [_ops.expand_as]
 def expand_as(input, other):
     try:
-        return _ops.expand_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.expand_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expand_as', _G140, (), {'input': input, 'other': other}, _e, 1)
 
@@ -502,7 +502,7 @@ expm1_ = _fn.expm1_  # the function binding serves as the method
 _G143 = [_ops.exponential_]
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
-        return _ops.exponential_.table[((input._keys | _st.included) & ~_st.excluded)](input, lambd, generator)
+        return _ops.exponential_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exponential_', _G143, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
 
@@ -518,13 +518,13 @@ def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.float_power_Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.float_power_Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power', _G151, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
@@ -533,10 +533,10 @@ _G152 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
 def float_power_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _ops.float_power__Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+            return _ops.float_power__Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _ops.float_power__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
+            return _ops.float_power__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power_', _G152, (), {'input': input, 'exponent': exponent}, _e, 2)
@@ -547,7 +547,7 @@ floor_divide = _fn.floor_divide  # the function binding serves as the method
 _G156 = [_ops.floor_divide_]
 def floor_divide_(input, other):
     try:
-        return _ops.floor_divide_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.floor_divide_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_divide_', _G156, (), {'input': input, 'other': other}, _e, 1)
 
@@ -557,7 +557,7 @@ fmod = _fn.fmod  # the function binding serves as the method
 _G160 = [_ops.fmod__Tensor]
 def fmod_(input, other):
     try:
-        return _ops.fmod__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.fmod__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod_', _G160, (), {'input': input, 'other': other}, _e, 1)
 
@@ -569,10 +569,10 @@ _G165 = [_ops.ge__Tensor, _ops.ge__Scalar]
 def ge_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.ge__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.ge__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.ge__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.ge__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ge_', _G165, (), {'input': input, 'other': other}, _e, 2)
@@ -580,7 +580,7 @@ def ge_(input, other):
 _G166 = [_ops.geometric_]
 def geometric_(input, p, *, generator=None):
     try:
-        return _ops.geometric_.table[((input._keys | _st.included) & ~_st.excluded)](input, p, generator)
+        return _ops.geometric_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('geometric_', _G166, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
 
@@ -590,10 +590,10 @@ _G169 = [_ops.greater__Tensor, _ops.greater__Scalar]
 def greater_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.greater__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.greater__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.greater__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.greater__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_', _G169, (), {'input': input, 'other': other}, _e, 2)
@@ -603,10 +603,10 @@ _G171 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
 def greater_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.greater_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.greater_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.greater_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.greater_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_equal_', _G171, (), {'input': input, 'other': other}, _e, 2)
@@ -616,10 +616,10 @@ _G173 = [_ops.gt__Tensor, _ops.gt__Scalar]
 def gt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.gt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.gt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.gt__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.gt__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gt_', _G173, (), {'input': input, 'other': other}, _e, 2)
@@ -629,7 +629,7 @@ hypot = _fn.hypot  # the function binding serves as the method
 _G176 = [_ops.hypot_]
 def hypot_(input, other):
     try:
-        return _ops.hypot_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.hypot_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hypot_', _G176, (), {'input': input, 'other': other}, _e, 1)
 
@@ -639,7 +639,7 @@ def index_add_(input, dim, index, source, *, alpha=1):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.index_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, alpha)
+        return _ops.index_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_add_', _G178, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
 
@@ -648,7 +648,7 @@ _G180 = [_ops.index_copy_]
 def index_copy_(input, dim, index, source):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.index_copy_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source)
+        return _ops.index_copy_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_copy_', _G180, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
 
@@ -658,11 +658,11 @@ def index_fill_(input, dim, index, value):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
-            return _ops.index_fill__int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, dim, index, value)
+            return _ops.index_fill__int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.index_fill__int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | _st.included) & ~_st.excluded)](input, dim, index, value)
+            return _ops.index_fill__int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_fill_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
@@ -674,7 +674,7 @@ _G186 = [_ops.index_reduce_]
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.index_reduce_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, dim, index, source, reduce, include_self)
+        return _ops.index_reduce_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_reduce_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
@@ -695,10 +695,10 @@ _G200 = [_ops.le__Tensor, _ops.le__Scalar]
 def le_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.le__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.le__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.le__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.le__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('le_', _G200, (), {'input': input, 'other': other}, _e, 2)
@@ -709,9 +709,9 @@ def lerp_(input, end, weight):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
-            return _ops.lerp__Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | _st.included) & ~_st.excluded)](input, end, weight)
+            return _ops.lerp__Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
-            return _ops.lerp__Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | _st.included) & ~_st.excluded)](input, end, weight)
+            return _ops.lerp__Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lerp_', _G202, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
@@ -721,10 +721,10 @@ _G204 = [_ops.less__Tensor, _ops.less__Scalar]
 def less_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.less__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.less__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.less__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.less__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_', _G204, (), {'input': input, 'other': other}, _e, 2)
@@ -734,10 +734,10 @@ _G206 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
 def less_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.less_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.less_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.less_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.less_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_equal_', _G206, (), {'input': input, 'other': other}, _e, 2)
@@ -753,7 +753,7 @@ log_ = _fn.log_  # the function binding serves as the method
 _G215 = [_ops.log_normal_]
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
-        return _ops.log_normal_.table[((input._keys | _st.included) & ~_st.excluded)](input, mean, std, generator)
+        return _ops.log_normal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_normal_', _G215, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
@@ -764,7 +764,7 @@ logical_and = _fn.logical_and  # the function binding serves as the method
 _G220 = [_ops.logical_and_]
 def logical_and_(input, other):
     try:
-        return _ops.logical_and_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.logical_and_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_and_', _G220, (), {'input': input, 'other': other}, _e, 1)
 
@@ -772,7 +772,7 @@ logical_not = _fn.logical_not  # the function binding serves as the method
 _G222 = [_ops.logical_not_]
 def logical_not_(input):
     try:
-        return _ops.logical_not_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.logical_not_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_not_', _G222, (), {'input': input}, _e, 1)
 
@@ -780,7 +780,7 @@ logical_or = _fn.logical_or  # the function binding serves as the method
 _G224 = [_ops.logical_or_]
 def logical_or_(input, other):
     try:
-        return _ops.logical_or_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.logical_or_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_or_', _G224, (), {'input': input, 'other': other}, _e, 1)
 
@@ -788,7 +788,7 @@ logical_xor = _fn.logical_xor  # the function binding serves as the method
 _G226 = [_ops.logical_xor_]
 def logical_xor_(input, other):
     try:
-        return _ops.logical_xor_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.logical_xor_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_xor_', _G226, (), {'input': input, 'other': other}, _e, 1)
 
@@ -800,10 +800,10 @@ _G231 = [_ops.lt__Tensor, _ops.lt__Scalar]
 def lt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.lt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.lt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.lt__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.lt__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lt_', _G231, (), {'input': input, 'other': other}, _e, 2)
@@ -814,9 +814,9 @@ def masked_fill_(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.masked_fill__Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _st.included) & ~_st.excluded)](input, mask, value)
+            return _ops.masked_fill__Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.masked_fill__Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | _st.included) & ~_st.excluded)](input, mask, value)
+            return _ops.masked_fill__Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_fill_', _G233, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
@@ -825,7 +825,7 @@ masked_scatter = _fn.masked_scatter  # the function binding serves as the method
 _G235 = [_ops.masked_scatter_]
 def masked_scatter_(input, mask, source):
     try:
-        return _ops.masked_scatter_.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, mask, source)
+        return _ops.masked_scatter_.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_scatter_', _G235, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
 
@@ -848,7 +848,7 @@ mul = _fn.mul  # the function binding serves as the method
 _G252 = [_ops.mul__Tensor]
 def mul_(input, other):
     try:
-        return _ops.mul__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.mul__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mul_', _G252, (), {'input': input, 'other': other}, _e, 1)
 
@@ -857,7 +857,7 @@ multiply = _fn.multiply  # the function binding serves as the method
 _G255 = [_ops.multiply__Tensor]
 def multiply_(input, other):
     try:
-        return _ops.multiply__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.multiply__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multiply_', _G255, (), {'input': input, 'other': other}, _e, 1)
 
@@ -873,10 +873,10 @@ _G264 = [_ops.ne__Tensor, _ops.ne__Scalar]
 def ne_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.ne__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.ne__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.ne__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.ne__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ne_', _G264, (), {'input': input, 'other': other}, _e, 2)
@@ -893,7 +893,7 @@ def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_empty.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
+        return _ops.new_empty.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_empty', _G269, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -904,7 +904,7 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_empty_strided.table[((input._keys | _st.included) & ~_st.excluded)](input, size, stride, dtype, layout, device, pin_memory)
+        return _ops.new_empty_strided.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_empty_strided', _G270, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -915,7 +915,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_full.table[((input._keys | _st.included) & ~_st.excluded)](input, size, fill_value, dtype, layout, device, pin_memory)
+        return _ops.new_full.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_full', _G271, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -927,7 +927,7 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_ones.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
+        return _ops.new_ones.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_ones', _G272, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -939,7 +939,7 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_zeros.table[((input._keys | _st.included) & ~_st.excluded)](input, size, dtype, layout, device, pin_memory)
+        return _ops.new_zeros.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_zeros', _G273, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -949,7 +949,7 @@ norm = _fn.norm  # the function binding serves as the method
 _G277 = [_ops.normal_]
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
-        return _ops.normal_.table[((input._keys | _st.included) & ~_st.excluded)](input, mean, std, generator)
+        return _ops.normal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('normal_', _G277, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
@@ -958,10 +958,10 @@ _G279 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
 def not_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.not_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+            return _ops.not_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.not_equal__Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, other)
+            return _ops.not_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('not_equal_', _G279, (), {'input': input, 'other': other}, _e, 2)
@@ -974,13 +974,13 @@ def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | _st.included) & ~_st.excluded)](input, exponent, out)
-            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | _st.included) & ~_st.excluded)](input, exponent)
+                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow', _G283, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
@@ -989,10 +989,10 @@ _G284 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
 def pow_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _ops.pow__Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | _st.included) & ~_st.excluded)](input, exponent)
+            return _ops.pow__Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _ops.pow__Tensor_Scalar.table[((input._keys | _st.included) & ~_st.excluded)](input, exponent)
+            return _ops.pow__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow_', _G284, (), {'input': input, 'exponent': exponent}, _e, 2)
@@ -1003,7 +1003,7 @@ put = _fn.put  # the function binding serves as the method
 _G288 = [_ops.put_]
 def put_(input, index, source, accumulate=False):
     try:
-        return _ops.put_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | _st.included) & ~_st.excluded)](input, index, source, accumulate)
+        return _ops.put_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('put_', _G288, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
 
@@ -1023,7 +1023,7 @@ remainder = _fn.remainder  # the function binding serves as the method
 _G299 = [_ops.remainder__Tensor]
 def remainder_(input, other):
     try:
-        return _ops.remainder__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.remainder__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('remainder_', _G299, (), {'input': input, 'other': other}, _e, 1)
 
@@ -1033,7 +1033,7 @@ def repeat(input, *_repeats, repeats=None):
         if repeats is None: repeats = _repeats[0] if len(_repeats) == 1 and not _is_int(_repeats[0]) else _repeats
         elif _repeats: raise TypeError('repeats given twice')
         if repeats is not None: repeats = _il(repeats)
-        return _ops.repeat.table[((input._keys | _st.included) & ~_st.excluded)](input, repeats)
+        return _ops.repeat.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, repeats)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('repeat', _G300, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
 
@@ -1041,7 +1041,7 @@ reshape = _fn.reshape  # the function binding serves as the method
 _G302 = [_ops.reshape_as]
 def reshape_as(input, other):
     try:
-        return _ops.reshape_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.reshape_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reshape_as', _G302, (), {'input': input, 'other': other}, _e, 1)
 
@@ -1051,7 +1051,7 @@ def resize_(input, *_size, size=None, memory_format=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.resize_.table[((input._keys | _st.included) & ~_st.excluded)](input, size, memory_format)
+        return _ops.resize_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resize_', _G303, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
 
@@ -1074,7 +1074,7 @@ _G316 = [_ops.scatter_add_]
 def scatter_add_(input, dim, index, src):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.scatter_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src)
+        return _ops.scatter_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_add_', _G316, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
 
@@ -1083,7 +1083,7 @@ _G318 = [_ops.scatter_reduce__two]
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.scatter_reduce__two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | _st.included) & ~_st.excluded)](input, dim, index, src, reduce, include_self)
+        return _ops.scatter_reduce__two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_reduce_', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
@@ -1092,7 +1092,7 @@ sgn = _fn.sgn  # the function binding serves as the method
 _G321 = [_ops.sgn_]
 def sgn_(input):
     try:
-        return _ops.sgn_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sgn_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sgn_', _G321, (), {'input': input}, _e, 1)
 
@@ -1102,7 +1102,7 @@ sign = _fn.sign  # the function binding serves as the method
 _G325 = [_ops.sign_]
 def sign_(input):
     try:
-        return _ops.sign_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.sign_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sign_', _G325, (), {'input': input}, _e, 1)
 
@@ -1130,7 +1130,7 @@ _G343 = [_ops.sub__Tensor]
 def sub_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.sub__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+        return _ops.sub__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sub_', _G343, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
@@ -1139,7 +1139,7 @@ _G345 = [_ops.subtract__Tensor]
 def subtract_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.subtract__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other, alpha)
+        return _ops.subtract__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('subtract_', _G345, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
@@ -1151,7 +1151,7 @@ def swapaxes_(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _ops.swapaxes_.table[((input._keys | _st.included) & ~_st.excluded)](input, axis0, axis1)
+        return _ops.swapaxes_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapaxes_', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
@@ -1161,7 +1161,7 @@ def swapdims_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.swapdims_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
+        return _ops.swapdims_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapdims_', _G351, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
@@ -1169,7 +1169,7 @@ t = _fn.t  # the function binding serves as the method
 _G353 = [_ops.t_]
 def t_(input):
     try:
-        return _ops.t_.table[((input._keys | _st.included) & ~_st.excluded)](input)
+        return _ops.t_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('t_', _G353, (), {'input': input}, _e, 1)
 
@@ -1188,7 +1188,7 @@ def transpose_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.transpose_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim0, dim1)
+        return _ops.transpose_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('transpose_', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
@@ -1197,7 +1197,7 @@ _G366 = [_ops.tril_]
 def tril_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _ops.tril_.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
+        return _ops.tril_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tril_', _G366, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
@@ -1206,7 +1206,7 @@ _G368 = [_ops.triu_]
 def triu_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _ops.triu_.table[((input._keys | _st.included) & ~_st.excluded)](input, diagonal)
+        return _ops.triu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('triu_', _G368, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
@@ -1214,7 +1214,7 @@ true_divide = _fn.true_divide  # the function binding serves as the method
 _G370 = [_ops.true_divide__Tensor]
 def true_divide_(input, other):
     try:
-        return _ops.true_divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.true_divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('true_divide_', _G370, (), {'input': input, 'other': other}, _e, 1)
 
@@ -1228,14 +1228,14 @@ def unfold(input, dimension, size, step):
         if dimension.__class__ is not int: dimension = _int(dimension)
         if size.__class__ is not int: size = _int(size)
         if step.__class__ is not int: step = _int(step)
-        return _ops.unfold.table[((input._keys | _st.included) & ~_st.excluded)](input, dimension, size, step)
+        return _ops.unfold.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dimension, size, step)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unfold', _G375, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
 
 _G376 = [_ops.uniform_]
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     try:
-        return _ops.uniform_.table[((input._keys | _st.included) & ~_st.excluded)](input, from_, to, generator)
+        return _ops.uniform_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, from_, to, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('uniform_', _G376, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
 
@@ -1244,7 +1244,7 @@ _G378 = [_ops.unsqueeze_]
 def unsqueeze_(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unsqueeze_.table[((input._keys | _st.included) & ~_st.excluded)](input, dim)
+        return _ops.unsqueeze_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unsqueeze_', _G378, (), {'input': input, 'dim': dim}, _e, 1)
 
@@ -1256,14 +1256,14 @@ def view(input, *_size, size=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.view.table[((input._keys | _st.included) & ~_st.excluded)](input, size)
+        return _ops.view.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view', _G381, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
 _G382 = [_ops.view_as]
 def view_as(input, other):
     try:
-        return _ops.view_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | _st.included) & ~_st.excluded)](input, other)
+        return _ops.view_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as', _G382, (), {'input': input, 'other': other}, _e, 1)
 

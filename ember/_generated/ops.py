@@ -7,6 +7,8 @@ from ember.autograd import inplace_or_view as _iov
 from ember.core.keys import DispatchKey as K
 from ember.dispatch.library import define_op
 from ember.kernels.cpu._glue import T as _T, unwrap as _u, wrap as _cw, view as _cv, store_inplace as _cstore, store_out as _cstore_out
+from ember.kernels.cpu._glue import CPU as _CPU, CPU_KEYS as _CPU_KEYS
+from numpy import ndarray as _nd
 from ember.kernels.meta._glue import wrap as _mw, view as _mv, scalar as _mscalar, store_inplace as _mstore, store_out as _mstore_out
 import ember.kernels.composite as _composite
 import ember.kernels.composite_activation as _composite_activation
@@ -44,6 +46,9 @@ import ember.kernels.meta.random as _meta_random
 import ember.kernels.meta.reduction as _meta_reduction
 import ember.kernels.meta.shape as _meta_shape
 import ember.kernels.meta.views as _meta_views
+
+_ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do
+_new = object.__new__
 
 _RT_linalg_slogdet = collections.namedtuple('linalg_slogdet', ['sign', 'logabsdet'])
 _RT_linalg_slogdet.__module__ = 'ember.return_types'
@@ -7297,7 +7302,25 @@ def _meta_pixel_unshuffle(self, downscale_factor):
 
 pixel_unshuffle.register(K.Meta, _meta_pixel_unshuffle, name='meta.nn_spatial.pixel_unshuffle')
 
+_SD_add_Tensor, _SDT_add_Tensor = _cpu_pointwise.add_same
 def _cpu_add_Tensor(self, other, alpha):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_add_Tensor and alpha is _ONE:
+            try:
+                _r = _SD_add_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 add_Tensor.register(K.CPU, _cpu_add_Tensor, name='cpu.pointwise.add')
@@ -7334,7 +7357,25 @@ def _meta_add_out(self, other, alpha, out):
 add_out.register(K.Meta, _meta_add_out, name='meta.pointwise.add')
 
 add_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_sub_Tensor, _SDT_sub_Tensor = _cpu_pointwise.sub_same
 def _cpu_sub_Tensor(self, other, alpha):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_sub_Tensor and alpha is _ONE:
+            try:
+                _r = _SD_sub_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 sub_Tensor.register(K.CPU, _cpu_sub_Tensor, name='cpu.pointwise.sub')
@@ -7371,7 +7412,25 @@ def _meta_sub_out(self, other, alpha, out):
 sub_out.register(K.Meta, _meta_sub_out, name='meta.pointwise.sub')
 
 sub_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_subtract_Tensor, _SDT_subtract_Tensor = _cpu_pointwise.sub_same
 def _cpu_subtract_Tensor(self, other, alpha):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_subtract_Tensor and alpha is _ONE:
+            try:
+                _r = _SD_subtract_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 subtract_Tensor.register(K.CPU, _cpu_subtract_Tensor, name='cpu.pointwise.sub')
@@ -7430,7 +7489,25 @@ def _meta_rsub_Tensor_out(self, other, alpha, out):
 rsub_Tensor_out.register(K.Meta, _meta_rsub_Tensor_out, name='meta.pointwise.rsub')
 
 rsub_Tensor_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_mul_Tensor, _SDT_mul_Tensor = _cpu_pointwise.mul_same
 def _cpu_mul_Tensor(self, other):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_mul_Tensor:
+            try:
+                _r = _SD_mul_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 mul_Tensor.register(K.CPU, _cpu_mul_Tensor, name='cpu.pointwise.mul')
@@ -7467,7 +7544,25 @@ def _meta_mul_out(self, other, out):
 mul_out.register(K.Meta, _meta_mul_out, name='meta.pointwise.binary')
 
 mul_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_multiply_Tensor, _SDT_multiply_Tensor = _cpu_pointwise.mul_same
 def _cpu_multiply_Tensor(self, other):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_multiply_Tensor:
+            try:
+                _r = _SD_multiply_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 multiply_Tensor.register(K.CPU, _cpu_multiply_Tensor, name='cpu.pointwise.mul')
@@ -7503,7 +7598,25 @@ def _meta_multiply_out(self, other, out):
 multiply_out.register(K.Meta, _meta_multiply_out, name='meta.pointwise.binary')
 
 multiply_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_div_Tensor, _SDT_div_Tensor = _cpu_pointwise.div_same
 def _cpu_div_Tensor(self, other):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_div_Tensor:
+            try:
+                _r = _SD_div_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 div_Tensor.register(K.CPU, _cpu_div_Tensor, name='cpu.pointwise.div')
@@ -7575,7 +7688,25 @@ def _meta_div_out_mode(self, other, rounding_mode, out):
 div_out_mode.register(K.Meta, _meta_div_out_mode, name='meta.pointwise.div_mode')
 
 div_out_mode.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_divide_Tensor, _SDT_divide_Tensor = _cpu_pointwise.div_same
 def _cpu_divide_Tensor(self, other):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_divide_Tensor:
+            try:
+                _r = _SD_divide_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 divide_Tensor.register(K.CPU, _cpu_divide_Tensor, name='cpu.pointwise.div')
@@ -7647,7 +7778,25 @@ def _meta_divide_out_mode(self, other, rounding_mode, out):
 divide_out_mode.register(K.Meta, _meta_divide_out_mode, name='meta.pointwise.div_mode')
 
 divide_out_mode.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_true_divide_Tensor, _SDT_true_divide_Tensor = _cpu_pointwise.div_same
 def _cpu_true_divide_Tensor(self, other):
+    if self.__class__ is _T and other.__class__ is _T:
+        _d = self._dtype
+        if _d is other._dtype and _d in _SDT_true_divide_Tensor:
+            try:
+                _r = _SD_true_divide_Tensor(self._np, other._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape if self._shape == other._shape else _r.shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 true_divide_Tensor.register(K.CPU, _cpu_true_divide_Tensor, name='cpu.pointwise.div')
@@ -8017,7 +8166,25 @@ def _meta_square_out(self, out):
 square_out.register(K.Meta, _meta_square_out, name='meta.pointwise.square')
 
 square_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_neg, _SDT_neg = _cpu_pointwise.neg_same
 def _cpu_neg(self):
+    if True:
+        _d = self._dtype
+        if _d in _SDT_neg:
+            try:
+                _r = _SD_neg(self._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.neg(self._np))
 
 neg.register(K.CPU, _cpu_neg, name='cpu.pointwise.neg')
@@ -8053,7 +8220,25 @@ def _meta_neg_out(self, out):
 neg_out.register(K.Meta, _meta_neg_out, name='meta.pointwise.neg')
 
 neg_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_SD_negative, _SDT_negative = _cpu_pointwise.neg_same
 def _cpu_negative(self):
+    if True:
+        _d = self._dtype
+        if _d in _SDT_negative:
+            try:
+                _r = _SD_negative(self._np)
+            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
+                pass
+            else:
+                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
+                    _t = _new(_T)  # what _cw does, with the dtype known
+                    _t._np = _r
+                    _t._shape = self._shape
+                    _t._dtype = _d
+                    _t._device = _CPU
+                    _t._keys = _CPU_KEYS
+                    _t._base = _t._vc = _t._ameta = None
+                    return _t
     return _cw(_cpu_pointwise.neg(self._np))
 
 negative.register(K.CPU, _cpu_negative, name='cpu.pointwise.neg')

@@ -28,7 +28,7 @@ def _bad(name, ops, args, kwargs):
 
 
 def _ks(device):
-    return (_dk(device) | _st.included) & ~_st.excluded
+    return (_dk(device) | (_d := _st.dk)[0]) & _d[1]
 
 
 def _tks(*ts):
@@ -36,7 +36,7 @@ def _tks(*ts):
     for t in ts:
         if isinstance(t, _TI):
             k |= t._keys
-    return (k | _st.included) & ~_st.excluded
+    return (k | (_d := _st.dk)[0]) & _d[1]
 
 
 def _opts(dtype, device):

@@ -18,13 +18,13 @@ def _minmax(full, dim_op, other_op, gen):
         if isinstance(input, _TI) and not kwargs:
             n = len(args)
             if n == 0:
-                return full_t[(input._keys | _st.included) & ~_st.excluded](input)
+                return full_t[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
             a = args[0]
             if n <= 2 and a.__class__ is int and (n == 1 or args[1].__class__ is bool):
-                return dim_t[(input._keys | _st.included) & ~_st.excluded](
+                return dim_t[(input._keys | (_d := _st.dk)[0]) & _d[1]](
                     input, a, args[1] if n == 2 else False)
             if n == 1 and isinstance(a, _TI):
-                return other_t[(input._keys | a._keys | _st.included) & ~_st.excluded](input, a)
+                return other_t[(input._keys | a._keys | (_d := _st.dk)[0]) & _d[1]](input, a)
             if n == 1 and isinstance(a, (float, complex, bool)):  # torch takes no number `other`
                 name = full.schema.name
                 raise TypeError(
@@ -66,7 +66,7 @@ def _varstd(op, gen):
                     keepdim.__class__ is bool:
                 if ub is not None:
                     corr = 1 if ub else 0
-                return table[(input._keys | _st.included) & ~_st.excluded](input, dim, corr, keepdim)
+                return table[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, corr, keepdim)
         return gen(input, *args, **kwargs)
     return fn
 

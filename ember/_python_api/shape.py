@@ -14,7 +14,7 @@ _gen_view = _gm.view
 
 
 def _ks(t):
-    return (t._keys | _st.included) & ~_st.excluded
+    return (t._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 _int = int
@@ -34,7 +34,7 @@ def _view(self, *shape, dtype=None, size=None):
         for s in shape:
             if s.__class__ is not _int:
                 return _gen_view(self, shape)
-        return _ops.view.table[(self._keys | _st.included) & ~_st.excluded](self, shape)
+        return _ops.view.table[(self._keys | (_d := _st.dk)[0]) & _d[1]](self, shape)
     if dtype is not None:
         if shape or size is not None:
             raise TypeError("view() received an invalid combination of arguments")
@@ -59,7 +59,7 @@ _gen_squeeze = _gm.squeeze
 def squeeze(input, dim=None):
     """ember.squeeze / Tensor.squeeze: all size-1 dims, one dim, or a list of dims."""
     try:
-        ks = (input._keys | _st.included) & ~_st.excluded
+        ks = (input._keys | (_d := _st.dk)[0]) & _d[1]
         if dim is None:
             return _ops.squeeze.table[ks](input)
         if dim.__class__ is int:
@@ -211,7 +211,7 @@ def cat(tensors, dim=0, *, out=None, axis=None):
                     if t._device is not d0:
                         break
                 else:
-                    return _ops.cat.table[(ks | _st.included) & ~_st.excluded](list(tensors), dim)
+                    return _ops.cat.table[(ks | (_d := _st.dk)[0]) & _d[1]](list(tensors), dim)
             except AttributeError:
                 pass
     _same_device(tensors)
@@ -425,7 +425,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise TypeError("repeat_interleave(): argument 'repeats' must be Tensor")
         return _ops.repeat_interleave_Tensor.table[_ks(input)](input, output_size)
     if isinstance(repeats, _TI):
-        ks = ((input._keys | repeats._keys | _st.included) & ~_st.excluded)
+        ks = ((input._keys | repeats._keys | (_d := _st.dk)[0]) & _d[1])
         return _ops.repeat_interleave_self_Tensor.table[ks](input, repeats, dim, output_size)
     return _ops.repeat_interleave_self_int.table[_ks(input)](input, repeats.__index__(), dim,
                                                            output_size)

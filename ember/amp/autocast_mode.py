@@ -118,12 +118,12 @@ def _kernel(policy, device_type, key):
             if widest is not None:
                 args = _map(args, lambda a: _cast(a, widest, region)
                             if isinstance(a, TensorImpl) and a._dtype.category == _dt.FLOAT else a)
-        prev = _state.excluded
-        _state.excluded = prev | mask  # ops called below do not autocast again
+        prev = _state.dk
+        _state.dk = (prev[0], prev[1] & ~mask)  # ops called below do not autocast again
         try:
             return below(*args)
         finally:
-            _state.excluded = prev
+            _state.dk = prev
     autocast.__name__ = f"autocast_{policy}"
     return autocast
 

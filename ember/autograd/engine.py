@@ -19,19 +19,6 @@ _nd = np.ndarray
 _np_add = np.add
 
 
-def _sum_into(old, g):
-    """old + g, written into `old` when nothing else can see it (PyTorch's InputBuffer accumulates
-    in place into a gradient it holds the only reference to). Returns the sum, or None."""
-    if (_getrefcount(old) == 4 and old._ameta is None and old._base is None
-            and old._shape == g._shape and old._dtype is g._dtype):
-        a, b = old._np, g._np
-        if (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and _getrefcount(a) == 3
-                and a.flags.owndata and a.flags.writeable):
-            _np_add(a, b, out=a)
-            return old
-    return None
-
-
 def _validate(g, meta, node, i):
     """Reduce a broadcast gradient to the input's shape and cast it to the input's dtype."""
     shape, dtype, device = meta
@@ -226,13 +213,17 @@ def _backward_one(root, g, keep_graph, create_graph):
     buf = None
     ready = [(-node._seq, node)] if node not in deps else []
     st = _state
-    prev_grad = st.grad_enabled
-    st.grad_enabled = create_graph
+    prev_grad = st._grad
+    if create_graph:
+        st.grad_enabled = True
+    else:
+        st._grad, st.ag = False, 0  # what the grad_enabled setter stores, without its two calls
     excl = _exclude_autograd(st, create_graph)
     try:
         _run_plain(ready, buffers, deps, keep_graph, not create_graph)
     finally:
-        st.grad_enabled = prev_grad
+        st._grad = prev_grad
+        st._set_ag()
         if excl:
             _restore_autograd(st, excl)
 
@@ -251,10 +242,11 @@ def _exclude_autograd(st, create_graph):
         return (0, m)
     if st.bw_excluded:
         return None  # an enclosing backward already excludes them
-    m = _AUTOGRAD_MASK & ~st.excluded
+    d = st.dk  # (included, ~excluded)
+    m = _AUTOGRAD_MASK & d[1]
     if not m:
         return None
-    st.excluded |= m
+    st.dk = (d[0], d[1] & ~m)
     st.bw_excluded = m
     return (m, 0)
 
@@ -262,7 +254,8 @@ def _exclude_autograd(st, create_graph):
 def _restore_autograd(st, excl):
     added, lifted = excl
     if added:
-        st.excluded &= ~added
+        d = st.dk
+        st.dk = (d[0], d[1] | added)
         st.bw_excluded = 0
     else:
         st.excluded |= lifted
@@ -295,7 +288,7 @@ def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
                 outs = ()
             else:
                 outs = node.apply(buf)
-                if not keep_graph:
+                if not keep_graph and node._saves:
                     node.release_variables()
         elif all(x is None for x in buf):
             outs = ()
@@ -334,8 +327,19 @@ def _run_plain(ready, buffers, deps, keep_graph, inplace_ok):
                     old = b[nr]
                     if old is None:
                         b[nr] = g
-                    elif not inplace_ok or _sum_into(old, g) is None:
+                    elif not inplace_ok:
                         b[nr] = old + g
+                    else:
+                        # _sum_into inlined: the 2nd..nth gradient of a leaf used n times lands here
+                        a = old._np
+                        if (_getrefcount(old) == 3 and old._ameta is None and old._base is None
+                                and old._shape == g._shape and old._dtype is g._dtype and a.__class__ is _nd
+                                and g._np.__class__ is _nd and _getrefcount(a) == 3 and a.base is None
+                                and a.flags.writeable):
+                            _np_add(a, g._np, a)
+                        else:
+                            b[nr] = old + g
+                        a = None
                     old = g = None
                     if d != -1:
                         deps[nxt] = d + 1

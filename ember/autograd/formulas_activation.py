@@ -28,7 +28,7 @@ _PDF_BETA = 0.3989422804014327        # 1 / sqrt(2 pi)
 
 
 def _ks(a, b):
-    return (a._keys | b._keys | _st.included) & ~_st.excluded
+    return (a._keys | b._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 # ---- first order: one ATen backward kernel each -----------------------------------------------
@@ -98,8 +98,8 @@ def log_sigmoid_backward(grad, self, buffer=None):
 
 def prelu_backward(grad, self, weight):
     """(grad_self, grad_weight) of prelu: _prelu_kernel_backward."""
-    return _ops._prelu_kernel_backward.table[(grad._keys | self._keys | weight._keys | _st.included)
-                                             & ~_st.excluded](grad, self, weight)
+    return _ops._prelu_kernel_backward.table[(grad._keys | self._keys | weight._keys | (_d := _st.dk)[0])
+                                             & _d[1]](grad, self, weight)
 
 
 def _prelu_weight(weight, ndim):

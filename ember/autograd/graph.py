@@ -29,6 +29,7 @@ class Node:
     _released = False
     _anomaly = None
     _has_hooks = False
+    _saves = True  # False: release_variables has nothing to free (the engine skips the call)
 
     def __init__(self):
         self._seq = next_seq()
@@ -129,20 +130,20 @@ class AccumulateGrad(Node):
         m = var._ameta
         old = m.grad
         if old is None:
-            if _state.grad_enabled:
+            if _state.ag:  # grad mode on
                 m.grad = g
             elif (_getrefcount(g) <= 3 and g._base is None and g._ameta is None
                   and g._shape == var._shape and g.is_contiguous()):
                 m.grad = g  # nobody else holds it: take it, as PyTorch steals a use_count()==1 grad
             else:
                 m.grad = g.clone()  # shared with another leaf, or a view: own a copy
-        elif _state.grad_enabled:
+        elif _state.ag:
             m.grad = old + g
         else:
             a, b = old._np, g._np
             if (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape
                     and old._ameta is None and a.flags.writeable and old._device.type == "cpu"):
-                _np_add(a, b, out=a)  # old.add_(g) without the dispatch
+                _np_add(a, b, a)  # old.add_(g) without the dispatch
                 old._bump_version()
             else:
                 old.add_(g)
@@ -158,7 +159,11 @@ def grad_accumulator(t):
     ref = m.grad_accumulator
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = AccumulateGrad(t)
+        acc = _new(AccumulateGrad)  # AccumulateGrad(t) without two __init__ calls: once per leaf per graph
+        acc._seq = next_seq()
+        acc._next = ()
+        acc.variable = t
+        acc._input_meta = [(t._shape, t._dtype, t._device)]
         m.grad_accumulator = weakref.ref(acc)
     return acc
 

@@ -37,6 +37,19 @@ def autograd_key_bit(t):
     return bit
 
 
+_WITH_AUTOGRAD = {}  # a result's key set -> that set with its Autograd key, filled on first use
+
+
+def with_autograd_key(t):
+    """t's key set plus its Autograd key (the generated kernels look it up in _WITH_AUTOGRAD first)."""
+    ks = t._keys
+    bit = _BIT_OF_BACKEND.get(ks & _BACKENDS)
+    if bit is None:
+        return ks | autograd_key_bit(t)
+    _WITH_AUTOGRAD[ks] = ks | bit
+    return ks | bit
+
+
 def set_requires_grad(t, flag):
     flag = bool(flag)
     m = t._ameta

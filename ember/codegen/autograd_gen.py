@@ -182,6 +182,8 @@ def emit_node(e, info):
         e("    def name(_node):")
         e(f"        return {info.node_name!r}")
     e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
+    if not (info.saved_tensors or info.saved_outputs):
+        e("    _saves = False")
     e("    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call")
     e()
     e("    def apply(_node, grads):")
@@ -283,8 +285,16 @@ def _emit_edge(e, v, i):
     e(f"        _m{i} = None")
     e(f"    if _m{i} is None:")
     e(f"        _e{i} = None")
-    e(f"    elif _m{i}.grad_fn is not None and {v}._base is None:")
-    e(f"        _e{i} = (_m{i}.grad_fn, _m{i}.output_nr)")
+    e(f"    elif {v}._base is None:")
+    e(f"        _f = _m{i}.grad_fn")
+    e("        if _f is not None:")
+    e(f"            _e{i} = (_f, _m{i}.output_nr)")
+    e(f"        elif _m{i}.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it")
+    e(f"            _f = _m{i}.grad_accumulator")
+    e("            _f = _f() if _f is not None else None")
+    e(f"            _e{i} = (_f, 0) if _f is not None else _edge({v})")
+    e("        else:")
+    e(f"            _e{i} = None")
     e("    else:")
     e(f"        _e{i} = _edge({v})")
 
@@ -295,7 +305,8 @@ def emit_kernel(e, info, decl, kind):
     fn = f"_ag_{decl.ident}"
     e(f"def {fn}(below, {', '.join(params)}):")
     call = f"below({', '.join(params)})"
-    e("    if not _st.grad_enabled:")
+    e("    _ag = _st.ag")
+    e("    if not _ag:")
     e(f"        return {call}")
     has_list = any(n in info.list_args for n in info.diff_inputs)
     meta_of = {}  # diff input -> the local holding its AutogradMeta
@@ -343,7 +354,7 @@ def emit_kernel(e, info, decl, kind):
             e(f"    _n.{_slot(n)} = _save({v})")
     if plain:
         # saved-tensor hooks see the tensors in schema order; without hooks, the tuple form
-        e("    if _st.saved_hooks:")
+        e("    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable")
         for n in plain:
             e(f"        _n.{_slot(n)} = _SV({pyname(n)}, False)")
         e("    else:")
@@ -371,11 +382,11 @@ def emit_kernel(e, info, decl, kind):
                 e("        _sh(_t, _n, _i)")
             else:
                 # set_history inlined for a fresh non-view result (the common case)
-                e("    if result._ameta is None and result._base is None and not _st.anomaly:")
+                e("    if result._ameta is None and result._base is None and _ag == 1:")
                 e("        _m = result._ameta = _AM()")
                 e("        _m.requires_grad = True")
                 e("        _m.grad_fn = _n")
-                e("        result._keys |= _AGBIT.get(result._keys & _BACKENDS) or _akb(result)")
+                e("        result._keys = _WAG.get(result._keys) or _wag(result)")
                 e("        _n._input_meta = [(result._shape, result._dtype, result._device)]")
                 e("    else:")
                 e("        _n._input_meta = []")
@@ -400,8 +411,7 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import FREED as _FREED, Node, SavedVariable as _SV, edge as _edge, \\
     next_seq as _nseq, raise_version_error as _verr, save as _save, set_history as _sh, unpack as _unpack, \\
     unpack_list as _unpack_list
-from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND as _AGBIT, AutogradMeta as _AM, \\
-    autograd_key_bit as _akb
+from ember.autograd.meta import _WITH_AUTOGRAD as _WAG, AutogradMeta as _AM, with_autograd_key as _wag
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
     rebase_history as _rebase
 from ember.core import tls as _tls

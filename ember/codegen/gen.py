@@ -116,15 +116,58 @@ def ret_wrap(d, expr, backend):
     return f"{tup}({parts})" + ("" if tup else ""), True
 
 
+def emit_same_dtype_path(e, d):
+    """`cpu_same_dtype: module.NAME`, NAME = (ufunc, the ember dtypes it serves): when every Tensor
+    argument is a plain CPU Tensor of one such dtype and every other argument has its default, the
+    result is ufunc(arrays) of that dtype, which is what the kernel returns then. Inlined, with the
+    Tensor built here, it skips three calls and the dtype look-up on the hottest ops."""
+    s = d.schema
+    tensors = [pyname(a.name) for a in s.arguments if a.base == "Tensor"]
+    others = [a for a in s.arguments if a.base != "Tensor"]
+    if any(a.optional or a.is_list for a in s.arguments if a.base == "Tensor") or any(
+            a.base != "Scalar" or a.default != 1 for a in others):
+        raise SystemExit(f"{d.name}: cpu_same_dtype takes Tensors and Scalars defaulting to 1 only")
+    fn, dts = f"_SD_{d.ident}", f"_SDT_{d.ident}"
+    first, rest = tensors[0], tensors[1:]
+    numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS  # then self may be a number too
+    cls = " and ".join(f"{t}.__class__ is _T" for t in (tensors if numbers_first else rest))
+    e(f"    if {cls}:" if cls else "    if True:")
+    e(f"        _d = {first}._dtype")
+    conds = [f"_d is {t}._dtype" for t in rest] + [f"_d in {dts}"] + [f"{pyname(a.name)} is _ONE" for a in others]
+    e(f"        if {' and '.join(conds)}:")
+    e("            try:")
+    e(f"                _r = {fn}({', '.join(t + '._np' for t in tensors)})")
+    e("            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words")
+    e("                pass")
+    e("            else:")
+    e("                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)")
+    e("                    _t = _new(_T)  # what _cw does, with the dtype known")
+    e("                    _t._np = _r")
+    same = " and ".join(f"{first}._shape == {t}._shape" for t in rest)
+    e(f"                    _t._shape = {first}._shape if {same} else _r.shape" if same
+      else f"                    _t._shape = {first}._shape")
+    e("                    _t._dtype = _d")
+    e("                    _t._device = _CPU")
+    e("                    _t._keys = _CPU_KEYS")
+    e("                    _t._base = _t._vc = _t._ameta = None")
+    e("                    return _t")
+
+
 def emit_backend_wrapper(e, d, kfn, backend):
     """A function registered on CPU/Meta that unwraps Tensors, runs kernel kfn, wraps results."""
     s = d.schema
     params = [pyname(a.name) for a in s.arguments]
     fname = f"_{backend}_{d.ident}"
     numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS
+    same_dtype = backend == "cpu" and d.kind == "functional" and d.entry.get("cpu_same_dtype")
+    if same_dtype:
+        mod, name = same_dtype.rsplit(".", 1)
+        e(f"_SD_{d.ident}, _SDT_{d.ident} = {mod_alias('cpu.' + mod)}.{name}")
     e(f"def {fname}({', '.join(params)}):")
     if backend == "cpu":
         call_args = [unwrap_expr(a, i, numbers_first) for i, a in enumerate(s.arguments)]
+        if same_dtype:
+            emit_same_dtype_path(e, d)
     else:
         call_args = params
     if d.kind == "functional" or d.functional is None:
@@ -183,6 +226,8 @@ def gen_ops(decls):
     e("from ember.dispatch.library import define_op")
     e("from ember.kernels.cpu._glue import T as _T, unwrap as _u, wrap as _cw, view as _cv, "
       "store_inplace as _cstore, store_out as _cstore_out")
+    e("from ember.kernels.cpu._glue import CPU as _CPU, CPU_KEYS as _CPU_KEYS")
+    e("from numpy import ndarray as _nd")
     e("from ember.kernels.meta._glue import wrap as _mw, view as _mv, scalar as _mscalar, "
       "store_inplace as _mstore, store_out as _mstore_out")
     mods = set()
@@ -197,6 +242,9 @@ def gen_ops(decls):
                 mods.add(mod)
     for m in sorted(mods):
         e(f"import ember.kernels.{m} as {mod_alias(m)}")
+    e()
+    e("_ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do")
+    e("_new = object.__new__")
     e()
     # named tuples for multiple returns
     seen = set()
@@ -280,7 +328,7 @@ def keyset_expr(d, names, numbers_first):
     if not parts:
         dev = next((names[i] for i, a in enumerate(d.schema.arguments) if a.base == "Device"), None)
         parts.append(f"_dk({dev})" if dev else "_dk(None)")
-    return "((" + " | ".join(parts) + " | _st.included) & ~_st.excluded)"
+    return "((" + " | ".join(parts) + " | (_d := _st.dk)[0]) & _d[1])"  # one thread-local read
 
 
 def convert_lines(d, names, indent):

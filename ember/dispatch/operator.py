@@ -201,12 +201,12 @@ def _below_autograd(entry):
     st = tls.state
 
     def below(*args):
-        prev = st.excluded
-        st.excluded = prev | _BELOW_AUTOGRAD
+        prev = st.dk
+        st.dk = (prev[0], prev[1] & ~_BELOW_AUTOGRAD)
         try:
             return entry(*args)
         finally:
-            st.excluded = prev
+            st.dk = prev
     return below
 
 
@@ -278,8 +278,8 @@ def keyset_of(args):
     ks = 0
     for a in _iter_tensors(args):
         ks |= a._keys
-    st = tls.state
-    return (ks | st.included) & ~st.excluded
+    d = tls.state.dk
+    return (ks | d[0]) & d[1]
 
 
 def bind_kwargs(schema, args, kwargs):

@@ -11,7 +11,7 @@ _IOV = 1 << K.ADInplaceOrView
 
 
 def _ks(self):
-    return (self._keys | _st.included) & ~_st.excluded
+    return (self._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 def _inplace_ks(op, self):

@@ -8,10 +8,10 @@ _st = _tls.state
 
 
 def where_scalar_self(condition, self, other):
-    return _ops.where_self.table[(condition._keys | other._keys | _st.included) & ~_st.excluded](
+    return _ops.where_self.table[(condition._keys | other._keys | (_d := _st.dk)[0]) & _d[1]](
         condition, self, other)
 
 
 def where_scalar_other(condition, self, other):
-    return _ops.where_self.table[(condition._keys | self._keys | _st.included) & ~_st.excluded](
+    return _ops.where_self.table[(condition._keys | self._keys | (_d := _st.dk)[0]) & _d[1]](
         condition, self, other)

@@ -22,7 +22,7 @@ def _ks(*ts):
     for t in ts:
         if t is not None:
             k |= t._keys
-    return (k | _st.included) & ~_st.excluded
+    return (k | (_d := _st.dk)[0]) & _d[1]
 
 
 # ---- convolution ------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def _g():
 
 
 def _ks(t):
-    return (t._keys | _st.included) & ~_st.excluded
+    return (t._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 _BELOW = _AG | (1 << _K.ADInplaceOrView)
@@ -27,7 +27,7 @@ _BELOW = _AG | (1 << _K.ADInplaceOrView)
 
 def _kb(t):
     """The key set below autograd (what a kernel that records its own node calls)."""
-    return (t._keys | _st.included) & ~(_st.excluded | _BELOW)
+    return (t._keys | (_d := _st.dk)[0]) & _d[1] & ~_BELOW
 
 
 # ---- views -------------------------------------------------------------------------------------

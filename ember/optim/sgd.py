@@ -132,7 +132,7 @@ def _add_into(a, b, alpha):
     """a.add_(b, alpha=alpha) as the CPU kernel computes it (b scaled first unless alpha is 1)."""
     if alpha != 1:
         b = np.multiply(b, alpha, out=_scratch(0, b.dtype, b.size)[:b.size].reshape(b.shape))
-    np.add(a, b, out=a)
+    np.add(a, b, a)
 
 
 def _add(a, b, alpha):

@@ -97,6 +97,17 @@ def _fast_scalar(a, b):
 
 
 # ---- add / sub / mul / div -----------------------------------------------------------------
+# Same-dtype paths (`cpu_same_dtype:` in the yaml): (ufunc, the ember dtypes it serves). The
+# generated CPU glue calls the ufunc itself when both Tensors have one such dtype and alpha is 1:
+# exactly the branch the kernels below take first, without their calls and wrapping.
+_ANY = frozenset(_NP2DT.values())
+_NOT_BOOL = _ANY - {_dt.bool_}
+add_same = (np.add, _ANY)
+sub_same = (np.subtract, _NOT_BOOL)
+mul_same = (np.multiply, _ANY)
+div_same = (np.true_divide, frozenset(_NP2DT[d] for d in _NATIVE))
+neg_same = (np.negative, _NOT_BOOL)
+
 # In-place fast paths (optimizer updates): write straight into `a` when the out-of-place result
 # would have a's dtype and shape anyway; None tells the caller to take the general path.
 _INPLACE_KINDS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -113,21 +124,21 @@ def _inplace_ok(a, b):
 def add_inplace(a, b, alpha=1):
     if not _inplace_ok(a, b) or not (alpha.__class__ is float or alpha.__class__ is int):
         return None
-    np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=a)
+    np.add(a, b if alpha == 1 else np.multiply(b, alpha), a)
     return a
 
 
 def sub_inplace(a, b, alpha=1):
     if not _inplace_ok(a, b) or not (alpha.__class__ is float or alpha.__class__ is int):
         return None
-    np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=a)
+    np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), a)
     return a
 
 
 def mul_inplace(a, b):
     if not _inplace_ok(a, b):
         return None
-    np.multiply(a, b, out=a)
+    np.multiply(a, b, a)
     return a
 
 

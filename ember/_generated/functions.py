@@ -17,1023 +17,1224 @@ from ember.kernels.cpu._glue import T as _T
 _st = _tls.state
 
 _G0 = [_ops._adaptive_avg_pool2d]
+_tb__adaptive_avg_pool2d = _ops._adaptive_avg_pool2d.table
 def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        return _ops._adaptive_avg_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
+        return _tb__adaptive_avg_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_adaptive_avg_pool2d', _G0, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
 _G1 = [_ops._embedding_bag]
+_tb__embedding_bag = _ops._embedding_bag.table
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
     try:
         if mode.__class__ is not int: mode = _int(mode)
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-        return _ops._embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+        return _tb__embedding_bag[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_embedding_bag', _G1, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 1)
 
 _G2 = [_ops._la_diagonal_copy]
+_tb__la_diagonal_copy = _ops._la_diagonal_copy.table
 def _la_diagonal_copy(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _ops._la_diagonal_copy.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
+        return _tb__la_diagonal_copy[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_la_diagonal_copy', _G2, (), {'input': input, 'offset': offset}, _e, 1)
 
 _G3 = [_ops._la_matmul]
+_tb__la_matmul = _ops._la_matmul.table
 def _la_matmul(input, other):
     try:
-        return _ops._la_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb__la_matmul[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_la_matmul', _G3, (), {'input': input, 'other': other}, _e, 1)
 
 _G4 = [_ops._local_scalar_dense]
+_tb__local_scalar_dense = _ops._local_scalar_dense.table
 def _local_scalar_dense(input):
     try:
-        return _ops._local_scalar_dense.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb__local_scalar_dense[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_local_scalar_dense', _G4, (), {'input': input}, _e, 1)
 
 _G5 = [_ops._log_softmax, _ops._log_softmax_out]
+_tb__log_softmax = _ops._log_softmax.table
+_tb__log_softmax_out = _ops._log_softmax_out.table
 def _log_softmax(input, dim, half_to_float, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops._log_softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
-        return _ops._log_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
+            return _tb__log_softmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
+        return _tb__log_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_log_softmax', _G5, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
 _G6 = [_ops._scaled_dot_product_flash_attention_for_cpu]
+_tb__scaled_dot_product_flash_attention_for_cpu = _ops._scaled_dot_product_flash_attention_for_cpu.table
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     try:
-        return _ops._scaled_dot_product_flash_attention_for_cpu.table[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, dropout_p, is_causal, attn_mask, scale)
+        return _tb__scaled_dot_product_flash_attention_for_cpu[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_scaled_dot_product_flash_attention_for_cpu', _G6, (), {'query': query, 'key': key, 'value': value, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
 _G7 = [_ops._scaled_dot_product_flash_attention_for_cpu_backward]
+_tb__scaled_dot_product_flash_attention_for_cpu_backward = _ops._scaled_dot_product_flash_attention_for_cpu_backward.table
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
     try:
-        return _ops._scaled_dot_product_flash_attention_for_cpu_backward.table[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+        return _tb__scaled_dot_product_flash_attention_for_cpu_backward[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', _G7, (), {'grad_out': grad_out, 'query': query, 'key': key, 'value': value, 'out': out, 'logsumexp': logsumexp, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
 _G8 = [_ops._softmax, _ops._softmax_out]
+_tb__softmax = _ops._softmax.table
+_tb__softmax_out = _ops._softmax_out.table
 def _softmax(input, dim, half_to_float, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops._softmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
-        return _ops._softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
+            return _tb__softmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
+        return _tb__softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_softmax', _G8, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
 _G9 = [_ops._to_copy]
+_tb__to_copy = _ops._to_copy.table
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops._to_copy.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+        return _tb__to_copy[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_to_copy', _G9, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
 
 _G10 = [_ops._unique, _ops._unique_out]
+_tb__unique = _ops._unique.table
+_tb__unique_out = _ops._unique_out.table
 def _unique(input, sorted=True, return_inverse=False, *, out=None):
     try:
         if out is not None:
-            return _ops._unique_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, *out)
-        return _ops._unique.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse)
+            return _tb__unique_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, *out)
+        return _tb__unique[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_unique', _G10, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
 
 _G11 = [_ops._unique2, _ops._unique2_out]
+_tb__unique2 = _ops._unique2.table
+_tb__unique2_out = _ops._unique2_out.table
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
         if out is not None:
-            return _ops._unique2_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts, *out)
-        return _ops._unique2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts)
+            return _tb__unique2_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts, *out)
+        return _tb__unique2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_unique2', _G11, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
 _G12 = [_ops.abs, _ops.abs_out]
+_tb_abs = _ops.abs.table
+_tb_abs_out = _ops.abs_out.table
 def abs(input, *, out=None):
     try:
         if out is not None:
-            return _ops.abs_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.abs.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_abs_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_abs[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('abs', _G12, (), {'input': input, 'out': out}, _e, 1)
 
 _G13 = [_ops.abs_]
+_tb_abs_ = _ops.abs_.table
 def abs_(input):
     try:
-        return _ops.abs_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_abs_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('abs_', _G13, (), {'input': input}, _e, 1)
 
 _G14 = [_ops.absolute, _ops.absolute_out]
+_tb_absolute = _ops.absolute.table
+_tb_absolute_out = _ops.absolute_out.table
 def absolute(input, *, out=None):
     try:
         if out is not None:
-            return _ops.absolute_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.absolute.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_absolute_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_absolute[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('absolute', _G14, (), {'input': input, 'out': out}, _e, 1)
 
 _G15 = [_ops.acos, _ops.acos_out]
+_tb_acos = _ops.acos.table
+_tb_acos_out = _ops.acos_out.table
 def acos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.acos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.acos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_acos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_acos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acos', _G15, (), {'input': input, 'out': out}, _e, 1)
 
 _G16 = [_ops.acos_]
+_tb_acos_ = _ops.acos_.table
 def acos_(input):
     try:
-        return _ops.acos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_acos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acos_', _G16, (), {'input': input}, _e, 1)
 
 _G17 = [_ops.acosh, _ops.acosh_out]
+_tb_acosh = _ops.acosh.table
+_tb_acosh_out = _ops.acosh_out.table
 def acosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.acosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.acosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_acosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_acosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acosh', _G17, (), {'input': input, 'out': out}, _e, 1)
 
 _G18 = [_ops.acosh_]
+_tb_acosh_ = _ops.acosh_.table
 def acosh_(input):
     try:
-        return _ops.acosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_acosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('acosh_', _G18, (), {'input': input}, _e, 1)
 
 _G19 = [_ops.adaptive_avg_pool1d]
+_tb_adaptive_avg_pool1d = _ops.adaptive_avg_pool1d.table
 def adaptive_avg_pool1d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _ops.adaptive_avg_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
+        return _tb_adaptive_avg_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_avg_pool1d', _G19, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
 _G20 = [_ops.adaptive_max_pool1d]
+_tb_adaptive_max_pool1d = _ops.adaptive_max_pool1d.table
 def adaptive_max_pool1d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _ops.adaptive_max_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
+        return _tb_adaptive_max_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_max_pool1d', _G20, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
 _G21 = [_ops.add_Tensor, _ops.add_out]
+_tb_add_Tensor = _ops.add_Tensor.table
+_tb_add_out = _ops.add_out.table
 def add(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.add_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
-        return _ops.add_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+            return _tb_add_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _tb_add_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('add', _G21, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G22 = [_ops.addbmm, _ops.addbmm_out]
+_tb_addbmm = _ops.addbmm.table
+_tb_addbmm_out = _ops.addbmm_out.table
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
-        return _ops.addbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
+            return _tb_addbmm_out[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
+        return _tb_addbmm[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addbmm', _G22, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G23 = [_ops.addcdiv, _ops.addcdiv_out]
+_tb_addcdiv = _ops.addcdiv.table
+_tb_addcdiv_out = _ops.addcdiv_out.table
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.addcdiv_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
-        return _ops.addcdiv.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
+            return _tb_addcdiv_out[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
+        return _tb_addcdiv[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcdiv', _G23, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
 _G24 = [_ops.addcmul, _ops.addcmul_out]
+_tb_addcmul = _ops.addcmul.table
+_tb_addcmul_out = _ops.addcmul_out.table
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.addcmul_out.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
-        return _ops.addcmul.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
+            return _tb_addcmul_out[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
+        return _tb_addcmul[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcmul', _G24, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
 _G25 = [_ops.addmm, _ops.addmm_out]
+_tb_addmm = _ops.addmm.table
+_tb_addmm_out = _ops.addmm_out.table
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addmm_out.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha, out)
-        return _ops.addmm.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
+            return _tb_addmm_out[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha, out)
+        return _tb_addmm[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmm', _G25, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G26 = [_ops.addmv, _ops.addmv_out]
+_tb_addmv = _ops.addmv.table
+_tb_addmv_out = _ops.addmv_out.table
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addmv_out.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha, out)
-        return _ops.addmv.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
+            return _tb_addmv_out[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha, out)
+        return _tb_addmv[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmv', _G26, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G27 = [_ops.addr, _ops.addr_out]
+_tb_addr = _ops.addr.table
+_tb_addr_out = _ops.addr_out.table
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.addr_out.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha, out)
-        return _ops.addr.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
+            return _tb_addr_out[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha, out)
+        return _tb_addr[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addr', _G27, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G28 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
+_tb_all = _ops.all.table
+_tb_all_dim = _ops.all_dim.table
+_tb_all_dims = _ops.all_dims.table
+_tb_all_all_out = _ops.all_all_out.table
+_tb_all_out = _ops.all_out.table
+_tb_all_dims_out = _ops.all_dims_out.table
 def all(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.all_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-            return _ops.all.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+                return _tb_all_all_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _tb_all[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-            return _ops.all_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_all_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _tb_all_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
             if out is not None:
-                return _ops.all_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-            return _ops.all_dims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_all_dims_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _tb_all_dims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('all', _G28, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
 _G29 = [_ops.allclose]
+_tb_allclose = _ops.allclose.table
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _ops.allclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
+        return _tb_allclose[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('allclose', _G29, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
 _G30 = [_ops.alpha_dropout]
+_tb_alpha_dropout = _ops.alpha_dropout.table
 def alpha_dropout(input, p, train):
     try:
-        return _ops.alpha_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_alpha_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('alpha_dropout', _G30, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G31 = [_ops.alpha_dropout_]
+_tb_alpha_dropout_ = _ops.alpha_dropout_.table
 def alpha_dropout_(input, p, train):
     try:
-        return _ops.alpha_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_alpha_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('alpha_dropout_', _G31, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G32 = [_ops.amax, _ops.amax_out]
+_tb_amax = _ops.amax.table
+_tb_amax_out = _ops.amax_out.table
 def amax(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
         if out is not None:
-            return _ops.amax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-        return _ops.amax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_amax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _tb_amax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('amax', _G32, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G33 = [_ops.amin, _ops.amin_out]
+_tb_amin = _ops.amin.table
+_tb_amin_out = _ops.amin_out.table
 def amin(input, dim=(), keepdim=False, *, out=None):
     try:
         dim = _il(dim, 1)
         if out is not None:
-            return _ops.amin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-        return _ops.amin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_amin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _tb_amin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('amin', _G33, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G34 = [_ops.aminmax, _ops.aminmax_out]
+_tb_aminmax = _ops.aminmax.table
+_tb_aminmax_out = _ops.aminmax_out.table
 def aminmax(input, *, dim=None, keepdim=False, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.aminmax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
-        return _ops.aminmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_aminmax_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+        return _tb_aminmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('aminmax', _G34, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G35 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
+_tb_any = _ops.any.table
+_tb_any_dim = _ops.any_dim.table
+_tb_any_dims = _ops.any_dims.table
+_tb_any_all_out = _ops.any_all_out.table
+_tb_any_out = _ops.any_out.table
+_tb_any_dims_out = _ops.any_dims_out.table
 def any(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.any_all_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-            return _ops.any.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+                return _tb_any_all_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _tb_any[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.any_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-            return _ops.any_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_any_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _tb_any_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
             if out is not None:
-                return _ops.any_dims_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-            return _ops.any_dims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_any_dims_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+            return _tb_any_dims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('any', _G35, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
 _G36 = [_ops.arange, _ops.arange_start, _ops.arange_start_step]
+_tb_arange = _ops.arange.table
+_tb_arange_start = _ops.arange_start.table
+_tb_arange_start_step = _ops.arange_start_step.table
 def arange(*args, **kwargs):
     return _generic('arange', _G36, args, kwargs)
 
 _G37 = [_ops.arccos, _ops.arccos_out]
+_tb_arccos = _ops.arccos.table
+_tb_arccos_out = _ops.arccos_out.table
 def arccos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arccos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arccos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arccos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arccos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccos', _G37, (), {'input': input, 'out': out}, _e, 1)
 
 _G38 = [_ops.arccos_]
+_tb_arccos_ = _ops.arccos_.table
 def arccos_(input):
     try:
-        return _ops.arccos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arccos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccos_', _G38, (), {'input': input}, _e, 1)
 
 _G39 = [_ops.arccosh, _ops.arccosh_out]
+_tb_arccosh = _ops.arccosh.table
+_tb_arccosh_out = _ops.arccosh_out.table
 def arccosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arccosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arccosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arccosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arccosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccosh', _G39, (), {'input': input, 'out': out}, _e, 1)
 
 _G40 = [_ops.arccosh_]
+_tb_arccosh_ = _ops.arccosh_.table
 def arccosh_(input):
     try:
-        return _ops.arccosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arccosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arccosh_', _G40, (), {'input': input}, _e, 1)
 
 _G41 = [_ops.arcsin, _ops.arcsin_out]
+_tb_arcsin = _ops.arcsin.table
+_tb_arcsin_out = _ops.arcsin_out.table
 def arcsin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arcsin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arcsin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arcsin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arcsin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsin', _G41, (), {'input': input, 'out': out}, _e, 1)
 
 _G42 = [_ops.arcsin_]
+_tb_arcsin_ = _ops.arcsin_.table
 def arcsin_(input):
     try:
-        return _ops.arcsin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arcsin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsin_', _G42, (), {'input': input}, _e, 1)
 
 _G43 = [_ops.arcsinh, _ops.arcsinh_out]
+_tb_arcsinh = _ops.arcsinh.table
+_tb_arcsinh_out = _ops.arcsinh_out.table
 def arcsinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arcsinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arcsinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arcsinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arcsinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsinh', _G43, (), {'input': input, 'out': out}, _e, 1)
 
 _G44 = [_ops.arcsinh_]
+_tb_arcsinh_ = _ops.arcsinh_.table
 def arcsinh_(input):
     try:
-        return _ops.arcsinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arcsinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arcsinh_', _G44, (), {'input': input}, _e, 1)
 
 _G45 = [_ops.arctan, _ops.arctan_out]
+_tb_arctan = _ops.arctan.table
+_tb_arctan_out = _ops.arctan_out.table
 def arctan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arctan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arctan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arctan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arctan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan', _G45, (), {'input': input, 'out': out}, _e, 1)
 
 _G46 = [_ops.arctan2, _ops.arctan2_out]
+_tb_arctan2 = _ops.arctan2.table
+_tb_arctan2_out = _ops.arctan2_out.table
 def arctan2(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.arctan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.arctan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_arctan2_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_arctan2[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan2', _G46, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G47 = [_ops.arctan_]
+_tb_arctan_ = _ops.arctan_.table
 def arctan_(input):
     try:
-        return _ops.arctan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arctan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan_', _G47, (), {'input': input}, _e, 1)
 
 _G48 = [_ops.arctanh, _ops.arctanh_out]
+_tb_arctanh = _ops.arctanh.table
+_tb_arctanh_out = _ops.arctanh_out.table
 def arctanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.arctanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.arctanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_arctanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_arctanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctanh', _G48, (), {'input': input, 'out': out}, _e, 1)
 
 _G49 = [_ops.arctanh_]
+_tb_arctanh_ = _ops.arctanh_.table
 def arctanh_(input):
     try:
-        return _ops.arctanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_arctanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctanh_', _G49, (), {'input': input}, _e, 1)
 
 _G50 = [_ops.argmax, _ops.argmax_out]
+_tb_argmax = _ops.argmax.table
+_tb_argmax_out = _ops.argmax_out.table
 def argmax(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.argmax_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-        return _ops.argmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_argmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _tb_argmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argmax', _G50, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G51 = [_ops.argmin, _ops.argmin_out]
+_tb_argmin = _ops.argmin.table
+_tb_argmin_out = _ops.argmin_out.table
 def argmin(input, dim=None, keepdim=False, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.argmin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-        return _ops.argmin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_argmin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _tb_argmin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argmin', _G51, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G52 = [_ops.argsort]
+_tb_argsort = _ops.argsort.table
 def argsort(input, dim=-1, descending=False):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.argsort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
+        return _tb_argsort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argsort', _G52, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
 
 _G53 = [_ops.argwhere]
+_tb_argwhere = _ops.argwhere.table
 def argwhere(input):
     try:
-        return _ops.argwhere.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_argwhere[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('argwhere', _G53, (), {'input': input}, _e, 1)
 
 _G54 = [_ops.as_strided]
+_tb_as_strided = _ops.as_strided.table
 def as_strided(input, size, stride, storage_offset=None):
     try:
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
+        return _tb_as_strided[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('as_strided', _G54, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
 _G55 = [_ops.as_strided_]
+_tb_as_strided_ = _ops.as_strided_.table
 def as_strided_(input, size, stride, storage_offset=None):
     try:
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _ops.as_strided_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
+        return _tb_as_strided_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('as_strided_', _G55, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
 _G56 = [_ops.asin, _ops.asin_out]
+_tb_asin = _ops.asin.table
+_tb_asin_out = _ops.asin_out.table
 def asin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.asin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.asin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_asin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_asin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asin', _G56, (), {'input': input, 'out': out}, _e, 1)
 
 _G57 = [_ops.asin_]
+_tb_asin_ = _ops.asin_.table
 def asin_(input):
     try:
-        return _ops.asin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_asin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asin_', _G57, (), {'input': input}, _e, 1)
 
 _G58 = [_ops.asinh, _ops.asinh_out]
+_tb_asinh = _ops.asinh.table
+_tb_asinh_out = _ops.asinh_out.table
 def asinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.asinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.asinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_asinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_asinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asinh', _G58, (), {'input': input, 'out': out}, _e, 1)
 
 _G59 = [_ops.asinh_]
+_tb_asinh_ = _ops.asinh_.table
 def asinh_(input):
     try:
-        return _ops.asinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_asinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('asinh_', _G59, (), {'input': input}, _e, 1)
 
 _G60 = [_ops.atan, _ops.atan_out]
+_tb_atan = _ops.atan.table
+_tb_atan_out = _ops.atan_out.table
 def atan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.atan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.atan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_atan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_atan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan', _G60, (), {'input': input, 'out': out}, _e, 1)
 
 _G61 = [_ops.atan2, _ops.atan2_out]
+_tb_atan2 = _ops.atan2.table
+_tb_atan2_out = _ops.atan2_out.table
 def atan2(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.atan2_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.atan2.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_atan2_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_atan2[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan2', _G61, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G62 = [_ops.atan_]
+_tb_atan_ = _ops.atan_.table
 def atan_(input):
     try:
-        return _ops.atan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_atan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan_', _G62, (), {'input': input}, _e, 1)
 
 _G63 = [_ops.atanh, _ops.atanh_out]
+_tb_atanh = _ops.atanh.table
+_tb_atanh_out = _ops.atanh_out.table
 def atanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.atanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.atanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_atanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_atanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atanh', _G63, (), {'input': input, 'out': out}, _e, 1)
 
 _G64 = [_ops.atanh_]
+_tb_atanh_ = _ops.atanh_.table
 def atanh_(input):
     try:
-        return _ops.atanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_atanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atanh_', _G64, (), {'input': input}, _e, 1)
 
 _G65 = [_ops.avg_pool1d]
+_tb_avg_pool1d = _ops.avg_pool1d.table
 def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
         stride = _il(stride, 1)
         padding = _il(padding, 1)
-        return _ops.avg_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+        return _tb_avg_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('avg_pool1d', _G65, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
 
 _G66 = [_ops.baddbmm, _ops.baddbmm_out]
+_tb_baddbmm = _ops.baddbmm.table
+_tb_baddbmm_out = _ops.baddbmm_out.table
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.baddbmm_out.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
-        return _ops.baddbmm.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
+            return _tb_baddbmm_out[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
+        return _tb_baddbmm[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('baddbmm', _G66, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G67 = [_ops.batch_norm]
+_tb_batch_norm = _ops.batch_norm.table
 def batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M, cudnn_enabled=_M):
     try:
-        return _ops.batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+        return _tb_batch_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('batch_norm', _G67, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
 _G68 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out]
+_tb_bernoulli = _ops.bernoulli.table
+_tb_bernoulli_p = _ops.bernoulli_p.table
+_tb_bernoulli_Tensor = _ops.bernoulli_Tensor.table
+_tb_bernoulli_out = _ops.bernoulli_out.table
 def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
             if out is not None:
-                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
-            return _ops.bernoulli.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
+                return _tb_bernoulli_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
+            return _tb_bernoulli[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
         if input is not _M and p is not _M and True:
-            return _ops.bernoulli_p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+            return _tb_bernoulli_p[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _ops.bernoulli_Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+            return _tb_bernoulli_Tensor[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli', _G68, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
 
 _G69 = [_ops.bilinear]
+_tb_bilinear = _ops.bilinear.table
 def bilinear(input1, input2, weight, bias=None):
     try:
-        return _ops.bilinear.table[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input1, input2, weight, bias)
+        return _tb_bilinear[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input1, input2, weight, bias)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bilinear', _G69, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
 
 _G70 = [_ops.binary_cross_entropy_with_logits]
+_tb_binary_cross_entropy_with_logits = _ops.binary_cross_entropy_with_logits.table
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.binary_cross_entropy_with_logits.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, pos_weight, reduction)
+        return _tb_binary_cross_entropy_with_logits[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, pos_weight, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('binary_cross_entropy_with_logits', _G70, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
 
 _G71 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Scalar_Tensor, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out, _ops.bitwise_and_Scalar_Tensor_out]
+_tb_bitwise_and_Tensor = _ops.bitwise_and_Tensor.table
+_tb_bitwise_and_Scalar = _ops.bitwise_and_Scalar.table
+_tb_bitwise_and_Scalar_Tensor = _ops.bitwise_and_Scalar_Tensor.table
+_tb_bitwise_and_Tensor_out = _ops.bitwise_and_Tensor_out.table
+_tb_bitwise_and_Scalar_out = _ops.bitwise_and_Scalar_out.table
+_tb_bitwise_and_Scalar_Tensor_out = _ops.bitwise_and_Scalar_Tensor_out.table
 def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_and_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_and_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_and_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_and_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_and_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_and_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_and_Scalar_Tensor_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_and_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and', _G71, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
 _G72 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Scalar_Tensor, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out, _ops.bitwise_left_shift_Scalar_Tensor_out]
+_tb_bitwise_left_shift_Tensor = _ops.bitwise_left_shift_Tensor.table
+_tb_bitwise_left_shift_Tensor_Scalar = _ops.bitwise_left_shift_Tensor_Scalar.table
+_tb_bitwise_left_shift_Scalar_Tensor = _ops.bitwise_left_shift_Scalar_Tensor.table
+_tb_bitwise_left_shift_Tensor_out = _ops.bitwise_left_shift_Tensor_out.table
+_tb_bitwise_left_shift_Tensor_Scalar_out = _ops.bitwise_left_shift_Tensor_Scalar_out.table
+_tb_bitwise_left_shift_Scalar_Tensor_out = _ops.bitwise_left_shift_Scalar_Tensor_out.table
 def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_left_shift_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_left_shift_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_left_shift_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_left_shift_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_left_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_left_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_left_shift_Scalar_Tensor_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_left_shift_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
 _G73 = [_ops.bitwise_not, _ops.bitwise_not_out]
+_tb_bitwise_not = _ops.bitwise_not.table
+_tb_bitwise_not_out = _ops.bitwise_not_out.table
 def bitwise_not(input, *, out=None):
     try:
         if out is not None:
-            return _ops.bitwise_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.bitwise_not.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_bitwise_not_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_bitwise_not[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_not', _G73, (), {'input': input, 'out': out}, _e, 1)
 
 _G74 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Scalar_Tensor, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out, _ops.bitwise_or_Scalar_Tensor_out]
+_tb_bitwise_or_Tensor = _ops.bitwise_or_Tensor.table
+_tb_bitwise_or_Scalar = _ops.bitwise_or_Scalar.table
+_tb_bitwise_or_Scalar_Tensor = _ops.bitwise_or_Scalar_Tensor.table
+_tb_bitwise_or_Tensor_out = _ops.bitwise_or_Tensor_out.table
+_tb_bitwise_or_Scalar_out = _ops.bitwise_or_Scalar_out.table
+_tb_bitwise_or_Scalar_Tensor_out = _ops.bitwise_or_Scalar_Tensor_out.table
 def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_or_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_or_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_or_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_or_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_or_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_or_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_or_Scalar_Tensor_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_or_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
 _G75 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Scalar_Tensor, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out, _ops.bitwise_right_shift_Scalar_Tensor_out]
+_tb_bitwise_right_shift_Tensor = _ops.bitwise_right_shift_Tensor.table
+_tb_bitwise_right_shift_Tensor_Scalar = _ops.bitwise_right_shift_Tensor_Scalar.table
+_tb_bitwise_right_shift_Scalar_Tensor = _ops.bitwise_right_shift_Scalar_Tensor.table
+_tb_bitwise_right_shift_Tensor_out = _ops.bitwise_right_shift_Tensor_out.table
+_tb_bitwise_right_shift_Tensor_Scalar_out = _ops.bitwise_right_shift_Tensor_Scalar_out.table
+_tb_bitwise_right_shift_Scalar_Tensor_out = _ops.bitwise_right_shift_Scalar_Tensor_out.table
 def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_right_shift_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_right_shift_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_right_shift_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_right_shift_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_right_shift_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_right_shift_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_right_shift_Scalar_Tensor_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_right_shift_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift', _G75, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
 _G76 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Scalar_Tensor, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out, _ops.bitwise_xor_Scalar_Tensor_out]
+_tb_bitwise_xor_Tensor = _ops.bitwise_xor_Tensor.table
+_tb_bitwise_xor_Scalar = _ops.bitwise_xor_Scalar.table
+_tb_bitwise_xor_Scalar_Tensor = _ops.bitwise_xor_Scalar_Tensor.table
+_tb_bitwise_xor_Tensor_out = _ops.bitwise_xor_Tensor_out.table
+_tb_bitwise_xor_Scalar_out = _ops.bitwise_xor_Scalar_out.table
+_tb_bitwise_xor_Scalar_Tensor_out = _ops.bitwise_xor_Scalar_Tensor_out.table
 def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_xor_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_xor_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_xor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_xor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_Tensor_out.table[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_xor_Scalar_Tensor.table[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_xor_Scalar_Tensor_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_xor_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor', _G76, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
 _G77 = [_ops.bmm, _ops.bmm_out]
+_tb_bmm = _ops.bmm.table
+_tb_bmm_out = _ops.bmm_out.table
 def bmm(input, mat2, *, out=None):
     try:
         if out is not None:
-            return _ops.bmm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
-        return _ops.bmm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
+            return _tb_bmm_out[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
+        return _tb_bmm[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bmm', _G77, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
 _G78 = [_ops.broadcast_to]
+_tb_broadcast_to = _ops.broadcast_to.table
 def broadcast_to(input, *_size, size=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.broadcast_to.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
+        return _tb_broadcast_to[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('broadcast_to', _G78, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
 _G79 = [_ops.cat, _ops.cat_out]
+_tb_cat = _ops.cat.table
+_tb_cat_out = _ops.cat_out.table
 def cat(tensors, dim=0, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cat_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
-        return _ops.cat.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
+            return _tb_cat_out[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
+        return _tb_cat[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cat', _G79, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
 _G80 = [_ops.ceil, _ops.ceil_out]
+_tb_ceil = _ops.ceil.table
+_tb_ceil_out = _ops.ceil_out.table
 def ceil(input, *, out=None):
     try:
         if out is not None:
-            return _ops.ceil_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.ceil.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_ceil_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_ceil[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ceil', _G80, (), {'input': input, 'out': out}, _e, 1)
 
 _G81 = [_ops.ceil_]
+_tb_ceil_ = _ops.ceil_.table
 def ceil_(input):
     try:
-        return _ops.ceil_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_ceil_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ceil_', _G81, (), {'input': input}, _e, 1)
 
 _G82 = [_ops.celu]
+_tb_celu = _ops.celu.table
 def celu(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.celu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
+        return _tb_celu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('celu', _G82, (), {'input': input, 'alpha': alpha}, _e, 1)
 
 _G83 = [_ops.celu_]
+_tb_celu_ = _ops.celu_.table
 def celu_(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.celu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
+        return _tb_celu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('celu_', _G83, (), {'input': input, 'alpha': alpha}, _e, 1)
 
 _G84 = [_ops.chain_matmul, _ops.chain_matmul_out]
+_tb_chain_matmul = _ops.chain_matmul.table
+_tb_chain_matmul_out = _ops.chain_matmul_out.table
 def chain_matmul(matrices, *, out=None):
     try:
         if matrices.__class__ is not list: matrices = _tl(matrices)
         if out is not None:
-            return _ops.chain_matmul_out.table[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](matrices, out)
-        return _ops.chain_matmul.table[((_kl(matrices) | (_d := _st.dk)[0]) & _d[1])](matrices)
+            return _tb_chain_matmul_out[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](matrices, out)
+        return _tb_chain_matmul[((_kl(matrices) | (_d := _st.dk)[0]) & _d[1])](matrices)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('chain_matmul', _G84, (), {'matrices': matrices, 'out': out}, _e, 1)
 
 _G85 = [_ops.cholesky, _ops.cholesky_out]
+_tb_cholesky = _ops.cholesky.table
+_tb_cholesky_out = _ops.cholesky_out.table
 def cholesky(input, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
-        return _ops.cholesky.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
+            return _tb_cholesky_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _tb_cholesky[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky', _G85, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
 _G86 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
+_tb_cholesky_inverse = _ops.cholesky_inverse.table
+_tb_cholesky_inverse_out = _ops.cholesky_inverse_out.table
 def cholesky_inverse(input, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
-        return _ops.cholesky_inverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
+            return _tb_cholesky_inverse_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _tb_cholesky_inverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_inverse', _G86, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
 _G87 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
+_tb_cholesky_solve = _ops.cholesky_solve.table
+_tb_cholesky_solve_out = _ops.cholesky_solve_out.table
 def cholesky_solve(input, input2, upper=False, *, out=None):
     try:
         if out is not None:
-            return _ops.cholesky_solve_out.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper, out)
-        return _ops.cholesky_solve.table[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper)
+            return _tb_cholesky_solve_out[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper, out)
+        return _tb_cholesky_solve[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_solve', _G87, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
 
 _G88 = [_ops.chunk]
+_tb_chunk = _ops.chunk.table
 def chunk(input, chunks, dim=0):
     try:
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.chunk.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, chunks, dim)
+        return _tb_chunk[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, chunks, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('chunk', _G88, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
 
 _G89 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
+_tb_clamp = _ops.clamp.table
+_tb_clamp_Tensor = _ops.clamp_Tensor.table
+_tb_clamp_out = _ops.clamp_out.table
+_tb_clamp_Tensor_out = _ops.clamp_Tensor_out.table
 def clamp(input, min=None, max=None, *, out=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clamp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
-            return _ops.clamp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+                return _tb_clamp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _tb_clamp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
             if out is not None:
-                return _ops.clamp_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
-            return _ops.clamp_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+                return _tb_clamp_Tensor_out[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _tb_clamp_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp', _G89, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
 _G90 = [_ops.clamp_, _ops.clamp__Tensor]
+_tb_clamp_ = _ops.clamp_.table
+_tb_clamp__Tensor = _ops.clamp__Tensor.table
 def clamp_(input, min=None, max=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+            return _tb_clamp_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clamp__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+            return _tb_clamp__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_', _G90, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
 _G91 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
+_tb_clamp_max = _ops.clamp_max.table
+_tb_clamp_max_Tensor = _ops.clamp_max_Tensor.table
+_tb_clamp_max_out = _ops.clamp_max_out.table
+_tb_clamp_max_Tensor_out = _ops.clamp_max_Tensor_out.table
 def clamp_max(input, max, *, out=None):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clamp_max_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
-            return _ops.clamp_max.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
+                return _tb_clamp_max_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
+            return _tb_clamp_max[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
             if out is not None:
-                return _ops.clamp_max_Tensor_out.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
-            return _ops.clamp_max_Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
+                return _tb_clamp_max_Tensor_out[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, max, out)
+            return _tb_clamp_max_Tensor[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_max', _G91, (), {'input': input, 'max': max, 'out': out}, _e, 2)
 
 _G92 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
+_tb_clamp_max_ = _ops.clamp_max_.table
+_tb_clamp_max__Tensor = _ops.clamp_max__Tensor.table
 def clamp_max_(input, max):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clamp_max_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
+            return _tb_clamp_max_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
-            return _ops.clamp_max__Tensor.table[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
+            return _tb_clamp_max__Tensor[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_max_', _G92, (), {'input': input, 'max': max}, _e, 2)
 
 _G93 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
+_tb_clamp_min = _ops.clamp_min.table
+_tb_clamp_min_Tensor = _ops.clamp_min_Tensor.table
+_tb_clamp_min_out = _ops.clamp_min_out.table
+_tb_clamp_min_Tensor_out = _ops.clamp_min_Tensor_out.table
 def clamp_min(input, min, *, out=None):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
             if out is not None:
-                return _ops.clamp_min_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
-            return _ops.clamp_min.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
+                return _tb_clamp_min_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
+            return _tb_clamp_min[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
             if out is not None:
-                return _ops.clamp_min_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
-            return _ops.clamp_min_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
+                return _tb_clamp_min_Tensor_out[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, out)
+            return _tb_clamp_min_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_min', _G93, (), {'input': input, 'min': min, 'out': out}, _e, 2)
 
 _G94 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
+_tb_clamp_min_ = _ops.clamp_min_.table
+_tb_clamp_min__Tensor = _ops.clamp_min__Tensor.table
 def clamp_min_(input, min):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
-            return _ops.clamp_min_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
+            return _tb_clamp_min_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
-            return _ops.clamp_min__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
+            return _tb_clamp_min__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clamp_min_', _G94, (), {'input': input, 'min': min}, _e, 2)
 
 _G95 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
+_tb_clip = _ops.clip.table
+_tb_clip_Tensor = _ops.clip_Tensor.table
+_tb_clip_out = _ops.clip_out.table
+_tb_clip_Tensor_out = _ops.clip_Tensor_out.table
 def clip(input, min=None, max=None, *, out=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
             if out is not None:
-                return _ops.clip_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
-            return _ops.clip.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+                return _tb_clip_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _tb_clip[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
             if out is not None:
-                return _ops.clip_Tensor_out.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
-            return _ops.clip_Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+                return _tb_clip_Tensor_out[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min, max, out)
+            return _tb_clip_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clip', _G95, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
 _G96 = [_ops.clip_, _ops.clip__Tensor]
+_tb_clip_ = _ops.clip_.table
+_tb_clip__Tensor = _ops.clip__Tensor.table
 def clip_(input, min=None, max=None):
     try:
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _ops.clip_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+            return _tb_clip_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _ops.clip__Tensor.table[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
+            return _tb_clip__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clip_', _G96, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
 _G97 = [_ops.clone]
+_tb_clone = _ops.clone.table
 def clone(input, *, memory_format=None):
     try:
-        return _ops.clone.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
+        return _tb_clone[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('clone', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
 _G98 = [_ops.conj]
+_tb_conj = _ops.conj.table
 def conj(input):
     try:
-        return _ops.conj.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_conj[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj', _G98, (), {'input': input}, _e, 1)
 
 _G99 = [_ops.conj_physical, _ops.conj_physical_out]
+_tb_conj_physical = _ops.conj_physical.table
+_tb_conj_physical_out = _ops.conj_physical_out.table
 def conj_physical(input, *, out=None):
     try:
         if out is not None:
-            return _ops.conj_physical_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.conj_physical.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_conj_physical_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_conj_physical[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj_physical', _G99, (), {'input': input, 'out': out}, _e, 1)
 
 _G100 = [_ops.constant_pad_nd]
+_tb_constant_pad_nd = _ops.constant_pad_nd.table
 def constant_pad_nd(input, pad, value=0):
     try:
         if pad is not None: pad = _il(pad)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.constant_pad_nd.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, value)
+        return _tb_constant_pad_nd[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('constant_pad_nd', _G100, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
 
 _G101 = [_ops.conv1d, _ops.conv1d_padding]
+_tb_conv1d = _ops.conv1d.table
+_tb_conv1d_padding = _ops.conv1d_padding.table
 def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1042,18 +1243,20 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), gro
             padding = _il(padding, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv1d[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv1d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv1d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv1d', _G101, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
 _G102 = [_ops.conv2d, _ops.conv2d_padding]
+_tb_conv2d = _ops.conv2d.table
+_tb_conv2d_padding = _ops.conv2d_padding.table
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1062,18 +1265,20 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1),
             padding = _il(padding, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv2d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv2d[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv2d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv2d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv2d', _G102, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
 _G103 = [_ops.conv3d, _ops.conv3d_padding]
+_tb_conv3d = _ops.conv3d.table
+_tb_conv3d_padding = _ops.conv3d_padding.table
 def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 1, 1), groups=1):
     try:
         if input is not _M and weight is not _M and (padding is _M or padding is None or _is_il(padding)):
@@ -1082,18 +1287,19 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 
             padding = _il(padding, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv3d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv3d[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _ops.conv3d_padding.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
+            return _tb_conv3d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv3d', _G103, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
 _G104 = [_ops.conv_transpose1d]
+_tb_conv_transpose1d = _ops.conv_transpose1d.table
 def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
     try:
         stride = _il(stride, 1)
@@ -1101,11 +1307,12 @@ def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output
         output_padding = _il(output_padding, 1)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 1)
-        return _ops.conv_transpose1d.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _tb_conv_transpose1d[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose1d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
 _G105 = [_ops.conv_transpose2d_input]
+_tb_conv_transpose2d_input = _ops.conv_transpose2d_input.table
 def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), groups=1, dilation=(1, 1)):
     try:
         stride = _il(stride, 2)
@@ -1113,11 +1320,12 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
         output_padding = _il(output_padding, 2)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 2)
-        return _ops.conv_transpose2d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _tb_conv_transpose2d_input[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose2d', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
 _G106 = [_ops.conv_transpose3d_input]
+_tb_conv_transpose3d_input = _ops.conv_transpose3d_input.table
 def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
     try:
         stride = _il(stride, 3)
@@ -1125,11 +1333,12 @@ def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 
         output_padding = _il(output_padding, 3)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 3)
-        return _ops.conv_transpose3d_input.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _tb_conv_transpose3d_input[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conv_transpose3d', _G106, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
 _G107 = [_ops.convolution]
+_tb_convolution = _ops.convolution.table
 def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, transposed=_M, output_padding=_M, groups=_M):
     try:
         if stride is not None: stride = _il(stride)
@@ -1137,256 +1346,305 @@ def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, tr
         if dilation is not None: dilation = _il(dilation)
         if output_padding is not None: output_padding = _il(output_padding)
         if groups.__class__ is not int: groups = _int(groups)
-        return _ops.convolution.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        return _tb_convolution[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('convolution', _G107, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
 
 _G108 = [_ops.copysign_Tensor, _ops.copysign_out]
+_tb_copysign_Tensor = _ops.copysign_Tensor.table
+_tb_copysign_out = _ops.copysign_out.table
 def copysign(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.copysign_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.copysign_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_copysign_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_copysign_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copysign', _G108, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G109 = [_ops.cos, _ops.cos_out]
+_tb_cos = _ops.cos.table
+_tb_cos_out = _ops.cos_out.table
 def cos(input, *, out=None):
     try:
         if out is not None:
-            return _ops.cos_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.cos.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_cos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_cos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cos', _G109, (), {'input': input, 'out': out}, _e, 1)
 
 _G110 = [_ops.cos_]
+_tb_cos_ = _ops.cos_.table
 def cos_(input):
     try:
-        return _ops.cos_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_cos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cos_', _G110, (), {'input': input}, _e, 1)
 
 _G111 = [_ops.cosh, _ops.cosh_out]
+_tb_cosh = _ops.cosh.table
+_tb_cosh_out = _ops.cosh_out.table
 def cosh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.cosh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.cosh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_cosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_cosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosh', _G111, (), {'input': input, 'out': out}, _e, 1)
 
 _G112 = [_ops.cosh_]
+_tb_cosh_ = _ops.cosh_.table
 def cosh_(input):
     try:
-        return _ops.cosh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_cosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosh_', _G112, (), {'input': input}, _e, 1)
 
 _G113 = [_ops.cosine_similarity]
+_tb_cosine_similarity = _ops.cosine_similarity.table
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.cosine_similarity.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, dim, eps)
+        return _tb_cosine_similarity[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, dim, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cosine_similarity', _G113, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
 
 _G114 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
+_tb_count_nonzero = _ops.count_nonzero.table
+_tb_count_nonzero_dim_IntList = _ops.count_nonzero_dim_IntList.table
+_tb_count_nonzero_out = _ops.count_nonzero_out.table
+_tb_count_nonzero_dim_IntList_out = _ops.count_nonzero_dim_IntList_out.table
 def count_nonzero(*args, **kwargs):
     return _generic('count_nonzero', _G114, args, kwargs)
 
 _G115 = [_ops.cross, _ops.cross_out]
+_tb_cross = _ops.cross.table
+_tb_cross_out = _ops.cross_out.table
 def cross(input, other, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
-        return _ops.cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
+            return _tb_cross_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
+        return _tb_cross[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cross', _G115, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
 _G116 = [_ops.cummax, _ops.cummax_out]
+_tb_cummax = _ops.cummax.table
+_tb_cummax_out = _ops.cummax_out.table
 def cummax(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cummax_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
-        return _ops.cummax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+            return _tb_cummax_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
+        return _tb_cummax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cummax', _G116, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
 _G117 = [_ops.cummin, _ops.cummin_out]
+_tb_cummin = _ops.cummin.table
+_tb_cummin_out = _ops.cummin_out.table
 def cummin(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.cummin_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
-        return _ops.cummin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+            return _tb_cummin_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
+        return _tb_cummin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cummin', _G117, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
 _G118 = [_ops.cumprod, _ops.cumprod_out]
+_tb_cumprod = _ops.cumprod.table
+_tb_cumprod_out = _ops.cumprod_out.table
 def cumprod(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.cumprod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
-        return _ops.cumprod.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+            return _tb_cumprod_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _tb_cumprod[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumprod', _G118, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G119 = [_ops.cumsum, _ops.cumsum_out]
+_tb_cumsum = _ops.cumsum.table
+_tb_cumsum_out = _ops.cumsum_out.table
 def cumsum(input, dim, *, dtype=None, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.cumsum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
-        return _ops.cumsum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+            return _tb_cumsum_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _tb_cumsum[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumsum', _G119, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G120 = [_ops.deg2rad, _ops.deg2rad_out]
+_tb_deg2rad = _ops.deg2rad.table
+_tb_deg2rad_out = _ops.deg2rad_out.table
 def deg2rad(input, *, out=None):
     try:
         if out is not None:
-            return _ops.deg2rad_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.deg2rad.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_deg2rad_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_deg2rad[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('deg2rad', _G120, (), {'input': input, 'out': out}, _e, 1)
 
 _G121 = [_ops.deg2rad_]
+_tb_deg2rad_ = _ops.deg2rad_.table
 def deg2rad_(input):
     try:
-        return _ops.deg2rad_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_deg2rad_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('deg2rad_', _G121, (), {'input': input}, _e, 1)
 
 _G122 = [_ops.det]
+_tb_det = _ops.det.table
 def det(input):
     try:
-        return _ops.det.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_det[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('det', _G122, (), {'input': input}, _e, 1)
 
 _G123 = [_ops.detach]
+_tb_detach = _ops.detach.table
 def detach(input):
     try:
-        return _ops.detach.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_detach[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('detach', _G123, (), {'input': input}, _e, 1)
 
 _G124 = [_ops.diag, _ops.diag_out]
+_tb_diag = _ops.diag.table
+_tb_diag_out = _ops.diag_out.table
 def diag(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.diag_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
-        return _ops.diag.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
+            return _tb_diag_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _tb_diag[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diag', _G124, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
 _G125 = [_ops.diag_embed]
+_tb_diag_embed = _ops.diag_embed.table
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diag_embed.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
+        return _tb_diag_embed[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diag_embed', _G125, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
 _G126 = [_ops.diagflat]
+_tb_diagflat = _ops.diagflat.table
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _ops.diagflat.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
+        return _tb_diagflat[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagflat', _G126, (), {'input': input, 'offset': offset}, _e, 1)
 
 _G127 = [_ops.diagonal]
+_tb_diagonal = _ops.diagonal.table
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.diagonal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
+        return _tb_diagonal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagonal', _G127, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
 _G128 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
+_tb_div_Tensor = _ops.div_Tensor.table
+_tb_div_Tensor_mode = _ops.div_Tensor_mode.table
+_tb_div_out = _ops.div_out.table
+_tb_div_out_mode = _ops.div_out_mode.table
 def div(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
             if out is not None:
-                return _ops.div_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.div_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_div_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_div_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
             if out is not None:
-                return _ops.div_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
-            return _ops.div_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
+                return _tb_div_out_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
+            return _tb_div_Tensor_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('div', _G128, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
 _G129 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
+_tb_divide_Tensor = _ops.divide_Tensor.table
+_tb_divide_Tensor_mode = _ops.divide_Tensor_mode.table
+_tb_divide_out = _ops.divide_out.table
+_tb_divide_out_mode = _ops.divide_out_mode.table
 def divide(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
             if out is not None:
-                return _ops.divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_divide_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_divide_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
             if out is not None:
-                return _ops.divide_out_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
-            return _ops.divide_Tensor_mode.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
+                return _tb_divide_out_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode, out)
+            return _tb_divide_Tensor_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('divide', _G129, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
 _G130 = [_ops.dot, _ops.dot_out]
+_tb_dot = _ops.dot.table
+_tb_dot_out = _ops.dot_out.table
 def dot(input, tensor, *, out=None):
     try:
         if out is not None:
-            return _ops.dot_out.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor, out)
-        return _ops.dot.table[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st.dk)[0]) & _d[1])](input, tensor)
+            return _tb_dot_out[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor, out)
+        return _tb_dot[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st.dk)[0]) & _d[1])](input, tensor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dot', _G130, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
 
 _G131 = [_ops.dropout]
+_tb_dropout = _ops.dropout.table
 def dropout(input, p, train):
     try:
-        return _ops.dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dropout', _G131, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G132 = [_ops.dropout_]
+_tb_dropout_ = _ops.dropout_.table
 def dropout_(input, p, train):
     try:
-        return _ops.dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('dropout_', _G132, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G133 = [_ops.einsum]
+_tb_einsum = _ops.einsum.table
 def einsum(equation, tensors, *, path=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if path is not None: path = _il(path)
-        return _ops.einsum.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](equation, tensors, path)
+        return _tb_einsum[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](equation, tensors, path)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('einsum', _G133, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
 
 _G134 = [_ops.embedding]
+_tb_embedding = _ops.embedding.table
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     try:
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-        return _ops.embedding.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        return _tb_embedding[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding', _G134, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
 
 _G135 = [_ops.embedding_bag, _ops.embedding_bag_padding_idx]
+_tb_embedding_bag = _ops.embedding_bag.table
+_tb_embedding_bag_padding_idx = _ops.embedding_bag_padding_idx.table
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, sparse=_M, per_sample_weights=None, include_last_offset=_M, padding_idx=_M):
     try:
         if weight is not _M and indices is not _M and offsets is not _M and padding_idx is _M:
@@ -1395,24 +1653,26 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
             if sparse is _M: sparse = False
             if include_last_offset is _M: include_last_offset = False
             if mode.__class__ is not int: mode = _int(mode)
-            return _ops.embedding_bag.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
+            return _tb_embedding_bag[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
         if weight is not _M and indices is not _M and offsets is not _M and scale_grad_by_freq is not _M and mode is not _M and sparse is not _M and include_last_offset is not _M:
             if padding_idx is _M: padding_idx = None
             if mode.__class__ is not int: mode = _int(mode)
             if padding_idx is not None and padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-            return _ops.embedding_bag_padding_idx.table[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+            return _tb_embedding_bag_padding_idx[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding_bag', _G135, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
 
 _G136 = [_ops.embedding_renorm_]
+_tb_embedding_renorm_ = _ops.embedding_renorm_.table
 def embedding_renorm_(input, indices, max_norm, norm_type):
     try:
-        return _ops.embedding_renorm_.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, max_norm, norm_type)
+        return _tb_embedding_renorm_[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, max_norm, norm_type)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('embedding_renorm_', _G136, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
 
 _G137 = [_ops.empty_memory_format]
+_tb_empty_memory_format = _ops.empty_memory_format.table
 def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -1420,154 +1680,180 @@ def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.empty_memory_format.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory, memory_format)
+        _r = _tb_empty_memory_format[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory, memory_format)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('empty', _G137, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
 _G138 = [_ops.empty_like]
+_tb_empty_like = _ops.empty_like.table
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.empty_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_empty_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('empty_like', _G138, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
 _G139 = [_ops.empty_strided]
+_tb_empty_strided = _ops.empty_strided.table
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.empty_strided.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, stride, dtype, layout, device, pin_memory)
+        _r = _tb_empty_strided[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, stride, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('empty_strided', _G139, (), {'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G140 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
+_tb_eq_Tensor = _ops.eq_Tensor.table
+_tb_eq_Scalar = _ops.eq_Scalar.table
+_tb_eq_Tensor_out = _ops.eq_Tensor_out.table
+_tb_eq_Scalar_out = _ops.eq_Scalar_out.table
 def eq(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.eq_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.eq_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_eq_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_eq_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.eq_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.eq_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_eq_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_eq_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eq', _G140, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G141 = [_ops.equal]
+_tb_equal = _ops.equal.table
 def equal(input, other):
     try:
-        return _ops.equal.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_equal[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('equal', _G141, (), {'input': input, 'other': other}, _e, 1)
 
 _G142 = [_ops.erf, _ops.erf_out]
+_tb_erf = _ops.erf.table
+_tb_erf_out = _ops.erf_out.table
 def erf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.erf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_erf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_erf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erf', _G142, (), {'input': input, 'out': out}, _e, 1)
 
 _G143 = [_ops.erf_]
+_tb_erf_ = _ops.erf_.table
 def erf_(input):
     try:
-        return _ops.erf_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_erf_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erf_', _G143, (), {'input': input}, _e, 1)
 
 _G144 = [_ops.erfc, _ops.erfc_out]
+_tb_erfc = _ops.erfc.table
+_tb_erfc_out = _ops.erfc_out.table
 def erfc(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erfc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.erfc.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_erfc_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_erfc[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfc', _G144, (), {'input': input, 'out': out}, _e, 1)
 
 _G145 = [_ops.erfc_]
+_tb_erfc_ = _ops.erfc_.table
 def erfc_(input):
     try:
-        return _ops.erfc_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_erfc_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfc_', _G145, (), {'input': input}, _e, 1)
 
 _G146 = [_ops.erfinv, _ops.erfinv_out]
+_tb_erfinv = _ops.erfinv.table
+_tb_erfinv_out = _ops.erfinv_out.table
 def erfinv(input, *, out=None):
     try:
         if out is not None:
-            return _ops.erfinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.erfinv.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_erfinv_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_erfinv[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfinv', _G146, (), {'input': input, 'out': out}, _e, 1)
 
 _G147 = [_ops.exp, _ops.exp_out]
+_tb_exp = _ops.exp.table
+_tb_exp_out = _ops.exp_out.table
 def exp(input, *, out=None):
     try:
         if out is not None:
-            return _ops.exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_exp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_exp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp', _G147, (), {'input': input, 'out': out}, _e, 1)
 
 _G148 = [_ops.exp2, _ops.exp2_out]
+_tb_exp2 = _ops.exp2.table
+_tb_exp2_out = _ops.exp2_out.table
 def exp2(input, *, out=None):
     try:
         if out is not None:
-            return _ops.exp2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.exp2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_exp2_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_exp2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp2', _G148, (), {'input': input, 'out': out}, _e, 1)
 
 _G149 = [_ops.exp2_]
+_tb_exp2_ = _ops.exp2_.table
 def exp2_(input):
     try:
-        return _ops.exp2_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_exp2_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp2_', _G149, (), {'input': input}, _e, 1)
 
 _G150 = [_ops.exp_]
+_tb_exp_ = _ops.exp_.table
 def exp_(input):
     try:
-        return _ops.exp_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_exp_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exp_', _G150, (), {'input': input}, _e, 1)
 
 _G151 = [_ops.expm1, _ops.expm1_out]
+_tb_expm1 = _ops.expm1.table
+_tb_expm1_out = _ops.expm1_out.table
 def expm1(input, *, out=None):
     try:
         if out is not None:
-            return _ops.expm1_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.expm1.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_expm1_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_expm1[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expm1', _G151, (), {'input': input, 'out': out}, _e, 1)
 
 _G152 = [_ops.expm1_]
+_tb_expm1_ = _ops.expm1_.table
 def expm1_(input):
     try:
-        return _ops.expm1_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_expm1_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expm1_', _G152, (), {'input': input}, _e, 1)
 
 _G153 = [_ops.eye, _ops.eye_m]
+_tb_eye = _ops.eye.table
+_tb_eye_m = _ops.eye_m.table
 def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if n is not _M and m is _M:
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.eye.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
+            _r = _tb_eye[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M and m is not _M:
@@ -1575,7 +1861,7 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             if m.__class__ is not int: m = _int(m)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.eye_m.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, m, dtype, layout, device, pin_memory)
+            _r = _tb_eye_m[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, m, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -1583,581 +1869,699 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
         return _fallback('eye', _G153, (), {'n': n, 'm': m, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 2)
 
 _G154 = [_ops.feature_alpha_dropout]
+_tb_feature_alpha_dropout = _ops.feature_alpha_dropout.table
 def feature_alpha_dropout(input, p, train):
     try:
-        return _ops.feature_alpha_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_feature_alpha_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_alpha_dropout', _G154, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G155 = [_ops.feature_alpha_dropout_]
+_tb_feature_alpha_dropout_ = _ops.feature_alpha_dropout_.table
 def feature_alpha_dropout_(input, p, train):
     try:
-        return _ops.feature_alpha_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_feature_alpha_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_alpha_dropout_', _G155, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G156 = [_ops.feature_dropout]
+_tb_feature_dropout = _ops.feature_dropout.table
 def feature_dropout(input, p, train):
     try:
-        return _ops.feature_dropout.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_feature_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_dropout', _G156, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G157 = [_ops.feature_dropout_]
+_tb_feature_dropout_ = _ops.feature_dropout_.table
 def feature_dropout_(input, p, train):
     try:
-        return _ops.feature_dropout_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
+        return _tb_feature_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('feature_dropout_', _G157, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
 _G158 = [_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out]
+_tb_fill_Scalar = _ops.fill_Scalar.table
+_tb_fill_Tensor = _ops.fill_Tensor.table
+_tb_fill_Scalar_out = _ops.fill_Scalar_out.table
+_tb_fill_Tensor_out = _ops.fill_Tensor_out.table
 def fill(input, value, *, out=None):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
             if out is not None:
-                return _ops.fill_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
-            return _ops.fill_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
+                return _tb_fill_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
+            return _tb_fill_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
             if out is not None:
-                return _ops.fill_Tensor_out.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
-            return _ops.fill_Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
+                return _tb_fill_Tensor_out[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, value, out)
+            return _tb_fill_Tensor[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fill', _G158, (), {'input': input, 'value': value, 'out': out}, _e, 2)
 
 _G159 = [_ops.fill__Scalar, _ops.fill__Tensor]
+_tb_fill__Scalar = _ops.fill__Scalar.table
+_tb_fill__Tensor = _ops.fill__Tensor.table
 def fill_(input, value):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.fill__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
+            return _tb_fill__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.fill__Tensor.table[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
+            return _tb_fill__Tensor[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fill_', _G159, (), {'input': input, 'value': value}, _e, 2)
 
 _G160 = [_ops.fix, _ops.fix_out]
+_tb_fix = _ops.fix.table
+_tb_fix_out = _ops.fix_out.table
 def fix(input, *, out=None):
     try:
         if out is not None:
-            return _ops.fix_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.fix.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_fix_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_fix[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fix', _G160, (), {'input': input, 'out': out}, _e, 1)
 
 _G161 = [_ops.fix_]
+_tb_fix_ = _ops.fix_.table
 def fix_(input):
     try:
-        return _ops.fix_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_fix_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fix_', _G161, (), {'input': input}, _e, 1)
 
 _G162 = [_ops.flatten_using_ints]
+_tb_flatten_using_ints = _ops.flatten_using_ints.table
 def flatten(input, start_dim=0, end_dim=-1):
     try:
         if start_dim.__class__ is not int: start_dim = _int(start_dim)
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
-        return _ops.flatten_using_ints.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, start_dim, end_dim)
+        return _tb_flatten_using_ints[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, start_dim, end_dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flatten', _G162, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
 
 _G163 = [_ops.flip]
+_tb_flip = _ops.flip.table
 def flip(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.flip.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
+        return _tb_flip[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flip', _G163, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
 _G164 = [_ops.fliplr]
+_tb_fliplr = _ops.fliplr.table
 def fliplr(input):
     try:
-        return _ops.fliplr.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_fliplr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fliplr', _G164, (), {'input': input}, _e, 1)
 
 _G165 = [_ops.flipud]
+_tb_flipud = _ops.flipud.table
 def flipud(input):
     try:
-        return _ops.flipud.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_flipud[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('flipud', _G165, (), {'input': input}, _e, 1)
 
 _G166 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Scalar, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Scalar_out, _ops.float_power_Tensor_Scalar_out]
+_tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
+_tb_float_power_Scalar = _ops.float_power_Scalar.table
+_tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
+_tb_float_power_Tensor_Tensor_out = _ops.float_power_Tensor_Tensor_out.table
+_tb_float_power_Scalar_out = _ops.float_power_Scalar_out.table
+_tb_float_power_Tensor_Scalar_out = _ops.float_power_Tensor_Scalar_out.table
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_float_power_Tensor_Tensor_out[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_float_power_Tensor_Tensor[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.float_power_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.float_power_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_float_power_Scalar_out[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_float_power_Scalar[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.float_power_Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_float_power_Tensor_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_float_power_Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power', _G166, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
 _G167 = [_ops.floor, _ops.floor_out]
+_tb_floor = _ops.floor.table
+_tb_floor_out = _ops.floor_out.table
 def floor(input, *, out=None):
     try:
         if out is not None:
-            return _ops.floor_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.floor.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_floor_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_floor[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor', _G167, (), {'input': input, 'out': out}, _e, 1)
 
 _G168 = [_ops.floor_]
+_tb_floor_ = _ops.floor_.table
 def floor_(input):
     try:
-        return _ops.floor_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_floor_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_', _G168, (), {'input': input}, _e, 1)
 
 _G169 = [_ops.floor_divide, _ops.floor_divide_out]
+_tb_floor_divide = _ops.floor_divide.table
+_tb_floor_divide_out = _ops.floor_divide_out.table
 def floor_divide(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.floor_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.floor_divide.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_floor_divide_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_floor_divide[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_divide', _G169, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G170 = [_ops.fmax, _ops.fmax_out]
+_tb_fmax = _ops.fmax.table
+_tb_fmax_out = _ops.fmax_out.table
 def fmax(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmax_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.fmax.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_fmax_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_fmax[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmax', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G171 = [_ops.fmin, _ops.fmin_out]
+_tb_fmin = _ops.fmin.table
+_tb_fmin_out = _ops.fmin_out.table
 def fmin(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmin_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.fmin.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_fmin_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_fmin[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmin', _G171, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G172 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
+_tb_fmod_Tensor = _ops.fmod_Tensor.table
+_tb_fmod_Tensor_out = _ops.fmod_Tensor_out.table
 def fmod(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.fmod_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.fmod_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_fmod_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_fmod_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G173 = [_ops.frac, _ops.frac_out]
+_tb_frac = _ops.frac.table
+_tb_frac_out = _ops.frac_out.table
 def frac(input, *, out=None):
     try:
         if out is not None:
-            return _ops.frac_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.frac.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_frac_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_frac[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('frac', _G173, (), {'input': input, 'out': out}, _e, 1)
 
 _G174 = [_ops.frac_]
+_tb_frac_ = _ops.frac_.table
 def frac_(input):
     try:
-        return _ops.frac_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_frac_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('frac_', _G174, (), {'input': input}, _e, 1)
 
 _G175 = [_ops.full]
+_tb_full = _ops.full.table
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is not None: size = _il(size)
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.full.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, fill_value, dtype, layout, device, pin_memory)
+        _r = _tb_full[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, fill_value, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('full', _G175, (), {'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G176 = [_ops.full_like]
+_tb_full_like = _ops.full_like.table
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.full_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, fill_value, dtype, layout, device, pin_memory, memory_format)
+        return _tb_full_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, fill_value, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('full_like', _G176, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
 _G177 = [_ops.gather, _ops.gather_out]
+_tb_gather = _ops.gather.table
+_tb_gather_out = _ops.gather_out.table
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.gather_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad, out)
-        return _ops.gather.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad)
+            return _tb_gather_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad, out)
+        return _tb_gather[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gather', _G177, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
 
 _G178 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
+_tb_ge_Tensor = _ops.ge_Tensor.table
+_tb_ge_Scalar = _ops.ge_Scalar.table
+_tb_ge_Tensor_out = _ops.ge_Tensor_out.table
+_tb_ge_Scalar_out = _ops.ge_Scalar_out.table
 def ge(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.ge_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.ge_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_ge_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_ge_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.ge_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.ge_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_ge_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_ge_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ge', _G178, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G179 = [_ops.ger, _ops.ger_out]
+_tb_ger = _ops.ger.table
+_tb_ger_out = _ops.ger_out.table
 def ger(input, vec2, *, out=None):
     try:
         if out is not None:
-            return _ops.ger_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
-        return _ops.ger.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
+            return _tb_ger_out[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
+        return _tb_ger[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ger', _G179, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
 _G180 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
+_tb_greater_Tensor = _ops.greater_Tensor.table
+_tb_greater_Scalar = _ops.greater_Scalar.table
+_tb_greater_Tensor_out = _ops.greater_Tensor_out.table
+_tb_greater_Scalar_out = _ops.greater_Scalar_out.table
 def greater(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.greater_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.greater_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_greater_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_greater_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.greater_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.greater_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_greater_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_greater_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater', _G180, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G181 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
+_tb_greater_equal_Tensor = _ops.greater_equal_Tensor.table
+_tb_greater_equal_Scalar = _ops.greater_equal_Scalar.table
+_tb_greater_equal_Tensor_out = _ops.greater_equal_Tensor_out.table
+_tb_greater_equal_Scalar_out = _ops.greater_equal_Scalar_out.table
 def greater_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.greater_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.greater_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_greater_equal_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_greater_equal_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.greater_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.greater_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_greater_equal_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_greater_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_equal', _G181, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G182 = [_ops.group_norm]
+_tb_group_norm = _ops.group_norm.table
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         if num_groups.__class__ is not int: num_groups = _int(num_groups)
-        return _ops.group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, num_groups, weight, bias, eps, cudnn_enabled)
+        return _tb_group_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, num_groups, weight, bias, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('group_norm', _G182, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
 _G183 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
+_tb_gt_Tensor = _ops.gt_Tensor.table
+_tb_gt_Scalar = _ops.gt_Scalar.table
+_tb_gt_Tensor_out = _ops.gt_Tensor_out.table
+_tb_gt_Scalar_out = _ops.gt_Scalar_out.table
 def gt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.gt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.gt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_gt_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_gt_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.gt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.gt_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_gt_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_gt_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gt', _G183, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G184 = [_ops.hardshrink, _ops.hardshrink_out]
+_tb_hardshrink = _ops.hardshrink.table
+_tb_hardshrink_out = _ops.hardshrink_out.table
 def hardshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
         if out is not None:
-            return _ops.hardshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
-        return _ops.hardshrink.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
+            return _tb_hardshrink_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
+        return _tb_hardshrink[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardshrink', _G184, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
 _G185 = [_ops.hypot, _ops.hypot_out]
+_tb_hypot = _ops.hypot.table
+_tb_hypot_out = _ops.hypot_out.table
 def hypot(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.hypot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.hypot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_hypot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_hypot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hypot', _G185, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G186 = [_ops.index_add, _ops.index_add_out]
+_tb_index_add = _ops.index_add.table
+_tb_index_add_out = _ops.index_add_out.table
 def index_add(input, dim, index, source, *, alpha=1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.index_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha, out)
-        return _ops.index_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
+            return _tb_index_add_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha, out)
+        return _tb_index_add[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_add', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G187 = [_ops.index_copy, _ops.index_copy_out]
+_tb_index_copy = _ops.index_copy.table
+_tb_index_copy_out = _ops.index_copy_out.table
 def index_copy(input, dim, index, source, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_copy_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, out)
-        return _ops.index_copy.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
+            return _tb_index_copy_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, out)
+        return _tb_index_copy[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_copy', _G187, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
 
 _G188 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
+_tb_index_fill_int_Tensor = _ops.index_fill_int_Tensor.table
+_tb_index_fill_int_Scalar = _ops.index_fill_int_Scalar.table
+_tb_index_fill_int_Tensor_out = _ops.index_fill_int_Tensor_out.table
+_tb_index_fill_int_Scalar_out = _ops.index_fill_int_Scalar_out.table
 def index_fill(input, dim, index, value, *, out=None):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.index_fill_int_Tensor_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
-            return _ops.index_fill_int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
+                return _tb_index_fill_int_Tensor_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
+            return _tb_index_fill_int_Tensor[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
             if out is not None:
-                return _ops.index_fill_int_Scalar_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
-            return _ops.index_fill_int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
+                return _tb_index_fill_int_Scalar_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value, out)
+            return _tb_index_fill_int_Scalar[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_fill', _G188, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
 
 _G189 = [_ops.index_put, _ops.index_put_out]
+_tb_index_put = _ops.index_put.table
+_tb_index_put_out = _ops.index_put_out.table
 def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
         if out is not None:
-            return _ops.index_put_out.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate, out)
-        return _ops.index_put.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
+            return _tb_index_put_out[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate, out)
+        return _tb_index_put[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_put', _G189, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
 
 _G190 = [_ops.index_put_]
+_tb_index_put_ = _ops.index_put_.table
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
-        return _ops.index_put_.table[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
+        return _tb_index_put_[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_put_', _G190, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
 
 _G191 = [_ops.index_reduce, _ops.index_reduce_out]
+_tb_index_reduce = _ops.index_reduce.table
+_tb_index_reduce_out = _ops.index_reduce_out.table
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_reduce_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self, out)
-        return _ops.index_reduce.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
+            return _tb_index_reduce_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self, out)
+        return _tb_index_reduce[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_reduce', _G191, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
 _G192 = [_ops.index_select, _ops.index_select_out]
+_tb_index_select = _ops.index_select.table
+_tb_index_select_out = _ops.index_select_out.table
 def index_select(input, dim, index, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.index_select_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, out)
-        return _ops.index_select.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
+            return _tb_index_select_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, out)
+        return _tb_index_select[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_select', _G192, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
 
 _G193 = [_ops.inner, _ops.inner_out]
+_tb_inner = _ops.inner.table
+_tb_inner_out = _ops.inner_out.table
 def inner(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.inner_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.inner.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_inner_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_inner[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inner', _G193, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G194 = [_ops.inverse, _ops.inverse_out]
+_tb_inverse = _ops.inverse.table
+_tb_inverse_out = _ops.inverse_out.table
 def inverse(input, *, out=None):
     try:
         if out is not None:
-            return _ops.inverse_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.inverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_inverse_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_inverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inverse', _G194, (), {'input': input, 'out': out}, _e, 1)
 
 _G195 = [_ops.isclose]
+_tb_isclose = _ops.isclose.table
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _ops.isclose.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
+        return _tb_isclose[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isclose', _G195, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
 _G196 = [_ops.isfinite]
+_tb_isfinite = _ops.isfinite.table
 def isfinite(input):
     try:
-        return _ops.isfinite.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_isfinite[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isfinite', _G196, (), {'input': input}, _e, 1)
 
 _G197 = [_ops.isinf]
+_tb_isinf = _ops.isinf.table
 def isinf(input):
     try:
-        return _ops.isinf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_isinf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isinf', _G197, (), {'input': input}, _e, 1)
 
 _G198 = [_ops.isnan]
+_tb_isnan = _ops.isnan.table
 def isnan(input):
     try:
-        return _ops.isnan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_isnan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isnan', _G198, (), {'input': input}, _e, 1)
 
 _G199 = [_ops.isneginf, _ops.isneginf_out]
+_tb_isneginf = _ops.isneginf.table
+_tb_isneginf_out = _ops.isneginf_out.table
 def isneginf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.isneginf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.isneginf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_isneginf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_isneginf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isneginf', _G199, (), {'input': input, 'out': out}, _e, 1)
 
 _G200 = [_ops.isposinf, _ops.isposinf_out]
+_tb_isposinf = _ops.isposinf.table
+_tb_isposinf_out = _ops.isposinf_out.table
 def isposinf(input, *, out=None):
     try:
         if out is not None:
-            return _ops.isposinf_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.isposinf.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_isposinf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_isposinf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isposinf', _G200, (), {'input': input, 'out': out}, _e, 1)
 
 _G201 = [_ops.isreal]
+_tb_isreal = _ops.isreal.table
 def isreal(input):
     try:
-        return _ops.isreal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_isreal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('isreal', _G201, (), {'input': input}, _e, 1)
 
 _G202 = [_ops.kl_div]
+_tb_kl_div = _ops.kl_div.table
 def kl_div(input, target, reduction=1, *, log_target=False):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.kl_div.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, log_target)
+        return _tb_kl_div[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, log_target)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kl_div', _G202, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
 
 _G203 = [_ops.kron, _ops.kron_out]
+_tb_kron = _ops.kron.table
+_tb_kron_out = _ops.kron_out.table
 def kron(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.kron_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.kron.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_kron_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_kron[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kron', _G203, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G204 = [_ops.kthvalue, _ops.kthvalue_values]
+_tb_kthvalue = _ops.kthvalue.table
+_tb_kthvalue_values = _ops.kthvalue_values.table
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.kthvalue_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim, *out)
-        return _ops.kthvalue.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim)
+            return _tb_kthvalue_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim, *out)
+        return _tb_kthvalue[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('kthvalue', _G204, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G205 = [_ops.layer_norm]
+_tb_layer_norm = _ops.layer_norm.table
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps, cudnn_enable)
+        return _tb_layer_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps, cudnn_enable)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('layer_norm', _G205, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
 
 _G206 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
+_tb_le_Tensor = _ops.le_Tensor.table
+_tb_le_Scalar = _ops.le_Scalar.table
+_tb_le_Tensor_out = _ops.le_Tensor_out.table
+_tb_le_Scalar_out = _ops.le_Scalar_out.table
 def le(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.le_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.le_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_le_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_le_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.le_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.le_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_le_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_le_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('le', _G206, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G207 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
+_tb_lerp_Scalar = _ops.lerp_Scalar.table
+_tb_lerp_Tensor = _ops.lerp_Tensor.table
+_tb_lerp_Scalar_out = _ops.lerp_Scalar_out.table
+_tb_lerp_Tensor_out = _ops.lerp_Tensor_out.table
 def lerp(input, end, weight, *, out=None):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
             if out is not None:
-                return _ops.lerp_Scalar_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
-            return _ops.lerp_Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
+                return _tb_lerp_Scalar_out[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
+            return _tb_lerp_Scalar[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
             if out is not None:
-                return _ops.lerp_Tensor_out.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
-            return _ops.lerp_Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
+                return _tb_lerp_Tensor_out[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight, out)
+            return _tb_lerp_Tensor[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lerp', _G207, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
 
 _G208 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
+_tb_less_Tensor = _ops.less_Tensor.table
+_tb_less_Scalar = _ops.less_Scalar.table
+_tb_less_Tensor_out = _ops.less_Tensor_out.table
+_tb_less_Scalar_out = _ops.less_Scalar_out.table
 def less(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.less_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.less_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_less_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_less_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.less_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.less_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_less_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_less_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less', _G208, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G209 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
+_tb_less_equal_Tensor = _ops.less_equal_Tensor.table
+_tb_less_equal_Scalar = _ops.less_equal_Scalar.table
+_tb_less_equal_Tensor_out = _ops.less_equal_Tensor_out.table
+_tb_less_equal_Scalar_out = _ops.less_equal_Scalar_out.table
 def less_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.less_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.less_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_less_equal_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_less_equal_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.less_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.less_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_less_equal_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_less_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_equal', _G209, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G210 = [_ops.linspace, _ops.linspace_Tensor_Tensor, _ops.linspace_Tensor_Scalar, _ops.linspace_Scalar_Tensor]
+_tb_linspace = _ops.linspace.table
+_tb_linspace_Tensor_Tensor = _ops.linspace_Tensor_Tensor.table
+_tb_linspace_Tensor_Scalar = _ops.linspace_Tensor_Scalar.table
+_tb_linspace_Scalar_Tensor = _ops.linspace_Scalar_Tensor.table
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2166,14 +2570,14 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Tensor_Tensor[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2181,7 +2585,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Tensor_Scalar.table[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Tensor_Scalar[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2189,7 +2593,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.linspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Scalar_Tensor[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2197,150 +2601,182 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
         return _fallback('linspace', _G210, (), {'start': start, 'end': end, 'steps': steps, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
 _G211 = [_ops.log, _ops.log_out]
+_tb_log = _ops.log.table
+_tb_log_out = _ops.log_out.table
 def log(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.log.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_log_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_log[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log', _G211, (), {'input': input, 'out': out}, _e, 1)
 
 _G212 = [_ops.log10, _ops.log10_out]
+_tb_log10 = _ops.log10.table
+_tb_log10_out = _ops.log10_out.table
 def log10(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log10_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.log10.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_log10_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_log10[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log10', _G212, (), {'input': input, 'out': out}, _e, 1)
 
 _G213 = [_ops.log10_]
+_tb_log10_ = _ops.log10_.table
 def log10_(input):
     try:
-        return _ops.log10_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_log10_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log10_', _G213, (), {'input': input}, _e, 1)
 
 _G214 = [_ops.log1p, _ops.log1p_out]
+_tb_log1p = _ops.log1p.table
+_tb_log1p_out = _ops.log1p_out.table
 def log1p(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log1p_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.log1p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_log1p_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_log1p[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log1p', _G214, (), {'input': input, 'out': out}, _e, 1)
 
 _G215 = [_ops.log1p_]
+_tb_log1p_ = _ops.log1p_.table
 def log1p_(input):
     try:
-        return _ops.log1p_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_log1p_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log1p_', _G215, (), {'input': input}, _e, 1)
 
 _G216 = [_ops.log2, _ops.log2_out]
+_tb_log2 = _ops.log2.table
+_tb_log2_out = _ops.log2_out.table
 def log2(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log2_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.log2.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_log2_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_log2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log2', _G216, (), {'input': input, 'out': out}, _e, 1)
 
 _G217 = [_ops.log2_]
+_tb_log2_ = _ops.log2_.table
 def log2_(input):
     try:
-        return _ops.log2_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_log2_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log2_', _G217, (), {'input': input}, _e, 1)
 
 _G218 = [_ops.log_]
+_tb_log_ = _ops.log_.table
 def log_(input):
     try:
-        return _ops.log_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_log_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_', _G218, (), {'input': input}, _e, 1)
 
 _G219 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
+_tb_log_softmax_int = _ops.log_softmax_int.table
+_tb_log_softmax_int_out = _ops.log_softmax_int_out.table
 def log_softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.log_softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
-        return _ops.log_softmax_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+            return _tb_log_softmax_int_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _tb_log_softmax_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_softmax', _G219, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G220 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
+_tb_logcumsumexp = _ops.logcumsumexp.table
+_tb_logcumsumexp_out = _ops.logcumsumexp_out.table
 def logcumsumexp(input, dim, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.logcumsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
-        return _ops.logcumsumexp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+            return _tb_logcumsumexp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
+        return _tb_logcumsumexp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logcumsumexp', _G220, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
 _G221 = [_ops.logdet]
+_tb_logdet = _ops.logdet.table
 def logdet(input):
     try:
-        return _ops.logdet.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_logdet[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logdet', _G221, (), {'input': input}, _e, 1)
 
 _G222 = [_ops.logical_and, _ops.logical_and_out]
+_tb_logical_and = _ops.logical_and.table
+_tb_logical_and_out = _ops.logical_and_out.table
 def logical_and(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_and_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.logical_and.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_logical_and_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_logical_and[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_and', _G222, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G223 = [_ops.logical_not, _ops.logical_not_out]
+_tb_logical_not = _ops.logical_not.table
+_tb_logical_not_out = _ops.logical_not_out.table
 def logical_not(input, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_not_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.logical_not.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_logical_not_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_logical_not[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_not', _G223, (), {'input': input, 'out': out}, _e, 1)
 
 _G224 = [_ops.logical_or, _ops.logical_or_out]
+_tb_logical_or = _ops.logical_or.table
+_tb_logical_or_out = _ops.logical_or_out.table
 def logical_or(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_or_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.logical_or.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_logical_or_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_logical_or[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_or', _G224, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G225 = [_ops.logical_xor, _ops.logical_xor_out]
+_tb_logical_xor = _ops.logical_xor.table
+_tb_logical_xor_out = _ops.logical_xor_out.table
 def logical_xor(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.logical_xor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.logical_xor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_logical_xor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_logical_xor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_xor', _G225, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G226 = [_ops.logit, _ops.logit_out]
+_tb_logit = _ops.logit.table
+_tb_logit_out = _ops.logit_out.table
 def logit(input, eps=None, *, out=None):
     try:
         if out is not None:
-            return _ops.logit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, eps, out)
-        return _ops.logit.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
+            return _tb_logit_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, eps, out)
+        return _tb_logit[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logit', _G226, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
 
 _G227 = [_ops.logit_]
+_tb_logit_ = _ops.logit_.table
 def logit_(input, eps=None):
     try:
-        return _ops.logit_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
+        return _tb_logit_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logit_', _G227, (), {'input': input, 'eps': eps}, _e, 1)
 
 _G228 = [_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor]
+_tb_logspace = _ops.logspace.table
+_tb_logspace_Tensor_Tensor = _ops.logspace_Tensor_Tensor.table
+_tb_logspace_Tensor_Scalar = _ops.logspace_Tensor_Scalar.table
+_tb_logspace_Scalar_Tensor = _ops.logspace_Scalar_Tensor.table
 def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2349,14 +2785,14 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Tensor_Tensor.table[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Tensor_Tensor[((start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2364,7 +2800,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Tensor_Scalar.table[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Tensor_Scalar[((start._keys | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2372,7 +2808,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.logspace_Scalar_Tensor.table[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Scalar_Tensor[(((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2380,512 +2816,620 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
         return _fallback('logspace', _G228, (), {'start': start, 'end': end, 'steps': steps, 'base': base, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
 _G229 = [_ops.logsumexp, _ops.logsumexp_out]
+_tb_logsumexp = _ops.logsumexp.table
+_tb_logsumexp_out = _ops.logsumexp_out.table
 def logsumexp(input, dim, keepdim=False, *, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
         if out is not None:
-            return _ops.logsumexp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
-        return _ops.logsumexp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_logsumexp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
+        return _tb_logsumexp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logsumexp', _G229, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G230 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
+_tb_lt_Tensor = _ops.lt_Tensor.table
+_tb_lt_Scalar = _ops.lt_Scalar.table
+_tb_lt_Tensor_out = _ops.lt_Tensor_out.table
+_tb_lt_Scalar_out = _ops.lt_Scalar_out.table
 def lt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.lt_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.lt_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_lt_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_lt_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.lt_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.lt_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_lt_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_lt_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lt', _G230, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G231 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
+_tb_masked_fill_Scalar = _ops.masked_fill_Scalar.table
+_tb_masked_fill_Tensor = _ops.masked_fill_Tensor.table
 def masked_fill(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.masked_fill_Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
+            return _tb_masked_fill_Scalar[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.masked_fill_Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
+            return _tb_masked_fill_Tensor[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_fill', _G231, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
 _G232 = [_ops.masked_scatter, _ops.masked_scatter_out]
+_tb_masked_scatter = _ops.masked_scatter.table
+_tb_masked_scatter_out = _ops.masked_scatter_out.table
 def masked_scatter(input, mask, source, *, out=None):
     try:
         if out is not None:
-            return _ops.masked_scatter_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source, out)
-        return _ops.masked_scatter.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
+            return _tb_masked_scatter_out[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source, out)
+        return _tb_masked_scatter[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_scatter', _G232, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
 
 _G233 = [_ops.masked_select, _ops.masked_select_out]
+_tb_masked_select = _ops.masked_select.table
+_tb_masked_select_out = _ops.masked_select_out.table
 def masked_select(input, mask, *, out=None):
     try:
         if out is not None:
-            return _ops.masked_select_out.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, out)
-        return _ops.masked_select.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask)
+            return _tb_masked_select_out[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, out)
+        return _tb_masked_select[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_select', _G233, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
 
 _G234 = [_ops.matmul, _ops.matmul_out]
+_tb_matmul = _ops.matmul.table
+_tb_matmul_out = _ops.matmul_out.table
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_matmul_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_matmul[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matmul', _G234, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G235 = [_ops.matrix_exp]
+_tb_matrix_exp = _ops.matrix_exp.table
 def matrix_exp(input):
     try:
-        return _ops.matrix_exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_matrix_exp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_exp', _G235, (), {'input': input}, _e, 1)
 
 _G236 = [_ops.matrix_power, _ops.matrix_power_out]
+_tb_matrix_power = _ops.matrix_power.table
+_tb_matrix_power_out = _ops.matrix_power_out.table
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
         if out is not None:
-            return _ops.matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
-        return _ops.matrix_power.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
+            return _tb_matrix_power_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
+        return _tb_matrix_power[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_power', _G236, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
 _G237 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
+_tb_max = _ops.max.table
+_tb_max_dim = _ops.max_dim.table
+_tb_max_other = _ops.max_other.table
+_tb_max_unary_out = _ops.max_unary_out.table
+_tb_max_dim_max = _ops.max_dim_max.table
+_tb_max_out = _ops.max_out.table
 def max(*args, **kwargs):
     return _generic('max', _G237, args, kwargs)
 
 _G238 = [_ops.max_pool1d]
+_tb_max_pool1d = _ops.max_pool1d.table
 def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _ops.max_pool1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool1d', _G238, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
 _G239 = [_ops.max_pool1d_with_indices]
+_tb_max_pool1d_with_indices = _ops.max_pool1d_with_indices.table
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _ops.max_pool1d_with_indices.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool1d_with_indices[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool1d_with_indices', _G239, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
 _G240 = [_ops.max_pool2d]
+_tb_max_pool2d = _ops.max_pool2d.table
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 2)
         stride = _il(stride, 2)
         padding = _il(padding, 2)
         dilation = _il(dilation, 2)
-        return _ops.max_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool2d', _G240, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
 _G241 = [_ops.max_pool3d]
+_tb_max_pool3d = _ops.max_pool3d.table
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 3)
         stride = _il(stride, 3)
         padding = _il(padding, 3)
         dilation = _il(dilation, 3)
-        return _ops.max_pool3d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool3d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool3d', _G241, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
 _G242 = [_ops.maximum, _ops.maximum_out]
+_tb_maximum = _ops.maximum.table
+_tb_maximum_out = _ops.maximum_out.table
 def maximum(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.maximum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.maximum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_maximum_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_maximum[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('maximum', _G242, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G243 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
+_tb_mean = _ops.mean.table
+_tb_mean_dim = _ops.mean_dim.table
+_tb_mean_dtype_out = _ops.mean_dtype_out.table
+_tb_mean_out = _ops.mean_out.table
 def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.mean_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
-            return _ops.mean.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
+                return _tb_mean_dtype_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _tb_mean[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.mean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
-            return _ops.mean_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
+                return _tb_mean_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _tb_mean_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mean', _G243, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
 _G244 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
+_tb_median = _ops.median.table
+_tb_median_dim = _ops.median_dim.table
+_tb_median_out = _ops.median_out.table
+_tb_median_dim_values = _ops.median_dim_values.table
 def median(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.median_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-            return _ops.median.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+                return _tb_median_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _tb_median[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.median_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
-            return _ops.median_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_median_dim_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+            return _tb_median_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('median', _G244, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
 _G245 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
+_tb_min = _ops.min.table
+_tb_min_dim = _ops.min_dim.table
+_tb_min_other = _ops.min_other.table
+_tb_min_unary_out = _ops.min_unary_out.table
+_tb_min_dim_min = _ops.min_dim_min.table
+_tb_min_out = _ops.min_out.table
 def min(*args, **kwargs):
     return _generic('min', _G245, args, kwargs)
 
 _G246 = [_ops.minimum, _ops.minimum_out]
+_tb_minimum = _ops.minimum.table
+_tb_minimum_out = _ops.minimum_out.table
 def minimum(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.minimum_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.minimum.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_minimum_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_minimum[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('minimum', _G246, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G247 = [_ops.mm, _ops.mm_out]
+_tb_mm = _ops.mm.table
+_tb_mm_out = _ops.mm_out.table
 def mm(input, mat2, *, out=None):
     try:
         if out is not None:
-            return _ops.mm_out.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
-        return _ops.mm.table[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
+            return _tb_mm_out[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
+        return _tb_mm[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mm', _G247, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
 _G248 = [_ops.mode, _ops.mode_values]
+_tb_mode = _ops.mode.table
+_tb_mode_values = _ops.mode_values.table
 def mode(input, dim=-1, keepdim=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.mode_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
-        return _ops.mode.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+            return _tb_mode_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+        return _tb_mode[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mode', _G248, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
 _G249 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
+_tb_moveaxis_intlist = _ops.moveaxis_intlist.table
+_tb_moveaxis_int = _ops.moveaxis_int.table
 def moveaxis(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _ops.moveaxis_intlist.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
+            return _tb_moveaxis_intlist[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _ops.moveaxis_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
+            return _tb_moveaxis_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('moveaxis', _G249, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
 _G250 = [_ops.movedim_intlist, _ops.movedim_int]
+_tb_movedim_intlist = _ops.movedim_intlist.table
+_tb_movedim_int = _ops.movedim_int.table
 def movedim(input, source, destination):
     try:
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _ops.movedim_intlist.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
+            return _tb_movedim_intlist[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _ops.movedim_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
+            return _tb_movedim_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('movedim', _G250, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
 _G251 = [_ops.msort, _ops.msort_out]
+_tb_msort = _ops.msort.table
+_tb_msort_out = _ops.msort_out.table
 def msort(input, *, out=None):
     try:
         if out is not None:
-            return _ops.msort_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.msort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_msort_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_msort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('msort', _G251, (), {'input': input, 'out': out}, _e, 1)
 
 _G252 = [_ops.mul_Tensor, _ops.mul_out]
+_tb_mul_Tensor = _ops.mul_Tensor.table
+_tb_mul_out = _ops.mul_out.table
 def mul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.mul_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.mul_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_mul_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_mul_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mul', _G252, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G253 = [_ops.multinomial, _ops.multinomial_out]
+_tb_multinomial = _ops.multinomial.table
+_tb_multinomial_out = _ops.multinomial_out.table
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     try:
         if num_samples.__class__ is not int: num_samples = _int(num_samples)
         if out is not None:
-            return _ops.multinomial_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator, out)
-        return _ops.multinomial.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator)
+            return _tb_multinomial_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator, out)
+        return _tb_multinomial[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multinomial', _G253, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
 
 _G254 = [_ops.multiply_Tensor, _ops.multiply_out]
+_tb_multiply_Tensor = _ops.multiply_Tensor.table
+_tb_multiply_out = _ops.multiply_out.table
 def multiply(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.multiply_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.multiply_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_multiply_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_multiply_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multiply', _G254, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G255 = [_ops.mv, _ops.mv_out]
+_tb_mv = _ops.mv.table
+_tb_mv_out = _ops.mv_out.table
 def mv(input, vec, *, out=None):
     try:
         if out is not None:
-            return _ops.mv_out.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec, out)
-        return _ops.mv.table[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, vec)
+            return _tb_mv_out[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec, out)
+        return _tb_mv[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, vec)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mv', _G255, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
 
 _G256 = [_ops.nan_to_num, _ops.nan_to_num_out]
+_tb_nan_to_num = _ops.nan_to_num.table
+_tb_nan_to_num_out = _ops.nan_to_num_out.table
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     try:
         if out is not None:
-            return _ops.nan_to_num_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf, out)
-        return _ops.nan_to_num.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
+            return _tb_nan_to_num_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf, out)
+        return _tb_nan_to_num[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nan_to_num', _G256, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
 
 _G257 = [_ops.nan_to_num_]
+_tb_nan_to_num_ = _ops.nan_to_num_.table
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
-        return _ops.nan_to_num_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
+        return _tb_nan_to_num_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nan_to_num_', _G257, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
 
 _G258 = [_ops.nanmean, _ops.nanmean_out]
+_tb_nanmean = _ops.nanmean.table
+_tb_nanmean_out = _ops.nanmean_out.table
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.nanmean_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
-        return _ops.nanmean.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
+            return _tb_nanmean_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+        return _tb_nanmean[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nanmean', _G258, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G259 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
+_tb_nanmedian = _ops.nanmedian.table
+_tb_nanmedian_dim = _ops.nanmedian_dim.table
+_tb_nanmedian_out = _ops.nanmedian_out.table
+_tb_nanmedian_dim_values = _ops.nanmedian_dim_values.table
 def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None:
-                return _ops.nanmedian_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-            return _ops.nanmedian.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+                return _tb_nanmedian_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _tb_nanmedian[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None:
-                return _ops.nanmedian_dim_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
-            return _ops.nanmedian_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
+                return _tb_nanmedian_dim_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
+            return _tb_nanmedian_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nanmedian', _G259, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
 _G260 = [_ops.nansum, _ops.nansum_out]
+_tb_nansum = _ops.nansum.table
+_tb_nansum_out = _ops.nansum_out.table
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.nansum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
-        return _ops.nansum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
+            return _tb_nansum_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+        return _tb_nansum[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nansum', _G260, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G261 = [_ops.narrow]
+_tb_narrow = _ops.narrow.table
 def narrow(input, dim, start, length):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if start.__class__ is not int: start = _int(start)
         if length.__class__ is not int: length = _int(length)
-        return _ops.narrow.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, start, length)
+        return _tb_narrow[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, start, length)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('narrow', _G261, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
 
 _G262 = [_ops.native_batch_norm]
+_tb_native_batch_norm = _ops.native_batch_norm.table
 def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M):
     try:
-        return _ops.native_batch_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps)
+        return _tb_native_batch_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_batch_norm', _G262, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
 
 _G263 = [_ops.native_group_norm]
+_tb_native_group_norm = _ops.native_group_norm.table
 def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_M, eps=_M):
     try:
         if N.__class__ is not int: N = _int(N)
         if C.__class__ is not int: C = _int(C)
         if HxW.__class__ is not int: HxW = _int(HxW)
         if group.__class__ is not int: group = _int(group)
-        return _ops.native_group_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, N, C, HxW, group, eps)
+        return _tb_native_group_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, N, C, HxW, group, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_group_norm', _G263, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
 
 _G264 = [_ops.native_layer_norm]
+_tb_native_layer_norm = _ops.native_layer_norm.table
 def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.native_layer_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps)
+        return _tb_native_layer_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_layer_norm', _G264, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
 
 _G265 = [_ops.native_layer_norm_backward]
+_tb_native_layer_norm_backward = _ops.native_layer_norm_backward.table
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight=None, bias=None, output_mask=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.native_layer_norm_backward.table[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        return _tb_native_layer_norm_backward[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('native_layer_norm_backward', _G265, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
 
 _G266 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
+_tb_ne_Tensor = _ops.ne_Tensor.table
+_tb_ne_Scalar = _ops.ne_Scalar.table
+_tb_ne_Tensor_out = _ops.ne_Tensor_out.table
+_tb_ne_Scalar_out = _ops.ne_Scalar_out.table
 def ne(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.ne_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.ne_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_ne_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_ne_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.ne_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.ne_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_ne_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_ne_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ne', _G266, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G267 = [_ops.neg, _ops.neg_out]
+_tb_neg = _ops.neg.table
+_tb_neg_out = _ops.neg_out.table
 def neg(input, *, out=None):
     try:
         if out is not None:
-            return _ops.neg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.neg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_neg_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_neg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('neg', _G267, (), {'input': input, 'out': out}, _e, 1)
 
 _G268 = [_ops.neg_]
+_tb_neg_ = _ops.neg_.table
 def neg_(input):
     try:
-        return _ops.neg_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_neg_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('neg_', _G268, (), {'input': input}, _e, 1)
 
 _G269 = [_ops.negative, _ops.negative_out]
+_tb_negative = _ops.negative.table
+_tb_negative_out = _ops.negative_out.table
 def negative(input, *, out=None):
     try:
         if out is not None:
-            return _ops.negative_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.negative.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_negative_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_negative[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('negative', _G269, (), {'input': input, 'out': out}, _e, 1)
 
 _G270 = [_ops.negative_]
+_tb_negative_ = _ops.negative_.table
 def negative_(input):
     try:
-        return _ops.negative_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_negative_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('negative_', _G270, (), {'input': input}, _e, 1)
 
 _G271 = [_ops.nonzero, _ops.nonzero_out]
+_tb_nonzero = _ops.nonzero.table
+_tb_nonzero_out = _ops.nonzero_out.table
 def nonzero(input, *, out=None):
     try:
         if out is not None:
-            return _ops.nonzero_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.nonzero.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_nonzero_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_nonzero[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nonzero', _G271, (), {'input': input, 'out': out}, _e, 1)
 
 _G272 = [_ops.nonzero_static, _ops.nonzero_static_out]
+_tb_nonzero_static = _ops.nonzero_static.table
+_tb_nonzero_static_out = _ops.nonzero_static_out.table
 def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
     try:
         if size.__class__ is not int: size = _int(size)
         if fill_value.__class__ is not int: fill_value = _int(fill_value)
         if out is not None:
-            return _ops.nonzero_static_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, out)
-        return _ops.nonzero_static.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value)
+            return _tb_nonzero_static_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, out)
+        return _tb_nonzero_static[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nonzero_static', _G272, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
 
 _G273 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
+_tb_norm_Scalar = _ops.norm_Scalar.table
+_tb_norm_ScalarOpt_dim = _ops.norm_ScalarOpt_dim.table
+_tb_norm_ScalarOpt_dim_dtype = _ops.norm_ScalarOpt_dim_dtype.table
+_tb_norm_ScalarOpt_dtype = _ops.norm_ScalarOpt_dtype.table
+_tb_norm_Scalar_out = _ops.norm_Scalar_out.table
+_tb_norm_out = _ops.norm_out.table
+_tb_norm_dtype_out = _ops.norm_dtype_out.table
+_tb_norm_ScalarOpt_dtype_out = _ops.norm_ScalarOpt_dtype_out.table
 def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M and dtype is _M:
             if p is _M: p = 2
             if p.__class__ not in _NUMS: p = _sc(p)
             if out is not None:
-                return _ops.norm_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
-            return _ops.norm_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
+                return _tb_norm_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _tb_norm_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         if input is not _M and dim is not _M and dtype is _M:
             if p is _M: p = None
             if keepdim is _M: keepdim = False
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
             if out is not None:
-                return _ops.norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, out)
-            return _ops.norm_ScalarOpt_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim)
+                return _tb_norm_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, out)
+            return _tb_norm_ScalarOpt_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim)
         if input is not _M and dim is not _M and keepdim is not _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.norm_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype, out)
-            return _ops.norm_ScalarOpt_dim_dtype.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype)
+                return _tb_norm_dtype_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype, out)
+            return _tb_norm_ScalarOpt_dim_dtype[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dim, keepdim, dtype)
         if input is not _M and dim is _M and keepdim is _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.norm_ScalarOpt_dtype_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dtype, out)
-            return _ops.norm_ScalarOpt_dtype.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dtype)
+                return _tb_norm_ScalarOpt_dtype_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, dtype, out)
+            return _tb_norm_ScalarOpt_dtype[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('norm', _G273, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
 
 _G274 = [_ops.normal_Tensor_float, _ops.normal_float_Tensor, _ops.normal_Tensor_Tensor, _ops.normal_float_float, _ops.normal_Tensor_float_out, _ops.normal_float_Tensor_out, _ops.normal_Tensor_Tensor_out]
+_tb_normal_Tensor_float = _ops.normal_Tensor_float.table
+_tb_normal_float_Tensor = _ops.normal_float_Tensor.table
+_tb_normal_Tensor_Tensor = _ops.normal_Tensor_Tensor.table
+_tb_normal_float_float = _ops.normal_float_float.table
+_tb_normal_Tensor_float_out = _ops.normal_Tensor_float_out.table
+_tb_normal_float_Tensor_out = _ops.normal_float_Tensor_out.table
+_tb_normal_Tensor_Tensor_out = _ops.normal_Tensor_Tensor_out.table
 def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device=_M, pin_memory=_M, out=None, requires_grad=False):
     try:
         if mean is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and (std is _M or std is None or True):
             if std is _M: std = 1.0
             if out is not None:
-                return _ops.normal_Tensor_float_out.table[((mean._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
-            _r = _ops.normal_Tensor_float.table[((mean._keys | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
+                return _tb_normal_Tensor_float_out[((mean._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _tb_normal_Tensor_float[((mean._keys | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and True and isinstance(std, _TI):
             if out is not None:
-                return _ops.normal_float_Tensor_out.table[(((std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
-            _r = _ops.normal_float_Tensor.table[(((std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
+                return _tb_normal_float_Tensor_out[(((std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _tb_normal_float_Tensor[(((std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and isinstance(std, _TI):
             if out is not None:
-                return _ops.normal_Tensor_Tensor_out.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
-            _r = _ops.normal_Tensor_Tensor.table[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
+                return _tb_normal_Tensor_Tensor_out[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator, out)
+            _r = _tb_normal_Tensor_Tensor[((mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1])](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is not _M and True and True:
@@ -2896,7 +3440,7 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
             if size is not None: size = _il(size)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.normal_float_float.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](mean, std, size, generator, dtype, layout, device, pin_memory)
+            _r = _tb_normal_float_float[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](mean, std, size, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2904,22 +3448,27 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
         return _fallback('normal', _G274, (), {'mean': mean, 'std': std, 'size': size, 'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'out': out}, _e, 4)
 
 _G275 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
+_tb_not_equal_Tensor = _ops.not_equal_Tensor.table
+_tb_not_equal_Scalar = _ops.not_equal_Scalar.table
+_tb_not_equal_Tensor_out = _ops.not_equal_Tensor_out.table
+_tb_not_equal_Scalar_out = _ops.not_equal_Scalar_out.table
 def not_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.not_equal_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.not_equal_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_not_equal_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_not_equal_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.not_equal_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.not_equal_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_not_equal_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_not_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('not_equal', _G275, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G276 = [_ops.ones]
+_tb_ones = _ops.ones.table
 def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -2927,207 +3476,250 @@ def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.ones.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
+        _r = _tb_ones[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ones', _G276, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G277 = [_ops.ones_like]
+_tb_ones_like = _ops.ones_like.table
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.ones_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_ones_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ones_like', _G277, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
 _G278 = [_ops.outer, _ops.outer_out]
+_tb_outer = _ops.outer.table
+_tb_outer_out = _ops.outer_out.table
 def outer(input, vec2, *, out=None):
     try:
         if out is not None:
-            return _ops.outer_out.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
-        return _ops.outer.table[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
+            return _tb_outer_out[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
+        return _tb_outer[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('outer', _G278, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
 _G279 = [_ops.pairwise_distance]
+_tb_pairwise_distance = _ops.pairwise_distance.table
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
     try:
-        return _ops.pairwise_distance.table[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, p, eps, keepdim)
+        return _tb_pairwise_distance[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, p, eps, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pairwise_distance', _G279, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
 
 _G280 = [_ops.permute]
+_tb_permute = _ops.permute.table
 def permute(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.permute.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
+        return _tb_permute[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('permute', _G280, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
 _G281 = [_ops.pinverse]
+_tb_pinverse = _ops.pinverse.table
 def pinverse(input, rcond=1e-15):
     try:
-        return _ops.pinverse.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, rcond)
+        return _tb_pinverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, rcond)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pinverse', _G281, (), {'input': input, 'rcond': rcond}, _e, 1)
 
 _G282 = [_ops.pixel_shuffle]
+_tb_pixel_shuffle = _ops.pixel_shuffle.table
 def pixel_shuffle(input, upscale_factor):
     try:
         if upscale_factor.__class__ is not int: upscale_factor = _int(upscale_factor)
-        return _ops.pixel_shuffle.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upscale_factor)
+        return _tb_pixel_shuffle[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pixel_shuffle', _G282, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
 
 _G283 = [_ops.pixel_unshuffle]
+_tb_pixel_unshuffle = _ops.pixel_unshuffle.table
 def pixel_unshuffle(input, downscale_factor):
     try:
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
-        return _ops.pixel_unshuffle.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, downscale_factor)
+        return _tb_pixel_unshuffle[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, downscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pixel_unshuffle', _G283, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
 
 _G284 = [_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out]
+_tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
+_tb_pow_Scalar = _ops.pow_Scalar.table
+_tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
+_tb_pow_Tensor_Tensor_out = _ops.pow_Tensor_Tensor_out.table
+_tb_pow_Scalar_out = _ops.pow_Scalar_out.table
+_tb_pow_Tensor_Scalar_out = _ops.pow_Tensor_Scalar_out.table
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_pow_Tensor_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_pow_Tensor_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if out is not None:
-                return _ops.pow_Scalar_out.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.pow_Scalar.table[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_pow_Scalar_out[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_pow_Scalar[(((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_pow_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_pow_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow', _G284, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
 _G285 = [_ops.prelu]
+_tb_prelu = _ops.prelu.table
 def prelu(input, weight):
     try:
-        return _ops.prelu.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, weight)
+        return _tb_prelu[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, weight)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('prelu', _G285, (), {'input': input, 'weight': weight}, _e, 1)
 
 _G286 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
+_tb_prod = _ops.prod.table
+_tb_prod_dim_int = _ops.prod_dim_int.table
+_tb_prod_out = _ops.prod_out.table
+_tb_prod_int_out = _ops.prod_int_out.table
 def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.prod_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
-            return _ops.prod.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
+                return _tb_prod_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _tb_prod[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.prod_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
-            return _ops.prod_dim_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
+                return _tb_prod_int_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _tb_prod_dim_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('prod', _G286, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
 _G287 = [_ops.put, _ops.put_out]
+_tb_put = _ops.put.table
+_tb_put_out = _ops.put_out.table
 def put(input, index, source, accumulate=False, *, out=None):
     try:
         if out is not None:
-            return _ops.put_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate, out)
-        return _ops.put.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
+            return _tb_put_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate, out)
+        return _tb_put[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('put', _G287, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
 
 _G288 = [_ops.qr, _ops.qr_Q]
+_tb_qr = _ops.qr.table
+_tb_qr_Q = _ops.qr_Q.table
 def qr(input, some=True, *, out=None):
     try:
         if out is not None:
-            return _ops.qr_Q.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, some, *out)
-        return _ops.qr.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some)
+            return _tb_qr_Q[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, some, *out)
+        return _tb_qr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('qr', _G288, (), {'input': input, 'some': some, 'out': out}, _e, 1)
 
 _G289 = [_ops.rad2deg, _ops.rad2deg_out]
+_tb_rad2deg = _ops.rad2deg.table
+_tb_rad2deg_out = _ops.rad2deg_out.table
 def rad2deg(input, *, out=None):
     try:
         if out is not None:
-            return _ops.rad2deg_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.rad2deg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_rad2deg_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_rad2deg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rad2deg', _G289, (), {'input': input, 'out': out}, _e, 1)
 
 _G290 = [_ops.rad2deg_]
+_tb_rad2deg_ = _ops.rad2deg_.table
 def rad2deg_(input):
     try:
-        return _ops.rad2deg_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_rad2deg_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rad2deg_', _G290, (), {'input': input}, _e, 1)
 
 _G291 = [_ops.rand, _ops.rand_generator]
+_tb_rand = _ops.rand.table
+_tb_rand_generator = _ops.rand_generator.table
 def rand(*args, **kwargs):
     return _generic('rand', _G291, args, kwargs)
 
 _G292 = [_ops.rand_like, _ops.rand_like_generator]
+_tb_rand_like = _ops.rand_like.table
+_tb_rand_like_generator = _ops.rand_like_generator.table
 def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
     try:
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.rand_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
+            return _tb_rand_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.rand_like_generator.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _tb_rand_like_generator[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rand_like', _G292, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
 _G293 = [_ops.randint, _ops.randint_generator, _ops.randint_low, _ops.randint_low_generator]
+_tb_randint = _ops.randint.table
+_tb_randint_generator = _ops.randint_generator.table
+_tb_randint_low = _ops.randint_low.table
+_tb_randint_low_generator = _ops.randint_low_generator.table
 def randint(*args, **kwargs):
     return _generic('randint', _G293, args, kwargs)
 
 _G294 = [_ops.randint_like, _ops.randint_like_low_dtype, _ops.randint_like_low_generator_dtype]
+_tb_randint_like = _ops.randint_like.table
+_tb_randint_like_low_dtype = _ops.randint_like_low_dtype.table
+_tb_randint_like_low_generator_dtype = _ops.randint_like_low_generator_dtype.table
 def randint_like(*args, **kwargs):
     return _generic('randint_like', _G294, args, kwargs)
 
 _G295 = [_ops.randn, _ops.randn_generator]
+_tb_randn = _ops.randn.table
+_tb_randn_generator = _ops.randn_generator.table
 def randn(*args, **kwargs):
     return _generic('randn', _G295, args, kwargs)
 
 _G296 = [_ops.randn_like, _ops.randn_like_generator]
+_tb_randn_like = _ops.randn_like.table
+_tb_randn_like_generator = _ops.randn_like_generator.table
 def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
     try:
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.randn_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
+            return _tb_randn_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _ops.randn_like_generator.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _tb_randn_like_generator[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('randn_like', _G296, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
 _G297 = [_ops.randperm, _ops.randperm_generator]
+_tb_randperm = _ops.randperm.table
+_tb_randperm_generator = _ops.randperm_generator.table
 def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, generator=_M, requires_grad=False):
     try:
         if n is not _M and generator is _M:
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.randperm.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
+            _r = _tb_randperm[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M:
@@ -3135,7 +3727,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _ops.randperm_generator.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, generator, dtype, layout, device, pin_memory)
+            _r = _tb_randperm_generator[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](n, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -3143,756 +3735,913 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
         return _fallback('randperm', _G297, (), {'n': n, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'generator': generator}, _e, 2)
 
 _G298 = [_ops.ravel]
+_tb_ravel = _ops.ravel.table
 def ravel(input):
     try:
-        return _ops.ravel.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_ravel[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ravel', _G298, (), {'input': input}, _e, 1)
 
 _G299 = [_ops.reciprocal, _ops.reciprocal_out]
+_tb_reciprocal = _ops.reciprocal.table
+_tb_reciprocal_out = _ops.reciprocal_out.table
 def reciprocal(input, *, out=None):
     try:
         if out is not None:
-            return _ops.reciprocal_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.reciprocal.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_reciprocal_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_reciprocal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reciprocal', _G299, (), {'input': input, 'out': out}, _e, 1)
 
 _G300 = [_ops.reciprocal_]
+_tb_reciprocal_ = _ops.reciprocal_.table
 def reciprocal_(input):
     try:
-        return _ops.reciprocal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_reciprocal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reciprocal_', _G300, (), {'input': input}, _e, 1)
 
 _G301 = [_ops.relu]
+_tb_relu = _ops.relu.table
 def relu(input):
     try:
-        return _ops.relu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_relu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu', _G301, (), {'input': input}, _e, 1)
 
 _G302 = [_ops.relu_]
+_tb_relu_ = _ops.relu_.table
 def relu_(input):
     try:
-        return _ops.relu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_relu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu_', _G302, (), {'input': input}, _e, 1)
 
 _G303 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
+_tb_remainder_Tensor = _ops.remainder_Tensor.table
+_tb_remainder_Tensor_out = _ops.remainder_Tensor_out.table
 def remainder(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.remainder_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.remainder_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_remainder_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_remainder_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('remainder', _G303, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G304 = [_ops.reshape]
+_tb_reshape = _ops.reshape.table
 def reshape(input, *_shape, shape=None):
     try:
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
         elif _shape: raise TypeError('shape given twice')
         if shape is not None: shape = _il(shape)
-        return _ops.reshape.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shape)
+        return _tb_reshape[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shape)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reshape', _G304, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
 
 _G305 = [_ops.resolve_conj]
+_tb_resolve_conj = _ops.resolve_conj.table
 def resolve_conj(input):
     try:
-        return _ops.resolve_conj.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_resolve_conj[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resolve_conj', _G305, (), {'input': input}, _e, 1)
 
 _G306 = [_ops.resolve_neg]
+_tb_resolve_neg = _ops.resolve_neg.table
 def resolve_neg(input):
     try:
-        return _ops.resolve_neg.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_resolve_neg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resolve_neg', _G306, (), {'input': input}, _e, 1)
 
 _G307 = [_ops.rms_norm]
+_tb_rms_norm = _ops.rms_norm.table
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _ops.rms_norm.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, eps)
+        return _tb_rms_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, eps)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rms_norm', _G307, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
 
 _G308 = [_ops.roll]
+_tb_roll = _ops.roll.table
 def roll(input, shifts, dims=()):
     try:
         if shifts is not None: shifts = _il(shifts, 1)
         dims = _il(dims, 1)
-        return _ops.roll.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shifts, dims)
+        return _tb_roll[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shifts, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('roll', _G308, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
 
 _G309 = [_ops.rot90]
+_tb_rot90 = _ops.rot90.table
 def rot90(input, k=1, dims=(0, 1)):
     try:
         if k.__class__ is not int: k = _int(k)
         dims = _il(dims)
-        return _ops.rot90.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dims)
+        return _tb_rot90[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rot90', _G309, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
 
 _G310 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
+_tb_round = _ops.round.table
+_tb_round_decimals = _ops.round_decimals.table
+_tb_round_out = _ops.round_out.table
+_tb_round_decimals_out = _ops.round_decimals_out.table
 def round(input, *, decimals=_M, out=None):
     try:
         if input is not _M and decimals is _M:
             if out is not None:
-                return _ops.round_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-            return _ops.round.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+                return _tb_round_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+            return _tb_round[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
             if out is not None:
-                return _ops.round_decimals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, decimals, out)
-            return _ops.round_decimals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
+                return _tb_round_decimals_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, decimals, out)
+            return _tb_round_decimals[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('round', _G310, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
 
 _G311 = [_ops.round_, _ops.round__decimals]
+_tb_round_ = _ops.round_.table
+_tb_round__decimals = _ops.round__decimals.table
 def round_(input, *, decimals=_M):
     try:
         if input is not _M and decimals is _M:
-            return _ops.round_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_round_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
-            return _ops.round__decimals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
+            return _tb_round__decimals[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('round_', _G311, (), {'input': input, 'decimals': decimals}, _e, 2)
 
 _G312 = [_ops.rrelu]
+_tb_rrelu = _ops.rrelu.table
 def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _ops.rrelu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
+        return _tb_rrelu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rrelu', _G312, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
 _G313 = [_ops.rrelu_]
+_tb_rrelu_ = _ops.rrelu_.table
 def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _ops.rrelu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
+        return _tb_rrelu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rrelu_', _G313, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
 _G314 = [_ops.rsqrt, _ops.rsqrt_out]
+_tb_rsqrt = _ops.rsqrt.table
+_tb_rsqrt_out = _ops.rsqrt_out.table
 def rsqrt(input, *, out=None):
     try:
         if out is not None:
-            return _ops.rsqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.rsqrt.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_rsqrt_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_rsqrt[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsqrt', _G314, (), {'input': input, 'out': out}, _e, 1)
 
 _G315 = [_ops.rsqrt_]
+_tb_rsqrt_ = _ops.rsqrt_.table
 def rsqrt_(input):
     try:
-        return _ops.rsqrt_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_rsqrt_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsqrt_', _G315, (), {'input': input}, _e, 1)
 
 _G316 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
+_tb_rsub_Tensor = _ops.rsub_Tensor.table
+_tb_rsub_Tensor_out = _ops.rsub_Tensor_out.table
 def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.rsub_Tensor_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
-        return _ops.rsub_Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+            return _tb_rsub_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _tb_rsub_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('rsub', _G316, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G317 = [_ops.scalar_tensor]
+_tb_scalar_tensor = _ops.scalar_tensor.table
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if s.__class__ not in _NUMS: s = _sc(s)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.scalar_tensor.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](s, dtype, layout, device, pin_memory)
+        _r = _tb_scalar_tensor[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](s, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scalar_tensor', _G317, (), {'s': s, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G318 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
+_tb_scatter_src = _ops.scatter_src.table
+_tb_scatter_value = _ops.scatter_value.table
+_tb_scatter_reduce = _ops.scatter_reduce.table
+_tb_scatter_value_reduce = _ops.scatter_value_reduce.table
+_tb_scatter_src_out = _ops.scatter_src_out.table
+_tb_scatter_value_out = _ops.scatter_value_out.table
+_tb_scatter_reduce_out = _ops.scatter_reduce_out.table
+_tb_scatter_value_reduce_out = _ops.scatter_value_reduce_out.table
 def scatter(*args, **kwargs):
     return _generic('scatter', _G318, args, kwargs)
 
 _G319 = [_ops.scatter_add, _ops.scatter_add_out]
+_tb_scatter_add = _ops.scatter_add.table
+_tb_scatter_add_out = _ops.scatter_add_out.table
 def scatter_add(input, dim, index, src, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.scatter_add_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, out)
-        return _ops.scatter_add.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
+            return _tb_scatter_add_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, out)
+        return _tb_scatter_add[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_add', _G319, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
 
 _G320 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
+_tb_scatter_reduce_two = _ops.scatter_reduce_two.table
+_tb_scatter_reduce_two_out = _ops.scatter_reduce_two_out.table
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.scatter_reduce_two_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self, out)
-        return _ops.scatter_reduce_two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
+            return _tb_scatter_reduce_two_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self, out)
+        return _tb_scatter_reduce_two[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_reduce', _G320, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
 _G321 = [_ops.select_int]
+_tb_select_int = _ops.select_int.table
 def select(input, dim, index):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
-        return _ops.select_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
+        return _tb_select_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('select', _G321, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
 
 _G322 = [_ops.selu]
+_tb_selu = _ops.selu.table
 def selu(input):
     try:
-        return _ops.selu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_selu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('selu', _G322, (), {'input': input}, _e, 1)
 
 _G323 = [_ops.selu_]
+_tb_selu_ = _ops.selu_.table
 def selu_(input):
     try:
-        return _ops.selu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_selu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('selu_', _G323, (), {'input': input}, _e, 1)
 
 _G324 = [_ops.sgn, _ops.sgn_out]
+_tb_sgn = _ops.sgn.table
+_tb_sgn_out = _ops.sgn_out.table
 def sgn(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sgn_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sgn.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sgn_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sgn[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sgn', _G324, (), {'input': input, 'out': out}, _e, 1)
 
 _G325 = [_ops.sigmoid, _ops.sigmoid_out]
+_tb_sigmoid = _ops.sigmoid.table
+_tb_sigmoid_out = _ops.sigmoid_out.table
 def sigmoid(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sigmoid.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sigmoid_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sigmoid[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sigmoid', _G325, (), {'input': input, 'out': out}, _e, 1)
 
 _G326 = [_ops.sigmoid_]
+_tb_sigmoid_ = _ops.sigmoid_.table
 def sigmoid_(input):
     try:
-        return _ops.sigmoid_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sigmoid_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sigmoid_', _G326, (), {'input': input}, _e, 1)
 
 _G327 = [_ops.sign, _ops.sign_out]
+_tb_sign = _ops.sign.table
+_tb_sign_out = _ops.sign_out.table
 def sign(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sign_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sign.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sign_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sign[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sign', _G327, (), {'input': input, 'out': out}, _e, 1)
 
 _G328 = [_ops.signbit, _ops.signbit_out]
+_tb_signbit = _ops.signbit.table
+_tb_signbit_out = _ops.signbit_out.table
 def signbit(input, *, out=None):
     try:
         if out is not None:
-            return _ops.signbit_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.signbit.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_signbit_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_signbit[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('signbit', _G328, (), {'input': input, 'out': out}, _e, 1)
 
 _G329 = [_ops.sin, _ops.sin_out]
+_tb_sin = _ops.sin.table
+_tb_sin_out = _ops.sin_out.table
 def sin(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sin_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sin.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sin', _G329, (), {'input': input, 'out': out}, _e, 1)
 
 _G330 = [_ops.sin_]
+_tb_sin_ = _ops.sin_.table
 def sin_(input):
     try:
-        return _ops.sin_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sin_', _G330, (), {'input': input}, _e, 1)
 
 _G331 = [_ops.sinh, _ops.sinh_out]
+_tb_sinh = _ops.sinh.table
+_tb_sinh_out = _ops.sinh_out.table
 def sinh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sinh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sinh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sinh', _G331, (), {'input': input, 'out': out}, _e, 1)
 
 _G332 = [_ops.sinh_]
+_tb_sinh_ = _ops.sinh_.table
 def sinh_(input):
     try:
-        return _ops.sinh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sinh_', _G332, (), {'input': input}, _e, 1)
 
 _G333 = [_ops.slogdet, _ops.slogdet_out]
+_tb_slogdet = _ops.slogdet.table
+_tb_slogdet_out = _ops.slogdet_out.table
 def slogdet(input, *, out=None):
     try:
         if out is not None:
-            return _ops.slogdet_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
-        return _ops.slogdet.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_slogdet_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
+        return _tb_slogdet[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('slogdet', _G333, (), {'input': input, 'out': out}, _e, 1)
 
 _G334 = [_ops.softmax_int, _ops.softmax_int_out]
+_tb_softmax_int = _ops.softmax_int.table
+_tb_softmax_int_out = _ops.softmax_int_out.table
 def softmax(input, dim, dtype=None, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.softmax_int_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
-        return _ops.softmax_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+            return _tb_softmax_int_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
+        return _tb_softmax_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softmax', _G334, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
 _G335 = [_ops.sort, _ops.sort_values]
+_tb_sort = _ops.sort.table
+_tb_sort_values = _ops.sort_values.table
 def sort(input, dim=-1, descending=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.sort_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, descending, *out)
-        return _ops.sort.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
+            return _tb_sort_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, descending, *out)
+        return _tb_sort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sort', _G335, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
 
 _G336 = [_ops.split_with_sizes]
+_tb_split_with_sizes = _ops.split_with_sizes.table
 def split_with_sizes(input, split_sizes, dim=0):
     try:
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.split_with_sizes.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, split_sizes, dim)
+        return _tb_split_with_sizes[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, split_sizes, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('split_with_sizes', _G336, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
 
 _G337 = [_ops.sqrt, _ops.sqrt_out]
+_tb_sqrt = _ops.sqrt.table
+_tb_sqrt_out = _ops.sqrt_out.table
 def sqrt(input, *, out=None):
     try:
         if out is not None:
-            return _ops.sqrt_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.sqrt.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_sqrt_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_sqrt[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sqrt', _G337, (), {'input': input, 'out': out}, _e, 1)
 
 _G338 = [_ops.sqrt_]
+_tb_sqrt_ = _ops.sqrt_.table
 def sqrt_(input):
     try:
-        return _ops.sqrt_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sqrt_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sqrt_', _G338, (), {'input': input}, _e, 1)
 
 _G339 = [_ops.square, _ops.square_out]
+_tb_square = _ops.square.table
+_tb_square_out = _ops.square_out.table
 def square(input, *, out=None):
     try:
         if out is not None:
-            return _ops.square_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.square.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_square_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_square[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('square', _G339, (), {'input': input, 'out': out}, _e, 1)
 
 _G340 = [_ops.square_]
+_tb_square_ = _ops.square_.table
 def square_(input):
     try:
-        return _ops.square_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_square_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('square_', _G340, (), {'input': input}, _e, 1)
 
 _G341 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
+_tb_squeeze = _ops.squeeze.table
+_tb_squeeze_dim = _ops.squeeze_dim.table
+_tb_squeeze_dims = _ops.squeeze_dims.table
 def squeeze(*args, **kwargs):
     return _generic('squeeze', _G341, args, kwargs)
 
 _G342 = [_ops.stack, _ops.stack_out]
+_tb_stack = _ops.stack.table
+_tb_stack_out = _ops.stack_out.table
 def stack(tensors, dim=0, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.stack_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
-        return _ops.stack.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
+            return _tb_stack_out[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
+        return _tb_stack[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('stack', _G342, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
 _G343 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
+_tb_std = _ops.std.table
+_tb_std_dim = _ops.std_dim.table
+_tb_std_correction = _ops.std_correction.table
+_tb_std_out = _ops.std_out.table
+_tb_std_correction_out = _ops.std_correction_out.table
 def std(*args, **kwargs):
     return _generic('std', _G343, args, kwargs)
 
 _G344 = [_ops.std_mean, _ops.std_mean_dim, _ops.std_mean_correction, _ops.std_mean_correction_out]
+_tb_std_mean = _ops.std_mean.table
+_tb_std_mean_dim = _ops.std_mean_dim.table
+_tb_std_mean_correction = _ops.std_mean_correction.table
+_tb_std_mean_correction_out = _ops.std_mean_correction_out.table
 def std_mean(*args, **kwargs):
     return _generic('std_mean', _G344, args, kwargs)
 
 _G345 = [_ops.sub_Tensor, _ops.sub_out]
+_tb_sub_Tensor = _ops.sub_Tensor.table
+_tb_sub_out = _ops.sub_out.table
 def sub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.sub_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
-        return _ops.sub_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+            return _tb_sub_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _tb_sub_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sub', _G345, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G346 = [_ops.subtract_Tensor, _ops.subtract_out]
+_tb_subtract_Tensor = _ops.subtract_Tensor.table
+_tb_subtract_out = _ops.subtract_out.table
 def subtract(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None:
-            return _ops.subtract_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
-        return _ops.subtract_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+            return _tb_subtract_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
+        return _tb_subtract_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('subtract', _G346, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
 _G347 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
+_tb_sum = _ops.sum.table
+_tb_sum_dim_IntList = _ops.sum_dim_IntList.table
+_tb_sum_out = _ops.sum_out.table
+_tb_sum_IntList_out = _ops.sum_IntList_out.table
 def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
     try:
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.sum_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
-            return _ops.sum.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
+                return _tb_sum_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dtype, out)
+            return _tb_sum[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.sum_IntList_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
-            return _ops.sum_dim_IntList.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
+                return _tb_sum_IntList_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
+            return _tb_sum_dim_IntList[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sum', _G347, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
 _G348 = [_ops.svd, _ops.svd_U]
+_tb_svd = _ops.svd.table
+_tb_svd_U = _ops.svd_U.table
 def svd(input, some=True, compute_uv=True, *, out=None):
     try:
         if out is not None:
-            return _ops.svd_U.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv, *out)
-        return _ops.svd.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv)
+            return _tb_svd_U[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv, *out)
+        return _tb_svd[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svd', _G348, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
 
 _G349 = [_ops.swapaxes]
+_tb_swapaxes = _ops.swapaxes.table
 def swapaxes(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _ops.swapaxes.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
+        return _tb_swapaxes[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapaxes', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
 _G350 = [_ops.swapdims]
+_tb_swapdims = _ops.swapdims.table
 def swapdims(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.swapdims.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
+        return _tb_swapdims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapdims', _G350, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 _G351 = [_ops.t]
+_tb_t = _ops.t.table
 def t(input):
     try:
-        return _ops.t.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_t[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('t', _G351, (), {'input': input}, _e, 1)
 
 _G352 = [_ops.take, _ops.take_out]
+_tb_take = _ops.take.table
+_tb_take_out = _ops.take_out.table
 def take(input, index, *, out=None):
     try:
         if out is not None:
-            return _ops.take_out.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, out)
-        return _ops.take.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, index)
+            return _tb_take_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, out)
+        return _tb_take[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('take', _G352, (), {'input': input, 'index': index, 'out': out}, _e, 1)
 
 _G353 = [_ops.take_along_dim, _ops.take_along_dim_out]
+_tb_take_along_dim = _ops.take_along_dim.table
+_tb_take_along_dim_out = _ops.take_along_dim_out.table
 def take_along_dim(input, indices, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.take_along_dim_out.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim, out)
-        return _ops.take_along_dim.table[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim)
+            return _tb_take_along_dim_out[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim, out)
+        return _tb_take_along_dim[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('take_along_dim', _G353, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
 
 _G354 = [_ops.tan, _ops.tan_out]
+_tb_tan = _ops.tan.table
+_tb_tan_out = _ops.tan_out.table
 def tan(input, *, out=None):
     try:
         if out is not None:
-            return _ops.tan_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.tan.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_tan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_tan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tan', _G354, (), {'input': input, 'out': out}, _e, 1)
 
 _G355 = [_ops.tan_]
+_tb_tan_ = _ops.tan_.table
 def tan_(input):
     try:
-        return _ops.tan_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_tan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tan_', _G355, (), {'input': input}, _e, 1)
 
 _G356 = [_ops.tanh, _ops.tanh_out]
+_tb_tanh = _ops.tanh.table
+_tb_tanh_out = _ops.tanh_out.table
 def tanh(input, *, out=None):
     try:
         if out is not None:
-            return _ops.tanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.tanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_tanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_tanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tanh', _G356, (), {'input': input, 'out': out}, _e, 1)
 
 _G357 = [_ops.tanh_]
+_tb_tanh_ = _ops.tanh_.table
 def tanh_(input):
     try:
-        return _ops.tanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_tanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tanh_', _G357, (), {'input': input}, _e, 1)
 
 _G358 = [_ops.tensordot, _ops.tensordot_out]
+_tb_tensordot = _ops.tensordot.table
+_tb_tensordot_out = _ops.tensordot_out.table
 def tensordot(input, other, dims_self, dims_other, *, out=None):
     try:
         if dims_self is not None: dims_self = _il(dims_self)
         if dims_other is not None: dims_other = _il(dims_other)
         if out is not None:
-            return _ops.tensordot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other, out)
-        return _ops.tensordot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other)
+            return _tb_tensordot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other, out)
+        return _tb_tensordot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensordot', _G358, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
 
 _G359 = [_ops.threshold, _ops.threshold_out]
+_tb_threshold = _ops.threshold.table
+_tb_threshold_out = _ops.threshold_out.table
 def threshold(input, threshold, value, *, out=None):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
         if out is not None:
-            return _ops.threshold_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, threshold, value, out)
-        return _ops.threshold.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
+            return _tb_threshold_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, threshold, value, out)
+        return _tb_threshold[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('threshold', _G359, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
 
 _G360 = [_ops.threshold_]
+_tb_threshold_ = _ops.threshold_.table
 def threshold_(input, threshold, value):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.threshold_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
+        return _tb_threshold_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('threshold_', _G360, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
 
 _G361 = [_ops.tile]
+_tb_tile = _ops.tile.table
 def tile(input, *_dims, dims=None):
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _ops.tile.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
+        return _tb_tile[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tile', _G361, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
 _G362 = [_ops.topk, _ops.topk_values]
+_tb_topk = _ops.topk.table
+_tb_topk_values = _ops.topk_values.table
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
     try:
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.topk_values.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted, *out)
-        return _ops.topk.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted)
+            return _tb_topk_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted, *out)
+        return _tb_topk[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('topk', _G362, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
 
 _G363 = [_ops.trace]
+_tb_trace = _ops.trace.table
 def trace(input):
     try:
-        return _ops.trace.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_trace[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trace', _G363, (), {'input': input}, _e, 1)
 
 _G364 = [_ops.transpose_int]
+_tb_transpose_int = _ops.transpose_int.table
 def transpose(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.transpose_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
+        return _tb_transpose_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('transpose', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 _G365 = [_ops.tril, _ops.tril_out]
+_tb_tril = _ops.tril.table
+_tb_tril_out = _ops.tril_out.table
 def tril(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.tril_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
-        return _ops.tril.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
+            return _tb_tril_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _tb_tril[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tril', _G365, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
 _G366 = [_ops.triu, _ops.triu_out]
+_tb_triu = _ops.triu.table
+_tb_triu_out = _ops.triu_out.table
 def triu(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         if out is not None:
-            return _ops.triu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
-        return _ops.triu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
+            return _tb_triu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
+        return _tb_triu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('triu', _G366, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
 _G367 = [_ops.true_divide_Tensor, _ops.true_divide_out]
+_tb_true_divide_Tensor = _ops.true_divide_Tensor.table
+_tb_true_divide_out = _ops.true_divide_out.table
 def true_divide(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.true_divide_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.true_divide_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_true_divide_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_true_divide_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('true_divide', _G367, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G368 = [_ops.trunc, _ops.trunc_out]
+_tb_trunc = _ops.trunc.table
+_tb_trunc_out = _ops.trunc_out.table
 def trunc(input, *, out=None):
     try:
         if out is not None:
-            return _ops.trunc_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.trunc.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_trunc_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_trunc[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trunc', _G368, (), {'input': input, 'out': out}, _e, 1)
 
 _G369 = [_ops.trunc_]
+_tb_trunc_ = _ops.trunc_.table
 def trunc_(input):
     try:
-        return _ops.trunc_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_trunc_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('trunc_', _G369, (), {'input': input}, _e, 1)
 
 _G370 = [_ops.unbind_int]
+_tb_unbind_int = _ops.unbind_int.table
 def unbind(input, dim=0):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unbind_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+        return _tb_unbind_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unbind', _G370, (), {'input': input, 'dim': dim}, _e, 1)
 
 _G371 = [_ops.unflatten_int]
+_tb_unflatten_int = _ops.unflatten_int.table
 def unflatten(input, dim, sizes):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
-        return _ops.unflatten_int.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sizes)
+        return _tb_unflatten_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sizes)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unflatten', _G371, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
 
 _G372 = [_ops.unique_consecutive, _ops.unique_consecutive_out]
+_tb_unique_consecutive = _ops.unique_consecutive.table
+_tb_unique_consecutive_out = _ops.unique_consecutive_out.table
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
     try:
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim, *out)
-        return _ops.unique_consecutive.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim)
+            return _tb_unique_consecutive_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim, *out)
+        return _tb_unique_consecutive[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_consecutive', _G372, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
 
 _G373 = [_ops.unique_dim, _ops.unique_dim_out]
+_tb_unique_dim = _ops.unique_dim.table
+_tb_unique_dim_out = _ops.unique_dim_out.table
 def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts, *out)
-        return _ops.unique_dim.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts)
+            return _tb_unique_dim_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts, *out)
+        return _tb_unique_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_dim', _G373, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
 _G374 = [_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out]
+_tb_unique_dim_consecutive = _ops.unique_dim_consecutive.table
+_tb_unique_dim_consecutive_out = _ops.unique_dim_consecutive_out.table
 def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_consecutive_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts, *out)
-        return _ops.unique_dim_consecutive.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts)
+            return _tb_unique_dim_consecutive_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts, *out)
+        return _tb_unique_dim_consecutive[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unique_dim_consecutive', _G374, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
 _G375 = [_ops.unsqueeze]
+_tb_unsqueeze = _ops.unsqueeze.table
 def unsqueeze(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unsqueeze.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+        return _tb_unsqueeze[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unsqueeze', _G375, (), {'input': input, 'dim': dim}, _e, 1)
 
 _G376 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
+_tb_var = _ops.var.table
+_tb_var_dim = _ops.var_dim.table
+_tb_var_correction = _ops.var_correction.table
+_tb_var_out = _ops.var_out.table
+_tb_var_correction_out = _ops.var_correction_out.table
 def var(*args, **kwargs):
     return _generic('var', _G376, args, kwargs)
 
 _G377 = [_ops.var_mean, _ops.var_mean_dim, _ops.var_mean_correction, _ops.var_mean_correction_out]
+_tb_var_mean = _ops.var_mean.table
+_tb_var_mean_dim = _ops.var_mean_dim.table
+_tb_var_mean_correction = _ops.var_mean_correction.table
+_tb_var_mean_correction_out = _ops.var_mean_correction_out.table
 def var_mean(*args, **kwargs):
     return _generic('var_mean', _G377, args, kwargs)
 
 _G378 = [_ops.vdot, _ops.vdot_out]
+_tb_vdot = _ops.vdot.table
+_tb_vdot_out = _ops.vdot_out.table
 def vdot(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.vdot_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.vdot.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_vdot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_vdot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vdot', _G378, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G379 = [_ops.view_as_complex]
+_tb_view_as_complex = _ops.view_as_complex.table
 def view_as_complex(input):
     try:
-        return _ops.view_as_complex.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_view_as_complex[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as_complex', _G379, (), {'input': input}, _e, 1)
 
 _G380 = [_ops.view_as_real]
+_tb_view_as_real = _ops.view_as_real.table
 def view_as_real(input):
     try:
-        return _ops.view_as_real.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_view_as_real[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as_real', _G380, (), {'input': input}, _e, 1)
 
 _G381 = [_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out]
+_tb_where_self = _ops.where_self.table
+_tb_where_ScalarSelf = _ops.where_ScalarSelf.table
+_tb_where_ScalarOther = _ops.where_ScalarOther.table
+_tb_where_Scalar = _ops.where_Scalar.table
+_tb_where = _ops.where.table
+_tb_where_self_out = _ops.where_self_out.table
 def where(condition, input=_M, other=_M, *, out=None):
     try:
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
             if out is not None:
-                return _ops.where_self_out.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other, out)
-            return _ops.where_self.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
+                return _tb_where_self_out[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other, out)
+            return _tb_where_self[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            return _ops.where_ScalarSelf.table[((condition._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
+            return _tb_where_ScalarSelf[((condition._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.where_ScalarOther.table[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
+            return _tb_where_ScalarOther[((condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and not isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.where_Scalar.table[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
+            return _tb_where_Scalar[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition, input, other)
         if condition is not _M and input is _M and other is _M:
-            return _ops.where.table[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition)
+            return _tb_where[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('where', _G381, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
 
 _G382 = [_ops.zero_]
+_tb_zero_ = _ops.zero_.table
 def zero_(input):
     try:
-        return _ops.zero_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_zero_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('zero_', _G382, (), {'input': input}, _e, 1)
 
 _G383 = [_ops.zeros]
+_tb_zeros = _ops.zeros.table
 def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -3900,18 +4649,19 @@ def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _ops.zeros.table[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
+        _r = _tb_zeros[((_dk(device) | (_d := _st.dk)[0]) & _d[1])](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('zeros', _G383, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G384 = [_ops.zeros_like]
+_tb_zeros_like = _ops.zeros_like.table
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.zeros_like.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_zeros_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('zeros_like', _G384, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 

@@ -17,196 +17,241 @@ from ember.kernels.cpu._glue import T as _T
 _st = _tls.state
 
 _G0 = [_ops.linalg_matrix_rank_atol_rtol_float, _ops.linalg_matrix_rank_atol_rtol_float_out]
+_tb_linalg_matrix_rank_atol_rtol_float = _ops.linalg_matrix_rank_atol_rtol_float.table
+_tb_linalg_matrix_rank_atol_rtol_float_out = _ops.linalg_matrix_rank_atol_rtol_float_out.table
 def _matrix_rank(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matrix_rank_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
-        return _ops.linalg_matrix_rank_atol_rtol_float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
+            return _tb_linalg_matrix_rank_atol_rtol_float_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
+        return _tb_linalg_matrix_rank_atol_rtol_float[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_matrix_rank', _G0, (), {'input': input, 'atol': atol, 'rtol': rtol, 'hermitian': hermitian, 'out': out}, _e, 1)
 
 _G1 = [_ops.linalg_pinv_atol_rtol_float, _ops.linalg_pinv_atol_rtol_float_out]
+_tb_linalg_pinv_atol_rtol_float = _ops.linalg_pinv_atol_rtol_float.table
+_tb_linalg_pinv_atol_rtol_float_out = _ops.linalg_pinv_atol_rtol_float_out.table
 def _pinv(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_pinv_atol_rtol_float_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
-        return _ops.linalg_pinv_atol_rtol_float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
+            return _tb_linalg_pinv_atol_rtol_float_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian, out)
+        return _tb_linalg_pinv_atol_rtol_float[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, atol, rtol, hermitian)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_pinv', _G1, (), {'input': input, 'atol': atol, 'rtol': rtol, 'hermitian': hermitian, 'out': out}, _e, 1)
 
 _G2 = [_ops.linalg_cholesky, _ops.linalg_cholesky_out]
+_tb_linalg_cholesky = _ops.linalg_cholesky.table
+_tb_linalg_cholesky_out = _ops.linalg_cholesky_out.table
 def cholesky(input, *, upper=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_cholesky_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
-        return _ops.linalg_cholesky.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
+            return _tb_linalg_cholesky_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
+        return _tb_linalg_cholesky[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky', _G2, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
 _G3 = [_ops.linalg_cholesky_ex, _ops.linalg_cholesky_ex_L]
+_tb_linalg_cholesky_ex = _ops.linalg_cholesky_ex.table
+_tb_linalg_cholesky_ex_L = _ops.linalg_cholesky_ex_L.table
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_cholesky_ex_L.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors, *out)
-        return _ops.linalg_cholesky_ex.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors)
+            return _tb_linalg_cholesky_ex_L[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors, *out)
+        return _tb_linalg_cholesky_ex[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cholesky_ex', _G3, (), {'input': input, 'upper': upper, 'check_errors': check_errors, 'out': out}, _e, 1)
 
 _G4 = [_ops.linalg_cond_p_str, _ops.linalg_cond, _ops.linalg_cond_p_str_out, _ops.linalg_cond_out]
+_tb_linalg_cond_p_str = _ops.linalg_cond_p_str.table
+_tb_linalg_cond = _ops.linalg_cond.table
+_tb_linalg_cond_p_str_out = _ops.linalg_cond_p_str_out.table
+_tb_linalg_cond_out = _ops.linalg_cond_out.table
 def cond(input, p=_M, *, out=None):
     try:
         if input is not _M and p is not _M and isinstance(p, str):
             if out is not None:
-                return _ops.linalg_cond_p_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
-            return _ops.linalg_cond_p_str.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
+                return _tb_linalg_cond_p_str_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _tb_linalg_cond_p_str[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         if input is not _M and (p is _M or p is None or not isinstance(p, _TI)):
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if out is not None:
-                return _ops.linalg_cond_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
-            return _ops.linalg_cond.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
+                return _tb_linalg_cond_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+            return _tb_linalg_cond[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cond', _G4, (), {'input': input, 'p': p, 'out': out}, _e, 2)
 
 _G5 = [_ops.linalg_cross, _ops.linalg_cross_out]
+_tb_linalg_cross = _ops.linalg_cross.table
+_tb_linalg_cross_out = _ops.linalg_cross_out.table
 def cross(input, other, *, dim=-1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.linalg_cross_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
-        return _ops.linalg_cross.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
+            return _tb_linalg_cross_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
+        return _tb_linalg_cross[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cross', _G5, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
 _G6 = [_ops.linalg_det, _ops.linalg_det_out]
+_tb_linalg_det = _ops.linalg_det.table
+_tb_linalg_det_out = _ops.linalg_det_out.table
 def det(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_det_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
-        return _ops.linalg_det.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
+            return _tb_linalg_det_out[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
+        return _tb_linalg_det[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('det', _G6, (), {'A': A, 'out': out}, _e, 1)
 
 _G7 = [_ops.linalg_diagonal]
+_tb_linalg_diagonal = _ops.linalg_diagonal.table
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _ops.linalg_diagonal.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, offset, dim1, dim2)
+        return _tb_linalg_diagonal[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('diagonal', _G7, (), {'A': A, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
 _G8 = [_ops.linalg_eig, _ops.linalg_eig_out]
+_tb_linalg_eig = _ops.linalg_eig.table
+_tb_linalg_eig_out = _ops.linalg_eig_out.table
 def eig(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eig_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
-        return _ops.linalg_eig.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_linalg_eig_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
+        return _tb_linalg_eig[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eig', _G8, (), {'input': input, 'out': out}, _e, 1)
 
 _G9 = [_ops.linalg_eigh, _ops.linalg_eigh_eigvals]
+_tb_linalg_eigh = _ops.linalg_eigh.table
+_tb_linalg_eigh_eigvals = _ops.linalg_eigh_eigvals.table
 def eigh(input, UPLO='L', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigh_eigvals.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, *out)
-        return _ops.linalg_eigh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
+            return _tb_linalg_eigh_eigvals[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, *out)
+        return _tb_linalg_eigh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigh', _G9, (), {'input': input, 'UPLO': UPLO, 'out': out}, _e, 1)
 
 _G10 = [_ops.linalg_eigvals, _ops.linalg_eigvals_out]
+_tb_linalg_eigvals = _ops.linalg_eigvals.table
+_tb_linalg_eigvals_out = _ops.linalg_eigvals_out.table
 def eigvals(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigvals_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.linalg_eigvals.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_linalg_eigvals_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_linalg_eigvals[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigvals', _G10, (), {'input': input, 'out': out}, _e, 1)
 
 _G11 = [_ops.linalg_eigvalsh, _ops.linalg_eigvalsh_out]
+_tb_linalg_eigvalsh = _ops.linalg_eigvalsh.table
+_tb_linalg_eigvalsh_out = _ops.linalg_eigvalsh_out.table
 def eigvalsh(input, UPLO='L', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_eigvalsh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, out)
-        return _ops.linalg_eigvalsh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
+            return _tb_linalg_eigvalsh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, UPLO, out)
+        return _tb_linalg_eigvalsh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, UPLO)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eigvalsh', _G11, (), {'input': input, 'UPLO': UPLO, 'out': out}, _e, 1)
 
 _G12 = [_ops.linalg_inv, _ops.linalg_inv_out]
+_tb_linalg_inv = _ops.linalg_inv.table
+_tb_linalg_inv_out = _ops.linalg_inv_out.table
 def inv(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_inv_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
-        return _ops.linalg_inv.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
+            return _tb_linalg_inv_out[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, out)
+        return _tb_linalg_inv[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inv', _G12, (), {'A': A, 'out': out}, _e, 1)
 
 _G13 = [_ops.linalg_inv_ex, _ops.linalg_inv_ex_inverse]
+_tb_linalg_inv_ex = _ops.linalg_inv_ex.table
+_tb_linalg_inv_ex_inverse = _ops.linalg_inv_ex_inverse.table
 def inv_ex(A, *, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_inv_ex_inverse.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, check_errors, *out)
-        return _ops.linalg_inv_ex.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, check_errors)
+            return _tb_linalg_inv_ex_inverse[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, check_errors, *out)
+        return _tb_linalg_inv_ex[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('inv_ex', _G13, (), {'A': A, 'check_errors': check_errors, 'out': out}, _e, 1)
 
 _G14 = [_ops.linalg_lu, _ops.linalg_lu_out]
+_tb_linalg_lu = _ops.linalg_lu.table
+_tb_linalg_lu_out = _ops.linalg_lu_out.table
 def lu(A, *, pivot=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
-        return _ops.linalg_lu.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
+            return _tb_linalg_lu_out[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
+        return _tb_linalg_lu[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu', _G14, (), {'A': A, 'pivot': pivot, 'out': out}, _e, 1)
 
 _G15 = [_ops.linalg_lu_factor, _ops.linalg_lu_factor_out]
+_tb_linalg_lu_factor = _ops.linalg_lu_factor.table
+_tb_linalg_lu_factor_out = _ops.linalg_lu_factor_out.table
 def lu_factor(A, *, pivot=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_factor_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
-        return _ops.linalg_lu_factor.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
+            return _tb_linalg_lu_factor_out[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, *out)
+        return _tb_linalg_lu_factor[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_factor', _G15, (), {'A': A, 'pivot': pivot, 'out': out}, _e, 1)
 
 _G16 = [_ops.linalg_lu_factor_ex, _ops.linalg_lu_factor_ex_out]
+_tb_linalg_lu_factor_ex = _ops.linalg_lu_factor_ex.table
+_tb_linalg_lu_factor_ex_out = _ops.linalg_lu_factor_ex_out.table
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_factor_ex_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors, *out)
-        return _ops.linalg_lu_factor_ex.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors)
+            return _tb_linalg_lu_factor_ex_out[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors, *out)
+        return _tb_linalg_lu_factor_ex[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, pivot, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_factor_ex', _G16, (), {'A': A, 'pivot': pivot, 'check_errors': check_errors, 'out': out}, _e, 1)
 
 _G17 = [_ops.linalg_lu_solve, _ops.linalg_lu_solve_out]
+_tb_linalg_lu_solve = _ops.linalg_lu_solve.table
+_tb_linalg_lu_solve_out = _ops.linalg_lu_solve_out.table
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_lu_solve_out.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint, out)
-        return _ops.linalg_lu_solve.table[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint)
+            return _tb_linalg_lu_solve_out[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint, out)
+        return _tb_linalg_lu_solve[((LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](LU, pivots, B, left, adjoint)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lu_solve', _G17, (), {'LU': LU, 'pivots': pivots, 'B': B, 'left': left, 'adjoint': adjoint, 'out': out}, _e, 1)
 
 _G18 = [_ops.linalg_matmul, _ops.linalg_matmul_out]
+_tb_linalg_matmul = _ops.linalg_matmul.table
+_tb_linalg_matmul_out = _ops.linalg_matmul_out.table
 def matmul(input, other, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matmul_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-        return _ops.linalg_matmul.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_linalg_matmul_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+        return _tb_linalg_matmul[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matmul', _G18, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
 _G19 = [_ops.linalg_matrix_exp, _ops.linalg_matrix_exp_out]
+_tb_linalg_matrix_exp = _ops.linalg_matrix_exp.table
+_tb_linalg_matrix_exp_out = _ops.linalg_matrix_exp_out.table
 def matrix_exp(input, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_matrix_exp_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.linalg_matrix_exp.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_linalg_matrix_exp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_linalg_matrix_exp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_exp', _G19, (), {'input': input, 'out': out}, _e, 1)
 
 _G20 = [_ops.linalg_matrix_norm_str_ord, _ops.linalg_matrix_norm, _ops.linalg_matrix_norm_str_ord_out, _ops.linalg_matrix_norm_out]
+_tb_linalg_matrix_norm_str_ord = _ops.linalg_matrix_norm_str_ord.table
+_tb_linalg_matrix_norm = _ops.linalg_matrix_norm.table
+_tb_linalg_matrix_norm_str_ord_out = _ops.linalg_matrix_norm_str_ord_out.table
+_tb_linalg_matrix_norm_out = _ops.linalg_matrix_norm_out.table
 def matrix_norm(input, ord=_M, dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     try:
         if input is not _M and (ord is _M or ord is None or isinstance(ord, str)):
@@ -214,162 +259,192 @@ def matrix_norm(input, ord=_M, dim=(-2, -1), keepdim=False, *, dtype=None, out=N
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_matrix_norm_str_ord_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_matrix_norm_str_ord.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
+                return _tb_linalg_matrix_norm_str_ord_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_matrix_norm_str_ord[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         if input is not _M and ord is not _M and not isinstance(ord, _TI):
             if ord.__class__ not in _NUMS: ord = _sc(ord)
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_matrix_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_matrix_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
+                return _tb_linalg_matrix_norm_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_matrix_norm[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_norm', _G20, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
 _G21 = [_ops.linalg_matrix_power, _ops.linalg_matrix_power_out]
+_tb_linalg_matrix_power = _ops.linalg_matrix_power.table
+_tb_linalg_matrix_power_out = _ops.linalg_matrix_power_out.table
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
         if out is not None:
-            return _ops.linalg_matrix_power_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
-        return _ops.linalg_matrix_power.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
+            return _tb_linalg_matrix_power_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
+        return _tb_linalg_matrix_power[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('matrix_power', _G21, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
 _G22 = [_ops.linalg_multi_dot, _ops.linalg_multi_dot_out]
+_tb_linalg_multi_dot = _ops.linalg_multi_dot.table
+_tb_linalg_multi_dot_out = _ops.linalg_multi_dot_out.table
 def multi_dot(tensors, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if out is not None:
-            return _ops.linalg_multi_dot_out.table[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, out)
-        return _ops.linalg_multi_dot.table[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors)
+            return _tb_linalg_multi_dot_out[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, out)
+        return _tb_linalg_multi_dot[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multi_dot', _G22, (), {'tensors': tensors, 'out': out}, _e, 1)
 
 _G23 = [_ops.linalg_norm_ord_str, _ops.linalg_norm, _ops.linalg_norm_ord_str_out, _ops.linalg_norm_out]
+_tb_linalg_norm_ord_str = _ops.linalg_norm_ord_str.table
+_tb_linalg_norm = _ops.linalg_norm.table
+_tb_linalg_norm_ord_str_out = _ops.linalg_norm_ord_str_out.table
+_tb_linalg_norm_out = _ops.linalg_norm_out.table
 def norm(input, ord=_M, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if input is not _M and ord is not _M and isinstance(ord, str):
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_norm_ord_str_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_norm_ord_str.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
+                return _tb_linalg_norm_ord_str_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_norm_ord_str[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         if input is not _M and (ord is _M or ord is None or not isinstance(ord, _TI)):
             if ord is _M: ord = None
             if ord is not None and ord.__class__ not in _NUMS: ord = _sc(ord)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None:
-                return _ops.linalg_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
-            return _ops.linalg_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
+                return _tb_linalg_norm_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_norm[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('norm', _G23, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
 _G24 = [_ops.linalg_qr, _ops.linalg_qr_out]
+_tb_linalg_qr = _ops.linalg_qr.table
+_tb_linalg_qr_out = _ops.linalg_qr_out.table
 def qr(A, mode='reduced', *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_qr_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, mode, *out)
-        return _ops.linalg_qr.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, mode)
+            return _tb_linalg_qr_out[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, mode, *out)
+        return _tb_linalg_qr[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('qr', _G24, (), {'A': A, 'mode': mode, 'out': out}, _e, 1)
 
 _G25 = [_ops.linalg_slogdet, _ops.linalg_slogdet_out]
+_tb_linalg_slogdet = _ops.linalg_slogdet.table
+_tb_linalg_slogdet_out = _ops.linalg_slogdet_out.table
 def slogdet(A, *, out=None):
     try:
         if out is not None:
-            return _ops.linalg_slogdet_out.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, *out)
-        return _ops.linalg_slogdet.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
+            return _tb_linalg_slogdet_out[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, *out)
+        return _tb_linalg_slogdet[((A._keys | (_d := _st.dk)[0]) & _d[1])](A)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('slogdet', _G25, (), {'A': A, 'out': out}, _e, 1)
 
 _G26 = [_ops.linalg_solve, _ops.linalg_solve_out]
+_tb_linalg_solve = _ops.linalg_solve.table
+_tb_linalg_solve_out = _ops.linalg_solve_out.table
 def solve(A, B, *, left=True, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, out)
-        return _ops.linalg_solve.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left)
+            return _tb_linalg_solve_out[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, out)
+        return _tb_linalg_solve[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve', _G26, (), {'A': A, 'B': B, 'left': left, 'out': out}, _e, 1)
 
 _G27 = [_ops.linalg_solve_ex, _ops.linalg_solve_ex_out]
+_tb_linalg_solve_ex = _ops.linalg_solve_ex.table
+_tb_linalg_solve_ex_out = _ops.linalg_solve_ex_out.table
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_ex_out.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors, *out)
-        return _ops.linalg_solve_ex.table[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors)
+            return _tb_linalg_solve_ex_out[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors, *out)
+        return _tb_linalg_solve_ex[((A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](A, B, left, check_errors)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve_ex', _G27, (), {'A': A, 'B': B, 'left': left, 'check_errors': check_errors, 'out': out}, _e, 1)
 
 _G28 = [_ops.linalg_solve_triangular, _ops.linalg_solve_triangular_out]
+_tb_linalg_solve_triangular = _ops.linalg_solve_triangular.table
+_tb_linalg_solve_triangular_out = _ops.linalg_solve_triangular_out.table
 def solve_triangular(input, B, *, upper=_M, left=True, unitriangular=False, out=None):
     try:
         if out is not None:
-            return _ops.linalg_solve_triangular_out.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular, out)
-        return _ops.linalg_solve_triangular.table[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular)
+            return _tb_linalg_solve_triangular_out[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular, out)
+        return _tb_linalg_solve_triangular[((input._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1])](input, B, upper, left, unitriangular)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('solve_triangular', _G28, (), {'input': input, 'B': B, 'upper': upper, 'left': left, 'unitriangular': unitriangular, 'out': out}, _e, 1)
 
 _G29 = [_ops.linalg_svd, _ops.linalg_svd_U]
+_tb_linalg_svd = _ops.linalg_svd.table
+_tb_linalg_svd_U = _ops.linalg_svd_U.table
 def svd(A, full_matrices=True, *, driver=None, out=None):
     try:
         if out is not None:
-            return _ops.linalg_svd_U.table[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver, *out)
-        return _ops.linalg_svd.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver)
+            return _tb_linalg_svd_U[((A._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver, *out)
+        return _tb_linalg_svd[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, full_matrices, driver)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svd', _G29, (), {'A': A, 'full_matrices': full_matrices, 'driver': driver, 'out': out}, _e, 1)
 
 _G30 = [_ops.linalg_svdvals, _ops.linalg_svdvals_out]
+_tb_linalg_svdvals = _ops.linalg_svdvals.table
+_tb_linalg_svdvals_out = _ops.linalg_svdvals_out.table
 def svdvals(A, *, driver=None, out=None):
     try:
         if out is not None:
-            return _ops.linalg_svdvals_out.table[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, driver, out)
-        return _ops.linalg_svdvals.table[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, driver)
+            return _tb_linalg_svdvals_out[((A._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](A, driver, out)
+        return _tb_linalg_svdvals[((A._keys | (_d := _st.dk)[0]) & _d[1])](A, driver)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('svdvals', _G30, (), {'A': A, 'driver': driver, 'out': out}, _e, 1)
 
 _G31 = [_ops.linalg_tensorinv, _ops.linalg_tensorinv_out]
+_tb_linalg_tensorinv = _ops.linalg_tensorinv.table
+_tb_linalg_tensorinv_out = _ops.linalg_tensorinv_out.table
 def tensorinv(input, ind=2, *, out=None):
     try:
         if ind.__class__ is not int: ind = _int(ind)
         if out is not None:
-            return _ops.linalg_tensorinv_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ind, out)
-        return _ops.linalg_tensorinv.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ind)
+            return _tb_linalg_tensorinv_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ind, out)
+        return _tb_linalg_tensorinv[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ind)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensorinv', _G31, (), {'input': input, 'ind': ind, 'out': out}, _e, 1)
 
 _G32 = [_ops.linalg_tensorsolve, _ops.linalg_tensorsolve_out]
+_tb_linalg_tensorsolve = _ops.linalg_tensorsolve.table
+_tb_linalg_tensorsolve_out = _ops.linalg_tensorsolve_out.table
 def tensorsolve(input, other, dims=None, *, out=None):
     try:
         if dims is not None: dims = _il(dims)
         if out is not None:
-            return _ops.linalg_tensorsolve_out.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims, out)
-        return _ops.linalg_tensorsolve.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims)
+            return _tb_linalg_tensorsolve_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims, out)
+        return _tb_linalg_tensorsolve[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tensorsolve', _G32, (), {'input': input, 'other': other, 'dims': dims, 'out': out}, _e, 1)
 
 _G33 = [_ops.linalg_vecdot, _ops.linalg_vecdot_out]
+_tb_linalg_vecdot = _ops.linalg_vecdot.table
+_tb_linalg_vecdot_out = _ops.linalg_vecdot_out.table
 def vecdot(x, y, *, dim=-1, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.linalg_vecdot_out.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim, out)
-        return _ops.linalg_vecdot.table[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim)
+            return _tb_linalg_vecdot_out[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim, out)
+        return _tb_linalg_vecdot[((x._keys | (y._keys if y.__class__ is _T else _k(y)) | (_d := _st.dk)[0]) & _d[1])](x, y, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vecdot', _G33, (), {'x': x, 'y': y, 'dim': dim, 'out': out}, _e, 1)
 
 _G34 = [_ops.linalg_vector_norm, _ops.linalg_vector_norm_out]
+_tb_linalg_vector_norm = _ops.linalg_vector_norm.table
+_tb_linalg_vector_norm_out = _ops.linalg_vector_norm_out.table
 def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     try:
         if ord.__class__ not in _NUMS: ord = _sc(ord)
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None:
-            return _ops.linalg_vector_norm_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
-        return _ops.linalg_vector_norm.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
+            return _tb_linalg_vector_norm_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype, out)
+        return _tb_linalg_vector_norm[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, ord, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('vector_norm', _G34, (), {'input': input, 'ord': ord, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 

@@ -17,46 +17,58 @@ from ember.kernels.cpu._glue import T as _T
 _st = _tls.state
 
 _G0 = [_ops._pad_circular]
+_tb__pad_circular = _ops._pad_circular.table
 def _pad_circular(input, *_pad, pad=None):
     try:
         if pad is None: pad = _pad[0] if len(_pad) == 1 and not _is_int(_pad[0]) else _pad
         elif _pad: raise TypeError('pad given twice')
         if pad is not None: pad = _il(pad)
-        return _ops._pad_circular.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad)
+        return _tb__pad_circular[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_pad_circular', _G0, (input,) + ((pad,) if pad is not None else (_pad[0],) if len(_pad) == 1 else (tuple(_pad),)), {}, _e, 1)
 
 _G1 = [_ops._upsample_nearest_exact1d_vec, _ops._upsample_nearest_exact1d, _ops._upsample_nearest_exact1d_out]
+_tb__upsample_nearest_exact1d_vec = _ops._upsample_nearest_exact1d_vec.table
+_tb__upsample_nearest_exact1d = _ops._upsample_nearest_exact1d.table
+_tb__upsample_nearest_exact1d_out = _ops._upsample_nearest_exact1d_out.table
 def _upsample_nearest_exact1d(*args, **kwargs):
     return _generic('_upsample_nearest_exact1d', _G1, args, kwargs)
 
 _G2 = [_ops._upsample_nearest_exact2d_vec, _ops._upsample_nearest_exact2d, _ops._upsample_nearest_exact2d_out]
+_tb__upsample_nearest_exact2d_vec = _ops._upsample_nearest_exact2d_vec.table
+_tb__upsample_nearest_exact2d = _ops._upsample_nearest_exact2d.table
+_tb__upsample_nearest_exact2d_out = _ops._upsample_nearest_exact2d_out.table
 def _upsample_nearest_exact2d(*args, **kwargs):
     return _generic('_upsample_nearest_exact2d', _G2, args, kwargs)
 
 _G3 = [_ops.adaptive_avg_pool2d]
+_tb_adaptive_avg_pool2d = _ops.adaptive_avg_pool2d.table
 def adaptive_avg_pool2d(input, *_output_size, output_size=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        return _ops.adaptive_avg_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
+        return _tb_adaptive_avg_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_avg_pool2d', _G3, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
 _G4 = [_ops.adaptive_max_pool2d, _ops.adaptive_max_pool2d_out]
+_tb_adaptive_max_pool2d = _ops.adaptive_max_pool2d.table
+_tb_adaptive_max_pool2d_out = _ops.adaptive_max_pool2d_out.table
 def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
         if out is not None:
-            return _ops.adaptive_max_pool2d_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, output_size, *out)
-        return _ops.adaptive_max_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
+            return _tb_adaptive_max_pool2d_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, output_size, *out)
+        return _tb_adaptive_max_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('adaptive_max_pool2d', _G4, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {'out': out}, _e, 1)
 
 _G5 = [_ops.avg_pool2d, _ops.avg_pool2d_out]
+_tb_avg_pool2d = _ops.avg_pool2d.table
+_tb_avg_pool2d_out = _ops.avg_pool2d_out.table
 def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 2)
@@ -64,12 +76,14 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
         padding = _il(padding, 2)
         if divisor_override is not None and divisor_override.__class__ is not int: divisor_override = _int(divisor_override)
         if out is not None:
-            return _ops.avg_pool2d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
-        return _ops.avg_pool2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            return _tb_avg_pool2d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
+        return _tb_avg_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('avg_pool2d', _G5, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad, 'divisor_override': divisor_override, 'out': out}, _e, 1)
 
 _G6 = [_ops.avg_pool3d, _ops.avg_pool3d_out]
+_tb_avg_pool3d = _ops.avg_pool3d.table
+_tb_avg_pool3d_out = _ops.avg_pool3d_out.table
 def avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, out=None):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 3)
@@ -77,20 +91,23 @@ def avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
         padding = _il(padding, 3)
         if divisor_override is not None and divisor_override.__class__ is not int: divisor_override = _int(divisor_override)
         if out is not None:
-            return _ops.avg_pool3d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
-        return _ops.avg_pool3d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            return _tb_avg_pool3d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
+        return _tb_avg_pool3d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('avg_pool3d', _G6, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad, 'divisor_override': divisor_override, 'out': out}, _e, 1)
 
 _G7 = [_ops.binary_cross_entropy]
+_tb_binary_cross_entropy = _ops.binary_cross_entropy.table
 def binary_cross_entropy(input, target, weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.binary_cross_entropy.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction)
+        return _tb_binary_cross_entropy[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('binary_cross_entropy', _G7, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction}, _e, 1)
 
 _G8 = [_ops.col2im, _ops.col2im_out]
+_tb_col2im = _ops.col2im.table
+_tb_col2im_out = _ops.col2im_out.table
 def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=None):
     try:
         if output_size is not None: output_size = _il(output_size, 2)
@@ -99,129 +116,150 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
         if padding is not None: padding = _il(padding, 2)
         if stride is not None: stride = _il(stride, 2)
         if out is not None:
-            return _ops.col2im_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, output_size, kernel_size, dilation, padding, stride, out)
-        return _ops.col2im.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size, kernel_size, dilation, padding, stride)
+            return _tb_col2im_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, output_size, kernel_size, dilation, padding, stride, out)
+        return _tb_col2im[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size, kernel_size, dilation, padding, stride)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('col2im', _G8, (), {'input': input, 'output_size': output_size, 'kernel_size': kernel_size, 'dilation': dilation, 'padding': padding, 'stride': stride, 'out': out}, _e, 1)
 
 _G9 = [_ops.cross_entropy_loss]
+_tb_cross_entropy_loss = _ops.cross_entropy_loss.table
 def cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.cross_entropy_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index, label_smoothing)
+        return _tb_cross_entropy_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index, label_smoothing)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cross_entropy_loss', _G9, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index, 'label_smoothing': label_smoothing}, _e, 1)
 
 _G10 = [_ops.elu, _ops.elu_out]
+_tb_elu = _ops.elu.table
+_tb_elu_out = _ops.elu_out.table
 def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if scale.__class__ not in _NUMS: scale = _sc(scale)
         if input_scale.__class__ not in _NUMS: input_scale = _sc(input_scale)
         if out is not None:
-            return _ops.elu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale, out)
-        return _ops.elu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale)
+            return _tb_elu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale, out)
+        return _tb_elu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('elu', _G10, (), {'input': input, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale, 'out': out}, _e, 1)
 
 _G11 = [_ops.elu_]
+_tb_elu_ = _ops.elu_.table
 def elu_(input, alpha=1, scale=1, input_scale=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if scale.__class__ not in _NUMS: scale = _sc(scale)
         if input_scale.__class__ not in _NUMS: input_scale = _sc(input_scale)
-        return _ops.elu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale)
+        return _tb_elu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha, scale, input_scale)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('elu_', _G11, (), {'input': input, 'alpha': alpha, 'scale': scale, 'input_scale': input_scale}, _e, 1)
 
 _G12 = [_ops.gelu, _ops.gelu_out]
+_tb_gelu = _ops.gelu.table
+_tb_gelu_out = _ops.gelu_out.table
 def gelu(input, *, approximate='none', out=None):
     try:
         if out is not None:
-            return _ops.gelu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, approximate, out)
-        return _ops.gelu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, approximate)
+            return _tb_gelu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, approximate, out)
+        return _tb_gelu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, approximate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gelu', _G12, (), {'input': input, 'approximate': approximate, 'out': out}, _e, 1)
 
 _G13 = [_ops.gelu_]
+_tb_gelu_ = _ops.gelu_.table
 def gelu_(input, *, approximate='none'):
     try:
-        return _ops.gelu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, approximate)
+        return _tb_gelu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, approximate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gelu_', _G13, (), {'input': input, 'approximate': approximate}, _e, 1)
 
 _G14 = [_ops.glu, _ops.glu_out]
+_tb_glu = _ops.glu.table
+_tb_glu_out = _ops.glu_out.table
 def glu(input, dim=-1, *, out=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.glu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
-        return _ops.glu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+            return _tb_glu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
+        return _tb_glu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('glu', _G14, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
 _G15 = [_ops.hardsigmoid, _ops.hardsigmoid_out]
+_tb_hardsigmoid = _ops.hardsigmoid.table
+_tb_hardsigmoid_out = _ops.hardsigmoid_out.table
 def hardsigmoid(input, *, out=None):
     try:
         if out is not None:
-            return _ops.hardsigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.hardsigmoid.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_hardsigmoid_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_hardsigmoid[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardsigmoid', _G15, (), {'input': input, 'out': out}, _e, 1)
 
 _G16 = [_ops.hardsigmoid_]
+_tb_hardsigmoid_ = _ops.hardsigmoid_.table
 def hardsigmoid_(input):
     try:
-        return _ops.hardsigmoid_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_hardsigmoid_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardsigmoid_', _G16, (), {'input': input}, _e, 1)
 
 _G17 = [_ops.hardswish, _ops.hardswish_out]
+_tb_hardswish = _ops.hardswish.table
+_tb_hardswish_out = _ops.hardswish_out.table
 def hardswish(input, *, out=None):
     try:
         if out is not None:
-            return _ops.hardswish_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.hardswish.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_hardswish_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_hardswish[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardswish', _G17, (), {'input': input, 'out': out}, _e, 1)
 
 _G18 = [_ops.hardswish_]
+_tb_hardswish_ = _ops.hardswish_.table
 def hardswish_(input):
     try:
-        return _ops.hardswish_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_hardswish_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardswish_', _G18, (), {'input': input}, _e, 1)
 
 _G19 = [_ops.hardtanh, _ops.hardtanh_out]
+_tb_hardtanh = _ops.hardtanh.table
+_tb_hardtanh_out = _ops.hardtanh_out.table
 def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     try:
         if min_val.__class__ not in _NUMS: min_val = _sc(min_val)
         if max_val.__class__ not in _NUMS: max_val = _sc(max_val)
         if out is not None:
-            return _ops.hardtanh_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val, out)
-        return _ops.hardtanh.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val)
+            return _tb_hardtanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val, out)
+        return _tb_hardtanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardtanh', _G19, (), {'input': input, 'min_val': min_val, 'max_val': max_val, 'out': out}, _e, 1)
 
 _G20 = [_ops.hardtanh_]
+_tb_hardtanh_ = _ops.hardtanh_.table
 def hardtanh_(input, min_val=-1, max_val=1):
     try:
         if min_val.__class__ not in _NUMS: min_val = _sc(min_val)
         if max_val.__class__ not in _NUMS: max_val = _sc(max_val)
-        return _ops.hardtanh_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val)
+        return _tb_hardtanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, min_val, max_val)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hardtanh_', _G20, (), {'input': input, 'min_val': min_val, 'max_val': max_val}, _e, 1)
 
 _G21 = [_ops.huber_loss]
+_tb_huber_loss = _ops.huber_loss.table
 def huber_loss(input, target, reduction=1, delta=1.0):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.huber_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, delta)
+        return _tb_huber_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, delta)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('huber_loss', _G21, (), {'input': input, 'target': target, 'reduction': reduction, 'delta': delta}, _e, 1)
 
 _G22 = [_ops.im2col, _ops.im2col_out]
+_tb_im2col = _ops.im2col.table
+_tb_im2col_out = _ops.im2col_out.table
 def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 2)
@@ -229,54 +267,63 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
         if padding is not None: padding = _il(padding, 2)
         if stride is not None: stride = _il(stride, 2)
         if out is not None:
-            return _ops.im2col_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, dilation, padding, stride, out)
-        return _ops.im2col.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, dilation, padding, stride)
+            return _tb_im2col_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, dilation, padding, stride, out)
+        return _tb_im2col[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, dilation, padding, stride)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('im2col', _G22, (), {'input': input, 'kernel_size': kernel_size, 'dilation': dilation, 'padding': padding, 'stride': stride, 'out': out}, _e, 1)
 
 _G23 = [_ops.l1_loss]
+_tb_l1_loss = _ops.l1_loss.table
 def l1_loss(input, target, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.l1_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction)
+        return _tb_l1_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('l1_loss', _G23, (), {'input': input, 'target': target, 'reduction': reduction}, _e, 1)
 
 _G24 = [_ops.leaky_relu, _ops.leaky_relu_out]
+_tb_leaky_relu = _ops.leaky_relu.table
+_tb_leaky_relu_out = _ops.leaky_relu_out.table
 def leaky_relu(input, negative_slope=0.01, *, out=None):
     try:
         if negative_slope.__class__ not in _NUMS: negative_slope = _sc(negative_slope)
         if out is not None:
-            return _ops.leaky_relu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, negative_slope, out)
-        return _ops.leaky_relu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, negative_slope)
+            return _tb_leaky_relu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, negative_slope, out)
+        return _tb_leaky_relu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, negative_slope)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('leaky_relu', _G24, (), {'input': input, 'negative_slope': negative_slope, 'out': out}, _e, 1)
 
 _G25 = [_ops.leaky_relu_]
+_tb_leaky_relu_ = _ops.leaky_relu_.table
 def leaky_relu_(input, negative_slope=0.01):
     try:
         if negative_slope.__class__ not in _NUMS: negative_slope = _sc(negative_slope)
-        return _ops.leaky_relu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, negative_slope)
+        return _tb_leaky_relu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, negative_slope)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('leaky_relu_', _G25, (), {'input': input, 'negative_slope': negative_slope}, _e, 1)
 
 _G26 = [_ops.linear]
+_tb_linear = _ops.linear.table
 def linear(input, weight, bias=None):
     try:
-        return _ops.linear.table[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias)
+        return _tb_linear[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('linear', _G26, (), {'input': input, 'weight': weight, 'bias': bias}, _e, 1)
 
 _G27 = [_ops.log_sigmoid, _ops.log_sigmoid_out]
+_tb_log_sigmoid = _ops.log_sigmoid.table
+_tb_log_sigmoid_out = _ops.log_sigmoid_out.table
 def log_sigmoid(input, *, out=None):
     try:
         if out is not None:
-            return _ops.log_sigmoid_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.log_sigmoid.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_log_sigmoid_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_log_sigmoid[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_sigmoid', _G27, (), {'input': input, 'out': out}, _e, 1)
 
 _G28 = [_ops.max_pool2d_with_indices, _ops.max_pool2d_with_indices_out]
+_tb_max_pool2d_with_indices = _ops.max_pool2d_with_indices.table
+_tb_max_pool2d_with_indices_out = _ops.max_pool2d_with_indices_out.table
 def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 2)
@@ -284,12 +331,14 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
         padding = _il(padding, 2)
         dilation = _il(dilation, 2)
         if out is not None:
-            return _ops.max_pool2d_with_indices_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
-        return _ops.max_pool2d_with_indices.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+            return _tb_max_pool2d_with_indices_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
+        return _tb_max_pool2d_with_indices[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool2d_with_indices', _G28, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'out': out}, _e, 1)
 
 _G29 = [_ops.max_pool3d_with_indices, _ops.max_pool3d_with_indices_out]
+_tb_max_pool3d_with_indices = _ops.max_pool3d_with_indices.table
+_tb_max_pool3d_with_indices_out = _ops.max_pool3d_with_indices_out.table
 def max_pool3d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, out=None):
     try:
         if kernel_size is not None: kernel_size = _il(kernel_size, 3)
@@ -297,256 +346,303 @@ def max_pool3d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
         padding = _il(padding, 3)
         dilation = _il(dilation, 3)
         if out is not None:
-            return _ops.max_pool3d_with_indices_out.table[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
-        return _ops.max_pool3d_with_indices.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
+            return _tb_max_pool3d_with_indices_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
+        return _tb_max_pool3d_with_indices[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('max_pool3d_with_indices', _G29, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'out': out}, _e, 1)
 
 _G30 = [_ops.mish, _ops.mish_out]
+_tb_mish = _ops.mish.table
+_tb_mish_out = _ops.mish_out.table
 def mish(input, *, out=None):
     try:
         if out is not None:
-            return _ops.mish_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.mish.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_mish_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_mish[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mish', _G30, (), {'input': input, 'out': out}, _e, 1)
 
 _G31 = [_ops.mish_]
+_tb_mish_ = _ops.mish_.table
 def mish_(input):
     try:
-        return _ops.mish_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_mish_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mish_', _G31, (), {'input': input}, _e, 1)
 
 _G32 = [_ops.mse_loss]
+_tb_mse_loss = _ops.mse_loss.table
 def mse_loss(input, target, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.mse_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction)
+        return _tb_mse_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mse_loss', _G32, (), {'input': input, 'target': target, 'reduction': reduction}, _e, 1)
 
 _G33 = [_ops.nll_loss]
+_tb_nll_loss = _ops.nll_loss.table
 def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss', _G33, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index}, _e, 1)
 
 _G34 = [_ops.nll_loss2d]
+_tb_nll_loss2d = _ops.nll_loss2d.table
 def nll_loss2d(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss2d.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss2d[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss2d', _G34, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index}, _e, 1)
 
 _G35 = [_ops.nll_loss2d_forward]
+_tb_nll_loss2d_forward = _ops.nll_loss2d_forward.table
 def nll_loss2d_forward(input, target, weight=None, reduction=_M, ignore_index=_M):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss2d_forward.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss2d_forward[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss2d_forward', _G35, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index}, _e, 1)
 
 _G36 = [_ops.nll_loss_backward]
+_tb_nll_loss_backward = _ops.nll_loss_backward.table
 def nll_loss_backward(grad_output, input, target, weight=None, reduction=_M, ignore_index=_M, total_weight=_M):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss_backward.table[((grad_output._keys | (input._keys if input.__class__ is _T else _k(input)) | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (total_weight._keys if total_weight.__class__ is _T else _k(total_weight)) | (_d := _st.dk)[0]) & _d[1])](grad_output, input, target, weight, reduction, ignore_index, total_weight)
+        return _tb_nll_loss_backward[((grad_output._keys | (input._keys if input.__class__ is _T else _k(input)) | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (total_weight._keys if total_weight.__class__ is _T else _k(total_weight)) | (_d := _st.dk)[0]) & _d[1])](grad_output, input, target, weight, reduction, ignore_index, total_weight)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss_backward', _G36, (), {'grad_output': grad_output, 'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index, 'total_weight': total_weight}, _e, 1)
 
 _G37 = [_ops.nll_loss_forward]
+_tb_nll_loss_forward = _ops.nll_loss_forward.table
 def nll_loss_forward(input, target, weight=None, reduction=_M, ignore_index=_M):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss_forward.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss_forward[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss_forward', _G37, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index}, _e, 1)
 
 _G38 = [_ops.nll_loss_nd]
+_tb_nll_loss_nd = _ops.nll_loss_nd.table
 def nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _ops.nll_loss_nd.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss_nd[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, reduction, ignore_index)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('nll_loss_nd', _G38, (), {'input': input, 'target': target, 'weight': weight, 'reduction': reduction, 'ignore_index': ignore_index}, _e, 1)
 
 _G39 = [_ops.one_hot]
+_tb_one_hot = _ops.one_hot.table
 def one_hot(input, num_classes=-1):
     try:
         if num_classes.__class__ is not int: num_classes = _int(num_classes)
-        return _ops.one_hot.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_classes)
+        return _tb_one_hot[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_classes)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('one_hot', _G39, (), {'input': input, 'num_classes': num_classes}, _e, 1)
 
 _G40 = [_ops.pad]
+_tb_pad = _ops.pad.table
 def pad(input, pad, mode='constant', value=None):
     try:
         if pad is not None: pad = _il(pad)
-        return _ops.pad.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, mode, value)
+        return _tb_pad[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, mode, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pad', _G40, (), {'input': input, 'pad': pad, 'mode': mode, 'value': value}, _e, 1)
 
 _G41 = [_ops.reflection_pad1d, _ops.reflection_pad1d_out]
+_tb_reflection_pad1d = _ops.reflection_pad1d.table
+_tb_reflection_pad1d_out = _ops.reflection_pad1d_out.table
 def reflection_pad1d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 2)
         if out is not None:
-            return _ops.reflection_pad1d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.reflection_pad1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_reflection_pad1d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_reflection_pad1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reflection_pad1d', _G41, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G42 = [_ops.reflection_pad2d, _ops.reflection_pad2d_out]
+_tb_reflection_pad2d = _ops.reflection_pad2d.table
+_tb_reflection_pad2d_out = _ops.reflection_pad2d_out.table
 def reflection_pad2d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 4)
         if out is not None:
-            return _ops.reflection_pad2d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.reflection_pad2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_reflection_pad2d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_reflection_pad2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reflection_pad2d', _G42, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G43 = [_ops.reflection_pad3d, _ops.reflection_pad3d_out]
+_tb_reflection_pad3d = _ops.reflection_pad3d.table
+_tb_reflection_pad3d_out = _ops.reflection_pad3d_out.table
 def reflection_pad3d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 6)
         if out is not None:
-            return _ops.reflection_pad3d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.reflection_pad3d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_reflection_pad3d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_reflection_pad3d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reflection_pad3d', _G43, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G44 = [_ops.relu6]
+_tb_relu6 = _ops.relu6.table
 def relu6(input):
     try:
-        return _ops.relu6.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_relu6[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu6', _G44, (), {'input': input}, _e, 1)
 
 _G45 = [_ops.relu6_]
+_tb_relu6_ = _ops.relu6_.table
 def relu6_(input):
     try:
-        return _ops.relu6_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_relu6_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('relu6_', _G45, (), {'input': input}, _e, 1)
 
 _G46 = [_ops.replication_pad1d, _ops.replication_pad1d_out]
+_tb_replication_pad1d = _ops.replication_pad1d.table
+_tb_replication_pad1d_out = _ops.replication_pad1d_out.table
 def replication_pad1d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 2)
         if out is not None:
-            return _ops.replication_pad1d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.replication_pad1d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_replication_pad1d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_replication_pad1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('replication_pad1d', _G46, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G47 = [_ops.replication_pad2d, _ops.replication_pad2d_out]
+_tb_replication_pad2d = _ops.replication_pad2d.table
+_tb_replication_pad2d_out = _ops.replication_pad2d_out.table
 def replication_pad2d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 4)
         if out is not None:
-            return _ops.replication_pad2d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.replication_pad2d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_replication_pad2d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_replication_pad2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('replication_pad2d', _G47, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G48 = [_ops.replication_pad3d, _ops.replication_pad3d_out]
+_tb_replication_pad3d = _ops.replication_pad3d.table
+_tb_replication_pad3d_out = _ops.replication_pad3d_out.table
 def replication_pad3d(input, *_padding, padding=None, out=None):
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 6)
         if out is not None:
-            return _ops.replication_pad3d_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
-        return _ops.replication_pad3d.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
+            return _tb_replication_pad3d_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, padding, out)
+        return _tb_replication_pad3d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, padding)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('replication_pad3d', _G48, (input,) + ((padding,) if padding is not None else (_padding[0],) if len(_padding) == 1 else (tuple(_padding),)), {'out': out}, _e, 1)
 
 _G49 = [_ops.scaled_dot_product_attention]
+_tb_scaled_dot_product_attention = _ops.scaled_dot_product_attention.table
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None, enable_gqa=False):
     try:
-        return _ops.scaled_dot_product_attention.table[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        return _tb_scaled_dot_product_attention[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scaled_dot_product_attention', _G49, (), {'query': query, 'key': key, 'value': value, 'attn_mask': attn_mask, 'dropout_p': dropout_p, 'is_causal': is_causal, 'scale': scale, 'enable_gqa': enable_gqa}, _e, 1)
 
 _G50 = [_ops.silu, _ops.silu_out]
+_tb_silu = _ops.silu.table
+_tb_silu_out = _ops.silu_out.table
 def silu(input, *, out=None):
     try:
         if out is not None:
-            return _ops.silu_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
-        return _ops.silu.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+            return _tb_silu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_silu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('silu', _G50, (), {'input': input, 'out': out}, _e, 1)
 
 _G51 = [_ops.silu_]
+_tb_silu_ = _ops.silu_.table
 def silu_(input):
     try:
-        return _ops.silu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_silu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('silu_', _G51, (), {'input': input}, _e, 1)
 
 _G52 = [_ops.smooth_l1_loss]
+_tb_smooth_l1_loss = _ops.smooth_l1_loss.table
 def smooth_l1_loss(input, target, reduction=1, beta=1.0):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _ops.smooth_l1_loss.table[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, beta)
+        return _tb_smooth_l1_loss[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, beta)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('smooth_l1_loss', _G52, (), {'input': input, 'target': target, 'reduction': reduction, 'beta': beta}, _e, 1)
 
 _G53 = [_ops.softplus, _ops.softplus_out]
+_tb_softplus = _ops.softplus.table
+_tb_softplus_out = _ops.softplus_out.table
 def softplus(input, beta=1, threshold=20, *, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if out is not None:
-            return _ops.softplus_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, beta, threshold, out)
-        return _ops.softplus.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, beta, threshold)
+            return _tb_softplus_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, beta, threshold, out)
+        return _tb_softplus[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, beta, threshold)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softplus', _G53, (), {'input': input, 'beta': beta, 'threshold': threshold, 'out': out}, _e, 1)
 
 _G54 = [_ops.softshrink, _ops.softshrink_out]
+_tb_softshrink = _ops.softshrink.table
+_tb_softshrink_out = _ops.softshrink_out.table
 def softshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
         if out is not None:
-            return _ops.softshrink_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
-        return _ops.softshrink.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
+            return _tb_softshrink_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
+        return _tb_softshrink[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softshrink', _G54, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
 _G55 = [_ops.upsample_bilinear2d_vec, _ops.upsample_bilinear2d, _ops.upsample_bilinear2d_out]
+_tb_upsample_bilinear2d_vec = _ops.upsample_bilinear2d_vec.table
+_tb_upsample_bilinear2d = _ops.upsample_bilinear2d.table
+_tb_upsample_bilinear2d_out = _ops.upsample_bilinear2d_out.table
 def upsample_bilinear2d(*args, **kwargs):
     return _generic('upsample_bilinear2d', _G55, args, kwargs)
 
 _G56 = [_ops.upsample_linear1d_vec, _ops.upsample_linear1d, _ops.upsample_linear1d_out]
+_tb_upsample_linear1d_vec = _ops.upsample_linear1d_vec.table
+_tb_upsample_linear1d = _ops.upsample_linear1d.table
+_tb_upsample_linear1d_out = _ops.upsample_linear1d_out.table
 def upsample_linear1d(*args, **kwargs):
     return _generic('upsample_linear1d', _G56, args, kwargs)
 
 _G57 = [_ops.upsample_nearest1d_vec, _ops.upsample_nearest1d, _ops.upsample_nearest1d_out]
+_tb_upsample_nearest1d_vec = _ops.upsample_nearest1d_vec.table
+_tb_upsample_nearest1d = _ops.upsample_nearest1d.table
+_tb_upsample_nearest1d_out = _ops.upsample_nearest1d_out.table
 def upsample_nearest1d(*args, **kwargs):
     return _generic('upsample_nearest1d', _G57, args, kwargs)
 
 _G58 = [_ops.upsample_nearest2d_vec, _ops.upsample_nearest2d, _ops.upsample_nearest2d_out]
+_tb_upsample_nearest2d_vec = _ops.upsample_nearest2d_vec.table
+_tb_upsample_nearest2d = _ops.upsample_nearest2d.table
+_tb_upsample_nearest2d_out = _ops.upsample_nearest2d_out.table
 def upsample_nearest2d(*args, **kwargs):
     return _generic('upsample_nearest2d', _G58, args, kwargs)
 

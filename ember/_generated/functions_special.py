@@ -17,20 +17,22 @@ from ember.kernels.cpu._glue import T as _T
 _st = _tls.state
 
 _G0 = [_ops.special_log_softmax]
+_tb_special_log_softmax = _ops.special_log_softmax.table
 def log_softmax(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.special_log_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+        return _tb_special_log_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_softmax', _G0, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
 _G1 = [_ops.special_softmax]
+_tb_special_softmax = _ops.special_softmax.table
 def softmax(input, dim, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.special_softmax.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+        return _tb_special_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('softmax', _G1, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 

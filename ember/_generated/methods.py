@@ -24,9 +24,10 @@ abs = _fn.abs  # the function binding serves as the method
 abs_ = _fn.abs_  # the function binding serves as the method
 absolute = _fn.absolute  # the function binding serves as the method
 _G5 = [_ops.absolute_]
+_tb_absolute_ = _ops.absolute_.table
 def absolute_(input):
     try:
-        return _ops.absolute_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_absolute_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('absolute_', _G5, (), {'input': input}, _e, 1)
 
@@ -36,68 +37,75 @@ acosh = _fn.acosh  # the function binding serves as the method
 acosh_ = _fn.acosh_  # the function binding serves as the method
 add = _fn.add  # the function binding serves as the method
 _G11 = [_ops.add__Tensor]
+_tb_add__Tensor = _ops.add__Tensor.table
 def add_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.add__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+        return _tb_add__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('add_', _G11, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
 addbmm = _fn.addbmm  # the function binding serves as the method
 _G13 = [_ops.addbmm_]
+_tb_addbmm_ = _ops.addbmm_.table
 def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
+        return _tb_addbmm_[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addbmm_', _G13, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
 addcdiv = _fn.addcdiv  # the function binding serves as the method
 _G15 = [_ops.addcdiv_]
+_tb_addcdiv_ = _ops.addcdiv_.table
 def addcdiv_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.addcdiv_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
+        return _tb_addcdiv_[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcdiv_', _G15, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
 addcmul = _fn.addcmul  # the function binding serves as the method
 _G17 = [_ops.addcmul_]
+_tb_addcmul_ = _ops.addcmul_.table
 def addcmul_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _ops.addcmul_.table[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
+        return _tb_addcmul_[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addcmul_', _G17, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value}, _e, 1)
 
 addmm = _fn.addmm  # the function binding serves as the method
 _G19 = [_ops.addmm_]
+_tb_addmm_ = _ops.addmm_.table
 def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addmm_.table[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
+        return _tb_addmm_[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmm_', _G19, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
 addmv = _fn.addmv  # the function binding serves as the method
 _G21 = [_ops.addmv_]
+_tb_addmv_ = _ops.addmv_.table
 def addmv_(input, mat, vec, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addmv_.table[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
+        return _tb_addmv_[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addmv_', _G21, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha}, _e, 1)
 
 addr = _fn.addr  # the function binding serves as the method
 _G23 = [_ops.addr_]
+_tb_addr_ = _ops.addr_.table
 def addr_(input, vec1, vec2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.addr_.table[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
+        return _tb_addr_[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('addr_', _G23, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
@@ -118,9 +126,10 @@ arcsinh_ = _fn.arcsinh_  # the function binding serves as the method
 arctan = _fn.arctan  # the function binding serves as the method
 arctan2 = _fn.arctan2  # the function binding serves as the method
 _G40 = [_ops.arctan2_]
+_tb_arctan2_ = _ops.arctan2_.table
 def arctan2_(input, other):
     try:
-        return _ops.arctan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_arctan2_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('arctan2_', _G40, (), {'input': input, 'other': other}, _e, 1)
 
@@ -140,9 +149,10 @@ asinh_ = _fn.asinh_  # the function binding serves as the method
 atan = _fn.atan  # the function binding serves as the method
 atan2 = _fn.atan2  # the function binding serves as the method
 _G56 = [_ops.atan2_]
+_tb_atan2_ = _ops.atan2_.table
 def atan2_(input, other):
     try:
-        return _ops.atan2_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_atan2_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('atan2_', _G56, (), {'input': input, 'other': other}, _e, 1)
 
@@ -151,183 +161,220 @@ atanh = _fn.atanh  # the function binding serves as the method
 atanh_ = _fn.atanh_  # the function binding serves as the method
 baddbmm = _fn.baddbmm  # the function binding serves as the method
 _G61 = [_ops.baddbmm_]
+_tb_baddbmm_ = _ops.baddbmm_.table
 def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.baddbmm_.table[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
+        return _tb_baddbmm_[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('baddbmm_', _G61, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha}, _e, 1)
 
 _G62 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_out]
+_tb_bernoulli = _ops.bernoulli.table
+_tb_bernoulli_p = _ops.bernoulli_p.table
+_tb_bernoulli_out = _ops.bernoulli_out.table
 def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
             if out is not None:
-                return _ops.bernoulli_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
-            return _ops.bernoulli.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
+                return _tb_bernoulli_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, generator, out)
+            return _tb_bernoulli[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator)
         if input is not _M and p is not _M:
-            return _ops.bernoulli_p.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+            return _tb_bernoulli_p[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli', _G62, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 2)
 
 _G63 = [_ops.bernoulli__Tensor, _ops.bernoulli__float]
+_tb_bernoulli__Tensor = _ops.bernoulli__Tensor.table
+_tb_bernoulli__float = _ops.bernoulli__float.table
 def bernoulli_(input, p=_M, *, generator=None):
     try:
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _ops.bernoulli__Tensor.table[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+            return _tb_bernoulli__Tensor[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         if input is not _M and (p is _M or p is None or True):
             if p is _M: p = 0.5
-            return _ops.bernoulli__float.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+            return _tb_bernoulli__float[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bernoulli_', _G63, (), {'input': input, 'p': p, 'generator': generator}, _e, 2)
 
 _G64 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out]
+_tb_bitwise_and_Tensor = _ops.bitwise_and_Tensor.table
+_tb_bitwise_and_Scalar = _ops.bitwise_and_Scalar.table
+_tb_bitwise_and_Tensor_out = _ops.bitwise_and_Tensor_out.table
+_tb_bitwise_and_Scalar_out = _ops.bitwise_and_Scalar_out.table
 def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_and_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_and_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_and_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_and_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_and_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_and_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_and_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_and_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and', _G64, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G65 = [_ops.bitwise_and__Tensor, _ops.bitwise_and__Scalar]
+_tb_bitwise_and__Tensor = _ops.bitwise_and__Tensor.table
+_tb_bitwise_and__Scalar = _ops.bitwise_and__Scalar.table
 def bitwise_and_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_and__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_and__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_and__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_and__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_and_', _G65, (), {'input': input, 'other': other}, _e, 2)
 
 _G66 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out]
+_tb_bitwise_left_shift_Tensor = _ops.bitwise_left_shift_Tensor.table
+_tb_bitwise_left_shift_Tensor_Scalar = _ops.bitwise_left_shift_Tensor_Scalar.table
+_tb_bitwise_left_shift_Tensor_out = _ops.bitwise_left_shift_Tensor_out.table
+_tb_bitwise_left_shift_Tensor_Scalar_out = _ops.bitwise_left_shift_Tensor_Scalar_out.table
 def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_left_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_left_shift_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_left_shift_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_left_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_left_shift_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_left_shift_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift', _G66, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G67 = [_ops.bitwise_left_shift__Tensor, _ops.bitwise_left_shift__Tensor_Scalar]
+_tb_bitwise_left_shift__Tensor = _ops.bitwise_left_shift__Tensor.table
+_tb_bitwise_left_shift__Tensor_Scalar = _ops.bitwise_left_shift__Tensor_Scalar.table
 def bitwise_left_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_left_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_left_shift__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_left_shift__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_left_shift__Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_left_shift_', _G67, (), {'input': input, 'other': other}, _e, 2)
 
 bitwise_not = _fn.bitwise_not  # the function binding serves as the method
 _G69 = [_ops.bitwise_not_]
+_tb_bitwise_not_ = _ops.bitwise_not_.table
 def bitwise_not_(input):
     try:
-        return _ops.bitwise_not_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_bitwise_not_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_not_', _G69, (), {'input': input}, _e, 1)
 
 _G70 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out]
+_tb_bitwise_or_Tensor = _ops.bitwise_or_Tensor.table
+_tb_bitwise_or_Scalar = _ops.bitwise_or_Scalar.table
+_tb_bitwise_or_Tensor_out = _ops.bitwise_or_Tensor_out.table
+_tb_bitwise_or_Scalar_out = _ops.bitwise_or_Scalar_out.table
 def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_or_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_or_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_or_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_or_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_or_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_or_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_or_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_or_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or', _G70, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G71 = [_ops.bitwise_or__Tensor, _ops.bitwise_or__Scalar]
+_tb_bitwise_or__Tensor = _ops.bitwise_or__Tensor.table
+_tb_bitwise_or__Scalar = _ops.bitwise_or__Scalar.table
 def bitwise_or_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_or__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_or__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_or__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_or__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_or_', _G71, (), {'input': input, 'other': other}, _e, 2)
 
 _G72 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out]
+_tb_bitwise_right_shift_Tensor = _ops.bitwise_right_shift_Tensor.table
+_tb_bitwise_right_shift_Tensor_Scalar = _ops.bitwise_right_shift_Tensor_Scalar.table
+_tb_bitwise_right_shift_Tensor_out = _ops.bitwise_right_shift_Tensor_out.table
+_tb_bitwise_right_shift_Tensor_Scalar_out = _ops.bitwise_right_shift_Tensor_Scalar_out.table
 def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_right_shift_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_right_shift_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_right_shift_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_right_shift_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_right_shift_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_right_shift_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G73 = [_ops.bitwise_right_shift__Tensor, _ops.bitwise_right_shift__Tensor_Scalar]
+_tb_bitwise_right_shift__Tensor = _ops.bitwise_right_shift__Tensor.table
+_tb_bitwise_right_shift__Tensor_Scalar = _ops.bitwise_right_shift__Tensor_Scalar.table
 def bitwise_right_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_right_shift__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_right_shift__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_right_shift__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_right_shift__Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_right_shift_', _G73, (), {'input': input, 'other': other}, _e, 2)
 
 _G74 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out]
+_tb_bitwise_xor_Tensor = _ops.bitwise_xor_Tensor.table
+_tb_bitwise_xor_Scalar = _ops.bitwise_xor_Scalar.table
+_tb_bitwise_xor_Tensor_out = _ops.bitwise_xor_Tensor_out.table
+_tb_bitwise_xor_Scalar_out = _ops.bitwise_xor_Scalar_out.table
 def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
             if out is not None:
-                return _ops.bitwise_xor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_xor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_xor_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_xor_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
             if out is not None:
-                return _ops.bitwise_xor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
-            return _ops.bitwise_xor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+                return _tb_bitwise_xor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_bitwise_xor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
 _G75 = [_ops.bitwise_xor__Tensor, _ops.bitwise_xor__Scalar]
+_tb_bitwise_xor__Tensor = _ops.bitwise_xor__Tensor.table
+_tb_bitwise_xor__Scalar = _ops.bitwise_xor__Scalar.table
 def bitwise_xor_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.bitwise_xor__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_xor__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.bitwise_xor__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_bitwise_xor__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('bitwise_xor_', _G75, (), {'input': input, 'other': other}, _e, 2)
@@ -335,9 +382,10 @@ def bitwise_xor_(input, other):
 bmm = _fn.bmm  # the function binding serves as the method
 broadcast_to = _fn.broadcast_to  # the function binding serves as the method
 _G78 = [_ops.cauchy_]
+_tb_cauchy_ = _ops.cauchy_.table
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     try:
-        return _ops.cauchy_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, median, sigma, generator)
+        return _tb_cauchy_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, median, sigma, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cauchy_', _G78, (), {'input': input, 'median': median, 'sigma': sigma, 'generator': generator}, _e, 1)
 
@@ -359,31 +407,35 @@ clone = _fn.clone  # the function binding serves as the method
 conj = _fn.conj  # the function binding serves as the method
 conj_physical = _fn.conj_physical  # the function binding serves as the method
 _G96 = [_ops.conj_physical_]
+_tb_conj_physical_ = _ops.conj_physical_.table
 def conj_physical_(input):
     try:
-        return _ops.conj_physical_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_conj_physical_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('conj_physical_', _G96, (), {'input': input}, _e, 1)
 
 _G97 = [_ops.contiguous]
+_tb_contiguous = _ops.contiguous.table
 def contiguous(input, *, memory_format=None):
     try:
-        return _ops.contiguous.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
+        return _tb_contiguous[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('contiguous', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
 _G98 = [_ops.copy_]
+_tb_copy_ = _ops.copy_.table
 def copy_(input, src, non_blocking=False):
     try:
-        return _ops.copy_.table[((input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, src, non_blocking)
+        return _tb_copy_[((input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, src, non_blocking)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copy_', _G98, (), {'input': input, 'src': src, 'non_blocking': non_blocking}, _e, 1)
 
 copysign = _fn.copysign  # the function binding serves as the method
 _G100 = [_ops.copysign__Tensor]
+_tb_copysign__Tensor = _ops.copysign__Tensor.table
 def copysign_(input, other):
     try:
-        return _ops.copysign__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_copysign__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('copysign_', _G100, (), {'input': input, 'other': other}, _e, 1)
 
@@ -397,21 +449,23 @@ cummax = _fn.cummax  # the function binding serves as the method
 cummin = _fn.cummin  # the function binding serves as the method
 cumprod = _fn.cumprod  # the function binding serves as the method
 _G110 = [_ops.cumprod_]
+_tb_cumprod_ = _ops.cumprod_.table
 def cumprod_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.cumprod_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+        return _tb_cumprod_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumprod_', _G110, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
 cumsum = _fn.cumsum  # the function binding serves as the method
 _G112 = [_ops.cumsum_]
+_tb_cumsum_ = _ops.cumsum_.table
 def cumsum_(input, dim, *, dtype=None):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _ops.cumsum_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
+        return _tb_cumsum_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('cumsum_', _G112, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
@@ -425,26 +479,30 @@ diagflat = _fn.diagflat  # the function binding serves as the method
 diagonal = _fn.diagonal  # the function binding serves as the method
 div = _fn.div  # the function binding serves as the method
 _G122 = [_ops.div__Tensor, _ops.div__Tensor_mode]
+_tb_div__Tensor = _ops.div__Tensor.table
+_tb_div__Tensor_mode = _ops.div__Tensor_mode.table
 def div_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _ops.div__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_div__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _ops.div__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
+            return _tb_div__Tensor_mode[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('div_', _G122, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
 divide = _fn.divide  # the function binding serves as the method
 _G124 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
+_tb_divide__Tensor = _ops.divide__Tensor.table
+_tb_divide__Tensor_mode = _ops.divide__Tensor_mode.table
 def divide_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _ops.divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_divide__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _ops.divide__Tensor_mode.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
+            return _tb_divide__Tensor_mode[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('divide_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
@@ -452,13 +510,15 @@ def divide_(input, other, *, rounding_mode=_M):
 dot = _fn.dot  # the function binding serves as the method
 eq = _fn.eq  # the function binding serves as the method
 _G127 = [_ops.eq__Tensor, _ops.eq__Scalar]
+_tb_eq__Tensor = _ops.eq__Tensor.table
+_tb_eq__Scalar = _ops.eq__Scalar.table
 def eq_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.eq__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_eq__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.eq__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_eq__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('eq_', _G127, (), {'input': input, 'other': other}, _e, 2)
@@ -470,9 +530,10 @@ erfc = _fn.erfc  # the function binding serves as the method
 erfc_ = _fn.erfc_  # the function binding serves as the method
 erfinv = _fn.erfinv  # the function binding serves as the method
 _G134 = [_ops.erfinv_]
+_tb_erfinv_ = _ops.erfinv_.table
 def erfinv_(input):
     try:
-        return _ops.erfinv_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_erfinv_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('erfinv_', _G134, (), {'input': input}, _e, 1)
 
@@ -481,28 +542,31 @@ exp2 = _fn.exp2  # the function binding serves as the method
 exp2_ = _fn.exp2_  # the function binding serves as the method
 exp_ = _fn.exp_  # the function binding serves as the method
 _G139 = [_ops.expand]
+_tb_expand = _ops.expand.table
 def expand(input, *_size, size=None, implicit=False):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.expand.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, implicit)
+        return _tb_expand[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, implicit)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expand', _G139, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
 
 _G140 = [_ops.expand_as]
+_tb_expand_as = _ops.expand_as.table
 def expand_as(input, other):
     try:
-        return _ops.expand_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_expand_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('expand_as', _G140, (), {'input': input, 'other': other}, _e, 1)
 
 expm1 = _fn.expm1  # the function binding serves as the method
 expm1_ = _fn.expm1_  # the function binding serves as the method
 _G143 = [_ops.exponential_]
+_tb_exponential_ = _ops.exponential_.table
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
-        return _ops.exponential_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd, generator)
+        return _tb_exponential_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('exponential_', _G143, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
 
@@ -514,29 +578,35 @@ flip = _fn.flip  # the function binding serves as the method
 fliplr = _fn.fliplr  # the function binding serves as the method
 flipud = _fn.flipud  # the function binding serves as the method
 _G151 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
+_tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
+_tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
+_tb_float_power_Tensor_Tensor_out = _ops.float_power_Tensor_Tensor_out.table
+_tb_float_power_Tensor_Scalar_out = _ops.float_power_Tensor_Scalar_out.table
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.float_power_Tensor_Tensor_out.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.float_power_Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_float_power_Tensor_Tensor_out[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_float_power_Tensor_Tensor[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.float_power_Tensor_Scalar_out.table[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.float_power_Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_float_power_Tensor_Scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_float_power_Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power', _G151, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
 _G152 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
+_tb_float_power__Tensor = _ops.float_power__Tensor.table
+_tb_float_power__Scalar = _ops.float_power__Scalar.table
 def float_power_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _ops.float_power__Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+            return _tb_float_power__Tensor[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _ops.float_power__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+            return _tb_float_power__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('float_power_', _G152, (), {'input': input, 'exponent': exponent}, _e, 2)
@@ -545,9 +615,10 @@ floor = _fn.floor  # the function binding serves as the method
 floor_ = _fn.floor_  # the function binding serves as the method
 floor_divide = _fn.floor_divide  # the function binding serves as the method
 _G156 = [_ops.floor_divide_]
+_tb_floor_divide_ = _ops.floor_divide_.table
 def floor_divide_(input, other):
     try:
-        return _ops.floor_divide_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_floor_divide_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('floor_divide_', _G156, (), {'input': input, 'other': other}, _e, 1)
 
@@ -555,9 +626,10 @@ fmax = _fn.fmax  # the function binding serves as the method
 fmin = _fn.fmin  # the function binding serves as the method
 fmod = _fn.fmod  # the function binding serves as the method
 _G160 = [_ops.fmod__Tensor]
+_tb_fmod__Tensor = _ops.fmod__Tensor.table
 def fmod_(input, other):
     try:
-        return _ops.fmod__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_fmod__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('fmod_', _G160, (), {'input': input, 'other': other}, _e, 1)
 
@@ -566,60 +638,69 @@ frac_ = _fn.frac_  # the function binding serves as the method
 gather = _fn.gather  # the function binding serves as the method
 ge = _fn.ge  # the function binding serves as the method
 _G165 = [_ops.ge__Tensor, _ops.ge__Scalar]
+_tb_ge__Tensor = _ops.ge__Tensor.table
+_tb_ge__Scalar = _ops.ge__Scalar.table
 def ge_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.ge__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_ge__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.ge__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_ge__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ge_', _G165, (), {'input': input, 'other': other}, _e, 2)
 
 _G166 = [_ops.geometric_]
+_tb_geometric_ = _ops.geometric_.table
 def geometric_(input, p, *, generator=None):
     try:
-        return _ops.geometric_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
+        return _tb_geometric_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('geometric_', _G166, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
 
 ger = _fn.ger  # the function binding serves as the method
 greater = _fn.greater  # the function binding serves as the method
 _G169 = [_ops.greater__Tensor, _ops.greater__Scalar]
+_tb_greater__Tensor = _ops.greater__Tensor.table
+_tb_greater__Scalar = _ops.greater__Scalar.table
 def greater_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.greater__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_greater__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.greater__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_greater__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_', _G169, (), {'input': input, 'other': other}, _e, 2)
 
 greater_equal = _fn.greater_equal  # the function binding serves as the method
 _G171 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
+_tb_greater_equal__Tensor = _ops.greater_equal__Tensor.table
+_tb_greater_equal__Scalar = _ops.greater_equal__Scalar.table
 def greater_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.greater_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_greater_equal__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.greater_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_greater_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('greater_equal_', _G171, (), {'input': input, 'other': other}, _e, 2)
 
 gt = _fn.gt  # the function binding serves as the method
 _G173 = [_ops.gt__Tensor, _ops.gt__Scalar]
+_tb_gt__Tensor = _ops.gt__Tensor.table
+_tb_gt__Scalar = _ops.gt__Scalar.table
 def gt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.gt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_gt__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.gt__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_gt__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('gt_', _G173, (), {'input': input, 'other': other}, _e, 2)
@@ -627,42 +708,47 @@ def gt_(input, other):
 hardshrink = _fn.hardshrink  # the function binding serves as the method
 hypot = _fn.hypot  # the function binding serves as the method
 _G176 = [_ops.hypot_]
+_tb_hypot_ = _ops.hypot_.table
 def hypot_(input, other):
     try:
-        return _ops.hypot_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_hypot_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('hypot_', _G176, (), {'input': input, 'other': other}, _e, 1)
 
 index_add = _fn.index_add  # the function binding serves as the method
 _G178 = [_ops.index_add_]
+_tb_index_add_ = _ops.index_add_.table
 def index_add_(input, dim, index, source, *, alpha=1):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.index_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
+        return _tb_index_add_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_add_', _G178, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
 
 index_copy = _fn.index_copy  # the function binding serves as the method
 _G180 = [_ops.index_copy_]
+_tb_index_copy_ = _ops.index_copy_.table
 def index_copy_(input, dim, index, source):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.index_copy_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
+        return _tb_index_copy_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_copy_', _G180, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
 
 index_fill = _fn.index_fill  # the function binding serves as the method
 _G182 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
+_tb_index_fill__int_Tensor = _ops.index_fill__int_Tensor.table
+_tb_index_fill__int_Scalar = _ops.index_fill__int_Scalar.table
 def index_fill_(input, dim, index, value):
     try:
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
-            return _ops.index_fill__int_Tensor.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
+            return _tb_index_fill__int_Tensor[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.index_fill__int_Scalar.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
+            return _tb_index_fill__int_Scalar[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_fill_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
@@ -671,10 +757,11 @@ index_put = _fn.index_put  # the function binding serves as the method
 index_put_ = _fn.index_put_  # the function binding serves as the method
 index_reduce = _fn.index_reduce  # the function binding serves as the method
 _G186 = [_ops.index_reduce_]
+_tb_index_reduce_ = _ops.index_reduce_.table
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.index_reduce_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
+        return _tb_index_reduce_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('index_reduce_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
@@ -692,52 +779,60 @@ kron = _fn.kron  # the function binding serves as the method
 kthvalue = _fn.kthvalue  # the function binding serves as the method
 le = _fn.le  # the function binding serves as the method
 _G200 = [_ops.le__Tensor, _ops.le__Scalar]
+_tb_le__Tensor = _ops.le__Tensor.table
+_tb_le__Scalar = _ops.le__Scalar.table
 def le_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.le__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_le__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.le__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_le__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('le_', _G200, (), {'input': input, 'other': other}, _e, 2)
 
 lerp = _fn.lerp  # the function binding serves as the method
 _G202 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
+_tb_lerp__Scalar = _ops.lerp__Scalar.table
+_tb_lerp__Tensor = _ops.lerp__Tensor.table
 def lerp_(input, end, weight):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
-            return _ops.lerp__Scalar.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
+            return _tb_lerp__Scalar[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
-            return _ops.lerp__Tensor.table[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
+            return _tb_lerp__Tensor[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lerp_', _G202, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
 
 less = _fn.less  # the function binding serves as the method
 _G204 = [_ops.less__Tensor, _ops.less__Scalar]
+_tb_less__Tensor = _ops.less__Tensor.table
+_tb_less__Scalar = _ops.less__Scalar.table
 def less_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.less__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_less__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.less__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_less__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_', _G204, (), {'input': input, 'other': other}, _e, 2)
 
 less_equal = _fn.less_equal  # the function binding serves as the method
 _G206 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
+_tb_less_equal__Tensor = _ops.less_equal__Tensor.table
+_tb_less_equal__Scalar = _ops.less_equal__Scalar.table
 def less_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.less_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_less_equal__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.less_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_less_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('less_equal_', _G206, (), {'input': input, 'other': other}, _e, 2)
@@ -751,9 +846,10 @@ log2 = _fn.log2  # the function binding serves as the method
 log2_ = _fn.log2_  # the function binding serves as the method
 log_ = _fn.log_  # the function binding serves as the method
 _G215 = [_ops.log_normal_]
+_tb_log_normal_ = _ops.log_normal_.table
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
-        return _ops.log_normal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
+        return _tb_log_normal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('log_normal_', _G215, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
@@ -762,33 +858,37 @@ logcumsumexp = _fn.logcumsumexp  # the function binding serves as the method
 logdet = _fn.logdet  # the function binding serves as the method
 logical_and = _fn.logical_and  # the function binding serves as the method
 _G220 = [_ops.logical_and_]
+_tb_logical_and_ = _ops.logical_and_.table
 def logical_and_(input, other):
     try:
-        return _ops.logical_and_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_logical_and_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_and_', _G220, (), {'input': input, 'other': other}, _e, 1)
 
 logical_not = _fn.logical_not  # the function binding serves as the method
 _G222 = [_ops.logical_not_]
+_tb_logical_not_ = _ops.logical_not_.table
 def logical_not_(input):
     try:
-        return _ops.logical_not_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_logical_not_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_not_', _G222, (), {'input': input}, _e, 1)
 
 logical_or = _fn.logical_or  # the function binding serves as the method
 _G224 = [_ops.logical_or_]
+_tb_logical_or_ = _ops.logical_or_.table
 def logical_or_(input, other):
     try:
-        return _ops.logical_or_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_logical_or_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_or_', _G224, (), {'input': input, 'other': other}, _e, 1)
 
 logical_xor = _fn.logical_xor  # the function binding serves as the method
 _G226 = [_ops.logical_xor_]
+_tb_logical_xor_ = _ops.logical_xor_.table
 def logical_xor_(input, other):
     try:
-        return _ops.logical_xor_.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_logical_xor_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('logical_xor_', _G226, (), {'input': input, 'other': other}, _e, 1)
 
@@ -797,35 +897,40 @@ logit_ = _fn.logit_  # the function binding serves as the method
 logsumexp = _fn.logsumexp  # the function binding serves as the method
 lt = _fn.lt  # the function binding serves as the method
 _G231 = [_ops.lt__Tensor, _ops.lt__Scalar]
+_tb_lt__Tensor = _ops.lt__Tensor.table
+_tb_lt__Scalar = _ops.lt__Scalar.table
 def lt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.lt__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_lt__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.lt__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_lt__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('lt_', _G231, (), {'input': input, 'other': other}, _e, 2)
 
 masked_fill = _fn.masked_fill  # the function binding serves as the method
 _G233 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
+_tb_masked_fill__Scalar = _ops.masked_fill__Scalar.table
+_tb_masked_fill__Tensor = _ops.masked_fill__Tensor.table
 def masked_fill_(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _ops.masked_fill__Scalar.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
+            return _tb_masked_fill__Scalar[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _ops.masked_fill__Tensor.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
+            return _tb_masked_fill__Tensor[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_fill_', _G233, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
 masked_scatter = _fn.masked_scatter  # the function binding serves as the method
 _G235 = [_ops.masked_scatter_]
+_tb_masked_scatter_ = _ops.masked_scatter_.table
 def masked_scatter_(input, mask, source):
     try:
-        return _ops.masked_scatter_.table[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
+        return _tb_masked_scatter_[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('masked_scatter_', _G235, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
 
@@ -846,18 +951,20 @@ movedim = _fn.movedim  # the function binding serves as the method
 msort = _fn.msort  # the function binding serves as the method
 mul = _fn.mul  # the function binding serves as the method
 _G252 = [_ops.mul__Tensor]
+_tb_mul__Tensor = _ops.mul__Tensor.table
 def mul_(input, other):
     try:
-        return _ops.mul__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_mul__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('mul_', _G252, (), {'input': input, 'other': other}, _e, 1)
 
 multinomial = _fn.multinomial  # the function binding serves as the method
 multiply = _fn.multiply  # the function binding serves as the method
 _G255 = [_ops.multiply__Tensor]
+_tb_multiply__Tensor = _ops.multiply__Tensor.table
 def multiply_(input, other):
     try:
-        return _ops.multiply__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_multiply__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('multiply_', _G255, (), {'input': input, 'other': other}, _e, 1)
 
@@ -870,13 +977,15 @@ nansum = _fn.nansum  # the function binding serves as the method
 narrow = _fn.narrow  # the function binding serves as the method
 ne = _fn.ne  # the function binding serves as the method
 _G264 = [_ops.ne__Tensor, _ops.ne__Scalar]
+_tb_ne__Tensor = _ops.ne__Tensor.table
+_tb_ne__Scalar = _ops.ne__Scalar.table
 def ne_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.ne__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_ne__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.ne__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_ne__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('ne_', _G264, (), {'input': input, 'other': other}, _e, 2)
@@ -886,6 +995,7 @@ neg_ = _fn.neg_  # the function binding serves as the method
 negative = _fn.negative  # the function binding serves as the method
 negative_ = _fn.negative_  # the function binding serves as the method
 _G269 = [_ops.new_empty]
+_tb_new_empty = _ops.new_empty.table
 def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -893,33 +1003,36 @@ def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_empty.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_empty[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_empty', _G269, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G270 = [_ops.new_empty_strided]
+_tb_new_empty_strided = _ops.new_empty_strided.table
 def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_empty_strided.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, dtype, layout, device, pin_memory)
+        return _tb_new_empty_strided[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_empty_strided', _G270, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G271 = [_ops.new_full]
+_tb_new_full = _ops.new_full.table
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is not None: size = _il(size)
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_full.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, dtype, layout, device, pin_memory)
+        return _tb_new_full[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_full', _G271, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G272 = [_ops.new_ones]
+_tb_new_ones = _ops.new_ones.table
 def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -927,11 +1040,12 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_ones.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_ones[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_ones', _G272, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 _G273 = [_ops.new_zeros]
+_tb_new_zeros = _ops.new_zeros.table
 def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
@@ -939,7 +1053,7 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _ops.new_zeros.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_zeros[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('new_zeros', _G273, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
@@ -947,21 +1061,24 @@ nonzero = _fn.nonzero  # the function binding serves as the method
 nonzero_static = _fn.nonzero_static  # the function binding serves as the method
 norm = _fn.norm  # the function binding serves as the method
 _G277 = [_ops.normal_]
+_tb_normal_ = _ops.normal_.table
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
-        return _ops.normal_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
+        return _tb_normal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('normal_', _G277, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
 not_equal = _fn.not_equal  # the function binding serves as the method
 _G279 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
+_tb_not_equal__Tensor = _ops.not_equal__Tensor.table
+_tb_not_equal__Scalar = _ops.not_equal__Scalar.table
 def not_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _ops.not_equal__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_not_equal__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _ops.not_equal__Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+            return _tb_not_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('not_equal_', _G279, (), {'input': input, 'other': other}, _e, 2)
@@ -970,29 +1087,35 @@ outer = _fn.outer  # the function binding serves as the method
 permute = _fn.permute  # the function binding serves as the method
 pinverse = _fn.pinverse  # the function binding serves as the method
 _G283 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
+_tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
+_tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
+_tb_pow_Tensor_Tensor_out = _ops.pow_Tensor_Tensor_out.table
+_tb_pow_Tensor_Scalar_out = _ops.pow_Tensor_Scalar_out.table
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
             if out is not None:
-                return _ops.pow_Tensor_Tensor_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.pow_Tensor_Tensor.table[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_pow_Tensor_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_pow_Tensor_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
             if out is not None:
-                return _ops.pow_Tensor_Scalar_out.table[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
-            return _ops.pow_Tensor_Scalar.table[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+                return _tb_pow_Tensor_Scalar_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, exponent, out)
+            return _tb_pow_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow', _G283, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
 _G284 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
+_tb_pow__Tensor_Tensor = _ops.pow__Tensor_Tensor.table
+_tb_pow__Tensor_Scalar = _ops.pow__Tensor_Scalar.table
 def pow_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _ops.pow__Tensor_Tensor.table[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+            return _tb_pow__Tensor_Tensor[((input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _ops.pow__Tensor_Scalar.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
+            return _tb_pow__Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('pow_', _G284, (), {'input': input, 'exponent': exponent}, _e, 2)
@@ -1001,9 +1124,10 @@ prelu = _fn.prelu  # the function binding serves as the method
 prod = _fn.prod  # the function binding serves as the method
 put = _fn.put  # the function binding serves as the method
 _G288 = [_ops.put_]
+_tb_put_ = _ops.put_.table
 def put_(input, index, source, accumulate=False):
     try:
-        return _ops.put_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
+        return _tb_put_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('put_', _G288, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
 
@@ -1011,6 +1135,9 @@ qr = _fn.qr  # the function binding serves as the method
 rad2deg = _fn.rad2deg  # the function binding serves as the method
 rad2deg_ = _fn.rad2deg_  # the function binding serves as the method
 _G292 = [_ops.random_, _ops.random__to, _ops.random__from]
+_tb_random_ = _ops.random_.table
+_tb_random__to = _ops.random__to.table
+_tb_random__from = _ops.random__from.table
 def random_(*args, **kwargs):
     return _generic('random_', _G292, args, kwargs)
 
@@ -1021,37 +1148,41 @@ relu = _fn.relu  # the function binding serves as the method
 relu_ = _fn.relu_  # the function binding serves as the method
 remainder = _fn.remainder  # the function binding serves as the method
 _G299 = [_ops.remainder__Tensor]
+_tb_remainder__Tensor = _ops.remainder__Tensor.table
 def remainder_(input, other):
     try:
-        return _ops.remainder__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_remainder__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('remainder_', _G299, (), {'input': input, 'other': other}, _e, 1)
 
 _G300 = [_ops.repeat]
+_tb_repeat = _ops.repeat.table
 def repeat(input, *_repeats, repeats=None):
     try:
         if repeats is None: repeats = _repeats[0] if len(_repeats) == 1 and not _is_int(_repeats[0]) else _repeats
         elif _repeats: raise TypeError('repeats given twice')
         if repeats is not None: repeats = _il(repeats)
-        return _ops.repeat.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, repeats)
+        return _tb_repeat[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, repeats)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('repeat', _G300, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
 
 reshape = _fn.reshape  # the function binding serves as the method
 _G302 = [_ops.reshape_as]
+_tb_reshape_as = _ops.reshape_as.table
 def reshape_as(input, other):
     try:
-        return _ops.reshape_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_reshape_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('reshape_as', _G302, (), {'input': input, 'other': other}, _e, 1)
 
 _G303 = [_ops.resize_]
+_tb_resize_ = _ops.resize_.table
 def resize_(input, *_size, size=None, memory_format=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.resize_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, memory_format)
+        return _tb_resize_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('resize_', _G303, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
 
@@ -1066,33 +1197,40 @@ rsqrt_ = _fn.rsqrt_  # the function binding serves as the method
 rsub = _fn.rsub  # the function binding serves as the method
 scatter = _fn.scatter  # the function binding serves as the method
 _G314 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
+_tb_scatter__src = _ops.scatter__src.table
+_tb_scatter__value = _ops.scatter__value.table
+_tb_scatter__reduce = _ops.scatter__reduce.table
+_tb_scatter__value_reduce = _ops.scatter__value_reduce.table
 def scatter_(*args, **kwargs):
     return _generic('scatter_', _G314, args, kwargs)
 
 scatter_add = _fn.scatter_add  # the function binding serves as the method
 _G316 = [_ops.scatter_add_]
+_tb_scatter_add_ = _ops.scatter_add_.table
 def scatter_add_(input, dim, index, src):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.scatter_add_.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
+        return _tb_scatter_add_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_add_', _G316, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
 
 scatter_reduce = _fn.scatter_reduce  # the function binding serves as the method
 _G318 = [_ops.scatter_reduce__two]
+_tb_scatter_reduce__two = _ops.scatter_reduce__two.table
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.scatter_reduce__two.table[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
+        return _tb_scatter_reduce__two[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('scatter_reduce_', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
 select = _fn.select  # the function binding serves as the method
 sgn = _fn.sgn  # the function binding serves as the method
 _G321 = [_ops.sgn_]
+_tb_sgn_ = _ops.sgn_.table
 def sgn_(input):
     try:
-        return _ops.sgn_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sgn_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sgn_', _G321, (), {'input': input}, _e, 1)
 
@@ -1100,9 +1238,10 @@ sigmoid = _fn.sigmoid  # the function binding serves as the method
 sigmoid_ = _fn.sigmoid_  # the function binding serves as the method
 sign = _fn.sign  # the function binding serves as the method
 _G325 = [_ops.sign_]
+_tb_sign_ = _ops.sign_.table
 def sign_(input):
     try:
-        return _ops.sign_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_sign_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sign_', _G325, (), {'input': input}, _e, 1)
 
@@ -1121,25 +1260,30 @@ square = _fn.square  # the function binding serves as the method
 square_ = _fn.square_  # the function binding serves as the method
 squeeze = _fn.squeeze  # the function binding serves as the method
 _G340 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
+_tb_squeeze_ = _ops.squeeze_.table
+_tb_squeeze__dim = _ops.squeeze__dim.table
+_tb_squeeze__dims = _ops.squeeze__dims.table
 def squeeze_(*args, **kwargs):
     return _generic('squeeze_', _G340, args, kwargs)
 
 std = _fn.std  # the function binding serves as the method
 sub = _fn.sub  # the function binding serves as the method
 _G343 = [_ops.sub__Tensor]
+_tb_sub__Tensor = _ops.sub__Tensor.table
 def sub_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.sub__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+        return _tb_sub__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('sub_', _G343, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
 subtract = _fn.subtract  # the function binding serves as the method
 _G345 = [_ops.subtract__Tensor]
+_tb_subtract__Tensor = _ops.subtract__Tensor.table
 def subtract_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _ops.subtract__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
+        return _tb_subtract__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('subtract_', _G345, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
@@ -1147,29 +1291,32 @@ sum = _fn.sum  # the function binding serves as the method
 svd = _fn.svd  # the function binding serves as the method
 swapaxes = _fn.swapaxes  # the function binding serves as the method
 _G349 = [_ops.swapaxes_]
+_tb_swapaxes_ = _ops.swapaxes_.table
 def swapaxes_(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _ops.swapaxes_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
+        return _tb_swapaxes_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapaxes_', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
 swapdims = _fn.swapdims  # the function binding serves as the method
 _G351 = [_ops.swapdims_]
+_tb_swapdims_ = _ops.swapdims_.table
 def swapdims_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.swapdims_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
+        return _tb_swapdims_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('swapdims_', _G351, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 t = _fn.t  # the function binding serves as the method
 _G353 = [_ops.t_]
+_tb_t_ = _ops.t_.table
 def t_(input):
     try:
-        return _ops.t_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+        return _tb_t_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('t_', _G353, (), {'input': input}, _e, 1)
 
@@ -1184,37 +1331,41 @@ topk = _fn.topk  # the function binding serves as the method
 trace = _fn.trace  # the function binding serves as the method
 transpose = _fn.transpose  # the function binding serves as the method
 _G364 = [_ops.transpose_]
+_tb_transpose_ = _ops.transpose_.table
 def transpose_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _ops.transpose_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
+        return _tb_transpose_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('transpose_', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 tril = _fn.tril  # the function binding serves as the method
 _G366 = [_ops.tril_]
+_tb_tril_ = _ops.tril_.table
 def tril_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _ops.tril_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
+        return _tb_tril_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('tril_', _G366, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
 triu = _fn.triu  # the function binding serves as the method
 _G368 = [_ops.triu_]
+_tb_triu_ = _ops.triu_.table
 def triu_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _ops.triu_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
+        return _tb_triu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('triu_', _G368, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
 true_divide = _fn.true_divide  # the function binding serves as the method
 _G370 = [_ops.true_divide__Tensor]
+_tb_true_divide__Tensor = _ops.true_divide__Tensor.table
 def true_divide_(input, other):
     try:
-        return _ops.true_divide__Tensor.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_true_divide__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('true_divide_', _G370, (), {'input': input, 'other': other}, _e, 1)
 
@@ -1223,51 +1374,59 @@ trunc_ = _fn.trunc_  # the function binding serves as the method
 unbind = _fn.unbind  # the function binding serves as the method
 unflatten = _fn.unflatten  # the function binding serves as the method
 _G375 = [_ops.unfold]
+_tb_unfold = _ops.unfold.table
 def unfold(input, dimension, size, step):
     try:
         if dimension.__class__ is not int: dimension = _int(dimension)
         if size.__class__ is not int: size = _int(size)
         if step.__class__ is not int: step = _int(step)
-        return _ops.unfold.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dimension, size, step)
+        return _tb_unfold[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dimension, size, step)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unfold', _G375, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
 
 _G376 = [_ops.uniform_]
+_tb_uniform_ = _ops.uniform_.table
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     try:
-        return _ops.uniform_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, from_, to, generator)
+        return _tb_uniform_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, from_, to, generator)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('uniform_', _G376, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
 
 unsqueeze = _fn.unsqueeze  # the function binding serves as the method
 _G378 = [_ops.unsqueeze_]
+_tb_unsqueeze_ = _ops.unsqueeze_.table
 def unsqueeze_(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
-        return _ops.unsqueeze_.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
+        return _tb_unsqueeze_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('unsqueeze_', _G378, (), {'input': input, 'dim': dim}, _e, 1)
 
 var = _fn.var  # the function binding serves as the method
 vdot = _fn.vdot  # the function binding serves as the method
 _G381 = [_ops.view]
+_tb_view = _ops.view.table
 def view(input, *_size, size=None):
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _ops.view.table[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
+        return _tb_view[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view', _G381, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
 _G382 = [_ops.view_as]
+_tb_view_as = _ops.view_as.table
 def view_as(input, other):
     try:
-        return _ops.view_as.table[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        return _tb_view_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('view_as', _G382, (), {'input': input, 'other': other}, _e, 1)
 
 _G383 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
+_tb_where_self = _ops.where_self.table
+_tb_where_ScalarOther = _ops.where_ScalarOther.table
+_tb_where_self_out = _ops.where_self_out.table
 def where(self, *args, **kwargs):
     return _generic('where', _G383, args[:1] + (self,) + args[1:], kwargs)
 

@@ -412,6 +412,8 @@ def emit_group(e, pyn, ds, method, idx):
     gname = f"_G{idx}"
     outs = [d.out for d in ds if d.out is not None]
     e(f"{gname} = [" + ", ".join(f"_ops.{d.ident}" for d in ds + outs) + "]")
+    for d in ds + outs:  # the tables themselves: one global read per call instead of three look-ups
+        e(f"_tb_{d.ident} = _ops.{d.ident}.table")
     if method and any(d.schema.arguments and d.schema.arguments[0].name != "self" for d in ds):
         # Tensor.where(condition, other): the method's self is not the schema's first argument
         k = next(i for i, a in enumerate(ds[0].schema.arguments) if a.name == "self")
@@ -516,7 +518,7 @@ def emit_group(e, pyn, ds, method, idx):
         lines += convert_lines(d, names_in, "")
         nf = d.name in NUMBERS_AS_TENSORS
         ks = keyset_expr(d, names_in, nf)
-        call = f"_ops.{d.ident}.table[{ks}]({', '.join(names_in)})"
+        call = f"_tb_{d.ident}[{ks}]({', '.join(names_in)})"
         if d.out is not None:
             o = d.out
             nout = len(o.schema.out_args)
@@ -524,7 +526,7 @@ def emit_group(e, pyn, ds, method, idx):
                                  if nout > 1 else names_in + ["out"], nf)
             outargs = ", ".join(names_in + (["*out"] if nout > 1 else ["out"]))
             lines.append("if out is not None:")
-            lines.append(f"    return _ops.{o.ident}.table[{ks_out}]({outargs})")
+            lines.append(f"    return _tb_{o.ident}[{ks_out}]({outargs})")
         if factory:
             lines.append(f"_r = {call}")
             lines.append("if requires_grad: _rgf(_r)")

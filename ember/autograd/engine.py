@@ -56,7 +56,7 @@ def run_backward(roots, grads, keep_graph, create_graph, accumulate=True, captur
                  allow_unused=False, inputs_for_backward=None):
     """roots: edges (node, nr); grads: their gradients. With `captures` (edges), return the
     gradients arriving at them instead of accumulating into leaves (autograd.grad)."""
-    if captures is None and accumulate and len(roots) == 1 and roots[0] is not None and not _state.anomaly:
+    if captures is None and accumulate and len(roots) == 1 and roots[0] is not None and not _state._anomaly:
         _backward_one(roots[0], grads[0], keep_graph, create_graph)
         return []
     # 1. dependency counts over the reachable graph
@@ -446,7 +446,7 @@ def _call_node(node, buf, keep_graph):
             from ember.autograd.anomaly import report
             report(node)
         raise
-    if _state.anomaly and _state.anomaly_check_nan:
+    if _state._anomaly and _state.anomaly_check_nan:
         from ember.autograd.anomaly import check_nan
         check_nan(node, outs)
     if node._post_hooks:

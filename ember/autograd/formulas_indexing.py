@@ -36,7 +36,7 @@ def idx_not_implemented(op):
 # ---- views ----------------------------------------------------------------------------------------
 def _differentiable(grad):
     """create_graph=True: the backward itself is being recorded."""
-    return _st.grad_enabled and grad.requires_grad
+    return bool(_st.ag) and grad.requires_grad
 
 
 def idx_select_backward(grad, sizes, dim, index):

@@ -37,7 +37,7 @@ def _ks(*ts):
 
 
 def _records(*ts):
-    if not _st.grad_enabled:
+    if not _st.ag:  # grad mode off
         return False
     for t in ts:
         m = getattr(t, "_ameta", None)

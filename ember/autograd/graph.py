@@ -229,7 +229,7 @@ def set_history(t, node, output_nr=0):
         while len(im) <= output_nr:
             im.append(None)
         im[output_nr] = (t._shape, t._dtype, t._device)
-    if _state.anomaly:
+    if _state._anomaly:
         from ember.autograd.anomaly import record_forward_trace
         record_forward_trace(node)
 
@@ -331,7 +331,7 @@ class SavedVariable:
         vc = d._vc if d._vc is not None else d._version_counter()
         if vc[0] != self.version:
             raise RuntimeError(self._version_error(d, vc[0]))
-        if self.is_output and node is not None and self.requires_grad and _state.grad_enabled:
+        if self.is_output and node is not None and self.requires_grad and _state.ag:
             # reconnect the output to the node that produced it (double backward)
             r = alias(d)
             set_history_quiet(r, node, self.output_nr)
@@ -386,7 +386,7 @@ FREED = _Freed()
 
 def save(t, is_output=False):
     """What a node keeps for a tensor it needs in backward: the tuple form or a SavedVariable."""
-    if not is_output and not _state.saved_hooks and isinstance(t, TensorImpl):
+    if not is_output and not _state._hooks and isinstance(t, TensorImpl):
         vc = t._vc
         m = t._ameta
         return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)

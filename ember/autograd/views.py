@@ -106,7 +106,7 @@ def out_kernel(name):
     from ember.core.tensor_impl import TensorImpl
 
     def run(below, *args):
-        if _state.grad_enabled:
+        if _state.ag:  # grad mode on
             for a in args:
                 if isinstance(a, TensorImpl) and a._ameta is not None and (
                         a._ameta.requires_grad or a._ameta.grad_fn is not None):

@@ -104,7 +104,7 @@ def _autograd(fn):
     """The Autograd-key kernel of a decomposition: with grad mode off (inference with parameters
     that require grad) the call goes straight to the backend kernel below."""
     def kernel(below, *args):
-        if _st.grad_enabled:
+        if _st.ag:  # grad mode on
             return fn(*args)
         return below(*args)
     kernel.__name__ = kernel.__qualname__ = fn.__name__

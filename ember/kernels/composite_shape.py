@@ -352,7 +352,7 @@ def _become(self, r):
 def _records(self):
     """Whether an in-place view op on `self` records a node (grad mode on, self requires grad)."""
     m = self._ameta
-    return m is not None and m.requires_grad and _st.grad_enabled and (_ks(self) & _AG)
+    return m is not None and m.requires_grad and _st.ag and (_ks(self) & _AG)
 
 
 def _inplace_view(self, compute, node):
@@ -425,7 +425,7 @@ def as_strided_autograd(self, size, stride, storage_offset=None):
     """as_strided's Autograd kernel: AsStridedBackward0 keeps the input's geometry (PyTorch's
     TensorGeometry), so writes into the input after the call do not invalidate the node."""
     r = _g().as_strided.table[_kb(self)](self, size, stride, storage_offset)
-    if _st.grad_enabled:
+    if _st.ag:  # grad mode on
         from ember.autograd.graph import edge, set_history
         e = edge(self)
         if e is not None:

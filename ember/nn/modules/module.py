@@ -113,7 +113,7 @@ class BackwardHook:
                 tensors_idx.append(i)
                 tensors.append(arg)
                 requires_grad |= arg.requires_grad
-        if not (requires_grad and _state.grad_enabled):
+        if not (requires_grad and _state.ag):  # ag: grad mode, one plain read
             return args, None
         new_tensors = BackwardHookFunction.apply(*tensors)
         if len(new_tensors) == 0:

@@ -48,7 +48,7 @@ class _State(threading.local):
     @grad_enabled.setter
     def grad_enabled(self, on):
         self._grad = on
-        self._set_ag()
+        self.ag = (2 if self._hooks or self._anomaly else 1) if on else 0  # _set_ag(), inlined
 
     @property
     def saved_hooks(self):

@@ -10,6 +10,7 @@ from ember.autograd.meta import _WITH_AUTOGRAD as _WAG, AutogradMeta as _AM, wit
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \
     rebase_history as _rebase
 from ember.core import tls as _tls
+from ember.core.dtype import float32 as _REAL
 from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 
@@ -37,16 +38,14 @@ class AddBackward0(Node):
         _nf = _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self_dtype = _node.self_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             alpha = _node.alpha_
-            other_dtype = _node.other_dtype
             _g = grad if (alpha.__class__ is int or alpha.__class__ is float) and alpha == 1 else maybe_multiply(grad, alpha)
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -57,14 +56,6 @@ class AddBackward0(Node):
     @property
     def _saved_alpha(_node):
         return _node.alpha_
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_add_Tensor(below, self, other, alpha):
@@ -112,10 +103,11 @@ def _ag_add_Tensor(below, self, other, alpha):
     _n = AddBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -192,16 +184,14 @@ class SubBackward0(Node):
         _nf = _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self_dtype = _node.self_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             alpha = _node.alpha_
-            other_dtype = _node.other_dtype
             _g = maybe_multiply(-grad, alpha)
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -212,14 +202,6 @@ class SubBackward0(Node):
     @property
     def _saved_alpha(_node):
         return _node.alpha_
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_sub_Tensor(below, self, other, alpha):
@@ -267,10 +249,11 @@ def _ag_sub_Tensor(below, self, other, alpha):
     _n = SubBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -347,30 +330,36 @@ class MulBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
                     _verr(_s)
             else:
                 other = _s.unpack(_node)
-            self_dtype = _node.self_dtype
             _g = grad * (other if other.__class__ is _T and other._dtype.category != 3 else conj(other))
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
                     _verr(_s)
             else:
                 self = _s.unpack(_node)
-            other_dtype = _node.other_dtype
             _g = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -386,14 +375,6 @@ class MulBackward0(Node):
     @property
     def _saved_other(_node):
         return _unpack(_node.other_)
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_mul_Tensor(below, self, other):
@@ -441,8 +422,6 @@ def _ag_mul_Tensor(below, self, other):
     _n = MulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -452,14 +431,23 @@ def _ag_mul_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -528,7 +516,10 @@ def _ag_mul__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -1069,7 +1060,11 @@ class MaskedFillBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1139,7 +1134,11 @@ class MaskedFillBackward1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1149,7 +1148,11 @@ class MaskedFillBackward1(Node):
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1240,7 +1243,11 @@ class MaskedFillBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1307,7 +1314,11 @@ class MaskedFillBackward1_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1317,7 +1328,11 @@ class MaskedFillBackward1_1(Node):
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1399,7 +1414,11 @@ class WhereBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.condition_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                condition = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 condition = _s[0]
                 _vc = condition._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1409,7 +1428,11 @@ class WhereBackward0(Node):
             _o0 = ember.where(condition, grad, 0)
         if _nf[1] is not None:
             _s = _node.condition_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                condition = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 condition = _s[0]
                 _vc = condition._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1497,7 +1520,11 @@ class HardsigmoidBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1551,7 +1578,10 @@ def _ag_hardsigmoid(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -1578,7 +1608,11 @@ class HardsigmoidBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1642,7 +1676,11 @@ class HardswishBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1696,7 +1734,10 @@ def _ag_hardswish(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -1723,7 +1764,11 @@ class HardswishBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1787,7 +1832,11 @@ class HardswishBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1797,7 +1846,11 @@ class HardswishBackwardBackward0(Node):
             _o0 = hardswish_backward(grad, self)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1805,7 +1858,11 @@ class HardswishBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -1882,13 +1939,19 @@ def _ag_hardswish_backward(below, grad_output, self):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2009,7 +2072,11 @@ class SiluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2063,7 +2130,10 @@ def _ag_silu(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2090,7 +2160,11 @@ class SiluBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2154,7 +2228,11 @@ class MishBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2208,7 +2286,10 @@ def _ag_mish(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2235,7 +2316,11 @@ class MishBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2299,7 +2384,11 @@ class EluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2371,7 +2460,10 @@ def _ag_elu(below, self, alpha, scale, input_scale):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, alpha, scale, input_scale)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2470,7 +2562,11 @@ class CeluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2530,7 +2626,10 @@ def _ag_celu(below, self, alpha):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2617,7 +2716,11 @@ class GeluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2677,7 +2780,10 @@ def _ag_gelu(below, self, approximate):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, approximate)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2704,7 +2810,11 @@ class GeluBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2774,7 +2884,11 @@ class GeluBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2785,7 +2899,11 @@ class GeluBackwardBackward0(Node):
             _o0 = gelu_backward(grad, self, approximate)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2793,7 +2911,11 @@ class GeluBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2876,13 +2998,19 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, approximate)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2906,7 +3034,11 @@ class GluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -2966,7 +3098,10 @@ def _ag_glu(below, self, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -2990,7 +3125,11 @@ class HardshrinkBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3050,7 +3189,10 @@ def _ag_hardshrink(below, self, lambd):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lambd)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3074,7 +3216,11 @@ class HardshrinkBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3154,7 +3300,10 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_out, self, lambd)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3178,7 +3327,11 @@ class HardtanhBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3244,7 +3397,10 @@ def _ag_hardtanh(below, self, min_val, max_val):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min_val, max_val)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3271,7 +3427,11 @@ class HardtanhBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3347,7 +3507,11 @@ class LeakyReluBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3407,7 +3571,10 @@ def _ag_leaky_relu(below, self, negative_slope):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, negative_slope)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3494,7 +3661,11 @@ class LogSigmoidBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3548,7 +3719,10 @@ def _ag_log_sigmoid(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3572,7 +3746,11 @@ class PreluKernelBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3580,7 +3758,11 @@ class PreluKernelBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3659,13 +3841,19 @@ def _ag_prelu(below, self, weight):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, weight)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3689,7 +3877,11 @@ class RreluWithNoiseBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3766,7 +3958,10 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lower, upper, training, generator)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3791,7 +3986,11 @@ class RreluWithNoiseBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3879,7 +4078,11 @@ class SoftplusBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -3945,7 +4148,10 @@ def _ag_softplus(below, self, beta, threshold):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, beta, threshold)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -3969,7 +4175,11 @@ class SoftshrinkBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4029,7 +4239,10 @@ def _ag_softshrink(below, self, lambd):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, lambd)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4053,7 +4266,11 @@ class ThresholdBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4113,7 +4330,10 @@ def _ag_threshold(below, self, threshold, value):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, threshold, value)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4137,7 +4357,11 @@ class ThresholdBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4207,7 +4431,11 @@ class EluBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_or_result_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self_or_result = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self_or_result = _s[0]
                 _vc = self_or_result._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4221,7 +4449,11 @@ class EluBackwardBackward0(Node):
             _o0 = elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4229,7 +4461,11 @@ class EluBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_or_result_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self_or_result = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self_or_result = _s[0]
                 _vc = self_or_result._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4330,13 +4566,19 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self_or_result._vc
         except AttributeError:
             _n.self_or_result_ = _SV(self_or_result, False)
         else:
-            _n.self_or_result_ = (self_or_result, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self_or_result.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_or_result_ = self_or_result  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_or_result_ = (self_or_result, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4360,7 +4602,11 @@ class GluBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4371,7 +4617,11 @@ class GluBackwardBackward0(Node):
             _o0 = glu_double_backward_grad_output(grad, self, dim)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4379,7 +4629,11 @@ class GluBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4462,13 +4716,19 @@ def _ag_glu_backward(below, grad_output, self, dim):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, dim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4492,7 +4752,11 @@ class HardtanhBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4578,7 +4842,10 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, min_val, max_val)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4602,7 +4869,11 @@ class LogSigmoidBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4610,7 +4881,11 @@ class LogSigmoidBackwardBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.buffer_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                buffer = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 buffer = _s[0]
                 _vc = buffer._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4620,7 +4895,11 @@ class LogSigmoidBackwardBackward0(Node):
             _o0 = log_sigmoid_backward(grad, self, buffer)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4628,7 +4907,11 @@ class LogSigmoidBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4710,13 +4993,19 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, buffer)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4740,7 +5029,11 @@ class LeakyReluBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4820,7 +5113,10 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, negative_slope, self_is_result)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4844,7 +5140,11 @@ class SoftplusBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4856,7 +5156,11 @@ class SoftplusBackwardBackward0(Node):
             _o0 = softplus_backward(grad, self, beta, threshold)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4864,7 +5168,11 @@ class SoftplusBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -4953,13 +5261,19 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, beta, threshold)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -4983,7 +5297,11 @@ class SoftshrinkBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5063,7 +5381,10 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, lambd)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -5087,7 +5408,11 @@ class ThresholdBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5167,7 +5492,10 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self, threshold)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -5191,7 +5519,11 @@ class SiluBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5201,7 +5533,11 @@ class SiluBackwardBackward0(Node):
             _o0 = silu_backward(grad, self)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5209,7 +5545,11 @@ class SiluBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5286,13 +5626,19 @@ def _ag_silu_backward(below, grad_output, self):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -5316,7 +5662,11 @@ class MishBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5326,7 +5676,11 @@ class MishBackwardBackward0(Node):
             _o0 = mish_backward(grad, self)
         if _nf[1] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5334,7 +5688,11 @@ class MishBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5411,13 +5769,19 @@ def _ag_mish_backward(below, grad_output, self):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(grad_output, self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -5440,7 +5804,11 @@ class PreluKernelBackwardBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5448,7 +5816,11 @@ class PreluKernelBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5456,7 +5828,11 @@ class PreluKernelBackwardBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -5559,19 +5935,28 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = self._vc
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and self.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(grad_output, self, weight)
     _n._input_meta = []
     if result[0] is not None:
@@ -6257,7 +6642,11 @@ class GatherBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6410,7 +6799,11 @@ class IndexAddBackward0(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6521,7 +6914,11 @@ class IndexAddBackward0_1(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6621,7 +7018,11 @@ class IndexReduceBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6629,7 +7030,11 @@ class IndexReduceBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6637,7 +7042,11 @@ class IndexReduceBackward0(Node):
             else:
                 index = _s.unpack(_node)
             _s = _node.source_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                source = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 source = _s[0]
                 _vc = source._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6744,13 +7153,19 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = source._vc
         except AttributeError:
             _n.source_ = _SV(source, False)
         else:
-            _n.source_ = (source, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and source.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.source_ = source  # at version 0, output 0: no tuple needed
+            else:
+                _n.source_ = (source, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, dim, index, source, reduce, include_self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -6778,7 +7193,11 @@ class IndexReduceBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6786,7 +7205,11 @@ class IndexReduceBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6794,7 +7217,11 @@ class IndexReduceBackward0_1(Node):
             else:
                 index = _s.unpack(_node)
             _s = _node.source_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                source = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 source = _s[0]
                 _vc = source._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6902,7 +7329,10 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
         except AttributeError:
             _n.source_ = _SV(source, False)
         else:
-            _n.source_ = (source, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and source.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.source_ = source  # at version 0, output 0: no tuple needed
+            else:
+                _n.source_ = (source, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, dim, index, source, reduce, include_self)
     _rebase(self, _n)
@@ -6920,7 +7350,11 @@ class IndexCopyBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -6931,7 +7365,11 @@ class IndexCopyBackward0(Node):
             _o0 = grad.index_fill(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7034,7 +7472,11 @@ class IndexCopyBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7045,7 +7487,11 @@ class IndexCopyBackward0_1(Node):
             _o0 = grad.index_fill(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7139,7 +7585,11 @@ class IndexFillBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7215,7 +7665,11 @@ class IndexFillBackward1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7226,7 +7680,11 @@ class IndexFillBackward1(Node):
             _o0 = grad.index_fill(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7323,7 +7781,11 @@ class IndexFillBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7396,7 +7858,11 @@ class IndexFillBackward1_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7407,7 +7873,11 @@ class IndexFillBackward1_1(Node):
             _o0 = grad.index_fill(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7672,7 +8142,11 @@ class IndexSelectBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7754,7 +8228,11 @@ class MaskedScatterBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7764,7 +8242,11 @@ class MaskedScatterBackward0(Node):
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7861,7 +8343,11 @@ class MaskedScatterBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7871,7 +8357,11 @@ class MaskedScatterBackward0_1(Node):
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -7959,7 +8449,11 @@ class MaskedSelectBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mask = _s[0]
                 _vc = mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8035,7 +8529,11 @@ class PutBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8046,7 +8544,11 @@ class PutBackward0(Node):
             _o0 = idx_put_self_backward(grad, index, accumulate)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8148,7 +8650,11 @@ class PutBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8159,7 +8665,11 @@ class PutBackward0_1(Node):
             _o0 = idx_put_self_backward(grad, index, accumulate)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8252,7 +8762,11 @@ class ScatterBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8263,7 +8777,11 @@ class ScatterBackward0(Node):
             _o0 = grad.scatter(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8357,7 +8875,11 @@ class ScatterBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8436,7 +8958,11 @@ class ScatterBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8447,7 +8973,11 @@ class ScatterBackward0_1(Node):
             _o0 = grad.scatter(dim, index, 0)
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8538,7 +9068,11 @@ class ScatterBackward1_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8872,7 +9406,11 @@ class ScatterAddBackward0(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -8971,7 +9509,11 @@ class ScatterAddBackward0_1(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9059,7 +9601,11 @@ class ScatterReduceBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9067,7 +9613,11 @@ class ScatterReduceBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9075,7 +9625,11 @@ class ScatterReduceBackward0(Node):
             else:
                 index = _s.unpack(_node)
             _s = _node.src_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                src = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 src = _s[0]
                 _vc = src._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9182,13 +9736,19 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = src._vc
         except AttributeError:
             _n.src_ = _SV(src, False)
         else:
-            _n.src_ = (src, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and src.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.src_ = src  # at version 0, output 0: no tuple needed
+            else:
+                _n.src_ = (src, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, dim, index, src, reduce, include_self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -9216,7 +9776,11 @@ class ScatterReduceBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9224,7 +9788,11 @@ class ScatterReduceBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9232,7 +9800,11 @@ class ScatterReduceBackward0_1(Node):
             else:
                 index = _s.unpack(_node)
             _s = _node.src_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                src = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 src = _s[0]
                 _vc = src._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9340,7 +9912,10 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
         except AttributeError:
             _n.src_ = _SV(src, False)
         else:
-            _n.src_ = (src, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and src.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.src_ = src  # at version 0, output 0: no tuple needed
+            else:
+                _n.src_ = (src, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, dim, index, src, reduce, include_self)
     _rebase(self, _n)
@@ -9358,7 +9933,11 @@ class TakeBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.index_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                index = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 index = _s[0]
                 _vc = index._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9437,7 +10016,11 @@ class GatherBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9522,7 +10105,11 @@ class AddbmmBackward0(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.batch2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch2 = _s[0]
                 _vc = batch2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9533,7 +10120,11 @@ class AddbmmBackward0(Node):
             _o1 = maybe_multiply(ember.matmul(grad, conj(batch2.transpose(1, 2))), conj(alpha))
         if _nf[2] is not None:
             _s = _node.batch1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch1 = _s[0]
                 _vc = batch1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9639,13 +10230,19 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         except AttributeError:
             _n.batch1_ = _SV(batch1, False)
         else:
-            _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and batch1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.batch1_ = batch1  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = batch2._vc
         except AttributeError:
             _n.batch2_ = _SV(batch2, False)
         else:
-            _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and batch2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.batch2_ = batch2  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, batch1, batch2, beta, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -9733,13 +10330,19 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
         except AttributeError:
             _n.batch1_ = _SV(batch1, False)
         else:
-            _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and batch1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.batch1_ = batch1  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = batch2._vc
         except AttributeError:
             _n.batch2_ = _SV(batch2, False)
         else:
-            _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and batch2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.batch2_ = batch2  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, batch1, batch2, beta, alpha)
     _rebase(self, _n)
@@ -9759,7 +10362,11 @@ class AddmmBackward0(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.mat1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat1 = _s[0]
                 _vc = mat1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9767,7 +10374,11 @@ class AddmmBackward0(Node):
             else:
                 mat1 = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9778,7 +10389,11 @@ class AddmmBackward0(Node):
             _o1 = mm_mat1_backward(grad, mat2, mat1, alpha)
         if _nf[2] is not None:
             _s = _node.mat1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat1 = _s[0]
                 _vc = mat1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9786,7 +10401,11 @@ class AddmmBackward0(Node):
             else:
                 mat1 = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9892,13 +10511,19 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
         except AttributeError:
             _n.mat1_ = _SV(mat1, False)
         else:
-            _n.mat1_ = (mat1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat1_ = mat1  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat1_ = (mat1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = mat2._vc
         except AttributeError:
             _n.mat2_ = _SV(mat2, False)
         else:
-            _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and mat2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.mat2_ = mat2  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, mat1, mat2, beta, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -9928,7 +10553,11 @@ class AddmmBackward0_1(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.mat1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat1 = _s[0]
                 _vc = mat1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9936,7 +10565,11 @@ class AddmmBackward0_1(Node):
             else:
                 mat1 = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9947,7 +10580,11 @@ class AddmmBackward0_1(Node):
             _o1 = mm_mat1_backward(grad, mat2, mat1, alpha)
         if _nf[2] is not None:
             _s = _node.mat1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat1 = _s[0]
                 _vc = mat1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -9955,7 +10592,11 @@ class AddmmBackward0_1(Node):
             else:
                 mat1 = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10062,13 +10703,19 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
         except AttributeError:
             _n.mat1_ = _SV(mat1, False)
         else:
-            _n.mat1_ = (mat1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat1_ = mat1  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat1_ = (mat1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = mat2._vc
         except AttributeError:
             _n.mat2_ = _SV(mat2, False)
         else:
-            _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and mat2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.mat2_ = mat2  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, mat1, mat2, beta, alpha)
     _rebase(self, _n)
@@ -10088,7 +10735,11 @@ class AddmvBackward0(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.vec_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec = _s[0]
                 _vc = vec._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10099,7 +10750,11 @@ class AddmvBackward0(Node):
             _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.mat_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat = _s[0]
                 _vc = mat._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10205,13 +10860,19 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         except AttributeError:
             _n.mat_ = _SV(mat, False)
         else:
-            _n.mat_ = (mat, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat_ = mat  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat_ = (mat, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = vec._vc
         except AttributeError:
             _n.vec_ = _SV(vec, False)
         else:
-            _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and vec.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.vec_ = vec  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, mat, vec, beta, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -10241,7 +10902,11 @@ class AddmvBackward0_1(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.vec_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec = _s[0]
                 _vc = vec._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10252,7 +10917,11 @@ class AddmvBackward0_1(Node):
             _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.mat_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat = _s[0]
                 _vc = mat._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10359,13 +11028,19 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
         except AttributeError:
             _n.mat_ = _SV(mat, False)
         else:
-            _n.mat_ = (mat, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat_ = mat  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat_ = (mat, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = vec._vc
         except AttributeError:
             _n.vec_ = _SV(vec, False)
         else:
-            _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and vec.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.vec_ = vec  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, mat, vec, beta, alpha)
     _rebase(self, _n)
@@ -10385,7 +11060,11 @@ class AddrBackward0(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.vec2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec2 = _s[0]
                 _vc = vec2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10396,7 +11075,11 @@ class AddrBackward0(Node):
             _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.vec1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec1 = _s[0]
                 _vc = vec1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10502,13 +11185,19 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         except AttributeError:
             _n.vec1_ = _SV(vec1, False)
         else:
-            _n.vec1_ = (vec1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and vec1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.vec1_ = vec1  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec1_ = (vec1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = vec2._vc
         except AttributeError:
             _n.vec2_ = _SV(vec2, False)
         else:
-            _n.vec2_ = (vec2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and vec2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.vec2_ = vec2  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec2_ = (vec2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, vec1, vec2, beta, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -10538,7 +11227,11 @@ class AddrBackward0_1(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.vec2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec2 = _s[0]
                 _vc = vec2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10549,7 +11242,11 @@ class AddrBackward0_1(Node):
             _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(alpha))
         if _nf[2] is not None:
             _s = _node.vec1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec1 = _s[0]
                 _vc = vec1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10656,13 +11353,19 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
         except AttributeError:
             _n.vec1_ = _SV(vec1, False)
         else:
-            _n.vec1_ = (vec1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and vec1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.vec1_ = vec1  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec1_ = (vec1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = vec2._vc
         except AttributeError:
             _n.vec2_ = _SV(vec2, False)
         else:
-            _n.vec2_ = (vec2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and vec2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.vec2_ = vec2  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec2_ = (vec2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, vec1, vec2, beta, alpha)
     _rebase(self, _n)
@@ -10682,7 +11385,11 @@ class BaddbmmBackward0(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.batch2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch2 = _s[0]
                 _vc = batch2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10693,7 +11400,11 @@ class BaddbmmBackward0(Node):
             _o1 = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(alpha))
         if _nf[2] is not None:
             _s = _node.batch1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch1 = _s[0]
                 _vc = batch1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10799,13 +11510,19 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         except AttributeError:
             _n.batch1_ = _SV(batch1, False)
         else:
-            _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and batch1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.batch1_ = batch1  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = batch2._vc
         except AttributeError:
             _n.batch2_ = _SV(batch2, False)
         else:
-            _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and batch2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.batch2_ = batch2  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, batch1, batch2, beta, alpha)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -10835,7 +11552,11 @@ class BaddbmmBackward0_1(Node):
             _o0 = maybe_multiply(grad, conj(beta))
         if _nf[1] is not None:
             _s = _node.batch2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch2 = _s[0]
                 _vc = batch2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10846,7 +11567,11 @@ class BaddbmmBackward0_1(Node):
             _o1 = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(alpha))
         if _nf[2] is not None:
             _s = _node.batch1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                batch1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 batch1 = _s[0]
                 _vc = batch1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10953,13 +11678,19 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
         except AttributeError:
             _n.batch1_ = _SV(batch1, False)
         else:
-            _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and batch1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.batch1_ = batch1  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch1_ = (batch1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = batch2._vc
         except AttributeError:
             _n.batch2_ = _SV(batch2, False)
         else:
-            _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and batch2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.batch2_ = batch2  # at version 0, output 0: no tuple needed
+            else:
+                _n.batch2_ = (batch2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, batch1, batch2, beta, alpha)
     _rebase(self, _n)
@@ -10976,7 +11707,11 @@ class BmmBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -10986,7 +11721,11 @@ class BmmBackward0(Node):
             _o0 = grad.bmm(conj(mat2.transpose(1, 2)))
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11063,13 +11802,19 @@ def _ag_bmm(below, self, mat2):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = mat2._vc
         except AttributeError:
             _n.mat2_ = _SV(mat2, False)
         else:
-            _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat2.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat2_ = mat2  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, mat2)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11162,7 +11907,11 @@ class CholeskySolveBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11170,7 +11919,11 @@ class CholeskySolveBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.input2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input2 = _s[0]
                 _vc = input2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11260,13 +12013,19 @@ def _ag_cholesky_solve(below, self, input2, upper):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = input2._vc
         except AttributeError:
             _n.input2_ = _SV(input2, False)
         else:
-            _n.input2_ = (input2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and input2.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.input2_ = input2  # at version 0, output 0: no tuple needed
+            else:
+                _n.input2_ = (input2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, input2, upper)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11291,7 +12050,11 @@ class CholeskyInverseBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11356,7 +12119,10 @@ def _ag_cholesky_inverse(below, self, upper):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, upper)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11381,7 +12147,11 @@ class LinalgCrossBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11393,7 +12163,11 @@ class LinalgCrossBackward0(Node):
             _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad, dim=la_cross_dim(dim, self_sizes))
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11482,13 +12256,19 @@ def _ag_cross(below, self, other, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, dim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11515,7 +12295,11 @@ class LinalgCrossBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11526,7 +12310,11 @@ class LinalgCrossBackward0_1(Node):
             _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad, dim=dim)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11609,13 +12397,19 @@ def _ag_linalg_cross(below, self, other, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, dim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11639,7 +12433,11 @@ class LinalgDetBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11698,7 +12496,10 @@ def _ag_linalg_det(below, A):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11726,7 +12527,11 @@ class LinalgDetBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11785,7 +12590,10 @@ def _ag_det(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -11954,7 +12762,11 @@ class DotBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.tensor_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor = _s[0]
                 _vc = tensor._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -11964,7 +12776,11 @@ class DotBackward0(Node):
             _o0 = grad * (tensor if tensor.__class__ is _T and tensor._dtype.category != 3 else conj(tensor))
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12041,13 +12857,19 @@ def _ag_dot(below, self, tensor):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = tensor._vc
         except AttributeError:
             _n.tensor_ = _SV(tensor, False)
         else:
-            _n.tensor_ = (tensor, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and tensor.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.tensor_ = tensor  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor_ = (tensor, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, tensor)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12071,7 +12893,11 @@ class VdotBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12081,7 +12907,11 @@ class VdotBackward0(Node):
             _o0 = conj(grad) * other
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12158,13 +12988,19 @@ def _ag_vdot(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12376,7 +13212,11 @@ class UnsafeViewBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12384,7 +13224,11 @@ class UnsafeViewBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12394,7 +13238,11 @@ class UnsafeViewBackward0(Node):
             _o0 = la_kron_backward(grad, self, other, 0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12402,7 +13250,11 @@ class UnsafeViewBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12479,13 +13331,19 @@ def _ag_kron(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12509,7 +13367,11 @@ class LinalgMatrixExpBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12563,7 +13425,10 @@ def _ag_matrix_exp(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12590,7 +13455,11 @@ class LinalgMatrixExpBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12644,7 +13513,10 @@ def _ag_linalg_matrix_exp(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12671,7 +13543,11 @@ class UnsafeViewBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12679,7 +13555,11 @@ class UnsafeViewBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12689,7 +13569,11 @@ class UnsafeViewBackward0_1(Node):
             _o0 = la_matmul_backward(grad, self, other, 0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12697,7 +13581,11 @@ class UnsafeViewBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12774,13 +13662,19 @@ def _ag__la_matmul(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -12879,7 +13773,11 @@ class LinalgLuFactorExBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -12939,7 +13837,10 @@ def _ag_linalg_lu_factor(below, A, pivot):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, pivot)
     _n._input_meta = []
     if result[0] is not None:
@@ -12959,7 +13860,11 @@ class LinalgLuFactorExBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13019,7 +13924,10 @@ def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, pivot, check_errors)
     _n._input_meta = []
     if result[0] is not None:
@@ -13037,7 +13945,11 @@ class LinalgLuSolveBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.LU_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                LU = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 LU = _s[0]
                 _vc = LU._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13045,7 +13957,11 @@ class LinalgLuSolveBackward0(Node):
             else:
                 LU = _s.unpack(_node)
             _s = _node.pivots_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                pivots = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 pivots = _s[0]
                 _vc = pivots._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13058,7 +13974,11 @@ class LinalgLuSolveBackward0(Node):
             _o0 = la_lu_solve_LU(grad, LU, pivots, result, left, adjoint)
         if _nf[1] is not None:
             _s = _node.LU_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                LU = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 LU = _s[0]
                 _vc = LU._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13066,7 +13986,11 @@ class LinalgLuSolveBackward0(Node):
             else:
                 LU = _s.unpack(_node)
             _s = _node.pivots_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                pivots = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 pivots = _s[0]
                 _vc = pivots._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13159,7 +14083,10 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
         except AttributeError:
             _n.LU_ = _SV(LU, False)
         else:
-            _n.LU_ = (LU, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and LU.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.LU_ = LU  # at version 0, output 0: no tuple needed
+            else:
+                _n.LU_ = (LU, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(LU, pivots, B, left, adjoint)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -13184,7 +14111,11 @@ class MmBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13192,7 +14123,11 @@ class MmBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13202,7 +14137,11 @@ class MmBackward0(Node):
             _o0 = mm_mat1_backward(grad, mat2, self)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13210,7 +14149,11 @@ class MmBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.mat2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                mat2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 mat2 = _s[0]
                 _vc = mat2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13287,13 +14230,19 @@ def _ag_mm(below, self, mat2):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = mat2._vc
         except AttributeError:
             _n.mat2_ = _SV(mat2, False)
         else:
-            _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and mat2.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.mat2_ = mat2  # at version 0, output 0: no tuple needed
+            else:
+                _n.mat2_ = (mat2, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, mat2)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -13317,7 +14266,11 @@ class MvBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.vec_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                vec = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 vec = _s[0]
                 _vc = vec._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13327,7 +14280,11 @@ class MvBackward0(Node):
             _o0 = grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec))
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13404,13 +14361,19 @@ def _ag_mv(below, self, vec):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = vec._vc
         except AttributeError:
             _n.vec_ = _SV(vec, False)
         else:
-            _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and vec.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.vec_ = vec  # at version 0, output 0: no tuple needed
+            else:
+                _n.vec_ = (vec, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, vec)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -13434,7 +14397,11 @@ class LinalgPinvBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13493,7 +14460,10 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, atol, rtol, hermitian)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -13521,7 +14491,11 @@ class LinalgPinvBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13580,7 +14554,10 @@ def _ag_pinverse(below, self, rcond):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, rcond)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -13747,7 +14724,11 @@ class LinalgSlogdetBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13806,7 +14787,10 @@ def _ag_linalg_slogdet(below, A):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A)
     _n._input_meta = []
     if result[0] is not None:
@@ -13829,7 +14813,11 @@ class LinalgSlogdetBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -13888,7 +14876,10 @@ def _ag_slogdet(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     _n._input_meta = []
     if result[0] is not None:
@@ -13909,7 +14900,11 @@ class LinalgSolveExBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14000,7 +14995,10 @@ def _ag_linalg_solve(below, A, B, left):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, B, left)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -14027,7 +15025,11 @@ class LinalgSolveExBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14118,7 +15120,10 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, B, left, check_errors)
     _n._input_meta = []
     if result[0] is not None:
@@ -14137,7 +15142,11 @@ class LinalgSolveTriangularBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14234,7 +15243,10 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, B, upper, left, unitriangular)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -14474,7 +15486,11 @@ class LinalgSvdBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.A_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                A = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 A = _s[0]
                 _vc = A._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14528,7 +15544,10 @@ def _ag_linalg_svdvals(below, A, driver):
         except AttributeError:
             _n.A_ = _SV(A, False)
         else:
-            _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and A.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.A_ = A  # at version 0, output 0: no tuple needed
+            else:
+                _n.A_ = (A, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(A, driver)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -14619,7 +15638,11 @@ class LinalgEighBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14679,7 +15702,10 @@ def _ag_linalg_eigvalsh(below, self, UPLO):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, UPLO)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -14776,7 +15802,11 @@ class LinalgEigBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14830,7 +15860,10 @@ def _ag_linalg_eigvals(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -14979,7 +16012,11 @@ class NllLossBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14987,7 +16024,11 @@ class NllLossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -14995,7 +16036,11 @@ class NllLossBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15076,7 +16121,10 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, target, weight, reduction, ignore_index)
     _n._input_meta = []
     if result[0] is not None:
@@ -15095,7 +16143,11 @@ class NllLossBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15103,7 +16155,11 @@ class NllLossBackwardBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15209,7 +16265,11 @@ class NllLoss2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15217,7 +16277,11 @@ class NllLoss2DBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15225,7 +16289,11 @@ class NllLoss2DBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15306,7 +16374,10 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, target, weight, reduction, ignore_index)
     _n._input_meta = []
     if result[0] is not None:
@@ -15324,7 +16395,11 @@ class NativeLayerNormBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.input_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input = _s[0]
                 _vc = input._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15332,7 +16407,11 @@ class NativeLayerNormBackward0(Node):
             else:
                 input = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15340,7 +16419,11 @@ class NativeLayerNormBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.bias_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                bias = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 bias = _s[0]
                 _vc = bias._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15465,19 +16548,28 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
         except AttributeError:
             _n.input_ = _SV(input, False)
         else:
-            _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and input.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.input_ = input  # at version 0, output 0: no tuple needed
+            else:
+                _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = bias._vc
         except AttributeError:
             _n.bias_ = _SV(bias, False)
         else:
-            _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and bias.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.bias_ = bias  # at version 0, output 0: no tuple needed
+            else:
+                _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(input, normalized_shape, weight, bias, eps)
     _n._input_meta = []
     if result[0] is not None:
@@ -15496,7 +16588,11 @@ class NativeBatchNormBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.input_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input = _s[0]
                 _vc = input._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15504,7 +16600,11 @@ class NativeBatchNormBackward0(Node):
             else:
                 input = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15512,7 +16612,11 @@ class NativeBatchNormBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.bias_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                bias = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 bias = _s[0]
                 _vc = bias._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15520,7 +16624,11 @@ class NativeBatchNormBackward0(Node):
             else:
                 bias = _s.unpack(_node)
             _s = _node.running_mean_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                running_mean = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 running_mean = _s[0]
                 _vc = running_mean._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15528,7 +16636,11 @@ class NativeBatchNormBackward0(Node):
             else:
                 running_mean = _s.unpack(_node)
             _s = _node.running_var_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                running_var = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 running_var = _s[0]
                 _vc = running_var._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15663,19 +16775,28 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
         except AttributeError:
             _n.input_ = _SV(input, False)
         else:
-            _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and input.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.input_ = input  # at version 0, output 0: no tuple needed
+            else:
+                _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = bias._vc
         except AttributeError:
             _n.bias_ = _SV(bias, False)
         else:
-            _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and bias.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.bias_ = bias  # at version 0, output 0: no tuple needed
+            else:
+                _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(input, weight, bias, running_mean, running_var, training, momentum, eps)
     _n._input_meta = []
     if result[0] is not None:
@@ -15694,7 +16815,11 @@ class NativeGroupNormBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.input_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input = _s[0]
                 _vc = input._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15702,7 +16827,11 @@ class NativeGroupNormBackward0(Node):
             else:
                 input = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15710,7 +16839,11 @@ class NativeGroupNormBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.bias_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                bias = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 bias = _s[0]
                 _vc = bias._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15847,19 +16980,28 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
         except AttributeError:
             _n.input_ = _SV(input, False)
         else:
-            _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and input.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.input_ = input  # at version 0, output 0: no tuple needed
+            else:
+                _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = bias._vc
         except AttributeError:
             _n.bias_ = _SV(bias, False)
         else:
-            _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and bias.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.bias_ = bias  # at version 0, output 0: no tuple needed
+            else:
+                _n.bias_ = (bias, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(input, weight, bias, N, C, HxW, group, eps)
     _n._input_meta = []
     if result[0] is not None:
@@ -15879,7 +17021,11 @@ class MseLossBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15887,7 +17033,11 @@ class MseLossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15898,7 +17048,11 @@ class MseLossBackward0(Node):
             _o0 = nnl_mse_loss_backward(grad, self, target, reduction)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15906,7 +17060,11 @@ class MseLossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -15989,13 +17147,19 @@ def _ag_mse_loss(below, self, target, reduction):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = target._vc
         except AttributeError:
             _n.target_ = _SV(target, False)
         else:
-            _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and target.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.target_ = target  # at version 0, output 0: no tuple needed
+            else:
+                _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -16019,7 +17183,11 @@ class SmoothL1LossBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16027,7 +17195,11 @@ class SmoothL1LossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16039,7 +17211,11 @@ class SmoothL1LossBackward0(Node):
             _o0 = nnl_smooth_l1_loss_backward(grad, self, target, reduction, beta)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16047,7 +17223,11 @@ class SmoothL1LossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16136,13 +17316,19 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = target._vc
         except AttributeError:
             _n.target_ = _SV(target, False)
         else:
-            _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and target.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.target_ = target  # at version 0, output 0: no tuple needed
+            else:
+                _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction, beta)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -16166,7 +17352,11 @@ class HuberLossBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16174,7 +17364,11 @@ class HuberLossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16186,7 +17380,11 @@ class HuberLossBackward0(Node):
             _o0 = nnl_huber_loss_backward(grad, self, target, reduction, delta)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16194,7 +17392,11 @@ class HuberLossBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16283,13 +17485,19 @@ def _ag_huber_loss(below, self, target, reduction, delta):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = target._vc
         except AttributeError:
             _n.target_ = _SV(target, False)
         else:
-            _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and target.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.target_ = target  # at version 0, output 0: no tuple needed
+            else:
+                _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, reduction, delta)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -16313,7 +17521,11 @@ class BinaryCrossEntropyBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16321,7 +17533,11 @@ class BinaryCrossEntropyBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16329,7 +17545,11 @@ class BinaryCrossEntropyBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16340,7 +17560,11 @@ class BinaryCrossEntropyBackward0(Node):
             _o0 = nnl_bce_backward(grad, self, target, weight, reduction)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16348,7 +17572,11 @@ class BinaryCrossEntropyBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16356,7 +17584,11 @@ class BinaryCrossEntropyBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16444,13 +17676,19 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = target._vc
         except AttributeError:
             _n.target_ = _SV(target, False)
         else:
-            _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and target.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.target_ = target  # at version 0, output 0: no tuple needed
+            else:
+                _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, weight, reduction)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -16474,7 +17712,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16482,7 +17724,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16490,7 +17736,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16498,7 +17748,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.pos_weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                pos_weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 pos_weight = _s[0]
                 _vc = pos_weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16509,7 +17763,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             _o0 = nnl_bce_logits_backward(grad, self, target, weight, pos_weight, reduction)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16517,7 +17775,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.target_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                target = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 target = _s[0]
                 _vc = target._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16525,7 +17787,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 target = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16533,7 +17799,11 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.pos_weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                pos_weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 pos_weight = _s[0]
                 _vc = pos_weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16626,13 +17896,19 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = target._vc
         except AttributeError:
             _n.target_ = _SV(target, False)
         else:
-            _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and target.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.target_ = target  # at version 0, output 0: no tuple needed
+            else:
+                _n.target_ = (target, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, target, weight, pos_weight, reduction)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -16655,7 +17931,11 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.query_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                query = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 query = _s[0]
                 _vc = query._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16663,7 +17943,11 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
             else:
                 query = _s.unpack(_node)
             _s = _node.key_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                key = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 key = _s[0]
                 _vc = key._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16671,7 +17955,11 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
             else:
                 key = _s.unpack(_node)
             _s = _node.value_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                value = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 value = _s[0]
                 _vc = value._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16679,7 +17967,11 @@ class ScaledDotProductFlashAttentionForCpuBackward0(Node):
             else:
                 value = _s.unpack(_node)
             _s = _node.attn_mask_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                attn_mask = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 attn_mask = _s[0]
                 _vc = attn_mask._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16815,19 +18107,28 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
         except AttributeError:
             _n.query_ = _SV(query, False)
         else:
-            _n.query_ = (query, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and query.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.query_ = query  # at version 0, output 0: no tuple needed
+            else:
+                _n.query_ = (query, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = key._vc
         except AttributeError:
             _n.key_ = _SV(key, False)
         else:
-            _n.key_ = (key, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and key.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.key_ = key  # at version 0, output 0: no tuple needed
+            else:
+                _n.key_ = (key, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = value._vc
         except AttributeError:
             _n.value_ = _SV(value, False)
         else:
-            _n.value_ = (value, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and value.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.value_ = value  # at version 0, output 0: no tuple needed
+            else:
+                _n.value_ = (value, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(query, key, value, dropout_p, is_causal, attn_mask, scale)
     _n._input_meta = []
     if result[0] is not None:
@@ -16959,7 +18260,11 @@ class ConvolutionBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.input_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input = _s[0]
                 _vc = input._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -16967,7 +18272,11 @@ class ConvolutionBackward0(Node):
             else:
                 input = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17101,13 +18410,19 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
         except AttributeError:
             _n.input_ = _SV(input, False)
         else:
-            _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and input.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.input_ = input  # at version 0, output 0: no tuple needed
+            else:
+                _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -17130,7 +18445,11 @@ class ConvolutionBackwardBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             _s = _node.grad_output_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                grad_output = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 grad_output = _s[0]
                 _vc = grad_output._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17138,7 +18457,11 @@ class ConvolutionBackwardBackward0(Node):
             else:
                 grad_output = _s.unpack(_node)
             _s = _node.input_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                input = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 input = _s[0]
                 _vc = input._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17146,7 +18469,11 @@ class ConvolutionBackwardBackward0(Node):
             else:
                 input = _s.unpack(_node)
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17285,19 +18612,28 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
         except AttributeError:
             _n.grad_output_ = _SV(grad_output, False)
         else:
-            _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and grad_output.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.grad_output_ = grad_output  # at version 0, output 0: no tuple needed
+            else:
+                _n.grad_output_ = (grad_output, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = input._vc
         except AttributeError:
             _n.input_ = _SV(input, False)
         else:
-            _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and input.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.input_ = input  # at version 0, output 0: no tuple needed
+            else:
+                _n.input_ = (input, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     _n._input_meta = []
     if result[0] is not None:
@@ -17318,7 +18654,11 @@ class MaxPool2DWithIndicesBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17407,7 +18747,10 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n._input_meta = []
     if result[0] is not None:
@@ -17426,7 +18769,11 @@ class MaxPool2DWithIndicesBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17516,7 +18863,11 @@ class AvgPool2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17606,7 +18957,10 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -17742,7 +19096,11 @@ class MaxPool3DWithIndicesBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17831,7 +19189,10 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n._input_meta = []
     if result[0] is not None:
@@ -17850,7 +19211,11 @@ class MaxPool3DWithIndicesBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -17940,7 +19305,11 @@ class AvgPool3DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18030,7 +19399,10 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -18167,7 +19539,11 @@ class AdaptiveAvgPool2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18221,7 +19597,10 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, output_size)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -18327,7 +19706,11 @@ class AdaptiveMaxPool2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18386,7 +19769,10 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, output_size)
     _n._input_meta = []
     if result[0] is not None:
@@ -18405,7 +19791,11 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18495,7 +19885,11 @@ class EmbeddingBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18589,7 +19983,11 @@ class EmbeddingDenseBackwardBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18664,7 +20062,11 @@ class EmbeddingBagBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18672,7 +20074,11 @@ class EmbeddingBagBackward0(Node):
             else:
                 indices = _s.unpack(_node)
             _s = _node.offsets_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                offsets = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 offsets = _s[0]
                 _vc = offsets._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18680,7 +20086,11 @@ class EmbeddingBagBackward0(Node):
             else:
                 offsets = _s.unpack(_node)
             _s = _node.per_sample_weights_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                per_sample_weights = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 per_sample_weights = _s[0]
                 _vc = per_sample_weights._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18698,7 +20108,11 @@ class EmbeddingBagBackward0(Node):
             _o0 = spatial_embedding_bag_backward(grads[0], indices, offsets, result1, result2, result3, weight_sizes[0], scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx)
         if _nf[1] is not None:
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18706,7 +20120,11 @@ class EmbeddingBagBackward0(Node):
             else:
                 weight = _s.unpack(_node)
             _s = _node.indices_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                indices = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 indices = _s[0]
                 _vc = indices._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18714,7 +20132,11 @@ class EmbeddingBagBackward0(Node):
             else:
                 indices = _s.unpack(_node)
             _s = _node.offsets_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                offsets = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 offsets = _s[0]
                 _vc = offsets._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18841,13 +20263,19 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = per_sample_weights._vc
         except AttributeError:
             _n.per_sample_weights_ = _SV(per_sample_weights, False)
         else:
-            _n.per_sample_weights_ = (per_sample_weights, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and per_sample_weights.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.per_sample_weights_ = per_sample_weights  # at version 0, output 0: no tuple needed
+            else:
+                _n.per_sample_weights_ = (per_sample_weights, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     _n._input_meta = []
     if result[0] is not None:
@@ -18868,7 +20296,11 @@ class ReflectionPad1DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -18928,7 +20360,10 @@ def _ag_reflection_pad1d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -18952,7 +20387,11 @@ class ReflectionPad2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -19012,7 +20451,10 @@ def _ag_reflection_pad2d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -19036,7 +20478,11 @@ class ReflectionPad3DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -19096,7 +20542,10 @@ def _ag_reflection_pad3d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -19120,7 +20569,11 @@ class ReplicationPad1DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -19180,7 +20633,10 @@ def _ag_replication_pad1d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -19204,7 +20660,11 @@ class ReplicationPad2DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -19264,7 +20724,10 @@ def _ag_replication_pad2d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -19288,7 +20751,11 @@ class ReplicationPad3DBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -19348,7 +20815,10 @@ def _ag_replication_pad3d(below, self, padding):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, padding)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -21091,16 +22561,14 @@ class SubBackward0_1(Node):
         _nf = _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self_dtype = _node.self_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             alpha = _node.alpha_
-            other_dtype = _node.other_dtype
             _g = maybe_multiply(-grad, alpha)
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -21111,14 +22579,6 @@ class SubBackward0_1(Node):
     @property
     def _saved_alpha(_node):
         return _node.alpha_
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_subtract_Tensor(below, self, other, alpha):
@@ -21166,10 +22626,11 @@ def _ag_subtract_Tensor(below, self, other, alpha):
     _n = SubBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -21247,15 +22708,13 @@ class RsubBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             alpha = _node.alpha_
-            self_dtype = _node.self_dtype
             _g = maybe_multiply(-grad, pw_conj(alpha))
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
-            other_dtype = _node.other_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -21266,14 +22725,6 @@ class RsubBackward0(Node):
     @property
     def _saved_alpha(_node):
         return _node.alpha_
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_rsub_Tensor(below, self, other, alpha):
@@ -21321,10 +22772,11 @@ def _ag_rsub_Tensor(below, self, other, alpha):
     _n = RsubBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.alpha_ = alpha
     result = below(self, other, alpha)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -21350,30 +22802,36 @@ class MulBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
                     _verr(_s)
             else:
                 other = _s.unpack(_node)
-            self_dtype = _node.self_dtype
             _g = grad * pw_conj(other)
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
                     _verr(_s)
             else:
                 self = _s.unpack(_node)
-            other_dtype = _node.other_dtype
             _g = grad * pw_conj(self)
-            if _g is not None and _g._dtype.category == 3 and other_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'other_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -21389,14 +22847,6 @@ class MulBackward0_1(Node):
     @property
     def _saved_other(_node):
         return _unpack(_node.other_)
-
-    @property
-    def _saved_other_dtype(_node):
-        return _node.other_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_multiply_Tensor(below, self, other):
@@ -21444,8 +22894,6 @@ def _ag_multiply_Tensor(below, self, other):
     _n = MulBackward0_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.other_ = _SV(other, False)
@@ -21455,14 +22903,23 @@ def _ag_multiply_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -21531,7 +22988,10 @@ def _ag_multiply__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -21641,7 +23101,11 @@ class DivBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21652,7 +23116,11 @@ class DivBackward0(Node):
             _o0 = pw_div_self_backward(grad, other, self_dtype)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21660,7 +23128,11 @@ class DivBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21742,13 +23214,19 @@ def _ag_div_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -21817,7 +23295,10 @@ def _ag_div__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -21834,7 +23315,11 @@ class DivBackward2(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21846,7 +23331,11 @@ class DivBackward2(Node):
             _o0 = pw_div_self_backward(grad, other, self_dtype, rounding_mode)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21854,7 +23343,11 @@ class DivBackward2(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -21942,13 +23435,19 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, rounding_mode)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -22018,7 +23517,10 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other, rounding_mode)
     _rebase(self, _n)
@@ -22038,7 +23540,11 @@ class DivBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22049,7 +23555,11 @@ class DivBackward0_1(Node):
             _o0 = pw_div_self_backward(grad, other, self_dtype)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22057,7 +23567,11 @@ class DivBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22139,13 +23653,19 @@ def _ag_divide_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -22214,7 +23734,10 @@ def _ag_divide__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -22234,7 +23757,11 @@ class DivBackward2_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22246,7 +23773,11 @@ class DivBackward2_1(Node):
             _o0 = pw_div_self_backward(grad, other, self_dtype, rounding_mode)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22254,7 +23785,11 @@ class DivBackward2_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22342,13 +23877,19 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other, rounding_mode)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -22418,7 +23959,10 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other, rounding_mode)
     _rebase(self, _n)
@@ -22438,7 +23982,11 @@ class DivBackward0_2(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22449,7 +23997,11 @@ class DivBackward0_2(Node):
             _o0 = pw_div_self_backward(grad, other, self_dtype)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22457,7 +24009,11 @@ class DivBackward0_2(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22539,13 +24095,19 @@ def _ag_true_divide_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -22614,7 +24176,10 @@ def _ag_true_divide__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -22784,7 +24349,11 @@ class RemainderBackward1(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22792,7 +24361,11 @@ class RemainderBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22869,13 +24442,19 @@ def _ag_remainder_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -22943,7 +24522,10 @@ def _ag_remainder__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -22962,7 +24544,11 @@ class FmodBackward1(Node):
             _o0 = grad
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -22970,7 +24556,11 @@ class FmodBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23047,13 +24637,19 @@ def _ag_fmod_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -23121,7 +24717,10 @@ def _ag_fmod__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -23138,7 +24737,11 @@ class PowBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23198,7 +24801,10 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -23257,7 +24863,11 @@ class PowBackward1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23265,7 +24875,11 @@ class PowBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23275,7 +24889,11 @@ class PowBackward1(Node):
             _o0 = pw_pow_backward_self(grad, self, exponent)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23283,7 +24901,11 @@ class PowBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23365,13 +24987,19 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = exponent._vc
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, exponent)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -23440,7 +25068,10 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, exponent)
     _rebase(self, _n)
@@ -23458,7 +25089,11 @@ class PowBackward2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23523,7 +25158,10 @@ def _ag_pow_Scalar(below, self, exponent):
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -23551,7 +25189,11 @@ class PowBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23605,7 +25247,10 @@ def _ag_square(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -23666,7 +25311,11 @@ class PowBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23674,9 +25323,8 @@ class PowBackward0_2(Node):
             else:
                 self = _s.unpack(_node)
             exponent = _node.exponent_
-            self_dtype = _node.self_dtype
             _g = pw_pow_backward(grad, pw_float_power_cast(self, exponent), exponent)
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         return (_o0,)
@@ -23692,10 +25340,6 @@ class PowBackward0_2(Node):
     @property
     def _saved_exponent(_node):
         return _node.exponent_
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_float_power_Tensor_Scalar(below, self, exponent):
@@ -23725,7 +25369,6 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
     _n = PowBackward0_2()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.exponent_ = exponent
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
@@ -23735,8 +25378,13 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -23762,7 +25410,11 @@ class PowBackward1_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23770,21 +25422,28 @@ class PowBackward1_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
                     _verr(_s)
             else:
                 exponent = _s.unpack(_node)
-            self_dtype = _node.self_dtype
             _g = pw_pow_backward_self(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self))
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23792,7 +25451,11 @@ class PowBackward1_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23800,9 +25463,8 @@ class PowBackward1_1(Node):
             else:
                 exponent = _s.unpack(_node)
             result = _node.result_.unpack(_node)
-            exponent_dtype = _node.exponent_dtype
             _g = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
-            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'exponent_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -23822,14 +25484,6 @@ class PowBackward1_1(Node):
     @property
     def _saved_result(_node):
         return _unpack(_node.result_)
-
-    @property
-    def _saved_exponent_dtype(_node):
-        return _node.exponent_dtype
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
 
 
 def _ag_float_power_Tensor_Tensor(below, self, exponent):
@@ -23877,8 +25531,6 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
     _n = PowBackward1_1()
     _n._seq = _nseq()
     _n._next = (_e0, _e1,)
-    _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.self_ = _SV(self, False)
         _n.exponent_ = _SV(exponent, False)
@@ -23888,14 +25540,23 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = exponent._vc
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, exponent)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -23922,7 +25583,11 @@ class PowBackward2_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -23931,9 +25596,8 @@ class PowBackward2_1(Node):
                 exponent = _s.unpack(_node)
             result = _node.result_.unpack(_node)
             self = _node.self_
-            exponent_dtype = _node.exponent_dtype
             _g = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
-            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'exponent_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         return (_o0,)
@@ -23953,10 +25617,6 @@ class PowBackward2_1(Node):
     @property
     def _saved_self(_node):
         return _node.self_
-
-    @property
-    def _saved_exponent_dtype(_node):
-        return _node.exponent_dtype
 
 
 def _ag_float_power_Scalar(below, self, exponent):
@@ -23986,7 +25646,6 @@ def _ag_float_power_Scalar(below, self, exponent):
     _n = PowBackward2_1()
     _n._seq = _nseq()
     _n._next = (_e0,)
-    _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     _n.self_ = self
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.exponent_ = _SV(exponent, False)
@@ -23996,8 +25655,13 @@ def _ag_float_power_Scalar(below, self, exponent):
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, exponent)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -24024,7 +25688,11 @@ class PowBackward0_3(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24097,7 +25765,11 @@ class PowBackward1_2(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24105,7 +25777,11 @@ class PowBackward1_2(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24115,7 +25791,11 @@ class PowBackward1_2(Node):
             _o0 = pw_pow_backward_self(grad, self, pw_float_power_cast(exponent, self))
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24123,7 +25803,11 @@ class PowBackward1_2(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.exponent_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                exponent = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 exponent = _s[0]
                 _vc = exponent._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24131,9 +25815,8 @@ class PowBackward1_2(Node):
             else:
                 exponent = _s.unpack(_node)
             result = _node.result_.unpack(_node)
-            exponent_dtype = _node.exponent_dtype
             _g = pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result)
-            if _g is not None and _g._dtype.category == 3 and exponent_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'exponent_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         return (_o0, _o1,)
@@ -24153,10 +25836,6 @@ class PowBackward1_2(Node):
     @property
     def _saved_result(_node):
         return _unpack(_node.result_)
-
-    @property
-    def _saved_exponent_dtype(_node):
-        return _node.exponent_dtype
 
 
 def _ag_float_power__Tensor(below, self, exponent):
@@ -24215,7 +25894,10 @@ def _ag_float_power__Tensor(below, self, exponent):
         except AttributeError:
             _n.exponent_ = _SV(exponent, False)
         else:
-            _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and exponent.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.exponent_ = exponent  # at version 0, output 0: no tuple needed
+            else:
+                _n.exponent_ = (exponent, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, exponent)
     _rebase(self, _n)
@@ -24233,7 +25915,11 @@ class AbsBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24287,7 +25973,10 @@ def _ag_abs(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -24314,7 +26003,11 @@ class AbsBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24368,7 +26061,10 @@ def _ag_absolute(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -24395,7 +26091,11 @@ class AbsBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24462,7 +26162,11 @@ class AbsBackward0_3(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24526,7 +26230,11 @@ class AcosBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24580,7 +26288,10 @@ def _ag_acos(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -24641,7 +26352,11 @@ class AcosBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24695,7 +26410,10 @@ def _ag_arccos(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -24753,7 +26471,11 @@ class AcoshBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24807,7 +26529,10 @@ def _ag_acosh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -24834,7 +26559,11 @@ class AcoshBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -24888,7 +26617,10 @@ def _ag_arccosh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25017,7 +26749,11 @@ class AsinhBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25071,7 +26807,10 @@ def _ag_asinh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25098,7 +26837,11 @@ class AsinhBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25152,7 +26895,10 @@ def _ag_arcsinh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25281,7 +27027,11 @@ class AtanhBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25335,7 +27085,10 @@ def _ag_atanh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25362,7 +27115,11 @@ class AtanhBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25416,7 +27173,10 @@ def _ag_arctanh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25545,7 +27305,11 @@ class AsinBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25599,7 +27363,10 @@ def _ag_asin(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25660,7 +27427,11 @@ class AsinBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25714,7 +27485,10 @@ def _ag_arcsin(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25772,7 +27546,11 @@ class AtanBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25826,7 +27604,10 @@ def _ag_atan(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25887,7 +27668,11 @@ class AtanBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -25941,7 +27726,10 @@ def _ag_arctan(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -25999,7 +27787,11 @@ class Atan2Backward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26007,7 +27799,11 @@ class Atan2Backward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26017,7 +27813,11 @@ class Atan2Backward0(Node):
             _o0 = grad * other * (self * self + other * other).reciprocal()
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26025,7 +27825,11 @@ class Atan2Backward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26102,13 +27906,19 @@ def _ag_atan2(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -26176,7 +27986,10 @@ def _ag_atan2_(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -26196,7 +28009,11 @@ class Atan2Backward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26204,7 +28021,11 @@ class Atan2Backward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26214,7 +28035,11 @@ class Atan2Backward0_1(Node):
             _o0 = grad * other * (self * self + other * other).reciprocal()
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26222,7 +28047,11 @@ class Atan2Backward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26299,13 +28128,19 @@ def _ag_arctan2(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -26373,7 +28208,10 @@ def _ag_arctan2_(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -26480,7 +28318,11 @@ class ClampBackward0(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26488,7 +28330,11 @@ class ClampBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26496,7 +28342,11 @@ class ClampBackward0(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26506,7 +28356,11 @@ class ClampBackward0(Node):
             _o0 = pw_clamp_backward(grad, self, min, max)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26514,7 +28368,11 @@ class ClampBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26522,7 +28380,11 @@ class ClampBackward0(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26532,7 +28394,11 @@ class ClampBackward0(Node):
             _o1 = pw_clamp_min_backward(grad, self, min, max)
         if _nf[2] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26540,7 +28406,11 @@ class ClampBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26548,7 +28418,11 @@ class ClampBackward0(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26648,19 +28522,28 @@ def _ag_clamp_Tensor(below, self, min, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = min._vc
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = max._vc
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and max.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, min, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -26747,13 +28630,19 @@ def _ag_clamp__Tensor(below, self, min, max):
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = max._vc
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and max.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, min, max)
     _rebase(self, _n)
@@ -26770,7 +28659,11 @@ class ClampBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26836,7 +28729,10 @@ def _ag_clamp(below, self, min, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -26899,7 +28795,11 @@ class ClampBackward0_1(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26907,7 +28807,11 @@ class ClampBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26915,7 +28819,11 @@ class ClampBackward0_1(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26925,7 +28833,11 @@ class ClampBackward0_1(Node):
             _o0 = pw_clamp_backward(grad, self, min, max)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26933,7 +28845,11 @@ class ClampBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26941,7 +28857,11 @@ class ClampBackward0_1(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26951,7 +28871,11 @@ class ClampBackward0_1(Node):
             _o1 = pw_clamp_min_backward(grad, self, min, max)
         if _nf[2] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26959,7 +28883,11 @@ class ClampBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -26967,7 +28895,11 @@ class ClampBackward0_1(Node):
             else:
                 min = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27067,19 +28999,28 @@ def _ag_clip_Tensor(below, self, min, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = min._vc
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = max._vc
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and max.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, min, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27166,13 +29107,19 @@ def _ag_clip__Tensor(below, self, min, max):
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = max._vc
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and max.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, min, max)
     _rebase(self, _n)
@@ -27192,7 +29139,11 @@ class ClampBackward1_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27258,7 +29209,10 @@ def _ag_clip(below, self, min, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27318,7 +29272,11 @@ class ClampMinBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27378,7 +29336,10 @@ def _ag_clamp_min(below, self, min):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, min)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27437,7 +29398,11 @@ class ClampMinBackward1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27445,7 +29410,11 @@ class ClampMinBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27455,7 +29424,11 @@ class ClampMinBackward1(Node):
             _o0 = ember.where(self >= min, grad, 0.0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27463,7 +29436,11 @@ class ClampMinBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.min_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                min = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 min = _s[0]
                 _vc = min._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27540,13 +29517,19 @@ def _ag_clamp_min_Tensor(below, self, min):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = min._vc
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, min)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27614,7 +29597,10 @@ def _ag_clamp_min__Tensor(below, self, min):
         except AttributeError:
             _n.min_ = _SV(min, False)
         else:
-            _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and min.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.min_ = min  # at version 0, output 0: no tuple needed
+            else:
+                _n.min_ = (min, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, min)
     _rebase(self, _n)
@@ -27631,7 +29617,11 @@ class ClampMaxBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27691,7 +29681,10 @@ def _ag_clamp_max(below, self, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27750,7 +29743,11 @@ class ClampMaxBackward1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27758,7 +29755,11 @@ class ClampMaxBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27768,7 +29769,11 @@ class ClampMaxBackward1(Node):
             _o0 = ember.where(self <= max, grad, 0.0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27776,7 +29781,11 @@ class ClampMaxBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.max_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                max = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 max = _s[0]
                 _vc = max._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27853,13 +29862,19 @@ def _ag_clamp_max_Tensor(below, self, max):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = max._vc
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and max.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, max)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -27927,7 +29942,10 @@ def _ag_clamp_max__Tensor(below, self, max):
         except AttributeError:
             _n.max_ = _SV(max, False)
         else:
-            _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and max.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.max_ = max  # at version 0, output 0: no tuple needed
+            else:
+                _n.max_ = (max, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, max)
     _rebase(self, _n)
@@ -27944,7 +29962,11 @@ class CopysignBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -27955,7 +29977,11 @@ class CopysignBackward0(Node):
             _o0 = pw_copysign_backward(grad, self, result)
         if _nf[1] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28036,13 +30062,19 @@ def _ag_copysign_Tensor(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -28111,7 +30143,10 @@ def _ag_copysign__Tensor(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -28129,7 +30164,11 @@ class CosBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28183,7 +30222,10 @@ def _ag_cos(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -28241,7 +30283,11 @@ class CoshBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28295,7 +30341,10 @@ def _ag_cosh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -28443,7 +30492,11 @@ class ErfBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28497,7 +30550,10 @@ def _ag_erf(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -28555,7 +30611,11 @@ class ErfcBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28609,7 +30669,10 @@ def _ag_erfc(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -28667,7 +30730,11 @@ class ErfinvBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -28721,7 +30788,10 @@ def _ag_erfinv(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -29250,7 +31320,11 @@ class HypotBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29261,7 +31335,11 @@ class HypotBackward0(Node):
             _o0 = grad * self / result
         if _nf[1] is not None:
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29343,13 +31421,19 @@ def _ag_hypot(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -29418,7 +31502,10 @@ def _ag_hypot_(below, self, other):
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     _n._input_meta = []
     below(self, other)
     _rebase(self, _n)
@@ -29572,7 +31659,11 @@ class LerpBackward1(Node):
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29582,7 +31673,11 @@ class LerpBackward1(Node):
             _o0 = grad * pw_conj(1 - weight)
         if _nf[1] is not None:
             _s = _node.weight_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                weight = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 weight = _s[0]
                 _vc = weight._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29592,7 +31687,11 @@ class LerpBackward1(Node):
             _o1 = grad * pw_conj(weight)
         if _nf[2] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29600,7 +31699,11 @@ class LerpBackward1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.end_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                end = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 end = _s[0]
                 _vc = end._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29700,19 +31803,28 @@ def _ag_lerp_Tensor(below, self, end, weight):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = end._vc
         except AttributeError:
             _n.end_ = _SV(end, False)
         else:
-            _n.end_ = (end, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and end.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.end_ = end  # at version 0, output 0: no tuple needed
+            else:
+                _n.end_ = (end, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, end, weight)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -29799,13 +31911,19 @@ def _ag_lerp__Tensor(below, self, end, weight):
         except AttributeError:
             _n.end_ = _SV(end, False)
         else:
-            _n.end_ = (end, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and end.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.end_ = end  # at version 0, output 0: no tuple needed
+            else:
+                _n.end_ = (end, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = weight._vc
         except AttributeError:
             _n.weight_ = _SV(weight, False)
         else:
-            _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and weight.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.weight_ = weight  # at version 0, output 0: no tuple needed
+            else:
+                _n.weight_ = (weight, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, end, weight)
     _rebase(self, _n)
@@ -29822,7 +31940,11 @@ class LogBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29876,7 +31998,10 @@ def _ag_log(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -29934,7 +32059,11 @@ class Log10Backward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -29988,7 +32117,10 @@ def _ag_log10(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30046,7 +32178,11 @@ class Log1PBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30100,7 +32236,10 @@ def _ag_log1p(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30158,7 +32297,11 @@ class Log2Backward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30212,7 +32355,10 @@ def _ag_log2(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30270,7 +32416,11 @@ class MaximumBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30278,7 +32428,11 @@ class MaximumBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30288,7 +32442,11 @@ class MaximumBackward0(Node):
             _o0 = pw_minmax_self_backward(grad, self, other, True)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30296,7 +32454,11 @@ class MaximumBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30373,13 +32535,19 @@ def _ag_maximum(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30403,7 +32571,11 @@ class FmaxBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30411,7 +32583,11 @@ class FmaxBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30421,7 +32597,11 @@ class FmaxBackward0(Node):
             _o0 = pw_fminmax_self_backward(grad, self, other, True)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30429,7 +32609,11 @@ class FmaxBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30506,13 +32690,19 @@ def _ag_fmax(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30536,7 +32726,11 @@ class MinimumBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30544,7 +32738,11 @@ class MinimumBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30554,7 +32752,11 @@ class MinimumBackward0(Node):
             _o0 = pw_minmax_self_backward(grad, self, other, False)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30562,7 +32764,11 @@ class MinimumBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30639,13 +32845,19 @@ def _ag_minimum(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30669,7 +32881,11 @@ class FminBackward0(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30677,7 +32893,11 @@ class FminBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30687,7 +32907,11 @@ class FminBackward0(Node):
             _o0 = pw_fminmax_self_backward(grad, self, other, False)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30695,7 +32919,11 @@ class FminBackward0(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30772,13 +33000,19 @@ def _ag_fmin(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -30802,7 +33036,11 @@ class NanToNumBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -30856,7 +33094,10 @@ def _ag_nan_to_num(below, self, nan, posinf, neginf):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, nan, posinf, neginf)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -31475,7 +33716,11 @@ class LogitBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -31535,7 +33780,10 @@ def _ag_logit(below, self, eps):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, eps)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -31684,7 +33932,11 @@ class SgnBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -31743,7 +33995,10 @@ def _ag_sgn(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -31803,7 +34058,11 @@ class SinBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -31857,7 +34116,10 @@ def _ag_sin(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -31915,7 +34177,11 @@ class SinhBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -31969,7 +34235,10 @@ def _ag_sinh(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -32500,14 +34769,17 @@ class AddcdivBackward0(Node):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
-            self_dtype = _node.self_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             _s = _node.tensor2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor2 = _s[0]
                 _vc = tensor2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -32515,14 +34787,17 @@ class AddcdivBackward0(Node):
             else:
                 tensor2 = _s.unpack(_node)
             value = _node.value_
-            tensor1_dtype = _node.tensor1_dtype
             _g = grad * pw_conj(value / tensor2)
-            if _g is not None and _g._dtype.category == 3 and tensor1_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'tensor1_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         if _nf[2] is not None:
             _s = _node.tensor1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor1 = _s[0]
                 _vc = tensor1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -32530,7 +34805,11 @@ class AddcdivBackward0(Node):
             else:
                 tensor1 = _s.unpack(_node)
             _s = _node.tensor2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor2 = _s[0]
                 _vc = tensor2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -32538,9 +34817,8 @@ class AddcdivBackward0(Node):
             else:
                 tensor2 = _s.unpack(_node)
             value = _node.value_
-            tensor2_dtype = _node.tensor2_dtype
             _g = -grad * pw_conj(value * tensor1 / (tensor2 * tensor2))
-            if _g is not None and _g._dtype.category == 3 and tensor2_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'tensor2_dtype', _REAL).category != 3:
                 _g = _g.real
             _o2 = _g
         return (_o0, _o1, _o2,)
@@ -32560,18 +34838,6 @@ class AddcdivBackward0(Node):
     @property
     def _saved_value(_node):
         return _node.value_
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
-
-    @property
-    def _saved_tensor1_dtype(_node):
-        return _node.tensor1_dtype
-
-    @property
-    def _saved_tensor2_dtype(_node):
-        return _node.tensor2_dtype
 
 
 def _ag_addcdiv(below, self, tensor1, tensor2, value):
@@ -32637,9 +34903,6 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
     _n = AddcdivBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
@@ -32650,14 +34913,24 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         except AttributeError:
             _n.tensor1_ = _SV(tensor1, False)
         else:
-            _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and tensor1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.tensor1_ = tensor1  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = tensor2._vc
         except AttributeError:
             _n.tensor2_ = _SV(tensor2, False)
         else:
-            _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and tensor2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.tensor2_ = tensor2  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, tensor1, tensor2, value)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+        _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+        _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -32746,13 +35019,19 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
         except AttributeError:
             _n.tensor1_ = _SV(tensor1, False)
         else:
-            _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and tensor1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.tensor1_ = tensor1  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = tensor2._vc
         except AttributeError:
             _n.tensor2_ = _SV(tensor2, False)
         else:
-            _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and tensor2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.tensor2_ = tensor2  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, tensor1, tensor2, value)
     _rebase(self, _n)
@@ -32768,14 +35047,17 @@ class AddcmulBackward0(Node):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
-            self_dtype = _node.self_dtype
             _g = grad
-            if _g is not None and _g._dtype.category == 3 and self_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'self_dtype', _REAL).category != 3:
                 _g = _g.real
             _o0 = _g
         if _nf[1] is not None:
             _s = _node.tensor2_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor2 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor2 = _s[0]
                 _vc = tensor2._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -32783,14 +35065,17 @@ class AddcmulBackward0(Node):
             else:
                 tensor2 = _s.unpack(_node)
             value = _node.value_
-            tensor1_dtype = _node.tensor1_dtype
             _g = grad * pw_conj(tensor2 * value)
-            if _g is not None and _g._dtype.category == 3 and tensor1_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'tensor1_dtype', _REAL).category != 3:
                 _g = _g.real
             _o1 = _g
         if _nf[2] is not None:
             _s = _node.tensor1_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                tensor1 = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 tensor1 = _s[0]
                 _vc = tensor1._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -32798,9 +35083,8 @@ class AddcmulBackward0(Node):
             else:
                 tensor1 = _s.unpack(_node)
             value = _node.value_
-            tensor2_dtype = _node.tensor2_dtype
             _g = grad * pw_conj(tensor1 * value)
-            if _g is not None and _g._dtype.category == 3 and tensor2_dtype.category != 3:
+            if _g is not None and _g._dtype.category == 3 and getattr(_node, 'tensor2_dtype', _REAL).category != 3:
                 _g = _g.real
             _o2 = _g
         return (_o0, _o1, _o2,)
@@ -32820,18 +35104,6 @@ class AddcmulBackward0(Node):
     @property
     def _saved_value(_node):
         return _node.value_
-
-    @property
-    def _saved_self_dtype(_node):
-        return _node.self_dtype
-
-    @property
-    def _saved_tensor1_dtype(_node):
-        return _node.tensor1_dtype
-
-    @property
-    def _saved_tensor2_dtype(_node):
-        return _node.tensor2_dtype
 
 
 def _ag_addcmul(below, self, tensor1, tensor2, value):
@@ -32897,9 +35169,6 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
     _n = AddcmulBackward0()
     _n._seq = _nseq()
     _n._next = (_e0, _e1, _e2,)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
-    _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     _n.value_ = value
     if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
         _n.tensor1_ = _SV(tensor1, False)
@@ -32910,14 +35179,24 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         except AttributeError:
             _n.tensor1_ = _SV(tensor1, False)
         else:
-            _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and tensor1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.tensor1_ = tensor1  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = tensor2._vc
         except AttributeError:
             _n.tensor2_ = _SV(tensor2, False)
         else:
-            _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and tensor2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.tensor2_ = tensor2  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     result = below(self, tensor1, tensor2, value)
+    if result._dtype.category == 3:  # a complex result: its real inputs take .real
+        _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+        _n.tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
+        _n.tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
         _m.requires_grad = True
@@ -33006,13 +35285,19 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
         except AttributeError:
             _n.tensor1_ = _SV(tensor1, False)
         else:
-            _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and tensor1.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.tensor1_ = tensor1  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor1_ = (tensor1, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
         try:
             _vc = tensor2._vc
         except AttributeError:
             _n.tensor2_ = _SV(tensor2, False)
         else:
-            _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
+            if _vc is None and tensor2.__class__ is _T and (_m2 is None or not _m2.output_nr):
+                _n.tensor2_ = tensor2  # at version 0, output 0: no tuple needed
+            else:
+                _n.tensor2_ = (tensor2, 0 if _vc is None else _vc[0], 0 if _m2 is None else _m2.output_nr)
     _n._input_meta = []
     below(self, tensor1, tensor2, value)
     _rebase(self, _n)
@@ -33167,7 +35452,11 @@ class NansumBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33233,7 +35522,10 @@ def _ag_nansum(below, self, dim, keepdim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -33407,7 +35699,11 @@ class NanmeanBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33473,7 +35769,10 @@ def _ag_nanmean(below, self, dim, keepdim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -33497,7 +35796,11 @@ class ProdBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33556,7 +35859,10 @@ def _ag_prod(below, self, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -33581,7 +35887,11 @@ class ProdBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33652,7 +35962,10 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -33751,7 +36064,11 @@ class MaxBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33810,7 +36127,10 @@ def _ag_max(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -33838,7 +36158,11 @@ class MaximumBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33846,7 +36170,11 @@ class MaximumBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33856,7 +36184,11 @@ class MaximumBackward0_1(Node):
             _o0 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33864,7 +36196,11 @@ class MaximumBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -33941,13 +36277,19 @@ def _ag_max_other(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34045,7 +36387,11 @@ class MinBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34104,7 +36450,10 @@ def _ag_min(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34132,7 +36481,11 @@ class MinimumBackward0_1(Node):
         _o0 = _o1 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34140,7 +36493,11 @@ class MinimumBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34150,7 +36507,11 @@ class MinimumBackward0_1(Node):
             _o0 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         if _nf[1] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34158,7 +36519,11 @@ class MinimumBackward0_1(Node):
             else:
                 self = _s.unpack(_node)
             _s = _node.other_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 other = _s[0]
                 _vc = other._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34235,13 +36600,19 @@ def _ag_min_other(below, self, other):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
         try:
             _vc = other._vc
         except AttributeError:
             _n.other_ = _SV(other, False)
         else:
-            _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
     result = below(self, other)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34265,7 +36636,11 @@ class AmaxBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34336,7 +36711,10 @@ def _ag_amax(below, self, dim, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34361,7 +36739,11 @@ class AminBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34432,7 +36814,10 @@ def _ag_amin(below, self, dim, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34456,7 +36841,11 @@ class AminmaxBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34532,7 +36921,10 @@ def _ag_aminmax(below, self, dim, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
     _n._input_meta = []
     if result[0] is not None:
@@ -34554,7 +36946,11 @@ class VarBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34614,7 +37010,10 @@ def _ag_var(below, self, unbiased):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34641,7 +37040,11 @@ class VarBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34713,7 +37116,10 @@ def _ag_var_dim(below, self, dim, unbiased, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34740,7 +37146,11 @@ class VarBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34812,7 +37222,10 @@ def _ag_var_correction(below, self, dim, correction, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34836,7 +37249,11 @@ class StdBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -34901,7 +37318,10 @@ def _ag_std(below, self, unbiased):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -34929,7 +37349,11 @@ class StdBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35006,7 +37430,10 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -35034,7 +37461,11 @@ class StdBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35111,7 +37542,10 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -35135,7 +37569,11 @@ class VarMeanBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35195,7 +37633,10 @@ def _ag_var_mean(below, self, unbiased):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
     _n._input_meta = []
     if result[0] is not None:
@@ -35217,7 +37658,11 @@ class VarMeanBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35289,7 +37734,10 @@ def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
     _n._input_meta = []
     if result[0] is not None:
@@ -35311,7 +37759,11 @@ class VarMeanBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35383,7 +37835,10 @@ def _ag_var_mean_correction(below, self, dim, correction, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
     _n._input_meta = []
     if result[0] is not None:
@@ -35402,7 +37857,11 @@ class StdMeanBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35467,7 +37926,10 @@ def _ag_std_mean(below, self, unbiased):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, unbiased)
     _n._input_meta = []
     if result[0] is not None:
@@ -35490,7 +37952,11 @@ class StdMeanBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35567,7 +38033,10 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, unbiased, keepdim)
     _n._input_meta = []
     if result[0] is not None:
@@ -35590,7 +38059,11 @@ class StdMeanBackward0_2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35667,7 +38140,10 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, correction, keepdim)
     _n._input_meta = []
     if result[0] is not None:
@@ -35688,7 +38164,11 @@ class MedianBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35747,7 +38227,10 @@ def _ag_median(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -35846,7 +38329,11 @@ class NanmedianBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -35905,7 +38392,10 @@ def _ag_nanmedian(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36152,7 +38642,11 @@ class NormBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36217,7 +38711,10 @@ def _ag_norm_Scalar(below, self, p):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36242,7 +38739,11 @@ class NormBackward1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36319,7 +38820,10 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dim, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36344,7 +38848,11 @@ class NormBackward2(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36409,7 +38917,10 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36434,7 +38945,11 @@ class NormBackward3(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36511,7 +39026,10 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, p, dim, keepdim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36536,7 +39054,11 @@ class LinalgVectorNormBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36613,7 +39135,10 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, ord, dim, keepdim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -36638,7 +39163,11 @@ class LogsumexpBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -36709,7 +39238,10 @@ def _ag_logsumexp(below, self, dim, keepdim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, keepdim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -37264,7 +39796,11 @@ class CumprodBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -37329,7 +39865,10 @@ def _ag_cumprod(below, self, dim, dtype):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim, dtype)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -37389,7 +39928,11 @@ class CummaxBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -37454,7 +39997,10 @@ def _ag_cummax(below, self, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
     _n._input_meta = []
     if result[0] is not None:
@@ -37472,7 +40018,11 @@ class CumminBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -37537,7 +40087,10 @@ def _ag_cummin(below, self, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
     _n._input_meta = []
     if result[0] is not None:
@@ -37556,7 +40109,11 @@ class LogcumsumexpBackward0(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -37621,7 +40178,10 @@ def _ag_logcumsumexp(below, self, dim):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self, dim)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()
@@ -37785,7 +40345,11 @@ class SortBackward0_1(Node):
         _o0 = None
         if _nf[0] is not None:
             _s = _node.self_
-            if _s.__class__ is tuple:
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
                 self = _s[0]
                 _vc = self._vc
                 if _vc is not None and _vc[0] != _s[1]:
@@ -37839,7 +40403,10 @@ def _ag_msort(below, self):
         except AttributeError:
             _n.self_ = _SV(self, False)
         else:
-            _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
     result = below(self)
     if result._ameta is None and result._base is None and _ag == 1:
         _m = result._ameta = _AM()

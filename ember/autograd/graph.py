@@ -394,7 +394,13 @@ def save(t, is_output=False):
 
 
 def unpack(s, node=None):
-    """The tensor behind a saved entry (tuple form or SavedVariable), version-checked."""
+    """The tensor behind a saved entry, version-checked. The generated kernels save a tensor bare
+    (saved at version 0, output 0), as (tensor, version, output_nr), or as a SavedVariable."""
+    if isinstance(s, TensorImpl):
+        vc = s._vc
+        if vc is not None and vc[0]:
+            raise_version_error((s, 0, 0))
+        return s
     if s.__class__ is tuple:
         t = s[0]
         vc = t._vc

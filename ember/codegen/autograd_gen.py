@@ -79,6 +79,15 @@ class Info:
                                  and n.rsplit("_", 1)[0] in self.tensor_args)
         self.saved_values = [n for n in self.argnames if n not in self.tensor_args and n in allnames]
         self.saved_outputs = [n for n in self.outnames if n in allnames]
+        # dtypes read only by a top-level handle_r_to_c(<dtype>, ...): a gradient reaching the node
+        # is complex only when its output is, so the kernel stores them only for a complex result
+        other_uses = set()
+        for _keys, expr in self.formulas:
+            rc = _split_r_to_c(expr)
+            inner = rc[1] if rc else expr
+            other_uses |= {n.id for n in ast.walk(ast.parse(inner, mode="eval")) if isinstance(n, ast.Name)}
+        self.r_to_c_only = [n for n in self.saved_meta if n.endswith("_dtype") and n not in other_uses
+                            and n.rsplit("_", 1)[0] not in self.list_args]
 
 
 def _slot(n):
@@ -161,7 +170,11 @@ def _emit_unpack(e, info, n, ind):
         e(f"{ind}{v} = _node.{_slot(n)}.unpack(_node)")
     else:  # the tuple form (tensor, version, output_nr), or a SavedVariable
         e(f"{ind}_s = _node.{_slot(n)}")
-        e(f"{ind}if _s.__class__ is tuple:")
+        e(f"{ind}if _s.__class__ is _T:  # saved at version 0")
+        e(f"{ind}    {v} = _s")
+        e(f"{ind}    if _s._vc is not None and _s._vc[0]:")
+        e(f"{ind}        _verr((_s, 0, 0))")
+        e(f"{ind}elif _s.__class__ is tuple:")
         e(f"{ind}    {v} = _s[0]")
         e(f"{ind}    _vc = {v}._vc")
         e(f"{ind}    if _vc is not None and _vc[0] != _s[1]:")
@@ -225,7 +238,7 @@ def emit_node(e, info):
             if n in names:
                 e(f"            {pyname(n)} = _node.{_slot(n)}")
         for n in info.saved_meta:
-            if n in names:
+            if n in names and n not in info.r_to_c_only:
                 e(f"            {n} = _node.{n}")
         if len(keys) == 1:
             k = keys[0]
@@ -237,7 +250,9 @@ def emit_node(e, info):
                     e(f"            {target[k]} = {expr}")
                 else:
                     e(f"            _g = {rc[1]}")
-                    e(f"            if _g is not None and _g._dtype.category == 3 and {rc[0]}.category != 3:")
+                    dt = (f"getattr(_node, {rc[0]!r}, _REAL)" if rc[0] in info.r_to_c_only
+                          else rc[0])  # (unset: the output and so the inputs were real)
+                    e(f"            if _g is not None and _g._dtype.category == 3 and {dt}.category != 3:")
                     e("                _g = _g.real")
                     e(f"            {target[k]} = _g")
         else:
@@ -269,6 +284,8 @@ def emit_node(e, info):
         e(f"        return _node.{_slot(n)}")
         e()
     for n in info.saved_meta:
+        if n in info.r_to_c_only:
+            continue
         e("    @property")
         e(f"    def _saved_{n}(_node):")
         e(f"        return _node.{n}")
@@ -336,9 +353,12 @@ def emit_kernel(e, info, decl, kind):
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         e(f"    _n._nlist = len({pyname(lst)})")
+    single_tensor = (kind != "inplace" and len(info.outnames) == 1 and info.decl.schema.returns
+                     and not info.decl.schema.returns[0].is_list)
+    deferred = info.r_to_c_only if single_tensor else []  # stored after the call, if complex
     for n in info.saved_meta:
-        src = info.list_args
-        e(f"    _n.{n} = {_meta_expr(n, src)}")
+        if n not in deferred:
+            e(f"    _n.{n} = {_meta_expr(n, info.list_args)}")
     for n in info.saved_values:
         e(f"    _n.{_slot(n)} = {pyname(n)}")
     plain = []  # saved inputs that take the inline tuple form
@@ -365,7 +385,11 @@ def emit_kernel(e, info, decl, kind):
             e("        except AttributeError:")
             e(f"            _n.{_slot(n)} = _SV({v}, False)")
             e("        else:")
-            e(f"            _n.{_slot(n)} = ({v}, 0 if _vc is None else _vc[0], 0 if {m} is None else {m}.output_nr)")
+            e(f"            if _vc is None and {v}.__class__ is _T and ({m} is None or not {m}.output_nr):")
+            e(f"                _n.{_slot(n)} = {v}  # at version 0, output 0: no tuple needed")
+            e("            else:")
+            e(f"                _n.{_slot(n)} = ({v}, 0 if _vc is None else _vc[0], "
+              f"0 if {m} is None else {m}.output_nr)")
     if inplace:
         e("    _n._input_meta = []")
         e(f"    {call}")
@@ -375,6 +399,10 @@ def emit_kernel(e, info, decl, kind):
         e(f"    return {params[0]}")
     else:
         e(f"    result = {call}")
+        if deferred:
+            e("    if result._dtype.category == 3:  # a complex result: its real inputs take .real")
+            for n in deferred:
+                e(f"        _n.{n} = {_meta_expr(n, info.list_args)}")
         if len(info.outnames) == 1:
             if info.decl.schema.returns and info.decl.schema.returns[0].is_list:
                 e("    _n._input_meta = []")
@@ -415,6 +443,7 @@ from ember.autograd.meta import _WITH_AUTOGRAD as _WAG, AutogradMeta as _AM, wit
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
     rebase_history as _rebase
 from ember.core import tls as _tls
+from ember.core.dtype import float32 as _REAL
 from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 

@@ -168,9 +168,26 @@ def main():
     return text
 
 
+def write(text):
+    """Replace this script's part of BENCHMARKS.md (from its "Machine:" line to the training-steps
+    section that benchmarks/train_steps.py fills), keeping the header and the later sections."""
+    path = os.path.join(ROOT, "BENCHMARKS.md")
+    try:
+        with open(path) as f:
+            old = f.read()
+    except FileNotFoundError:
+        old = ""
+    start, end = old.find("Machine: "), old.find("### Training steps")
+    if start < 0:
+        new = ("# Benchmarks\n\nCommand: `python benchmarks/run.py --write` (inside `.venv`, after "
+               "`bash bin/test` has installed the test extras).\n\n" + text)
+    else:
+        new = old[:start] + text + ("\n" + old[end:] if end > start else "")
+    with open(path, "w") as f:
+        f.write(new)
+
+
 if __name__ == "__main__":
     text = main()
     if "--write" in sys.argv:
-        with open(os.path.join(ROOT, "BENCHMARKS.md"), "w") as f:
-            f.write("# Benchmarks\n\nCommand: `python benchmarks/run.py --write` (inside `.venv`, after "
-                    "`bash bin/test` has installed the test extras).\n\n" + text)
+        write(text)

@@ -3,22 +3,16 @@ from ember.autograd.graph import _Handle, grad_accumulator
 from ember.autograd.meta import autograd_key_bit, get_meta
 
 
-_autograd_backward = _run_backward = None
+_autograd_backward = _backward_fast = None
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    global _autograd_backward, _run_backward
+    global _autograd_backward, _backward_fast
     if _autograd_backward is None:
         from ember import autograd
-        from ember.autograd.engine import run_backward
-        _autograd_backward, _run_backward = autograd.backward, run_backward
-    if (inputs is None and not create_graph and gradient.__class__ is self.__class__
-            and gradient._shape == self._shape and self._base is None):
-        # the common loss.backward(g) from a non-view result: straight to the engine
-        m = self._ameta
-        if m is not None and m.grad_fn is not None:
-            _run_backward([(m.grad_fn, m.output_nr)], [gradient], bool(retain_graph), False)
-            return
+        _autograd_backward, _backward_fast = autograd.backward, autograd._backward_fast
+    if inputs is None and not create_graph and _backward_fast(self, gradient, retain_graph):
+        return  # the common loss.backward(g): straight to the engine
     _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 

@@ -48,18 +48,31 @@ def _root_edges(outputs):
     return edges
 
 
+def _backward_fast(t, g, retain_graph):
+    """The common t.backward(g) without create_graph or inputs: one tensor, a gradient of its class
+    and shape, straight to the engine. Returns False (nothing done) for anything else."""
+    if g.__class__ is not t.__class__ or g._shape != t._shape:
+        return False
+    m = t._ameta
+    if m is not None and m.grad_fn is not None and t._base is None:
+        e = (m.grad_fn, m.output_nr)
+    else:
+        from ember.autograd.graph import edge
+        e = edge(t)
+        if e is None:
+            return False  # the general path raises torch's error
+    from ember.autograd.engine import run_backward
+    run_backward([e], [g], bool(retain_graph), False)
+    return True
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
     from ember.autograd.engine import run_backward
     from ember.autograd.graph import edge
     if (inputs is None and grad_variables is None and not create_graph and grad_tensors is not None
-            and type(tensors) is type(grad_tensors) and hasattr(tensors, "_ameta")):
-        # the common t.backward(g): one output, one gradient of the same shape
-        if tuple(grad_tensors._shape) == tuple(tensors._shape):
-            e = edge(tensors)
-            if e is not None:
-                run_backward([e], [grad_tensors], bool(retain_graph), False)
-                return
+            and hasattr(tensors, "_ameta") and _backward_fast(tensors, grad_tensors, retain_graph)):
+        return
     outputs = _tensors(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables

@@ -117,8 +117,9 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's exact name: programs compare it
 
-    def __init__(self, variable):
-        Node.__init__(self)
+    def __init__(self, variable):  # Node.__init__'s fields set here: one call per leaf per graph
+        self._seq = next_seq()
+        self._next = ()
         self.variable = variable
         self._input_meta = [(variable._shape, variable._dtype, variable._device)]
 
@@ -159,11 +160,7 @@ def grad_accumulator(t):
     ref = m.grad_accumulator
     acc = ref() if ref is not None else None
     if acc is None:
-        acc = _new(AccumulateGrad)  # AccumulateGrad(t) without two __init__ calls: once per leaf per graph
-        acc._seq = next_seq()
-        acc._next = ()
-        acc.variable = t
-        acc._input_meta = [(t._shape, t._dtype, t._device)]
+        acc = AccumulateGrad(t)
         m.grad_accumulator = weakref.ref(acc)
     return acc
 

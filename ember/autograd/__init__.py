@@ -4,10 +4,11 @@ from ember.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabl
 
 
 def _tensors(x):
+    from ember.autograd.graph import GradientEdge
     from ember.core.tensor_impl import TensorImpl
     if x is None:
         return ()
-    if isinstance(x, TensorImpl):
+    if isinstance(x, TensorImpl) or x.__class__ is GradientEdge:
         return (x,)
     return tuple(x)
 
@@ -108,7 +109,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     import ember
     from ember.autograd.engine import run_backward
     from ember.autograd.graph import edge
-    single = not isinstance(inputs, (list, tuple))
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if allow_unused is None:
@@ -138,7 +138,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not create_graph:
             v = v.detach()
         res.append(v)
-    return tuple(res) if not single or True else res[0]
+    return tuple(res)  # always a tuple, one entry per input, as torch returns
 
 
 from ember.autograd import graph  # noqa: E402,F401
@@ -146,3 +146,5 @@ from ember.autograd.function import Function, FunctionCtx, once_differentiable  
 from ember.autograd.anomaly import (detect_anomaly, is_anomaly_enabled, set_detect_anomaly)  # noqa: E402,F401
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 from ember.autograd import functional  # noqa: E402,F401
+from ember.autograd.grad_mode import set_multithreading_enabled  # noqa: E402,F401
+from ember.autograd.variable import Variable  # noqa: E402,F401

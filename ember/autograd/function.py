@@ -1,5 +1,6 @@
 """ember.autograd.Function: user-defined forward/backward (torch/autograd/function.py)."""
 import functools
+import inspect
 
 from ember.autograd.graph import Node, SavedVariable, edge, set_history
 from ember.core import tls
@@ -103,8 +104,19 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Override it to write forward(*args) without ctx (PyTorch 2's style): apply then calls
+        setup_context(ctx, inputs, output) to save what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        setup = cls.setup_context is not Function.setup_context
+        if setup:  # forward(*args): bind keyword and default arguments to positions, as torch does
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, {}
         node = cls._backward_cls()
         Node.__init__(node)
         node._cls = cls
@@ -114,7 +126,11 @@ class Function(metaclass=FunctionMeta):
         node.needs_input_grad = needs
         record = _state.grad_enabled and any(needs)
         with _grad_mode(False):
-            out = cls.forward(node, *args, **kwargs)
+            if setup:
+                out = cls.forward(*args)
+                cls.setup_context(node, args, out)
+            else:
+                out = cls.forward(node, *args, **kwargs)
         if not record:
             return out
         edges = []

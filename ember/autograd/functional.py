@@ -83,3 +83,34 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         res = tuple(r.detach() for r in res)
         outs = tuple(o.detach() for o in outs)
     return (outs[0] if osingle else outs), (res[0] if osingle else res)
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), v^T H) for a function with a single-element output (torch.autograd.functional.vhp)."""
+    inputs, single = _tup(inputs)
+    with ember.enable_grad():
+        xs = _prep(inputs, create_graph)
+        out = func(*xs)
+        if not isinstance(out, ember.Tensor) or out.numel() != 1:
+            raise RuntimeError("The Tensor returned by the function given to hessian should contain a single element")
+        g = ember.autograd.grad(out, xs, create_graph=True, allow_unused=True)
+        if v is None:
+            if sum(x.numel() for x in xs) != 1:
+                raise RuntimeError("The vector v can only be None if the input to the user-provided function "
+                                   "is a single Tensor with a single element.")
+            v = tuple(ember.ones_like(x) for x in xs)
+        vs, _ = _tup(v)
+        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi.requires_grad]
+        res = ember.autograd.grad([p[0] for p in pairs], xs, [p[1] for p in pairs], create_graph=create_graph,
+                                  allow_unused=True) if pairs else (None,) * len(xs)
+    res = tuple(ember.zeros_like(x) if r is None else r for x, r in zip(xs, res))
+    if not create_graph:
+        out = out.detach()
+        res = tuple(r.detach() for r in res)
+    return out, (res[0] if single else res)
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """(func(inputs), H v). The Hessian of a twice-differentiable function is symmetric, so H v is the
+    v^T H that vhp computes (torch reaches the same numbers through a double-backward trick)."""
+    return vhp(func, inputs, v, create_graph, strict)

@@ -90,3 +90,20 @@ class inference_mode(_DecoratorContextManager):
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """Accepted for torch's API. ember's engine runs backward on the calling thread in every mode,
+    so there is nothing to switch."""
+
+    def __init__(self, mode):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *a):
+        pass
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

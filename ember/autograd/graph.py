@@ -3,6 +3,7 @@ AccumulateGrad, and how results get their history (torch/csrc/autograd/{function
 
 An edge is a `(node, input_nr)` tuple or None for an input that needs no gradient.
 """
+import collections
 import itertools
 import sys
 import weakref
@@ -165,8 +166,30 @@ def grad_accumulator(t):
     return acc
 
 
+class GradientEdge(collections.namedtuple("GradientEdge", ["node", "output_nr", "ownership_token"],
+                                          defaults=[None])):
+    """An edge of the graph (torch.autograd.graph.GradientEdge): autograd.grad accepts it in place of
+    a tensor, for gradients with respect to a node's output."""
+
+
+def get_gradient_edge(tensor):
+    e = edge(tensor)
+    if e is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    return GradientEdge(e[0], e[1])
+
+
+def increment_version(tensor):
+    """Bump the tensor's version counter, as an in-place change would (for writes autograd cannot see)."""
+    for t in (tensor,) if isinstance(tensor, TensorImpl) else tensor:
+        t._bump_version()
+
+
 def edge(t):
     """The edge a gradient for tensor `t` flows along, or None (numbers, tensors without grad)."""
+    if t.__class__ is GradientEdge:
+        return (t.node, t.output_nr)
     try:
         m = t._ameta
     except AttributeError:

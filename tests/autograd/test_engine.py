@@ -294,7 +294,7 @@ def test_checkpoint_recomputes():
         calls.append(1)
         return x * x * 2
     x = ember.tensor([1.0, 3.0], requires_grad=True)
-    y = checkpoint(seg, x)
+    y = checkpoint(seg, x, use_reentrant=True)
     y.backward(ember.tensor([1.0, 1.0]))
     assert len(calls) == 2 and x.grad.tolist() == [4.0, 12.0]
 
@@ -310,3 +310,97 @@ def test_torch_gradients_match_simple():
     ea, ta = make_pair((3, 4), "float64", rng, "transposed")
     eb, tb = make_pair((4,), "float64", rng)
     compare_grads(lambda L, a, b: (a * b - a) * a, [ea, eb], [ta, tb])
+
+
+def _scale_function(lib, log):
+    class Scale(lib.autograd.Function):
+        @staticmethod
+        def forward(x, k=2.0):
+            log.append(("forward", lib.is_grad_enabled()))
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            log.append(("setup", type(inputs).__name__, len(inputs), tuple(output.shape), lib.is_grad_enabled()))
+            ctx.save_for_backward(inputs[0])
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * ctx.k + x * 0, None
+    return Scale
+
+
+def test_function_setup_context_style_like_torch():
+    # PyTorch 2's style: forward(*args) without ctx, then setup_context(ctx, inputs, output), with
+    # keyword and default arguments bound to positions
+    out = {}
+    for lib in (ember, torch):
+        log = []
+        Scale = _scale_function(lib, log)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x)
+        y.sum().backward()
+        z = Scale.apply(x, k=3.0)
+        with lib.no_grad():
+            n = Scale.apply(x)
+        out[lib] = (log, y.grad_fn.name(), x.grad.tolist(), z.tolist(), n.requires_grad,
+                    Scale.apply(lib.ones(2)).requires_grad)
+    assert out[ember] == out[torch]
+
+
+def test_function_without_setup_context_says_so():
+    class F(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+    with pytest.raises(NotImplementedError, match="setup_context is not implemented"):
+        ember.autograd.Function.setup_context(None, (), None)
+    assert F.apply(ember.ones(1)).tolist() == [1.0]
+
+
+def test_gradient_edges_like_torch():
+    out = {}
+    for lib in (ember, torch):
+        G = lib.autograd.graph
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        e = G.get_gradient_edge(y)
+        (gy,) = lib.autograd.grad((y * y).sum(), e)  # d/dy, through the edge
+        out[lib] = (e.node.name(), e.output_nr, e.ownership_token, G.get_gradient_edge(x).node.name(),
+                    gy.tolist(), isinstance(e, tuple))
+    assert out[ember] == out[torch]
+    same_error(lambda L: L.autograd.graph.get_gradient_edge(L.ones(2)))
+
+
+def test_variable_increment_version_and_multithreading_flag():
+    for lib in (ember, torch):
+        V = lib.autograd.Variable
+        t = lib.ones(2)
+        v = V(t, requires_grad=True)
+        assert v.requires_grad and v.is_leaf and v is not t and isinstance(t, V) and not V(t).requires_grad
+        assert v.data_ptr() == t.data_ptr()
+        before = t._version
+        lib.autograd.graph.increment_version(t)
+        assert t._version == before + 1
+        with lib.autograd.set_multithreading_enabled(False):
+            pass
+    same_error(lambda L: L.autograd.Variable([1, 2]))
+
+
+def test_vhp_hvp_like_torch():
+    def f(lib):
+        return lambda x, y: (x ** 3 * y).sum() + (y.sin() * x).sum()
+    res = {}
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        y = lib.tensor([0.5, -1.0], dtype=lib.float64)
+        v = (lib.tensor([1.0, 0.5], dtype=lib.float64), lib.tensor([-1.0, 2.0], dtype=lib.float64))
+        a = lib.autograd.functional.vhp(f(lib), (x, y), v)
+        b = lib.autograd.functional.hvp(f(lib), (x, y), v)
+        c = lib.autograd.functional.vhp(lambda z: (z ** 3).sum(), lib.tensor([3.0], dtype=lib.float64))
+        res[lib] = [a[0].item()] + [t.tolist() for t in a[1]] + [b[0].item()] + [t.tolist() for t in b[1]] + \
+            [c[0].item(), c[1].tolist()]
+    assert np.allclose(np.concatenate([np.ravel(r) for r in res[ember]]),
+                       np.concatenate([np.ravel(r) for r in res[torch]]))

@@ -51,17 +51,17 @@ def nll_loss_nd(self, target, weight=None, reduction=_MEAN, ignore_index=-100):
     if nd != 1 and self._shape[0] != target._shape[0] if target.dim() else nd != 1:
         raise ValueError(f"Expected input batch_size ({self._shape[0]}) to match target "
                          f"batch_size ({target._shape[0] if target.dim() else 1}).")
+    # through nll_loss / nll_loss2d, as torch's nll_loss_nd: autocast lists those names (fp32)
     if nd <= 2:
-        return _nn().nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+        return _nn().nll_loss(self, target, weight, reduction, ignore_index)
     if nd == 4:
-        return _nn().nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+        return _nn().nll_loss2d(self, target, weight, reduction, ignore_index)
     n, c = self._shape[0], self._shape[1]
     expected = (n,) + tuple(self._shape[2:])
     if tuple(target._shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(target._shape)}")
     x = self.reshape(n, c, 1, -1)
-    out = _nn().nll_loss2d_forward(x, target.reshape(n, 1, -1), weight, reduction,
-                                   ignore_index)[0]
+    out = _nn().nll_loss2d(x, target.reshape(n, 1, -1), weight, reduction, ignore_index)
     if reduction == 0:
         return out.view(expected)
     return out

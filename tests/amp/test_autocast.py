@@ -32,6 +32,21 @@ CASES = {
     "relu": lambda L, a, b, v: a.relu(),
     "mean": lambda L, a, b, v: a.mean(),
     "var": lambda L, a, b, v: a.var(),
+    # losses (fp32 list), reached through the nn.functional entry points
+    "nll_loss": lambda L, a, b, v: L.nn.functional.nll_loss(a, L.tensor([0, 1, 2, 3])),
+    "nll_loss_4d": lambda L, a, b, v: L.nn.functional.nll_loss(a.reshape(1, 4, 2, 2), L.zeros(1, 2, 2, dtype=L.long)),
+    "nll_loss_3d": lambda L, a, b, v: L.nn.functional.nll_loss(a.reshape(1, 4, 4), L.zeros(1, 4, dtype=L.long)),
+    "cross_entropy": lambda L, a, b, v: L.nn.functional.cross_entropy(a, L.tensor([0, 1, 2, 3])),
+    "mse_loss": lambda L, a, b, v: L.nn.functional.mse_loss(a, b),
+    "l1_loss": lambda L, a, b, v: L.nn.functional.l1_loss(a, b),
+    "smooth_l1_loss": lambda L, a, b, v: L.nn.functional.smooth_l1_loss(a, b),
+    "huber_loss": lambda L, a, b, v: L.nn.functional.huber_loss(a, b),
+    "kl_div": lambda L, a, b, v: L.nn.functional.kl_div(a, b.softmax(0), reduction="batchmean"),
+    "bce_with_logits": lambda L, a, b, v: L.nn.functional.binary_cross_entropy_with_logits(a, b.sigmoid()),
+    "linear": lambda L, a, b, v: L.nn.functional.linear(a, b, v),
+    "conv2d": lambda L, a, b, v: L.nn.functional.conv2d(a[None, None], b[None, None, :2, :2]),
+    "layer_norm": lambda L, a, b, v: L.nn.functional.layer_norm(a, (4,)),
+    "inverse": lambda L, a, b, v: L.inverse(a + 4 * L.eye(4, dtype=a.dtype)),
 }
 
 

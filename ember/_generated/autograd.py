@@ -26,6 +26,7 @@ from ember.autograd.formulas_nn_spatial import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_pointwise import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_reduction import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_shape import *  # noqa: F401,F403,E402
+from ember.autograd.formulas_special import *  # noqa: F401,F403,E402
 
 class AddBackward0(Node):
     __slots__ = ('other_dtype', 'self_dtype', 'alpha_')
@@ -41986,5 +41987,3191 @@ def _ag_triu_(below, self, diagonal):
     _rebase(self, _n)
     return self
 
+class LgammaBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * self.digamma()
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_lgamma(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = LgammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_lgamma_(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _check_inplace(self)
+    _n = LgammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class LgammaBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'LgammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * self.digamma()
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_gammaln(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = LgammaBackward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class DigammaBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * ember.polygamma(1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_digamma(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = DigammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_digamma_(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _check_inplace(self)
+    _n = DigammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class DigammaBackward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'DigammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * ember.polygamma(1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_psi(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = DigammaBackward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class DigammaBackward0_2(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'DigammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * ember.polygamma(1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_digamma(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = DigammaBackward0_2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class PolygammaBackward0(Node):
+    __slots__ = ('self_', 'n_')
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            n = _node.n_
+            _o0 = grad * ember.polygamma(n + 1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_n(_node):
+        return _node.n_
+
+
+def _ag_polygamma(below, n, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(n, self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(n, self)
+    _n = PolygammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.n_ = n
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(n, self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class PolygammaBackward0_1(Node):
+    __slots__ = ('self_', 'n_')
+
+    def name(_node):
+        return 'PolygammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            n = _node.n_
+            _o0 = grad * ember.polygamma(n + 1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_n(_node):
+        return _node.n_
+
+
+def _ag_polygamma_(below, self, n):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, n)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, n)
+    _check_inplace(self)
+    _n = PolygammaBackward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.n_ = n
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self, n)
+    _rebase(self, _n)
+    return self
+
+class PolygammaBackward0_2(Node):
+    __slots__ = ('self_', 'n_')
+
+    def name(_node):
+        return 'PolygammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            n = _node.n_
+            _o0 = grad * ember.polygamma(n + 1, self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_n(_node):
+        return _node.n_
+
+
+def _ag_special_polygamma(below, n, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(n, self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(n, self)
+    _n = PolygammaBackward0_2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.n_ = n
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(n, self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class MvlgammaBackward0(Node):
+    __slots__ = ('self_', 'p_')
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            p = _node.p_
+            _o0 = sp_mvlgamma_backward(grad, self, p)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+
+def _ag_mvlgamma(below, self, p):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, p)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, p)
+    _n = MvlgammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.p_ = p
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, p)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_mvlgamma_(below, self, p):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, p)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, p)
+    _check_inplace(self)
+    _n = MvlgammaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.p_ = p
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self, p)
+    _rebase(self, _n)
+    return self
+
+class MvlgammaBackward0_1(Node):
+    __slots__ = ('self_', 'p_')
+
+    def name(_node):
+        return 'MvlgammaBackward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            p = _node.p_
+            _o0 = sp_mvlgamma_backward(grad, self, p)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_p(_node):
+        return _node.p_
+
+
+def _ag_special_multigammaln(below, self, p):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, p)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, p)
+    _n = MvlgammaBackward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.p_ = p
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, p)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class I0Backward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * ember.special.i1(self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_i0(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = I0Backward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_i0_(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _check_inplace(self)
+    _n = I0Backward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self)
+    _rebase(self, _n)
+    return self
+
+class I0Backward0_1(Node):
+    __slots__ = ('self_',)
+
+    def name(_node):
+        return 'I0Backward0'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * ember.special.i1(self)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_i0(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = I0Backward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialI0EBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _o0 = grad * (ember.special.i1e(self) - self.sgn() * result)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.result_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_result(_node):
+        return _unpack(_node.result_)
+
+
+def _ag_special_i0e(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialI0EBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SpecialI1Backward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _o0 = sp_i1_backward(grad, self, result, False)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.result_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_result(_node):
+        return _unpack(_node.result_)
+
+
+def _ag_special_i1(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialI1Backward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SpecialI1EBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _o0 = sp_i1_backward(grad, self, result, True)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.result_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_result(_node):
+        return _unpack(_node.result_)
+
+
+def _ag_special_i1e(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialI1EBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SpecialEntrBackward0(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * (-(1 + self.log()))
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_entr(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialEntrBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class MulBackward1(Node):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _o0 = grad * SP_1_SQRT_2PI * (self * self * -0.5).exp()
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+
+def _ag_special_ndtr(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = MulBackward1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialNdtriBackward0(Node):
+    __slots__ = ('result_',)
+    _saved_tensors_names = ('result',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            result = _node.result_.unpack(_node)
+            _o0 = grad * SP_SQRT_2PI * (result.square() / 2).exp()
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.result_ = _FREED
+
+    @property
+    def _saved_result(_node):
+        return _unpack(_node.result_)
+
+
+def _ag_special_ndtri(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialNdtriBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SpecialLogNdtrBackward0(Node):
+    __slots__ = ('self_', 'result_')
+    _saved_tensors_names = ('self', 'result')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            result = _node.result_.unpack(_node)
+            _o0 = grad * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp()
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.result_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_result(_node):
+        return _unpack(_node.result_)
+
+
+def _ag_special_log_ndtr(below, self):
+    _ag = _st.ag
+    if not _ag:
+        return below(self)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self)
+    _n = SpecialLogNdtrBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    _n.result_ = _SV(result, True)
+    return result
+
+class XlogyBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
+        if _nf[1] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o1 = grad * self / other
+        return (_o0, _o1,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.other_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+
+def _ag_xlogy_Tensor(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    try:
+        _m1 = other._ameta
+    except AttributeError:
+        _m1 = None
+    if _m1 is None:
+        _e1 = None
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
+    else:
+        _e1 = _edge(other)
+    if _e0 is None and _e1 is None:
+        return below(self, other)
+    _n = XlogyBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0, _e1,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_xlogy__Tensor(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    try:
+        _m1 = other._ameta
+    except AttributeError:
+        _m1 = None
+    if _m1 is None:
+        _e1 = None
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
+    else:
+        _e1 = _edge(other)
+    if _e0 is None and _e1 is None:
+        return below(self, other)
+    _check_inplace(self)
+    _n = XlogyBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0, _e1,)
+    _n.self_ = _save(_clone_nograd(self))
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+    _n._input_meta = []
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class XlogyBackward1(Node):
+    __slots__ = ('other_', 'self_')
+    _saved_tensors_names = ('other',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            self = _node.self_
+            _o0 = grad * self / other
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.other_ = _FREED
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+
+def _ag_xlogy_Scalar_Self(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = other._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif other._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(other)
+    if _e0 is None:
+        return below(self, other)
+    _n = XlogyBackward1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = self
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class XlogyBackward2(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            other = _node.other_
+            _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _node.other_
+
+
+def _ag_xlogy_Scalar_Other(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, other)
+    _n = XlogyBackward2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.other_ = other
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+def _ag_xlogy__Scalar_Other(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, other)
+    _check_inplace(self)
+    _n = XlogyBackward2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.other_ = other
+    _n.self_ = _save(_clone_nograd(self))
+    _n._input_meta = []
+    below(self, other)
+    _rebase(self, _n)
+    return self
+
+class XlogyBackward0_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'XlogyBackward0'
+    _saved_tensors_names = ('self', 'other')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
+        if _nf[1] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o1 = grad * self / other
+        return (_o0, _o1,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.other_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+
+def _ag_special_xlogy(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    try:
+        _m1 = other._ameta
+    except AttributeError:
+        _m1 = None
+    if _m1 is None:
+        _e1 = None
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
+    else:
+        _e1 = _edge(other)
+    if _e0 is None and _e1 is None:
+        return below(self, other)
+    _n = XlogyBackward0_1()
+    _n._seq = _nseq()
+    _n._next = (_e0, _e1,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class XlogyBackward1_1(Node):
+    __slots__ = ('other_', 'self_')
+
+    def name(_node):
+        return 'XlogyBackward1'
+    _saved_tensors_names = ('other',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            self = _node.self_
+            _o0 = grad * self / other
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.other_ = _FREED
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+
+def _ag_special_xlogy_self_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = other._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif other._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(other)
+    if _e0 is None:
+        return below(self, other)
+    _n = XlogyBackward1_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = self
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class XlogyBackward2_1(Node):
+    __slots__ = ('self_', 'other_')
+
+    def name(_node):
+        return 'XlogyBackward2'
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            other = _node.other_
+            _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _node.other_
+
+
+def _ag_special_xlogy_other_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, other)
+    _n = XlogyBackward2_1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.other_ = other
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialXlog1PyBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o0 = sp_xlog_self_backward(ember.special.xlog1py, grad, self, other, -1.0)
+        if _nf[1] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o1 = grad * self / (other + 1)
+        return (_o0, _o1,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.other_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+
+def _ag_special_xlog1py(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    try:
+        _m1 = other._ameta
+    except AttributeError:
+        _m1 = None
+    if _m1 is None:
+        _e1 = None
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
+    else:
+        _e1 = _edge(other)
+    if _e0 is None and _e1 is None:
+        return below(self, other)
+    _n = SpecialXlog1PyBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0, _e1,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialXlog1PyBackward1(Node):
+    __slots__ = ('other_', 'self_')
+    _saved_tensors_names = ('other',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            self = _node.self_
+            _o0 = grad * self / (other + 1)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.other_ = _FREED
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+
+def _ag_special_xlog1py_self_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = other._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif other._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(other)
+    if _e0 is None:
+        return below(self, other)
+    _n = SpecialXlog1PyBackward1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = self
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialXlog1PyBackward2(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            other = _node.other_
+            _o0 = sp_xlog_self_backward(ember.special.xlog1py, grad, self, other, -1.0)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _node.other_
+
+
+def _ag_special_xlog1py_other_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, other)
+    _n = SpecialXlog1PyBackward2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.other_ = other
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialZetaBackward0(Node):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = not_implemented("zeta")
+        if _nf[1] is not None:
+            _s = _node.self_
+            if _s.__class__ is _T:  # saved at version 0
+                self = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                self = _s[0]
+                _vc = self._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                self = _s.unpack(_node)
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            _o1 = grad * -self * ember.special.zeta(self + 1.0, other)
+        return (_o0, _o1,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.self_ = _node.other_ = _FREED
+
+    @property
+    def _saved_self(_node):
+        return _unpack(_node.self_)
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+
+def _ag_special_zeta(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    try:
+        _m1 = other._ameta
+    except AttributeError:
+        _m1 = None
+    if _m1 is None:
+        _e1 = None
+    elif other._base is None:
+        _f = _m1.grad_fn
+        if _f is not None:
+            _e1 = (_f, _m1.output_nr)
+        elif _m1.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m1.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e1 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e1 = None
+    else:
+        _e1 = _edge(other)
+    if _e0 is None and _e1 is None:
+        return below(self, other)
+    _n = SpecialZetaBackward0()
+    _n._seq = _nseq()
+    _n._next = (_e0, _e1,)
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.self_ = _SV(self, False)
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = self._vc
+        except AttributeError:
+            _n.self_ = _SV(self, False)
+        else:
+            if _vc is None and self.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.self_ = self  # at version 0, output 0: no tuple needed
+            else:
+                _n.self_ = (self, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m1 is None or not _m1.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m1 is None else _m1.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialZetaBackward1(Node):
+    __slots__ = ('other_', 'self_')
+    _saved_tensors_names = ('other',)
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _s = _node.other_
+            if _s.__class__ is _T:  # saved at version 0
+                other = _s
+                if _s._vc is not None and _s._vc[0]:
+                    _verr((_s, 0, 0))
+            elif _s.__class__ is tuple:
+                other = _s[0]
+                _vc = other._vc
+                if _vc is not None and _vc[0] != _s[1]:
+                    _verr(_s)
+            else:
+                other = _s.unpack(_node)
+            self = _node.self_
+            _o0 = grad * -self * ember.special.zeta(self + 1.0, other)
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+        _node.other_ = _FREED
+
+    @property
+    def _saved_other(_node):
+        return _unpack(_node.other_)
+
+    @property
+    def _saved_self(_node):
+        return _node.self_
+
+
+def _ag_special_zeta_self_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = other._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif other._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(other)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(other)
+    if _e0 is None:
+        return below(self, other)
+    _n = SpecialZetaBackward1()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    _n.self_ = self
+    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable
+        _n.other_ = _SV(other, False)
+    else:
+        try:
+            _vc = other._vc
+        except AttributeError:
+            _n.other_ = _SV(other, False)
+        else:
+            if _vc is None and other.__class__ is _T and (_m0 is None or not _m0.output_nr):
+                _n.other_ = other  # at version 0, output 0: no tuple needed
+            else:
+                _n.other_ = (other, 0 if _vc is None else _vc[0], 0 if _m0 is None else _m0.output_nr)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
+class SpecialZetaBackward2(Node):
+    __slots__ = ()
+    _saved_tensors_names = ()
+    _saves = False
+    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call
+
+    def apply(_node, grads):
+        grad = grads[0]
+        _nf = _node._next
+        _o0 = None
+        if _nf[0] is not None:
+            _o0 = not_implemented("zeta")
+        return (_o0,)
+
+    def release_variables(_node):
+        _node._released = True
+
+
+def _ag_special_zeta_other_scalar(below, self, other):
+    _ag = _st.ag
+    if not _ag:
+        return below(self, other)
+    try:
+        _m0 = self._ameta
+    except AttributeError:
+        _m0 = None
+    if _m0 is None:
+        _e0 = None
+    elif self._base is None:
+        _f = _m0.grad_fn
+        if _f is not None:
+            _e0 = (_f, _m0.output_nr)
+        elif _m0.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it
+            _f = _m0.grad_accumulator
+            _f = _f() if _f is not None else None
+            _e0 = (_f, 0) if _f is not None else _edge(self)
+        else:
+            _e0 = None
+    else:
+        _e0 = _edge(self)
+    if _e0 is None:
+        return below(self, other)
+    _n = SpecialZetaBackward2()
+    _n._seq = _nseq()
+    _n._next = (_e0,)
+    result = below(self, other)
+    if result._ameta is None and result._base is None and _ag == 1:
+        _m = result._ameta = _AM()
+        _m.requires_grad = True
+        _m.grad_fn = _n
+        result._keys = _WAG.get(result._keys) or _wag(result)
+        _n._input_meta = [(result._shape, result._dtype, result._device)]
+    else:
+        _n._input_meta = []
+        _sh(result, _n)
+    return result
+
 from ember.autograd.views import out_kernel as _out_kernel  # noqa: E402
-REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('conj_physical', _ag_conj_physical), ('conj_physical_', _ag_conj_physical_), ('conj_physical_out', _out_kernel('conj_physical')), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward), ('alias', _ag_alias), ('select_int', _ag_select_int), ('slice_Tensor', _ag_slice_Tensor), ('unsqueeze', _ag_unsqueeze), ('fill_Scalar', _ag_fill_Scalar), ('fill_Scalar_out', _out_kernel('fill')), ('fill_Tensor', _ag_fill_Tensor), ('fill_Tensor_out', _out_kernel('fill')), ('fill__Scalar', _ag_fill__Scalar), ('fill__Tensor', _ag_fill__Tensor), ('zero_', _ag_zero_), ('gather', _ag_gather), ('gather_out', _out_kernel('gather')), ('index_Tensor', _ag_index_Tensor), ('index_Tensor_out', _out_kernel('index')), ('index_add', _ag_index_add), ('index_add_out', _out_kernel('index_add')), ('index_add_', _ag_index_add_), ('index_reduce', _ag_index_reduce), ('index_reduce_out', _out_kernel('index_reduce')), ('index_reduce_', _ag_index_reduce_), ('index_copy', _ag_index_copy), ('index_copy_out', _out_kernel('index_copy')), ('index_copy_', _ag_index_copy_), ('index_fill_int_Scalar', _ag_index_fill_int_Scalar), ('index_fill_int_Scalar_out', _out_kernel('index_fill')), ('index_fill_int_Tensor', _ag_index_fill_int_Tensor), ('index_fill_int_Tensor_out', _out_kernel('index_fill')), ('index_fill__int_Scalar', _ag_index_fill__int_Scalar), ('index_fill__int_Tensor', _ag_index_fill__int_Tensor), ('index_put', _ag_index_put), ('index_put_out', _out_kernel('index_put')), ('index_put_', _ag_index_put_), ('index_select', _ag_index_select), ('index_select_out', _out_kernel('index_select')), ('masked_scatter', _ag_masked_scatter), ('masked_scatter_out', _out_kernel('masked_scatter')), ('masked_scatter_', _ag_masked_scatter_), ('masked_select', _ag_masked_select), ('masked_select_out', _out_kernel('masked_select')), ('put', _ag_put), ('put_out', _out_kernel('put')), ('put_', _ag_put_), ('scatter_src', _ag_scatter_src), ('scatter_src_out', _out_kernel('scatter')), ('scatter_value', _ag_scatter_value), ('scatter_value_out', _out_kernel('scatter')), ('scatter__src', _ag_scatter__src), ('scatter__value', _ag_scatter__value), ('scatter_reduce', _ag_scatter_reduce), ('scatter_reduce_out', _out_kernel('scatter')), ('scatter_value_reduce', _ag_scatter_value_reduce), ('scatter_value_reduce_out', _out_kernel('scatter')), ('scatter__reduce', _ag_scatter__reduce), ('scatter__value_reduce', _ag_scatter__value_reduce), ('scatter_add', _ag_scatter_add), ('scatter_add_out', _out_kernel('scatter_add')), ('scatter_add_', _ag_scatter_add_), ('scatter_reduce_two', _ag_scatter_reduce_two), ('scatter_reduce_two_out', _out_kernel('scatter_reduce')), ('scatter_reduce__two', _ag_scatter_reduce__two), ('take', _ag_take), ('take_out', _out_kernel('take')), ('take_along_dim', _ag_take_along_dim), ('take_along_dim_out', _out_kernel('take_along_dim')), ('addbmm', _ag_addbmm), ('addbmm_', _ag_addbmm_), ('addbmm_out', _out_kernel('addbmm')), ('addmm', _ag_addmm), ('addmm_out', _out_kernel('addmm')), ('addmm_', _ag_addmm_), ('addmv', _ag_addmv), ('addmv_out', _out_kernel('addmv')), ('addmv_', _ag_addmv_), ('addr', _ag_addr), ('addr_out', _out_kernel('addr')), ('addr_', _ag_addr_), ('baddbmm', _ag_baddbmm), ('baddbmm_out', _out_kernel('baddbmm')), ('baddbmm_', _ag_baddbmm_), ('bmm', _ag_bmm), ('bmm_out', _out_kernel('bmm')), ('cholesky', _ag_cholesky), ('cholesky_out', _out_kernel('cholesky')), ('cholesky_solve', _ag_cholesky_solve), ('cholesky_solve_out', _out_kernel('cholesky_solve')), ('cholesky_inverse', _ag_cholesky_inverse), ('cholesky_inverse_out', _out_kernel('cholesky_inverse')), ('cross', _ag_cross), ('cross_out', _out_kernel('cross')), ('linalg_cross', _ag_linalg_cross), ('linalg_cross_out', _out_kernel('linalg_cross')), ('linalg_det', _ag_linalg_det), ('linalg_det_out', _out_kernel('linalg_det')), ('det', _ag_det), ('diag_embed', _ag_diag_embed), ('_la_diagonal_copy', _ag__la_diagonal_copy), ('dot', _ag_dot), ('dot_out', _out_kernel('dot')), ('vdot', _ag_vdot), ('vdot_out', _out_kernel('vdot')), ('linalg_inv', _ag_linalg_inv), ('linalg_inv_out', _out_kernel('linalg_inv')), ('inverse', _ag_inverse), ('inverse_out', _out_kernel('inverse')), ('linalg_inv_ex', _ag_linalg_inv_ex), ('linalg_inv_ex_inverse', _out_kernel('linalg_inv_ex')), ('kron', _ag_kron), ('kron_out', _out_kernel('kron')), ('matrix_exp', _ag_matrix_exp), ('linalg_matrix_exp', _ag_linalg_matrix_exp), ('linalg_matrix_exp_out', _out_kernel('linalg_matrix_exp')), ('_la_matmul', _ag__la_matmul), ('linalg_lu', _ag_linalg_lu), ('linalg_lu_out', _out_kernel('linalg_lu')), ('linalg_lu_factor', _ag_linalg_lu_factor), ('linalg_lu_factor_out', _out_kernel('linalg_lu_factor')), ('linalg_lu_factor_ex', _ag_linalg_lu_factor_ex), ('linalg_lu_factor_ex_out', _out_kernel('linalg_lu_factor_ex')), ('linalg_lu_solve', _ag_linalg_lu_solve), ('linalg_lu_solve_out', _out_kernel('linalg_lu_solve')), ('mm', _ag_mm), ('mm_out', _out_kernel('mm')), ('mv', _ag_mv), ('mv_out', _out_kernel('mv')), ('linalg_pinv_atol_rtol_float', _ag_linalg_pinv_atol_rtol_float), ('linalg_pinv_atol_rtol_float_out', _out_kernel('linalg_pinv')), ('pinverse', _ag_pinverse), ('linalg_qr', _ag_linalg_qr), ('linalg_qr_out', _out_kernel('linalg_qr')), ('qr', _ag_qr), ('qr_Q', _out_kernel('qr')), ('linalg_slogdet', _ag_linalg_slogdet), ('linalg_slogdet_out', _out_kernel('linalg_slogdet')), ('slogdet', _ag_slogdet), ('slogdet_out', _out_kernel('slogdet')), ('linalg_solve', _ag_linalg_solve), ('linalg_solve_out', _out_kernel('linalg_solve')), ('linalg_solve_ex', _ag_linalg_solve_ex), ('linalg_solve_ex_out', _out_kernel('linalg_solve_ex')), ('linalg_solve_triangular', _ag_linalg_solve_triangular), ('linalg_solve_triangular_out', _out_kernel('linalg_solve_triangular')), ('linalg_cholesky_ex', _ag_linalg_cholesky_ex), ('linalg_cholesky_ex_L', _out_kernel('linalg_cholesky_ex')), ('linalg_cholesky', _ag_linalg_cholesky), ('linalg_cholesky_out', _out_kernel('linalg_cholesky')), ('linalg_svd', _ag_linalg_svd), ('linalg_svd_U', _out_kernel('linalg_svd')), ('linalg_svdvals', _ag_linalg_svdvals), ('linalg_svdvals_out', _out_kernel('linalg_svdvals')), ('linalg_eigh', _ag_linalg_eigh), ('linalg_eigh_eigvals', _out_kernel('linalg_eigh')), ('linalg_eigvalsh', _ag_linalg_eigvalsh), ('linalg_eigvalsh_out', _out_kernel('linalg_eigvalsh')), ('linalg_eig', _ag_linalg_eig), ('linalg_eig_out', _out_kernel('linalg_eig')), ('linalg_eigvals', _ag_linalg_eigvals), ('linalg_eigvals_out', _out_kernel('linalg_eigvals')), ('trace', _ag_trace), ('constant_pad_nd', _ag_constant_pad_nd), ('nll_loss_forward', _ag_nll_loss_forward), ('nll_loss_backward', _ag_nll_loss_backward), ('nll_loss2d_forward', _ag_nll_loss2d_forward), ('native_layer_norm', _ag_native_layer_norm), ('native_batch_norm', _ag_native_batch_norm), ('native_group_norm', _ag_native_group_norm), ('mse_loss', _ag_mse_loss), ('smooth_l1_loss', _ag_smooth_l1_loss), ('huber_loss', _ag_huber_loss), ('binary_cross_entropy', _ag_binary_cross_entropy), ('binary_cross_entropy_with_logits', _ag_binary_cross_entropy_with_logits), ('_scaled_dot_product_flash_attention_for_cpu', _ag__scaled_dot_product_flash_attention_for_cpu), ('_scaled_dot_product_flash_attention_for_cpu_backward', _ag__scaled_dot_product_flash_attention_for_cpu_backward), ('convolution', _ag_convolution), ('convolution_backward', _ag_convolution_backward), ('max_pool2d_with_indices', _ag_max_pool2d_with_indices), ('max_pool2d_with_indices_out', _out_kernel('max_pool2d_with_indices')), ('max_pool2d_with_indices_backward', _ag_max_pool2d_with_indices_backward), ('avg_pool2d', _ag_avg_pool2d), ('avg_pool2d_out', _out_kernel('avg_pool2d')), ('avg_pool2d_backward', _ag_avg_pool2d_backward), ('max_pool3d_with_indices', _ag_max_pool3d_with_indices), ('max_pool3d_with_indices_out', _out_kernel('max_pool3d_with_indices')), ('max_pool3d_with_indices_backward', _ag_max_pool3d_with_indices_backward), ('avg_pool3d', _ag_avg_pool3d), ('avg_pool3d_out', _out_kernel('avg_pool3d')), ('avg_pool3d_backward', _ag_avg_pool3d_backward), ('_adaptive_avg_pool2d', _ag__adaptive_avg_pool2d), ('_adaptive_avg_pool2d_backward', _ag__adaptive_avg_pool2d_backward), ('adaptive_max_pool2d', _ag_adaptive_max_pool2d), ('adaptive_max_pool2d_out', _out_kernel('adaptive_max_pool2d')), ('adaptive_max_pool2d_backward', _ag_adaptive_max_pool2d_backward), ('embedding', _ag_embedding), ('embedding_dense_backward', _ag_embedding_dense_backward), ('_embedding_bag', _ag__embedding_bag), ('reflection_pad1d', _ag_reflection_pad1d), ('reflection_pad1d_out', _out_kernel('reflection_pad1d')), ('reflection_pad2d', _ag_reflection_pad2d), ('reflection_pad2d_out', _out_kernel('reflection_pad2d')), ('reflection_pad3d', _ag_reflection_pad3d), ('reflection_pad3d_out', _out_kernel('reflection_pad3d')), ('replication_pad1d', _ag_replication_pad1d), ('replication_pad1d_out', _out_kernel('replication_pad1d')), ('replication_pad2d', _ag_replication_pad2d), ('replication_pad2d_out', _out_kernel('replication_pad2d')), ('replication_pad3d', _ag_replication_pad3d), ('replication_pad3d_out', _out_kernel('replication_pad3d')), ('reflection_pad1d_backward', _ag_reflection_pad1d_backward), ('reflection_pad2d_backward', _ag_reflection_pad2d_backward), ('reflection_pad3d_backward', _ag_reflection_pad3d_backward), ('replication_pad1d_backward', _ag_replication_pad1d_backward), ('replication_pad2d_backward', _ag_replication_pad2d_backward), ('replication_pad3d_backward', _ag_replication_pad3d_backward), ('upsample_nearest1d', _ag_upsample_nearest1d), ('upsample_nearest1d_out', _out_kernel('upsample_nearest1d')), ('upsample_nearest2d', _ag_upsample_nearest2d), ('upsample_nearest2d_out', _out_kernel('upsample_nearest2d')), ('_upsample_nearest_exact1d', _ag__upsample_nearest_exact1d), ('_upsample_nearest_exact1d_out', _out_kernel('_upsample_nearest_exact1d')), ('_upsample_nearest_exact2d', _ag__upsample_nearest_exact2d), ('_upsample_nearest_exact2d_out', _out_kernel('_upsample_nearest_exact2d')), ('upsample_linear1d', _ag_upsample_linear1d), ('upsample_linear1d_out', _out_kernel('upsample_linear1d')), ('upsample_bilinear2d', _ag_upsample_bilinear2d), ('upsample_bilinear2d_out', _out_kernel('upsample_bilinear2d')), ('upsample_nearest1d_backward', _ag_upsample_nearest1d_backward), ('upsample_nearest2d_backward', _ag_upsample_nearest2d_backward), ('_upsample_nearest_exact1d_backward', _ag__upsample_nearest_exact1d_backward), ('_upsample_nearest_exact2d_backward', _ag__upsample_nearest_exact2d_backward), ('upsample_linear1d_backward', _ag_upsample_linear1d_backward), ('upsample_bilinear2d_backward', _ag_upsample_bilinear2d_backward), ('im2col', _ag_im2col), ('im2col_out', _out_kernel('im2col')), ('col2im', _ag_col2im), ('col2im_out', _out_kernel('col2im')), ('pixel_shuffle', _ag_pixel_shuffle), ('pixel_unshuffle', _ag_pixel_unshuffle), ('subtract_Tensor', _ag_subtract_Tensor), ('subtract__Tensor', _ag_subtract__Tensor), ('subtract_out', _out_kernel('subtract')), ('rsub_Tensor', _ag_rsub_Tensor), ('rsub_Tensor_out', _out_kernel('rsub')), ('multiply_Tensor', _ag_multiply_Tensor), ('multiply__Tensor', _ag_multiply__Tensor), ('multiply_out', _out_kernel('multiply')), ('negative', _ag_negative), ('negative_', _ag_negative_), ('negative_out', _out_kernel('negative')), ('div_Tensor', _ag_div_Tensor), ('div__Tensor', _ag_div__Tensor), ('div_out', _out_kernel('div')), ('div_Tensor_mode', _ag_div_Tensor_mode), ('div__Tensor_mode', _ag_div__Tensor_mode), ('div_out_mode', _out_kernel('div')), ('divide_Tensor', _ag_divide_Tensor), ('divide__Tensor', _ag_divide__Tensor), ('divide_out', _out_kernel('divide')), ('divide_Tensor_mode', _ag_divide_Tensor_mode), ('divide__Tensor_mode', _ag_divide__Tensor_mode), ('divide_out_mode', _out_kernel('divide')), ('true_divide_Tensor', _ag_true_divide_Tensor), ('true_divide__Tensor', _ag_true_divide__Tensor), ('true_divide_out', _out_kernel('true_divide')), ('floor_divide', _ag_floor_divide), ('floor_divide_out', _out_kernel('floor_divide')), ('floor_divide_', _ag_floor_divide_), ('remainder_Tensor', _ag_remainder_Tensor), ('remainder__Tensor', _ag_remainder__Tensor), ('remainder_Tensor_out', _out_kernel('remainder')), ('fmod_Tensor', _ag_fmod_Tensor), ('fmod__Tensor', _ag_fmod__Tensor), ('fmod_Tensor_out', _out_kernel('fmod')), ('pow_Tensor_Scalar', _ag_pow_Tensor_Scalar), ('pow__Tensor_Scalar', _ag_pow__Tensor_Scalar), ('pow_Tensor_Scalar_out', _out_kernel('pow')), ('pow_Tensor_Tensor', _ag_pow_Tensor_Tensor), ('pow__Tensor_Tensor', _ag_pow__Tensor_Tensor), ('pow_Tensor_Tensor_out', _out_kernel('pow')), ('pow_Scalar', _ag_pow_Scalar), ('pow_Scalar_out', _out_kernel('pow')), ('square', _ag_square), ('square_', _ag_square_), ('square_out', _out_kernel('square')), ('float_power_Tensor_Scalar', _ag_float_power_Tensor_Scalar), ('float_power_Tensor_Scalar_out', _out_kernel('float_power')), ('float_power_Tensor_Tensor', _ag_float_power_Tensor_Tensor), ('float_power_Tensor_Tensor_out', _out_kernel('float_power')), ('float_power_Scalar', _ag_float_power_Scalar), ('float_power_Scalar_out', _out_kernel('float_power')), ('float_power__Scalar', _ag_float_power__Scalar), ('float_power__Tensor', _ag_float_power__Tensor), ('abs', _ag_abs), ('abs_out', _out_kernel('abs')), ('absolute', _ag_absolute), ('absolute_out', _out_kernel('absolute')), ('abs_', _ag_abs_), ('absolute_', _ag_absolute_), ('acos', _ag_acos), ('acos_', _ag_acos_), ('acos_out', _out_kernel('acos')), ('arccos', _ag_arccos), ('arccos_', _ag_arccos_), ('arccos_out', _out_kernel('arccos')), ('acosh', _ag_acosh), ('acosh_out', _out_kernel('acosh')), ('arccosh', _ag_arccosh), ('arccosh_out', _out_kernel('arccosh')), ('acosh_', _ag_acosh_), ('arccosh_', _ag_arccosh_), ('asinh', _ag_asinh), ('asinh_out', _out_kernel('asinh')), ('arcsinh', _ag_arcsinh), ('arcsinh_out', _out_kernel('arcsinh')), ('asinh_', _ag_asinh_), ('arcsinh_', _ag_arcsinh_), ('atanh', _ag_atanh), ('atanh_out', _out_kernel('atanh')), ('arctanh', _ag_arctanh), ('arctanh_out', _out_kernel('arctanh')), ('atanh_', _ag_atanh_), ('arctanh_', _ag_arctanh_), ('asin', _ag_asin), ('asin_', _ag_asin_), ('asin_out', _out_kernel('asin')), ('arcsin', _ag_arcsin), ('arcsin_', _ag_arcsin_), ('arcsin_out', _out_kernel('arcsin')), ('atan', _ag_atan), ('atan_', _ag_atan_), ('atan_out', _out_kernel('atan')), ('arctan', _ag_arctan), ('arctan_', _ag_arctan_), ('arctan_out', _out_kernel('arctan')), ('atan2', _ag_atan2), ('atan2_', _ag_atan2_), ('atan2_out', _out_kernel('atan2')), ('arctan2', _ag_arctan2), ('arctan2_', _ag_arctan2_), ('arctan2_out', _out_kernel('arctan2')), ('ceil', _ag_ceil), ('ceil_', _ag_ceil_), ('ceil_out', _out_kernel('ceil')), ('clamp_Tensor', _ag_clamp_Tensor), ('clamp__Tensor', _ag_clamp__Tensor), ('clamp_Tensor_out', _out_kernel('clamp')), ('clamp', _ag_clamp), ('clamp_', _ag_clamp_), ('clamp_out', _out_kernel('clamp')), ('clip_Tensor', _ag_clip_Tensor), ('clip__Tensor', _ag_clip__Tensor), ('clip_Tensor_out', _out_kernel('clip')), ('clip', _ag_clip), ('clip_', _ag_clip_), ('clip_out', _out_kernel('clip')), ('clamp_min', _ag_clamp_min), ('clamp_min_', _ag_clamp_min_), ('clamp_min_out', _out_kernel('clamp_min')), ('clamp_min_Tensor', _ag_clamp_min_Tensor), ('clamp_min__Tensor', _ag_clamp_min__Tensor), ('clamp_min_Tensor_out', _out_kernel('clamp_min')), ('clamp_max', _ag_clamp_max), ('clamp_max_', _ag_clamp_max_), ('clamp_max_out', _out_kernel('clamp_max')), ('clamp_max_Tensor', _ag_clamp_max_Tensor), ('clamp_max__Tensor', _ag_clamp_max__Tensor), ('clamp_max_Tensor_out', _out_kernel('clamp_max')), ('copysign_Tensor', _ag_copysign_Tensor), ('copysign__Tensor', _ag_copysign__Tensor), ('copysign_out', _out_kernel('copysign')), ('cos', _ag_cos), ('cos_', _ag_cos_), ('cos_out', _out_kernel('cos')), ('cosh', _ag_cosh), ('cosh_', _ag_cosh_), ('cosh_out', _out_kernel('cosh')), ('deg2rad', _ag_deg2rad), ('deg2rad_', _ag_deg2rad_), ('deg2rad_out', _out_kernel('deg2rad')), ('erf', _ag_erf), ('erf_', _ag_erf_), ('erf_out', _out_kernel('erf')), ('erfc', _ag_erfc), ('erfc_', _ag_erfc_), ('erfc_out', _out_kernel('erfc')), ('erfinv', _ag_erfinv), ('erfinv_', _ag_erfinv_), ('erfinv_out', _out_kernel('erfinv')), ('exp', _ag_exp), ('exp_', _ag_exp_), ('exp_out', _out_kernel('exp')), ('exp2', _ag_exp2), ('exp2_', _ag_exp2_), ('exp2_out', _out_kernel('exp2')), ('expm1', _ag_expm1), ('expm1_', _ag_expm1_), ('expm1_out', _out_kernel('expm1')), ('floor', _ag_floor), ('floor_', _ag_floor_), ('floor_out', _out_kernel('floor')), ('frac', _ag_frac), ('frac_', _ag_frac_), ('frac_out', _out_kernel('frac')), ('hypot', _ag_hypot), ('hypot_', _ag_hypot_), ('hypot_out', _out_kernel('hypot')), ('lerp_Scalar', _ag_lerp_Scalar), ('lerp__Scalar', _ag_lerp__Scalar), ('lerp_Scalar_out', _out_kernel('lerp')), ('lerp_Tensor', _ag_lerp_Tensor), ('lerp__Tensor', _ag_lerp__Tensor), ('lerp_Tensor_out', _out_kernel('lerp')), ('log', _ag_log), ('log_', _ag_log_), ('log_out', _out_kernel('log')), ('log10', _ag_log10), ('log10_', _ag_log10_), ('log10_out', _out_kernel('log10')), ('log1p', _ag_log1p), ('log1p_', _ag_log1p_), ('log1p_out', _out_kernel('log1p')), ('log2', _ag_log2), ('log2_', _ag_log2_), ('log2_out', _out_kernel('log2')), ('maximum', _ag_maximum), ('maximum_out', _out_kernel('maximum')), ('fmax', _ag_fmax), ('fmax_out', _out_kernel('fmax')), ('minimum', _ag_minimum), ('minimum_out', _out_kernel('minimum')), ('fmin', _ag_fmin), ('fmin_out', _out_kernel('fmin')), ('nan_to_num', _ag_nan_to_num), ('nan_to_num_', _ag_nan_to_num_), ('nan_to_num_out', _out_kernel('nan_to_num')), ('rad2deg', _ag_rad2deg), ('rad2deg_', _ag_rad2deg_), ('rad2deg_out', _out_kernel('rad2deg')), ('reciprocal', _ag_reciprocal), ('reciprocal_', _ag_reciprocal_), ('reciprocal_out', _out_kernel('reciprocal')), ('round', _ag_round), ('round_', _ag_round_), ('round_out', _out_kernel('round')), ('round_decimals', _ag_round_decimals), ('round__decimals', _ag_round__decimals), ('round_decimals_out', _out_kernel('round')), ('rsqrt', _ag_rsqrt), ('rsqrt_', _ag_rsqrt_), ('rsqrt_out', _out_kernel('rsqrt')), ('sigmoid', _ag_sigmoid), ('sigmoid_', _ag_sigmoid_), ('sigmoid_out', _out_kernel('sigmoid')), ('logit', _ag_logit), ('logit_', _ag_logit_), ('logit_out', _out_kernel('logit')), ('sign', _ag_sign), ('sign_', _ag_sign_), ('sign_out', _out_kernel('sign')), ('sgn', _ag_sgn), ('sgn_', _ag_sgn_), ('sgn_out', _out_kernel('sgn')), ('sin', _ag_sin), ('sin_', _ag_sin_), ('sin_out', _out_kernel('sin')), ('sinh', _ag_sinh), ('sinh_', _ag_sinh_), ('sinh_out', _out_kernel('sinh')), ('sqrt', _ag_sqrt), ('sqrt_', _ag_sqrt_), ('sqrt_out', _out_kernel('sqrt')), ('tan', _ag_tan), ('tan_', _ag_tan_), ('tan_out', _out_kernel('tan')), ('tanh', _ag_tanh), ('tanh_', _ag_tanh_), ('tanh_out', _out_kernel('tanh')), ('trunc', _ag_trunc), ('trunc_', _ag_trunc_), ('trunc_out', _out_kernel('trunc')), ('fix', _ag_fix), ('fix_', _ag_fix_), ('fix_out', _out_kernel('fix')), ('addcdiv', _ag_addcdiv), ('addcdiv_', _ag_addcdiv_), ('addcdiv_out', _out_kernel('addcdiv')), ('addcmul', _ag_addcmul), ('addcmul_', _ag_addcmul_), ('addcmul_out', _out_kernel('addcmul')), ('sum', _ag_sum), ('sum_out', _out_kernel('sum')), ('sum_dim_IntList', _ag_sum_dim_IntList), ('sum_IntList_out', _out_kernel('sum')), ('nansum', _ag_nansum), ('nansum_out', _out_kernel('nansum')), ('mean', _ag_mean), ('mean_dtype_out', _out_kernel('mean')), ('mean_dim', _ag_mean_dim), ('mean_out', _out_kernel('mean')), ('nanmean', _ag_nanmean), ('nanmean_out', _out_kernel('nanmean')), ('prod', _ag_prod), ('prod_out', _out_kernel('prod')), ('prod_dim_int', _ag_prod_dim_int), ('prod_int_out', _out_kernel('prod')), ('max_dim', _ag_max_dim), ('max_dim_max', _out_kernel('max')), ('max', _ag_max), ('max_unary_out', _out_kernel('max')), ('max_other', _ag_max_other), ('max_out', _out_kernel('max')), ('min_dim', _ag_min_dim), ('min_dim_min', _out_kernel('min')), ('min', _ag_min), ('min_unary_out', _out_kernel('min')), ('min_other', _ag_min_other), ('min_out', _out_kernel('min')), ('amax', _ag_amax), ('amax_out', _out_kernel('amax')), ('amin', _ag_amin), ('amin_out', _out_kernel('amin')), ('aminmax', _ag_aminmax), ('aminmax_out', _out_kernel('aminmax')), ('var', _ag_var), ('var_dim', _ag_var_dim), ('var_out', _out_kernel('var')), ('var_correction', _ag_var_correction), ('var_correction_out', _out_kernel('var')), ('std', _ag_std), ('std_dim', _ag_std_dim), ('std_out', _out_kernel('std')), ('std_correction', _ag_std_correction), ('std_correction_out', _out_kernel('std')), ('var_mean', _ag_var_mean), ('var_mean_dim', _ag_var_mean_dim), ('var_mean_correction', _ag_var_mean_correction), ('var_mean_correction_out', _out_kernel('var_mean')), ('std_mean', _ag_std_mean), ('std_mean_dim', _ag_std_mean_dim), ('std_mean_correction', _ag_std_mean_correction), ('std_mean_correction_out', _out_kernel('std_mean')), ('median', _ag_median), ('median_out', _out_kernel('median')), ('median_dim', _ag_median_dim), ('median_dim_values', _out_kernel('median')), ('nanmedian', _ag_nanmedian), ('nanmedian_out', _out_kernel('nanmedian')), ('nanmedian_dim', _ag_nanmedian_dim), ('nanmedian_dim_values', _out_kernel('nanmedian')), ('mode', _ag_mode), ('mode_values', _out_kernel('mode')), ('kthvalue', _ag_kthvalue), ('kthvalue_values', _out_kernel('kthvalue')), ('norm_Scalar', _ag_norm_Scalar), ('norm_Scalar_out', _out_kernel('norm')), ('norm_ScalarOpt_dim', _ag_norm_ScalarOpt_dim), ('norm_out', _out_kernel('norm')), ('norm_ScalarOpt_dtype', _ag_norm_ScalarOpt_dtype), ('norm_ScalarOpt_dtype_out', _out_kernel('norm')), ('norm_ScalarOpt_dim_dtype', _ag_norm_ScalarOpt_dim_dtype), ('norm_dtype_out', _out_kernel('norm')), ('linalg_vector_norm', _ag_linalg_vector_norm), ('linalg_vector_norm_out', _out_kernel('linalg_vector_norm')), ('logsumexp', _ag_logsumexp), ('logsumexp_out', _out_kernel('logsumexp')), ('_softmax', _ag__softmax), ('_softmax_out', _out_kernel('_softmax')), ('softmax_int', _ag_softmax_int), ('softmax_int_out', _out_kernel('softmax')), ('special_softmax', _ag_special_softmax), ('_log_softmax', _ag__log_softmax), ('_log_softmax_out', _out_kernel('_log_softmax')), ('log_softmax_int', _ag_log_softmax_int), ('log_softmax_int_out', _out_kernel('log_softmax')), ('special_log_softmax', _ag_special_log_softmax), ('cumsum', _ag_cumsum), ('cumsum_', _ag_cumsum_), ('cumsum_out', _out_kernel('cumsum')), ('cumprod', _ag_cumprod), ('cumprod_', _ag_cumprod_), ('cumprod_out', _out_kernel('cumprod')), ('cummax', _ag_cummax), ('cummax_out', _out_kernel('cummax')), ('cummin', _ag_cummin), ('cummin_out', _out_kernel('cummin')), ('logcumsumexp', _ag_logcumsumexp), ('logcumsumexp_out', _out_kernel('logcumsumexp')), ('sort', _ag_sort), ('sort_values', _out_kernel('sort')), ('sort_stable', _ag_sort_stable), ('sort_values_stable', _out_kernel('sort')), ('msort', _ag_msort), ('msort_out', _out_kernel('msort')), ('topk', _ag_topk), ('topk_values', _out_kernel('topk')), ('diagonal', _ag_diagonal), ('expand', _ag_expand), ('permute', _ag_permute), ('split_Tensor', _ag_split_Tensor), ('split_with_sizes', _ag_split_with_sizes), ('squeeze', _ag_squeeze), ('squeeze_dim', _ag_squeeze_dim), ('squeeze_dims', _ag_squeeze_dims), ('t', _ag_t), ('unbind_int', _ag_unbind_int), ('unfold', _ag_unfold), ('_unsafe_view', _ag__unsafe_view), ('_unsafe_view_out', _out_kernel('_unsafe_view')), ('view_as_real', _ag_view_as_real), ('view_as_complex', _ag_view_as_complex), ('cat', _ag_cat), ('cat_out', _out_kernel('cat')), ('flip', _ag_flip), ('roll', _ag_roll), ('rot90', _ag_rot90), ('repeat', _ag_repeat), ('stack', _ag_stack), ('stack_out', _out_kernel('stack')), ('tril', _ag_tril), ('tril_', _ag_tril_), ('tril_out', _out_kernel('tril')), ('triu', _ag_triu), ('triu_', _ag_triu_), ('triu_out', _out_kernel('triu'))]
+REGISTRATIONS = [('add_Tensor', _ag_add_Tensor), ('add__Tensor', _ag_add__Tensor), ('add_out', _out_kernel('add')), ('sub_Tensor', _ag_sub_Tensor), ('sub__Tensor', _ag_sub__Tensor), ('sub_out', _out_kernel('sub')), ('mul_Tensor', _ag_mul_Tensor), ('mul__Tensor', _ag_mul__Tensor), ('mul_out', _out_kernel('mul')), ('neg', _ag_neg), ('neg_', _ag_neg_), ('neg_out', _out_kernel('neg')), ('transpose_int', _ag_transpose_int), ('view', _ag_view), ('clone', _ag_clone), ('_to_copy', _ag__to_copy), ('copy_', _ag_copy_), ('conj_physical', _ag_conj_physical), ('conj_physical_', _ag_conj_physical_), ('conj_physical_out', _out_kernel('conj_physical')), ('masked_fill_Scalar', _ag_masked_fill_Scalar), ('masked_fill_Tensor', _ag_masked_fill_Tensor), ('masked_fill__Scalar', _ag_masked_fill__Scalar), ('masked_fill__Tensor', _ag_masked_fill__Tensor), ('where_self', _ag_where_self), ('where_self_out', _out_kernel('where')), ('hardsigmoid', _ag_hardsigmoid), ('hardsigmoid_out', _out_kernel('hardsigmoid')), ('hardsigmoid_', _ag_hardsigmoid_), ('hardswish', _ag_hardswish), ('hardswish_out', _out_kernel('hardswish')), ('hardswish_', _ag_hardswish_), ('hardswish_backward', _ag_hardswish_backward), ('relu', _ag_relu), ('relu_', _ag_relu_), ('silu', _ag_silu), ('silu_out', _out_kernel('silu')), ('silu_', _ag_silu_), ('mish', _ag_mish), ('mish_out', _out_kernel('mish')), ('mish_', _ag_mish_), ('elu', _ag_elu), ('elu_out', _out_kernel('elu')), ('elu_', _ag_elu_), ('celu', _ag_celu), ('celu_', _ag_celu_), ('gelu', _ag_gelu), ('gelu_out', _out_kernel('gelu')), ('gelu_', _ag_gelu_), ('gelu_backward', _ag_gelu_backward), ('glu', _ag_glu), ('glu_out', _out_kernel('glu')), ('hardshrink', _ag_hardshrink), ('hardshrink_out', _out_kernel('hardshrink')), ('hardshrink_backward', _ag_hardshrink_backward), ('hardtanh', _ag_hardtanh), ('hardtanh_out', _out_kernel('hardtanh')), ('hardtanh_', _ag_hardtanh_), ('leaky_relu', _ag_leaky_relu), ('leaky_relu_out', _out_kernel('leaky_relu')), ('leaky_relu_', _ag_leaky_relu_), ('log_sigmoid', _ag_log_sigmoid), ('log_sigmoid_out', _out_kernel('log_sigmoid')), ('prelu', _ag_prelu), ('rrelu', _ag_rrelu), ('rrelu_', _ag_rrelu_), ('softplus', _ag_softplus), ('softplus_out', _out_kernel('softplus')), ('softshrink', _ag_softshrink), ('softshrink_out', _out_kernel('softshrink')), ('threshold', _ag_threshold), ('threshold_out', _out_kernel('threshold')), ('threshold_', _ag_threshold_), ('elu_backward', _ag_elu_backward), ('glu_backward', _ag_glu_backward), ('hardtanh_backward', _ag_hardtanh_backward), ('log_sigmoid_backward', _ag_log_sigmoid_backward), ('leaky_relu_backward', _ag_leaky_relu_backward), ('softplus_backward', _ag_softplus_backward), ('softshrink_backward', _ag_softshrink_backward), ('threshold_backward', _ag_threshold_backward), ('silu_backward', _ag_silu_backward), ('mish_backward', _ag_mish_backward), ('_prelu_kernel_backward', _ag__prelu_kernel_backward), ('hardsigmoid_backward', _ag_hardsigmoid_backward), ('alias', _ag_alias), ('select_int', _ag_select_int), ('slice_Tensor', _ag_slice_Tensor), ('unsqueeze', _ag_unsqueeze), ('fill_Scalar', _ag_fill_Scalar), ('fill_Scalar_out', _out_kernel('fill')), ('fill_Tensor', _ag_fill_Tensor), ('fill_Tensor_out', _out_kernel('fill')), ('fill__Scalar', _ag_fill__Scalar), ('fill__Tensor', _ag_fill__Tensor), ('zero_', _ag_zero_), ('gather', _ag_gather), ('gather_out', _out_kernel('gather')), ('index_Tensor', _ag_index_Tensor), ('index_Tensor_out', _out_kernel('index')), ('index_add', _ag_index_add), ('index_add_out', _out_kernel('index_add')), ('index_add_', _ag_index_add_), ('index_reduce', _ag_index_reduce), ('index_reduce_out', _out_kernel('index_reduce')), ('index_reduce_', _ag_index_reduce_), ('index_copy', _ag_index_copy), ('index_copy_out', _out_kernel('index_copy')), ('index_copy_', _ag_index_copy_), ('index_fill_int_Scalar', _ag_index_fill_int_Scalar), ('index_fill_int_Scalar_out', _out_kernel('index_fill')), ('index_fill_int_Tensor', _ag_index_fill_int_Tensor), ('index_fill_int_Tensor_out', _out_kernel('index_fill')), ('index_fill__int_Scalar', _ag_index_fill__int_Scalar), ('index_fill__int_Tensor', _ag_index_fill__int_Tensor), ('index_put', _ag_index_put), ('index_put_out', _out_kernel('index_put')), ('index_put_', _ag_index_put_), ('index_select', _ag_index_select), ('index_select_out', _out_kernel('index_select')), ('masked_scatter', _ag_masked_scatter), ('masked_scatter_out', _out_kernel('masked_scatter')), ('masked_scatter_', _ag_masked_scatter_), ('masked_select', _ag_masked_select), ('masked_select_out', _out_kernel('masked_select')), ('put', _ag_put), ('put_out', _out_kernel('put')), ('put_', _ag_put_), ('scatter_src', _ag_scatter_src), ('scatter_src_out', _out_kernel('scatter')), ('scatter_value', _ag_scatter_value), ('scatter_value_out', _out_kernel('scatter')), ('scatter__src', _ag_scatter__src), ('scatter__value', _ag_scatter__value), ('scatter_reduce', _ag_scatter_reduce), ('scatter_reduce_out', _out_kernel('scatter')), ('scatter_value_reduce', _ag_scatter_value_reduce), ('scatter_value_reduce_out', _out_kernel('scatter')), ('scatter__reduce', _ag_scatter__reduce), ('scatter__value_reduce', _ag_scatter__value_reduce), ('scatter_add', _ag_scatter_add), ('scatter_add_out', _out_kernel('scatter_add')), ('scatter_add_', _ag_scatter_add_), ('scatter_reduce_two', _ag_scatter_reduce_two), ('scatter_reduce_two_out', _out_kernel('scatter_reduce')), ('scatter_reduce__two', _ag_scatter_reduce__two), ('take', _ag_take), ('take_out', _out_kernel('take')), ('take_along_dim', _ag_take_along_dim), ('take_along_dim_out', _out_kernel('take_along_dim')), ('addbmm', _ag_addbmm), ('addbmm_', _ag_addbmm_), ('addbmm_out', _out_kernel('addbmm')), ('addmm', _ag_addmm), ('addmm_out', _out_kernel('addmm')), ('addmm_', _ag_addmm_), ('addmv', _ag_addmv), ('addmv_out', _out_kernel('addmv')), ('addmv_', _ag_addmv_), ('addr', _ag_addr), ('addr_out', _out_kernel('addr')), ('addr_', _ag_addr_), ('baddbmm', _ag_baddbmm), ('baddbmm_out', _out_kernel('baddbmm')), ('baddbmm_', _ag_baddbmm_), ('bmm', _ag_bmm), ('bmm_out', _out_kernel('bmm')), ('cholesky', _ag_cholesky), ('cholesky_out', _out_kernel('cholesky')), ('cholesky_solve', _ag_cholesky_solve), ('cholesky_solve_out', _out_kernel('cholesky_solve')), ('cholesky_inverse', _ag_cholesky_inverse), ('cholesky_inverse_out', _out_kernel('cholesky_inverse')), ('cross', _ag_cross), ('cross_out', _out_kernel('cross')), ('linalg_cross', _ag_linalg_cross), ('linalg_cross_out', _out_kernel('linalg_cross')), ('linalg_det', _ag_linalg_det), ('linalg_det_out', _out_kernel('linalg_det')), ('det', _ag_det), ('diag_embed', _ag_diag_embed), ('_la_diagonal_copy', _ag__la_diagonal_copy), ('dot', _ag_dot), ('dot_out', _out_kernel('dot')), ('vdot', _ag_vdot), ('vdot_out', _out_kernel('vdot')), ('linalg_inv', _ag_linalg_inv), ('linalg_inv_out', _out_kernel('linalg_inv')), ('inverse', _ag_inverse), ('inverse_out', _out_kernel('inverse')), ('linalg_inv_ex', _ag_linalg_inv_ex), ('linalg_inv_ex_inverse', _out_kernel('linalg_inv_ex')), ('kron', _ag_kron), ('kron_out', _out_kernel('kron')), ('matrix_exp', _ag_matrix_exp), ('linalg_matrix_exp', _ag_linalg_matrix_exp), ('linalg_matrix_exp_out', _out_kernel('linalg_matrix_exp')), ('_la_matmul', _ag__la_matmul), ('linalg_lu', _ag_linalg_lu), ('linalg_lu_out', _out_kernel('linalg_lu')), ('linalg_lu_factor', _ag_linalg_lu_factor), ('linalg_lu_factor_out', _out_kernel('linalg_lu_factor')), ('linalg_lu_factor_ex', _ag_linalg_lu_factor_ex), ('linalg_lu_factor_ex_out', _out_kernel('linalg_lu_factor_ex')), ('linalg_lu_solve', _ag_linalg_lu_solve), ('linalg_lu_solve_out', _out_kernel('linalg_lu_solve')), ('mm', _ag_mm), ('mm_out', _out_kernel('mm')), ('mv', _ag_mv), ('mv_out', _out_kernel('mv')), ('linalg_pinv_atol_rtol_float', _ag_linalg_pinv_atol_rtol_float), ('linalg_pinv_atol_rtol_float_out', _out_kernel('linalg_pinv')), ('pinverse', _ag_pinverse), ('linalg_qr', _ag_linalg_qr), ('linalg_qr_out', _out_kernel('linalg_qr')), ('qr', _ag_qr), ('qr_Q', _out_kernel('qr')), ('linalg_slogdet', _ag_linalg_slogdet), ('linalg_slogdet_out', _out_kernel('linalg_slogdet')), ('slogdet', _ag_slogdet), ('slogdet_out', _out_kernel('slogdet')), ('linalg_solve', _ag_linalg_solve), ('linalg_solve_out', _out_kernel('linalg_solve')), ('linalg_solve_ex', _ag_linalg_solve_ex), ('linalg_solve_ex_out', _out_kernel('linalg_solve_ex')), ('linalg_solve_triangular', _ag_linalg_solve_triangular), ('linalg_solve_triangular_out', _out_kernel('linalg_solve_triangular')), ('linalg_cholesky_ex', _ag_linalg_cholesky_ex), ('linalg_cholesky_ex_L', _out_kernel('linalg_cholesky_ex')), ('linalg_cholesky', _ag_linalg_cholesky), ('linalg_cholesky_out', _out_kernel('linalg_cholesky')), ('linalg_svd', _ag_linalg_svd), ('linalg_svd_U', _out_kernel('linalg_svd')), ('linalg_svdvals', _ag_linalg_svdvals), ('linalg_svdvals_out', _out_kernel('linalg_svdvals')), ('linalg_eigh', _ag_linalg_eigh), ('linalg_eigh_eigvals', _out_kernel('linalg_eigh')), ('linalg_eigvalsh', _ag_linalg_eigvalsh), ('linalg_eigvalsh_out', _out_kernel('linalg_eigvalsh')), ('linalg_eig', _ag_linalg_eig), ('linalg_eig_out', _out_kernel('linalg_eig')), ('linalg_eigvals', _ag_linalg_eigvals), ('linalg_eigvals_out', _out_kernel('linalg_eigvals')), ('trace', _ag_trace), ('constant_pad_nd', _ag_constant_pad_nd), ('nll_loss_forward', _ag_nll_loss_forward), ('nll_loss_backward', _ag_nll_loss_backward), ('nll_loss2d_forward', _ag_nll_loss2d_forward), ('native_layer_norm', _ag_native_layer_norm), ('native_batch_norm', _ag_native_batch_norm), ('native_group_norm', _ag_native_group_norm), ('mse_loss', _ag_mse_loss), ('smooth_l1_loss', _ag_smooth_l1_loss), ('huber_loss', _ag_huber_loss), ('binary_cross_entropy', _ag_binary_cross_entropy), ('binary_cross_entropy_with_logits', _ag_binary_cross_entropy_with_logits), ('_scaled_dot_product_flash_attention_for_cpu', _ag__scaled_dot_product_flash_attention_for_cpu), ('_scaled_dot_product_flash_attention_for_cpu_backward', _ag__scaled_dot_product_flash_attention_for_cpu_backward), ('convolution', _ag_convolution), ('convolution_backward', _ag_convolution_backward), ('max_pool2d_with_indices', _ag_max_pool2d_with_indices), ('max_pool2d_with_indices_out', _out_kernel('max_pool2d_with_indices')), ('max_pool2d_with_indices_backward', _ag_max_pool2d_with_indices_backward), ('avg_pool2d', _ag_avg_pool2d), ('avg_pool2d_out', _out_kernel('avg_pool2d')), ('avg_pool2d_backward', _ag_avg_pool2d_backward), ('max_pool3d_with_indices', _ag_max_pool3d_with_indices), ('max_pool3d_with_indices_out', _out_kernel('max_pool3d_with_indices')), ('max_pool3d_with_indices_backward', _ag_max_pool3d_with_indices_backward), ('avg_pool3d', _ag_avg_pool3d), ('avg_pool3d_out', _out_kernel('avg_pool3d')), ('avg_pool3d_backward', _ag_avg_pool3d_backward), ('_adaptive_avg_pool2d', _ag__adaptive_avg_pool2d), ('_adaptive_avg_pool2d_backward', _ag__adaptive_avg_pool2d_backward), ('adaptive_max_pool2d', _ag_adaptive_max_pool2d), ('adaptive_max_pool2d_out', _out_kernel('adaptive_max_pool2d')), ('adaptive_max_pool2d_backward', _ag_adaptive_max_pool2d_backward), ('embedding', _ag_embedding), ('embedding_dense_backward', _ag_embedding_dense_backward), ('_embedding_bag', _ag__embedding_bag), ('reflection_pad1d', _ag_reflection_pad1d), ('reflection_pad1d_out', _out_kernel('reflection_pad1d')), ('reflection_pad2d', _ag_reflection_pad2d), ('reflection_pad2d_out', _out_kernel('reflection_pad2d')), ('reflection_pad3d', _ag_reflection_pad3d), ('reflection_pad3d_out', _out_kernel('reflection_pad3d')), ('replication_pad1d', _ag_replication_pad1d), ('replication_pad1d_out', _out_kernel('replication_pad1d')), ('replication_pad2d', _ag_replication_pad2d), ('replication_pad2d_out', _out_kernel('replication_pad2d')), ('replication_pad3d', _ag_replication_pad3d), ('replication_pad3d_out', _out_kernel('replication_pad3d')), ('reflection_pad1d_backward', _ag_reflection_pad1d_backward), ('reflection_pad2d_backward', _ag_reflection_pad2d_backward), ('reflection_pad3d_backward', _ag_reflection_pad3d_backward), ('replication_pad1d_backward', _ag_replication_pad1d_backward), ('replication_pad2d_backward', _ag_replication_pad2d_backward), ('replication_pad3d_backward', _ag_replication_pad3d_backward), ('upsample_nearest1d', _ag_upsample_nearest1d), ('upsample_nearest1d_out', _out_kernel('upsample_nearest1d')), ('upsample_nearest2d', _ag_upsample_nearest2d), ('upsample_nearest2d_out', _out_kernel('upsample_nearest2d')), ('_upsample_nearest_exact1d', _ag__upsample_nearest_exact1d), ('_upsample_nearest_exact1d_out', _out_kernel('_upsample_nearest_exact1d')), ('_upsample_nearest_exact2d', _ag__upsample_nearest_exact2d), ('_upsample_nearest_exact2d_out', _out_kernel('_upsample_nearest_exact2d')), ('upsample_linear1d', _ag_upsample_linear1d), ('upsample_linear1d_out', _out_kernel('upsample_linear1d')), ('upsample_bilinear2d', _ag_upsample_bilinear2d), ('upsample_bilinear2d_out', _out_kernel('upsample_bilinear2d')), ('upsample_nearest1d_backward', _ag_upsample_nearest1d_backward), ('upsample_nearest2d_backward', _ag_upsample_nearest2d_backward), ('_upsample_nearest_exact1d_backward', _ag__upsample_nearest_exact1d_backward), ('_upsample_nearest_exact2d_backward', _ag__upsample_nearest_exact2d_backward), ('upsample_linear1d_backward', _ag_upsample_linear1d_backward), ('upsample_bilinear2d_backward', _ag_upsample_bilinear2d_backward), ('im2col', _ag_im2col), ('im2col_out', _out_kernel('im2col')), ('col2im', _ag_col2im), ('col2im_out', _out_kernel('col2im')), ('pixel_shuffle', _ag_pixel_shuffle), ('pixel_unshuffle', _ag_pixel_unshuffle), ('subtract_Tensor', _ag_subtract_Tensor), ('subtract__Tensor', _ag_subtract__Tensor), ('subtract_out', _out_kernel('subtract')), ('rsub_Tensor', _ag_rsub_Tensor), ('rsub_Tensor_out', _out_kernel('rsub')), ('multiply_Tensor', _ag_multiply_Tensor), ('multiply__Tensor', _ag_multiply__Tensor), ('multiply_out', _out_kernel('multiply')), ('negative', _ag_negative), ('negative_', _ag_negative_), ('negative_out', _out_kernel('negative')), ('div_Tensor', _ag_div_Tensor), ('div__Tensor', _ag_div__Tensor), ('div_out', _out_kernel('div')), ('div_Tensor_mode', _ag_div_Tensor_mode), ('div__Tensor_mode', _ag_div__Tensor_mode), ('div_out_mode', _out_kernel('div')), ('divide_Tensor', _ag_divide_Tensor), ('divide__Tensor', _ag_divide__Tensor), ('divide_out', _out_kernel('divide')), ('divide_Tensor_mode', _ag_divide_Tensor_mode), ('divide__Tensor_mode', _ag_divide__Tensor_mode), ('divide_out_mode', _out_kernel('divide')), ('true_divide_Tensor', _ag_true_divide_Tensor), ('true_divide__Tensor', _ag_true_divide__Tensor), ('true_divide_out', _out_kernel('true_divide')), ('floor_divide', _ag_floor_divide), ('floor_divide_out', _out_kernel('floor_divide')), ('floor_divide_', _ag_floor_divide_), ('remainder_Tensor', _ag_remainder_Tensor), ('remainder__Tensor', _ag_remainder__Tensor), ('remainder_Tensor_out', _out_kernel('remainder')), ('fmod_Tensor', _ag_fmod_Tensor), ('fmod__Tensor', _ag_fmod__Tensor), ('fmod_Tensor_out', _out_kernel('fmod')), ('pow_Tensor_Scalar', _ag_pow_Tensor_Scalar), ('pow__Tensor_Scalar', _ag_pow__Tensor_Scalar), ('pow_Tensor_Scalar_out', _out_kernel('pow')), ('pow_Tensor_Tensor', _ag_pow_Tensor_Tensor), ('pow__Tensor_Tensor', _ag_pow__Tensor_Tensor), ('pow_Tensor_Tensor_out', _out_kernel('pow')), ('pow_Scalar', _ag_pow_Scalar), ('pow_Scalar_out', _out_kernel('pow')), ('square', _ag_square), ('square_', _ag_square_), ('square_out', _out_kernel('square')), ('float_power_Tensor_Scalar', _ag_float_power_Tensor_Scalar), ('float_power_Tensor_Scalar_out', _out_kernel('float_power')), ('float_power_Tensor_Tensor', _ag_float_power_Tensor_Tensor), ('float_power_Tensor_Tensor_out', _out_kernel('float_power')), ('float_power_Scalar', _ag_float_power_Scalar), ('float_power_Scalar_out', _out_kernel('float_power')), ('float_power__Scalar', _ag_float_power__Scalar), ('float_power__Tensor', _ag_float_power__Tensor), ('abs', _ag_abs), ('abs_out', _out_kernel('abs')), ('absolute', _ag_absolute), ('absolute_out', _out_kernel('absolute')), ('abs_', _ag_abs_), ('absolute_', _ag_absolute_), ('acos', _ag_acos), ('acos_', _ag_acos_), ('acos_out', _out_kernel('acos')), ('arccos', _ag_arccos), ('arccos_', _ag_arccos_), ('arccos_out', _out_kernel('arccos')), ('acosh', _ag_acosh), ('acosh_out', _out_kernel('acosh')), ('arccosh', _ag_arccosh), ('arccosh_out', _out_kernel('arccosh')), ('acosh_', _ag_acosh_), ('arccosh_', _ag_arccosh_), ('asinh', _ag_asinh), ('asinh_out', _out_kernel('asinh')), ('arcsinh', _ag_arcsinh), ('arcsinh_out', _out_kernel('arcsinh')), ('asinh_', _ag_asinh_), ('arcsinh_', _ag_arcsinh_), ('atanh', _ag_atanh), ('atanh_out', _out_kernel('atanh')), ('arctanh', _ag_arctanh), ('arctanh_out', _out_kernel('arctanh')), ('atanh_', _ag_atanh_), ('arctanh_', _ag_arctanh_), ('asin', _ag_asin), ('asin_', _ag_asin_), ('asin_out', _out_kernel('asin')), ('arcsin', _ag_arcsin), ('arcsin_', _ag_arcsin_), ('arcsin_out', _out_kernel('arcsin')), ('atan', _ag_atan), ('atan_', _ag_atan_), ('atan_out', _out_kernel('atan')), ('arctan', _ag_arctan), ('arctan_', _ag_arctan_), ('arctan_out', _out_kernel('arctan')), ('atan2', _ag_atan2), ('atan2_', _ag_atan2_), ('atan2_out', _out_kernel('atan2')), ('arctan2', _ag_arctan2), ('arctan2_', _ag_arctan2_), ('arctan2_out', _out_kernel('arctan2')), ('ceil', _ag_ceil), ('ceil_', _ag_ceil_), ('ceil_out', _out_kernel('ceil')), ('clamp_Tensor', _ag_clamp_Tensor), ('clamp__Tensor', _ag_clamp__Tensor), ('clamp_Tensor_out', _out_kernel('clamp')), ('clamp', _ag_clamp), ('clamp_', _ag_clamp_), ('clamp_out', _out_kernel('clamp')), ('clip_Tensor', _ag_clip_Tensor), ('clip__Tensor', _ag_clip__Tensor), ('clip_Tensor_out', _out_kernel('clip')), ('clip', _ag_clip), ('clip_', _ag_clip_), ('clip_out', _out_kernel('clip')), ('clamp_min', _ag_clamp_min), ('clamp_min_', _ag_clamp_min_), ('clamp_min_out', _out_kernel('clamp_min')), ('clamp_min_Tensor', _ag_clamp_min_Tensor), ('clamp_min__Tensor', _ag_clamp_min__Tensor), ('clamp_min_Tensor_out', _out_kernel('clamp_min')), ('clamp_max', _ag_clamp_max), ('clamp_max_', _ag_clamp_max_), ('clamp_max_out', _out_kernel('clamp_max')), ('clamp_max_Tensor', _ag_clamp_max_Tensor), ('clamp_max__Tensor', _ag_clamp_max__Tensor), ('clamp_max_Tensor_out', _out_kernel('clamp_max')), ('copysign_Tensor', _ag_copysign_Tensor), ('copysign__Tensor', _ag_copysign__Tensor), ('copysign_out', _out_kernel('copysign')), ('cos', _ag_cos), ('cos_', _ag_cos_), ('cos_out', _out_kernel('cos')), ('cosh', _ag_cosh), ('cosh_', _ag_cosh_), ('cosh_out', _out_kernel('cosh')), ('deg2rad', _ag_deg2rad), ('deg2rad_', _ag_deg2rad_), ('deg2rad_out', _out_kernel('deg2rad')), ('erf', _ag_erf), ('erf_', _ag_erf_), ('erf_out', _out_kernel('erf')), ('erfc', _ag_erfc), ('erfc_', _ag_erfc_), ('erfc_out', _out_kernel('erfc')), ('erfinv', _ag_erfinv), ('erfinv_', _ag_erfinv_), ('erfinv_out', _out_kernel('erfinv')), ('exp', _ag_exp), ('exp_', _ag_exp_), ('exp_out', _out_kernel('exp')), ('exp2', _ag_exp2), ('exp2_', _ag_exp2_), ('exp2_out', _out_kernel('exp2')), ('expm1', _ag_expm1), ('expm1_', _ag_expm1_), ('expm1_out', _out_kernel('expm1')), ('floor', _ag_floor), ('floor_', _ag_floor_), ('floor_out', _out_kernel('floor')), ('frac', _ag_frac), ('frac_', _ag_frac_), ('frac_out', _out_kernel('frac')), ('hypot', _ag_hypot), ('hypot_', _ag_hypot_), ('hypot_out', _out_kernel('hypot')), ('lerp_Scalar', _ag_lerp_Scalar), ('lerp__Scalar', _ag_lerp__Scalar), ('lerp_Scalar_out', _out_kernel('lerp')), ('lerp_Tensor', _ag_lerp_Tensor), ('lerp__Tensor', _ag_lerp__Tensor), ('lerp_Tensor_out', _out_kernel('lerp')), ('log', _ag_log), ('log_', _ag_log_), ('log_out', _out_kernel('log')), ('log10', _ag_log10), ('log10_', _ag_log10_), ('log10_out', _out_kernel('log10')), ('log1p', _ag_log1p), ('log1p_', _ag_log1p_), ('log1p_out', _out_kernel('log1p')), ('log2', _ag_log2), ('log2_', _ag_log2_), ('log2_out', _out_kernel('log2')), ('maximum', _ag_maximum), ('maximum_out', _out_kernel('maximum')), ('fmax', _ag_fmax), ('fmax_out', _out_kernel('fmax')), ('minimum', _ag_minimum), ('minimum_out', _out_kernel('minimum')), ('fmin', _ag_fmin), ('fmin_out', _out_kernel('fmin')), ('nan_to_num', _ag_nan_to_num), ('nan_to_num_', _ag_nan_to_num_), ('nan_to_num_out', _out_kernel('nan_to_num')), ('rad2deg', _ag_rad2deg), ('rad2deg_', _ag_rad2deg_), ('rad2deg_out', _out_kernel('rad2deg')), ('reciprocal', _ag_reciprocal), ('reciprocal_', _ag_reciprocal_), ('reciprocal_out', _out_kernel('reciprocal')), ('round', _ag_round), ('round_', _ag_round_), ('round_out', _out_kernel('round')), ('round_decimals', _ag_round_decimals), ('round__decimals', _ag_round__decimals), ('round_decimals_out', _out_kernel('round')), ('rsqrt', _ag_rsqrt), ('rsqrt_', _ag_rsqrt_), ('rsqrt_out', _out_kernel('rsqrt')), ('sigmoid', _ag_sigmoid), ('sigmoid_', _ag_sigmoid_), ('sigmoid_out', _out_kernel('sigmoid')), ('logit', _ag_logit), ('logit_', _ag_logit_), ('logit_out', _out_kernel('logit')), ('sign', _ag_sign), ('sign_', _ag_sign_), ('sign_out', _out_kernel('sign')), ('sgn', _ag_sgn), ('sgn_', _ag_sgn_), ('sgn_out', _out_kernel('sgn')), ('sin', _ag_sin), ('sin_', _ag_sin_), ('sin_out', _out_kernel('sin')), ('sinh', _ag_sinh), ('sinh_', _ag_sinh_), ('sinh_out', _out_kernel('sinh')), ('sqrt', _ag_sqrt), ('sqrt_', _ag_sqrt_), ('sqrt_out', _out_kernel('sqrt')), ('tan', _ag_tan), ('tan_', _ag_tan_), ('tan_out', _out_kernel('tan')), ('tanh', _ag_tanh), ('tanh_', _ag_tanh_), ('tanh_out', _out_kernel('tanh')), ('trunc', _ag_trunc), ('trunc_', _ag_trunc_), ('trunc_out', _out_kernel('trunc')), ('fix', _ag_fix), ('fix_', _ag_fix_), ('fix_out', _out_kernel('fix')), ('addcdiv', _ag_addcdiv), ('addcdiv_', _ag_addcdiv_), ('addcdiv_out', _out_kernel('addcdiv')), ('addcmul', _ag_addcmul), ('addcmul_', _ag_addcmul_), ('addcmul_out', _out_kernel('addcmul')), ('sum', _ag_sum), ('sum_out', _out_kernel('sum')), ('sum_dim_IntList', _ag_sum_dim_IntList), ('sum_IntList_out', _out_kernel('sum')), ('nansum', _ag_nansum), ('nansum_out', _out_kernel('nansum')), ('mean', _ag_mean), ('mean_dtype_out', _out_kernel('mean')), ('mean_dim', _ag_mean_dim), ('mean_out', _out_kernel('mean')), ('nanmean', _ag_nanmean), ('nanmean_out', _out_kernel('nanmean')), ('prod', _ag_prod), ('prod_out', _out_kernel('prod')), ('prod_dim_int', _ag_prod_dim_int), ('prod_int_out', _out_kernel('prod')), ('max_dim', _ag_max_dim), ('max_dim_max', _out_kernel('max')), ('max', _ag_max), ('max_unary_out', _out_kernel('max')), ('max_other', _ag_max_other), ('max_out', _out_kernel('max')), ('min_dim', _ag_min_dim), ('min_dim_min', _out_kernel('min')), ('min', _ag_min), ('min_unary_out', _out_kernel('min')), ('min_other', _ag_min_other), ('min_out', _out_kernel('min')), ('amax', _ag_amax), ('amax_out', _out_kernel('amax')), ('amin', _ag_amin), ('amin_out', _out_kernel('amin')), ('aminmax', _ag_aminmax), ('aminmax_out', _out_kernel('aminmax')), ('var', _ag_var), ('var_dim', _ag_var_dim), ('var_out', _out_kernel('var')), ('var_correction', _ag_var_correction), ('var_correction_out', _out_kernel('var')), ('std', _ag_std), ('std_dim', _ag_std_dim), ('std_out', _out_kernel('std')), ('std_correction', _ag_std_correction), ('std_correction_out', _out_kernel('std')), ('var_mean', _ag_var_mean), ('var_mean_dim', _ag_var_mean_dim), ('var_mean_correction', _ag_var_mean_correction), ('var_mean_correction_out', _out_kernel('var_mean')), ('std_mean', _ag_std_mean), ('std_mean_dim', _ag_std_mean_dim), ('std_mean_correction', _ag_std_mean_correction), ('std_mean_correction_out', _out_kernel('std_mean')), ('median', _ag_median), ('median_out', _out_kernel('median')), ('median_dim', _ag_median_dim), ('median_dim_values', _out_kernel('median')), ('nanmedian', _ag_nanmedian), ('nanmedian_out', _out_kernel('nanmedian')), ('nanmedian_dim', _ag_nanmedian_dim), ('nanmedian_dim_values', _out_kernel('nanmedian')), ('mode', _ag_mode), ('mode_values', _out_kernel('mode')), ('kthvalue', _ag_kthvalue), ('kthvalue_values', _out_kernel('kthvalue')), ('norm_Scalar', _ag_norm_Scalar), ('norm_Scalar_out', _out_kernel('norm')), ('norm_ScalarOpt_dim', _ag_norm_ScalarOpt_dim), ('norm_out', _out_kernel('norm')), ('norm_ScalarOpt_dtype', _ag_norm_ScalarOpt_dtype), ('norm_ScalarOpt_dtype_out', _out_kernel('norm')), ('norm_ScalarOpt_dim_dtype', _ag_norm_ScalarOpt_dim_dtype), ('norm_dtype_out', _out_kernel('norm')), ('linalg_vector_norm', _ag_linalg_vector_norm), ('linalg_vector_norm_out', _out_kernel('linalg_vector_norm')), ('logsumexp', _ag_logsumexp), ('logsumexp_out', _out_kernel('logsumexp')), ('_softmax', _ag__softmax), ('_softmax_out', _out_kernel('_softmax')), ('softmax_int', _ag_softmax_int), ('softmax_int_out', _out_kernel('softmax')), ('special_softmax', _ag_special_softmax), ('_log_softmax', _ag__log_softmax), ('_log_softmax_out', _out_kernel('_log_softmax')), ('log_softmax_int', _ag_log_softmax_int), ('log_softmax_int_out', _out_kernel('log_softmax')), ('special_log_softmax', _ag_special_log_softmax), ('cumsum', _ag_cumsum), ('cumsum_', _ag_cumsum_), ('cumsum_out', _out_kernel('cumsum')), ('cumprod', _ag_cumprod), ('cumprod_', _ag_cumprod_), ('cumprod_out', _out_kernel('cumprod')), ('cummax', _ag_cummax), ('cummax_out', _out_kernel('cummax')), ('cummin', _ag_cummin), ('cummin_out', _out_kernel('cummin')), ('logcumsumexp', _ag_logcumsumexp), ('logcumsumexp_out', _out_kernel('logcumsumexp')), ('sort', _ag_sort), ('sort_values', _out_kernel('sort')), ('sort_stable', _ag_sort_stable), ('sort_values_stable', _out_kernel('sort')), ('msort', _ag_msort), ('msort_out', _out_kernel('msort')), ('topk', _ag_topk), ('topk_values', _out_kernel('topk')), ('diagonal', _ag_diagonal), ('expand', _ag_expand), ('permute', _ag_permute), ('split_Tensor', _ag_split_Tensor), ('split_with_sizes', _ag_split_with_sizes), ('squeeze', _ag_squeeze), ('squeeze_dim', _ag_squeeze_dim), ('squeeze_dims', _ag_squeeze_dims), ('t', _ag_t), ('unbind_int', _ag_unbind_int), ('unfold', _ag_unfold), ('_unsafe_view', _ag__unsafe_view), ('_unsafe_view_out', _out_kernel('_unsafe_view')), ('view_as_real', _ag_view_as_real), ('view_as_complex', _ag_view_as_complex), ('cat', _ag_cat), ('cat_out', _out_kernel('cat')), ('flip', _ag_flip), ('roll', _ag_roll), ('rot90', _ag_rot90), ('repeat', _ag_repeat), ('stack', _ag_stack), ('stack_out', _out_kernel('stack')), ('tril', _ag_tril), ('tril_', _ag_tril_), ('tril_out', _out_kernel('tril')), ('triu', _ag_triu), ('triu_', _ag_triu_), ('triu_out', _out_kernel('triu')), ('lgamma', _ag_lgamma), ('lgamma_', _ag_lgamma_), ('lgamma_out', _out_kernel('lgamma')), ('special_gammaln', _ag_special_gammaln), ('special_gammaln_out', _out_kernel('special_gammaln')), ('digamma', _ag_digamma), ('digamma_', _ag_digamma_), ('digamma_out', _out_kernel('digamma')), ('special_psi', _ag_special_psi), ('special_psi_out', _out_kernel('special_psi')), ('special_digamma', _ag_special_digamma), ('special_digamma_out', _out_kernel('special_digamma')), ('polygamma', _ag_polygamma), ('polygamma_out', _out_kernel('polygamma')), ('polygamma_', _ag_polygamma_), ('special_polygamma', _ag_special_polygamma), ('special_polygamma_out', _out_kernel('special_polygamma')), ('mvlgamma', _ag_mvlgamma), ('mvlgamma_', _ag_mvlgamma_), ('mvlgamma_out', _out_kernel('mvlgamma')), ('special_multigammaln', _ag_special_multigammaln), ('special_multigammaln_out', _out_kernel('special_multigammaln')), ('i0', _ag_i0), ('i0_', _ag_i0_), ('i0_out', _out_kernel('i0')), ('special_i0', _ag_special_i0), ('special_i0_out', _out_kernel('special_i0')), ('special_i0e', _ag_special_i0e), ('special_i0e_out', _out_kernel('special_i0e')), ('special_i1', _ag_special_i1), ('special_i1_out', _out_kernel('special_i1')), ('special_i1e', _ag_special_i1e), ('special_i1e_out', _out_kernel('special_i1e')), ('special_entr', _ag_special_entr), ('special_entr_out', _out_kernel('special_entr')), ('special_ndtr', _ag_special_ndtr), ('special_ndtr_out', _out_kernel('special_ndtr')), ('special_ndtri', _ag_special_ndtri), ('special_ndtri_out', _out_kernel('special_ndtri')), ('special_log_ndtr', _ag_special_log_ndtr), ('special_log_ndtr_out', _out_kernel('special_log_ndtr')), ('xlogy_Tensor', _ag_xlogy_Tensor), ('xlogy__Tensor', _ag_xlogy__Tensor), ('xlogy_OutTensor', _out_kernel('xlogy')), ('xlogy_Scalar_Self', _ag_xlogy_Scalar_Self), ('xlogy_OutScalar_Self', _out_kernel('xlogy')), ('xlogy_Scalar_Other', _ag_xlogy_Scalar_Other), ('xlogy__Scalar_Other', _ag_xlogy__Scalar_Other), ('xlogy_OutScalar_Other', _out_kernel('xlogy')), ('special_xlogy', _ag_special_xlogy), ('special_xlogy_out', _out_kernel('special_xlogy')), ('special_xlogy_self_scalar', _ag_special_xlogy_self_scalar), ('special_xlogy_self_scalar_out', _out_kernel('special_xlogy')), ('special_xlogy_other_scalar', _ag_special_xlogy_other_scalar), ('special_xlogy_other_scalar_out', _out_kernel('special_xlogy')), ('special_xlog1py', _ag_special_xlog1py), ('special_xlog1py_out', _out_kernel('special_xlog1py')), ('special_xlog1py_self_scalar', _ag_special_xlog1py_self_scalar), ('special_xlog1py_self_scalar_out', _out_kernel('special_xlog1py')), ('special_xlog1py_other_scalar', _ag_special_xlog1py_other_scalar), ('special_xlog1py_other_scalar_out', _out_kernel('special_xlog1py')), ('special_zeta', _ag_special_zeta), ('special_zeta_out', _out_kernel('special_zeta')), ('special_zeta_self_scalar', _ag_special_zeta_self_scalar), ('special_zeta_self_scalar_out', _out_kernel('special_zeta')), ('special_zeta_other_scalar', _ag_special_zeta_other_scalar), ('special_zeta_other_scalar_out', _out_kernel('special_zeta'))]

@@ -16,7 +16,95 @@ from ember.kernels.cpu._glue import T as _T
 
 _st = _tls.state
 
-_G0 = [_ops.special_log_softmax]
+_G0 = [_ops.special_digamma, _ops.special_digamma_out]
+_tb_special_digamma = _ops.special_digamma.table
+_tb_special_digamma_out = _ops.special_digamma_out.table
+def digamma(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_digamma_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_digamma[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('digamma', _G0, (), {'input': input, 'out': out}, _e, 1)
+
+_G1 = [_ops.special_entr, _ops.special_entr_out]
+_tb_special_entr = _ops.special_entr.table
+_tb_special_entr_out = _ops.special_entr_out.table
+def entr(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_entr_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_entr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('entr', _G1, (), {'input': input, 'out': out}, _e, 1)
+
+_G2 = [_ops.special_gammaln, _ops.special_gammaln_out]
+_tb_special_gammaln = _ops.special_gammaln.table
+_tb_special_gammaln_out = _ops.special_gammaln_out.table
+def gammaln(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_gammaln_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_gammaln[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('gammaln', _G2, (), {'input': input, 'out': out}, _e, 1)
+
+_G3 = [_ops.special_i0, _ops.special_i0_out]
+_tb_special_i0 = _ops.special_i0.table
+_tb_special_i0_out = _ops.special_i0_out.table
+def i0(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_i0_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_i0[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('i0', _G3, (), {'input': input, 'out': out}, _e, 1)
+
+_G4 = [_ops.special_i0e, _ops.special_i0e_out]
+_tb_special_i0e = _ops.special_i0e.table
+_tb_special_i0e_out = _ops.special_i0e_out.table
+def i0e(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_i0e_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_i0e[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('i0e', _G4, (), {'input': input, 'out': out}, _e, 1)
+
+_G5 = [_ops.special_i1, _ops.special_i1_out]
+_tb_special_i1 = _ops.special_i1.table
+_tb_special_i1_out = _ops.special_i1_out.table
+def i1(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_i1_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_i1[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('i1', _G5, (), {'input': input, 'out': out}, _e, 1)
+
+_G6 = [_ops.special_i1e, _ops.special_i1e_out]
+_tb_special_i1e = _ops.special_i1e.table
+_tb_special_i1e_out = _ops.special_i1e_out.table
+def i1e(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_i1e_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_i1e[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('i1e', _G6, (), {'input': input, 'out': out}, _e, 1)
+
+_G7 = [_ops.special_log_ndtr, _ops.special_log_ndtr_out]
+_tb_special_log_ndtr = _ops.special_log_ndtr.table
+_tb_special_log_ndtr_out = _ops.special_log_ndtr_out.table
+def log_ndtr(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_log_ndtr_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_log_ndtr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('log_ndtr', _G7, (), {'input': input, 'out': out}, _e, 1)
+
+_G8 = [_ops.special_log_softmax]
 _tb_special_log_softmax = _ops.special_log_softmax.table
 def log_softmax(input, dim, *, dtype=None):
     try:
@@ -24,9 +112,66 @@ def log_softmax(input, dim, *, dtype=None):
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_log_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_softmax', _G0, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
+        return _fallback('log_softmax', _G8, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-_G1 = [_ops.special_softmax]
+_G9 = [_ops.special_multigammaln, _ops.special_multigammaln_out]
+_tb_special_multigammaln = _ops.special_multigammaln.table
+_tb_special_multigammaln_out = _ops.special_multigammaln_out.table
+def multigammaln(input, p, *, out=None):
+    try:
+        if p.__class__ is not int: p = _int(p)
+        if out is not None:
+            return _tb_special_multigammaln_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
+        return _tb_special_multigammaln[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('multigammaln', _G9, (), {'input': input, 'p': p, 'out': out}, _e, 1)
+
+_G10 = [_ops.special_ndtr, _ops.special_ndtr_out]
+_tb_special_ndtr = _ops.special_ndtr.table
+_tb_special_ndtr_out = _ops.special_ndtr_out.table
+def ndtr(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_ndtr_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_ndtr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('ndtr', _G10, (), {'input': input, 'out': out}, _e, 1)
+
+_G11 = [_ops.special_ndtri, _ops.special_ndtri_out]
+_tb_special_ndtri = _ops.special_ndtri.table
+_tb_special_ndtri_out = _ops.special_ndtri_out.table
+def ndtri(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_ndtri_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_ndtri[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('ndtri', _G11, (), {'input': input, 'out': out}, _e, 1)
+
+_G12 = [_ops.special_polygamma, _ops.special_polygamma_out]
+_tb_special_polygamma = _ops.special_polygamma.table
+_tb_special_polygamma_out = _ops.special_polygamma_out.table
+def polygamma(n, input, *, out=None):
+    try:
+        if n.__class__ is not int: n = _int(n)
+        if out is not None:
+            return _tb_special_polygamma_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](n, input, out)
+        return _tb_special_polygamma[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](n, input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('polygamma', _G12, (), {'n': n, 'input': input, 'out': out}, _e, 1)
+
+_G13 = [_ops.special_psi, _ops.special_psi_out]
+_tb_special_psi = _ops.special_psi.table
+_tb_special_psi_out = _ops.special_psi_out.table
+def psi(input, *, out=None):
+    try:
+        if out is not None:
+            return _tb_special_psi_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
+        return _tb_special_psi[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('psi', _G13, (), {'input': input, 'out': out}, _e, 1)
+
+_G14 = [_ops.special_softmax]
 _tb_special_softmax = _ops.special_softmax.table
 def softmax(input, dim, dtype=None):
     try:
@@ -34,6 +179,87 @@ def softmax(input, dim, dtype=None):
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softmax', _G1, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
+        return _fallback('softmax', _G14, (), {'input': input, 'dim': dim, 'dtype': dtype}, _e, 1)
 
-__all__ = ['log_softmax', 'softmax']
+_G15 = [_ops.special_xlog1py, _ops.special_xlog1py_self_scalar, _ops.special_xlog1py_other_scalar, _ops.special_xlog1py_out, _ops.special_xlog1py_self_scalar_out, _ops.special_xlog1py_other_scalar_out]
+_tb_special_xlog1py = _ops.special_xlog1py.table
+_tb_special_xlog1py_self_scalar = _ops.special_xlog1py_self_scalar.table
+_tb_special_xlog1py_other_scalar = _ops.special_xlog1py_other_scalar.table
+_tb_special_xlog1py_out = _ops.special_xlog1py_out.table
+_tb_special_xlog1py_self_scalar_out = _ops.special_xlog1py_self_scalar_out.table
+_tb_special_xlog1py_other_scalar_out = _ops.special_xlog1py_other_scalar_out.table
+def xlog1py(input, other, *, out=None):
+    try:
+        if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
+            if out is not None:
+                return _tb_special_xlog1py_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlog1py[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
+            if input.__class__ not in _NUMS: input = _sc(input)
+            if out is not None:
+                return _tb_special_xlog1py_self_scalar_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlog1py_self_scalar[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
+            if other.__class__ not in _NUMS: other = _sc(other)
+            if out is not None:
+                return _tb_special_xlog1py_other_scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlog1py_other_scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+        raise TypeError('no overload matched')
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('xlog1py', _G15, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+
+_G16 = [_ops.special_xlogy, _ops.special_xlogy_self_scalar, _ops.special_xlogy_other_scalar, _ops.special_xlogy_out, _ops.special_xlogy_self_scalar_out, _ops.special_xlogy_other_scalar_out]
+_tb_special_xlogy = _ops.special_xlogy.table
+_tb_special_xlogy_self_scalar = _ops.special_xlogy_self_scalar.table
+_tb_special_xlogy_other_scalar = _ops.special_xlogy_other_scalar.table
+_tb_special_xlogy_out = _ops.special_xlogy_out.table
+_tb_special_xlogy_self_scalar_out = _ops.special_xlogy_self_scalar_out.table
+_tb_special_xlogy_other_scalar_out = _ops.special_xlogy_other_scalar_out.table
+def xlogy(input, other, *, out=None):
+    try:
+        if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
+            if out is not None:
+                return _tb_special_xlogy_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlogy[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
+            if input.__class__ not in _NUMS: input = _sc(input)
+            if out is not None:
+                return _tb_special_xlogy_self_scalar_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlogy_self_scalar[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
+            if other.__class__ not in _NUMS: other = _sc(other)
+            if out is not None:
+                return _tb_special_xlogy_other_scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_xlogy_other_scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+        raise TypeError('no overload matched')
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('xlogy', _G16, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+
+_G17 = [_ops.special_zeta, _ops.special_zeta_self_scalar, _ops.special_zeta_other_scalar, _ops.special_zeta_out, _ops.special_zeta_self_scalar_out, _ops.special_zeta_other_scalar_out]
+_tb_special_zeta = _ops.special_zeta.table
+_tb_special_zeta_self_scalar = _ops.special_zeta_self_scalar.table
+_tb_special_zeta_other_scalar = _ops.special_zeta_other_scalar.table
+_tb_special_zeta_out = _ops.special_zeta_out.table
+_tb_special_zeta_self_scalar_out = _ops.special_zeta_self_scalar_out.table
+_tb_special_zeta_other_scalar_out = _ops.special_zeta_other_scalar_out.table
+def zeta(input, other, *, out=None):
+    try:
+        if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
+            if out is not None:
+                return _tb_special_zeta_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_zeta[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
+            if input.__class__ not in _NUMS: input = _sc(input)
+            if out is not None:
+                return _tb_special_zeta_self_scalar_out[(((other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_zeta_self_scalar[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
+            if other.__class__ not in _NUMS: other = _sc(other)
+            if out is not None:
+                return _tb_special_zeta_other_scalar_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_special_zeta_other_scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+        raise TypeError('no overload matched')
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('zeta', _G17, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+
+__all__ = ['digamma', 'entr', 'gammaln', 'i0', 'i0e', 'i1', 'i1e', 'log_ndtr', 'log_softmax', 'multigammaln', 'ndtr', 'ndtri', 'polygamma', 'psi', 'softmax', 'xlog1py', 'xlogy', 'zeta']

@@ -477,8 +477,17 @@ diag = _fn.diag  # the function binding serves as the method
 diag_embed = _fn.diag_embed  # the function binding serves as the method
 diagflat = _fn.diagflat  # the function binding serves as the method
 diagonal = _fn.diagonal  # the function binding serves as the method
+digamma = _fn.digamma  # the function binding serves as the method
+_G122 = [_ops.digamma_]
+_tb_digamma_ = _ops.digamma_.table
+def digamma_(input):
+    try:
+        return _tb_digamma_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('digamma_', _G122, (), {'input': input}, _e, 1)
+
 div = _fn.div  # the function binding serves as the method
-_G122 = [_ops.div__Tensor, _ops.div__Tensor_mode]
+_G124 = [_ops.div__Tensor, _ops.div__Tensor_mode]
 _tb_div__Tensor = _ops.div__Tensor.table
 _tb_div__Tensor_mode = _ops.div__Tensor_mode.table
 def div_(input, other, *, rounding_mode=_M):
@@ -490,10 +499,10 @@ def div_(input, other, *, rounding_mode=_M):
             return _tb_div__Tensor_mode[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div_', _G122, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
+        return _fallback('div_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
 divide = _fn.divide  # the function binding serves as the method
-_G124 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
+_G126 = [_ops.divide__Tensor, _ops.divide__Tensor_mode]
 _tb_divide__Tensor = _ops.divide__Tensor.table
 _tb_divide__Tensor_mode = _ops.divide__Tensor_mode.table
 def divide_(input, other, *, rounding_mode=_M):
@@ -505,11 +514,11 @@ def divide_(input, other, *, rounding_mode=_M):
             return _tb_divide__Tensor_mode[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide_', _G124, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
+        return _fallback('divide_', _G126, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode}, _e, 2)
 
 dot = _fn.dot  # the function binding serves as the method
 eq = _fn.eq  # the function binding serves as the method
-_G127 = [_ops.eq__Tensor, _ops.eq__Scalar]
+_G129 = [_ops.eq__Tensor, _ops.eq__Scalar]
 _tb_eq__Tensor = _ops.eq__Tensor.table
 _tb_eq__Scalar = _ops.eq__Scalar.table
 def eq_(input, other):
@@ -521,7 +530,7 @@ def eq_(input, other):
             return _tb_eq__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq_', _G127, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('eq_', _G129, (), {'input': input, 'other': other}, _e, 2)
 
 equal = _fn.equal  # the function binding serves as the method
 erf = _fn.erf  # the function binding serves as the method
@@ -529,19 +538,19 @@ erf_ = _fn.erf_  # the function binding serves as the method
 erfc = _fn.erfc  # the function binding serves as the method
 erfc_ = _fn.erfc_  # the function binding serves as the method
 erfinv = _fn.erfinv  # the function binding serves as the method
-_G134 = [_ops.erfinv_]
+_G136 = [_ops.erfinv_]
 _tb_erfinv_ = _ops.erfinv_.table
 def erfinv_(input):
     try:
         return _tb_erfinv_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv_', _G134, (), {'input': input}, _e, 1)
+        return _fallback('erfinv_', _G136, (), {'input': input}, _e, 1)
 
 exp = _fn.exp  # the function binding serves as the method
 exp2 = _fn.exp2  # the function binding serves as the method
 exp2_ = _fn.exp2_  # the function binding serves as the method
 exp_ = _fn.exp_  # the function binding serves as the method
-_G139 = [_ops.expand]
+_G141 = [_ops.expand]
 _tb_expand = _ops.expand.table
 def expand(input, *_size, size=None, implicit=False):
     try:
@@ -550,25 +559,25 @@ def expand(input, *_size, size=None, implicit=False):
         if size is not None: size = _il(size)
         return _tb_expand[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, implicit)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expand', _G139, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
+        return _fallback('expand', _G141, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'implicit': implicit}, _e, 1)
 
-_G140 = [_ops.expand_as]
+_G142 = [_ops.expand_as]
 _tb_expand_as = _ops.expand_as.table
 def expand_as(input, other):
     try:
         return _tb_expand_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expand_as', _G140, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('expand_as', _G142, (), {'input': input, 'other': other}, _e, 1)
 
 expm1 = _fn.expm1  # the function binding serves as the method
 expm1_ = _fn.expm1_  # the function binding serves as the method
-_G143 = [_ops.exponential_]
+_G145 = [_ops.exponential_]
 _tb_exponential_ = _ops.exponential_.table
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
         return _tb_exponential_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exponential_', _G143, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
+        return _fallback('exponential_', _G145, (), {'input': input, 'lambd': lambd, 'generator': generator}, _e, 1)
 
 fill_ = _fn.fill_  # the function binding serves as the method
 fix = _fn.fix  # the function binding serves as the method
@@ -577,7 +586,7 @@ flatten = _fn.flatten  # the function binding serves as the method
 flip = _fn.flip  # the function binding serves as the method
 fliplr = _fn.fliplr  # the function binding serves as the method
 flipud = _fn.flipud  # the function binding serves as the method
-_G151 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
+_G153 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out]
 _tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
 _tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
 _tb_float_power_Tensor_Tensor_out = _ops.float_power_Tensor_Tensor_out.table
@@ -595,9 +604,9 @@ def float_power(input, exponent, *, out=None):
             return _tb_float_power_Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power', _G151, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
+        return _fallback('float_power', _G153, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
-_G152 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
+_G154 = [_ops.float_power__Tensor, _ops.float_power__Scalar]
 _tb_float_power__Tensor = _ops.float_power__Tensor.table
 _tb_float_power__Scalar = _ops.float_power__Scalar.table
 def float_power_(input, exponent):
@@ -609,35 +618,35 @@ def float_power_(input, exponent):
             return _tb_float_power__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power_', _G152, (), {'input': input, 'exponent': exponent}, _e, 2)
+        return _fallback('float_power_', _G154, (), {'input': input, 'exponent': exponent}, _e, 2)
 
 floor = _fn.floor  # the function binding serves as the method
 floor_ = _fn.floor_  # the function binding serves as the method
 floor_divide = _fn.floor_divide  # the function binding serves as the method
-_G156 = [_ops.floor_divide_]
+_G158 = [_ops.floor_divide_]
 _tb_floor_divide_ = _ops.floor_divide_.table
 def floor_divide_(input, other):
     try:
         return _tb_floor_divide_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide_', _G156, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('floor_divide_', _G158, (), {'input': input, 'other': other}, _e, 1)
 
 fmax = _fn.fmax  # the function binding serves as the method
 fmin = _fn.fmin  # the function binding serves as the method
 fmod = _fn.fmod  # the function binding serves as the method
-_G160 = [_ops.fmod__Tensor]
+_G162 = [_ops.fmod__Tensor]
 _tb_fmod__Tensor = _ops.fmod__Tensor.table
 def fmod_(input, other):
     try:
         return _tb_fmod__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod_', _G160, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('fmod_', _G162, (), {'input': input, 'other': other}, _e, 1)
 
 frac = _fn.frac  # the function binding serves as the method
 frac_ = _fn.frac_  # the function binding serves as the method
 gather = _fn.gather  # the function binding serves as the method
 ge = _fn.ge  # the function binding serves as the method
-_G165 = [_ops.ge__Tensor, _ops.ge__Scalar]
+_G167 = [_ops.ge__Tensor, _ops.ge__Scalar]
 _tb_ge__Tensor = _ops.ge__Tensor.table
 _tb_ge__Scalar = _ops.ge__Scalar.table
 def ge_(input, other):
@@ -649,19 +658,19 @@ def ge_(input, other):
             return _tb_ge__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge_', _G165, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('ge_', _G167, (), {'input': input, 'other': other}, _e, 2)
 
-_G166 = [_ops.geometric_]
+_G168 = [_ops.geometric_]
 _tb_geometric_ = _ops.geometric_.table
 def geometric_(input, p, *, generator=None):
     try:
         return _tb_geometric_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('geometric_', _G166, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
+        return _fallback('geometric_', _G168, (), {'input': input, 'p': p, 'generator': generator}, _e, 1)
 
 ger = _fn.ger  # the function binding serves as the method
 greater = _fn.greater  # the function binding serves as the method
-_G169 = [_ops.greater__Tensor, _ops.greater__Scalar]
+_G171 = [_ops.greater__Tensor, _ops.greater__Scalar]
 _tb_greater__Tensor = _ops.greater__Tensor.table
 _tb_greater__Scalar = _ops.greater__Scalar.table
 def greater_(input, other):
@@ -673,10 +682,10 @@ def greater_(input, other):
             return _tb_greater__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_', _G169, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('greater_', _G171, (), {'input': input, 'other': other}, _e, 2)
 
 greater_equal = _fn.greater_equal  # the function binding serves as the method
-_G171 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
+_G173 = [_ops.greater_equal__Tensor, _ops.greater_equal__Scalar]
 _tb_greater_equal__Tensor = _ops.greater_equal__Tensor.table
 _tb_greater_equal__Scalar = _ops.greater_equal__Scalar.table
 def greater_equal_(input, other):
@@ -688,10 +697,10 @@ def greater_equal_(input, other):
             return _tb_greater_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal_', _G171, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('greater_equal_', _G173, (), {'input': input, 'other': other}, _e, 2)
 
 gt = _fn.gt  # the function binding serves as the method
-_G173 = [_ops.gt__Tensor, _ops.gt__Scalar]
+_G175 = [_ops.gt__Tensor, _ops.gt__Scalar]
 _tb_gt__Tensor = _ops.gt__Tensor.table
 _tb_gt__Scalar = _ops.gt__Scalar.table
 def gt_(input, other):
@@ -703,20 +712,22 @@ def gt_(input, other):
             return _tb_gt__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt_', _G173, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('gt_', _G175, (), {'input': input, 'other': other}, _e, 2)
 
 hardshrink = _fn.hardshrink  # the function binding serves as the method
 hypot = _fn.hypot  # the function binding serves as the method
-_G176 = [_ops.hypot_]
+_G178 = [_ops.hypot_]
 _tb_hypot_ = _ops.hypot_.table
 def hypot_(input, other):
     try:
         return _tb_hypot_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot_', _G176, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('hypot_', _G178, (), {'input': input, 'other': other}, _e, 1)
 
+i0 = _fn.i0  # the function binding serves as the method
+i0_ = _fn.i0_  # the function binding serves as the method
 index_add = _fn.index_add  # the function binding serves as the method
-_G178 = [_ops.index_add_]
+_G182 = [_ops.index_add_]
 _tb_index_add_ = _ops.index_add_.table
 def index_add_(input, dim, index, source, *, alpha=1):
     try:
@@ -724,20 +735,20 @@ def index_add_(input, dim, index, source, *, alpha=1):
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_index_add_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add_', _G178, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
+        return _fallback('index_add_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha}, _e, 1)
 
 index_copy = _fn.index_copy  # the function binding serves as the method
-_G180 = [_ops.index_copy_]
+_G184 = [_ops.index_copy_]
 _tb_index_copy_ = _ops.index_copy_.table
 def index_copy_(input, dim, index, source):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_index_copy_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy_', _G180, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
+        return _fallback('index_copy_', _G184, (), {'input': input, 'dim': dim, 'index': index, 'source': source}, _e, 1)
 
 index_fill = _fn.index_fill  # the function binding serves as the method
-_G182 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
+_G186 = [_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar]
 _tb_index_fill__int_Tensor = _ops.index_fill__int_Tensor.table
 _tb_index_fill__int_Scalar = _ops.index_fill__int_Scalar.table
 def index_fill_(input, dim, index, value):
@@ -751,19 +762,19 @@ def index_fill_(input, dim, index, value):
             return _tb_index_fill__int_Scalar[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill_', _G182, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
+        return _fallback('index_fill_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'value': value}, _e, 2)
 
 index_put = _fn.index_put  # the function binding serves as the method
 index_put_ = _fn.index_put_  # the function binding serves as the method
 index_reduce = _fn.index_reduce  # the function binding serves as the method
-_G186 = [_ops.index_reduce_]
+_G190 = [_ops.index_reduce_]
 _tb_index_reduce_ = _ops.index_reduce_.table
 def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_index_reduce_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce_', _G186, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
+        return _fallback('index_reduce_', _G190, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
 index_select = _fn.index_select  # the function binding serves as the method
 inner = _fn.inner  # the function binding serves as the method
@@ -778,7 +789,7 @@ isreal = _fn.isreal  # the function binding serves as the method
 kron = _fn.kron  # the function binding serves as the method
 kthvalue = _fn.kthvalue  # the function binding serves as the method
 le = _fn.le  # the function binding serves as the method
-_G200 = [_ops.le__Tensor, _ops.le__Scalar]
+_G204 = [_ops.le__Tensor, _ops.le__Scalar]
 _tb_le__Tensor = _ops.le__Tensor.table
 _tb_le__Scalar = _ops.le__Scalar.table
 def le_(input, other):
@@ -790,10 +801,10 @@ def le_(input, other):
             return _tb_le__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le_', _G200, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('le_', _G204, (), {'input': input, 'other': other}, _e, 2)
 
 lerp = _fn.lerp  # the function binding serves as the method
-_G202 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
+_G206 = [_ops.lerp__Scalar, _ops.lerp__Tensor]
 _tb_lerp__Scalar = _ops.lerp__Scalar.table
 _tb_lerp__Tensor = _ops.lerp__Tensor.table
 def lerp_(input, end, weight):
@@ -805,10 +816,10 @@ def lerp_(input, end, weight):
             return _tb_lerp__Tensor[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp_', _G202, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
+        return _fallback('lerp_', _G206, (), {'input': input, 'end': end, 'weight': weight}, _e, 2)
 
 less = _fn.less  # the function binding serves as the method
-_G204 = [_ops.less__Tensor, _ops.less__Scalar]
+_G208 = [_ops.less__Tensor, _ops.less__Scalar]
 _tb_less__Tensor = _ops.less__Tensor.table
 _tb_less__Scalar = _ops.less__Scalar.table
 def less_(input, other):
@@ -820,10 +831,10 @@ def less_(input, other):
             return _tb_less__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_', _G204, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('less_', _G208, (), {'input': input, 'other': other}, _e, 2)
 
 less_equal = _fn.less_equal  # the function binding serves as the method
-_G206 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
+_G210 = [_ops.less_equal__Tensor, _ops.less_equal__Scalar]
 _tb_less_equal__Tensor = _ops.less_equal__Tensor.table
 _tb_less_equal__Scalar = _ops.less_equal__Scalar.table
 def less_equal_(input, other):
@@ -835,7 +846,16 @@ def less_equal_(input, other):
             return _tb_less_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal_', _G206, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('less_equal_', _G210, (), {'input': input, 'other': other}, _e, 2)
+
+lgamma = _fn.lgamma  # the function binding serves as the method
+_G212 = [_ops.lgamma_]
+_tb_lgamma_ = _ops.lgamma_.table
+def lgamma_(input):
+    try:
+        return _tb_lgamma_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('lgamma_', _G212, (), {'input': input}, _e, 1)
 
 log = _fn.log  # the function binding serves as the method
 log10 = _fn.log10  # the function binding serves as the method
@@ -845,58 +865,58 @@ log1p_ = _fn.log1p_  # the function binding serves as the method
 log2 = _fn.log2  # the function binding serves as the method
 log2_ = _fn.log2_  # the function binding serves as the method
 log_ = _fn.log_  # the function binding serves as the method
-_G215 = [_ops.log_normal_]
+_G221 = [_ops.log_normal_]
 _tb_log_normal_ = _ops.log_normal_.table
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
         return _tb_log_normal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_normal_', _G215, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
+        return _fallback('log_normal_', _G221, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
 log_softmax = _fn.log_softmax  # the function binding serves as the method
 logcumsumexp = _fn.logcumsumexp  # the function binding serves as the method
 logdet = _fn.logdet  # the function binding serves as the method
 logical_and = _fn.logical_and  # the function binding serves as the method
-_G220 = [_ops.logical_and_]
+_G226 = [_ops.logical_and_]
 _tb_logical_and_ = _ops.logical_and_.table
 def logical_and_(input, other):
     try:
         return _tb_logical_and_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and_', _G220, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_and_', _G226, (), {'input': input, 'other': other}, _e, 1)
 
 logical_not = _fn.logical_not  # the function binding serves as the method
-_G222 = [_ops.logical_not_]
+_G228 = [_ops.logical_not_]
 _tb_logical_not_ = _ops.logical_not_.table
 def logical_not_(input):
     try:
         return _tb_logical_not_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not_', _G222, (), {'input': input}, _e, 1)
+        return _fallback('logical_not_', _G228, (), {'input': input}, _e, 1)
 
 logical_or = _fn.logical_or  # the function binding serves as the method
-_G224 = [_ops.logical_or_]
+_G230 = [_ops.logical_or_]
 _tb_logical_or_ = _ops.logical_or_.table
 def logical_or_(input, other):
     try:
         return _tb_logical_or_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or_', _G224, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_or_', _G230, (), {'input': input, 'other': other}, _e, 1)
 
 logical_xor = _fn.logical_xor  # the function binding serves as the method
-_G226 = [_ops.logical_xor_]
+_G232 = [_ops.logical_xor_]
 _tb_logical_xor_ = _ops.logical_xor_.table
 def logical_xor_(input, other):
     try:
         return _tb_logical_xor_[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor_', _G226, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('logical_xor_', _G232, (), {'input': input, 'other': other}, _e, 1)
 
 logit = _fn.logit  # the function binding serves as the method
 logit_ = _fn.logit_  # the function binding serves as the method
 logsumexp = _fn.logsumexp  # the function binding serves as the method
 lt = _fn.lt  # the function binding serves as the method
-_G231 = [_ops.lt__Tensor, _ops.lt__Scalar]
+_G237 = [_ops.lt__Tensor, _ops.lt__Scalar]
 _tb_lt__Tensor = _ops.lt__Tensor.table
 _tb_lt__Scalar = _ops.lt__Scalar.table
 def lt_(input, other):
@@ -908,10 +928,10 @@ def lt_(input, other):
             return _tb_lt__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt_', _G231, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('lt_', _G237, (), {'input': input, 'other': other}, _e, 2)
 
 masked_fill = _fn.masked_fill  # the function binding serves as the method
-_G233 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
+_G239 = [_ops.masked_fill__Scalar, _ops.masked_fill__Tensor]
 _tb_masked_fill__Scalar = _ops.masked_fill__Scalar.table
 _tb_masked_fill__Tensor = _ops.masked_fill__Tensor.table
 def masked_fill_(input, mask, value):
@@ -923,16 +943,16 @@ def masked_fill_(input, mask, value):
             return _tb_masked_fill__Tensor[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill_', _G233, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
+        return _fallback('masked_fill_', _G239, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
 masked_scatter = _fn.masked_scatter  # the function binding serves as the method
-_G235 = [_ops.masked_scatter_]
+_G241 = [_ops.masked_scatter_]
 _tb_masked_scatter_ = _ops.masked_scatter_.table
 def masked_scatter_(input, mask, source):
     try:
         return _tb_masked_scatter_[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter_', _G235, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
+        return _fallback('masked_scatter_', _G241, (), {'input': input, 'mask': mask, 'source': source}, _e, 1)
 
 masked_select = _fn.masked_select  # the function binding serves as the method
 matmul = _fn.matmul  # the function binding serves as the method
@@ -950,25 +970,35 @@ moveaxis = _fn.moveaxis  # the function binding serves as the method
 movedim = _fn.movedim  # the function binding serves as the method
 msort = _fn.msort  # the function binding serves as the method
 mul = _fn.mul  # the function binding serves as the method
-_G252 = [_ops.mul__Tensor]
+_G258 = [_ops.mul__Tensor]
 _tb_mul__Tensor = _ops.mul__Tensor.table
 def mul_(input, other):
     try:
         return _tb_mul__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul_', _G252, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('mul_', _G258, (), {'input': input, 'other': other}, _e, 1)
 
 multinomial = _fn.multinomial  # the function binding serves as the method
 multiply = _fn.multiply  # the function binding serves as the method
-_G255 = [_ops.multiply__Tensor]
+_G261 = [_ops.multiply__Tensor]
 _tb_multiply__Tensor = _ops.multiply__Tensor.table
 def multiply_(input, other):
     try:
         return _tb_multiply__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply_', _G255, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('multiply_', _G261, (), {'input': input, 'other': other}, _e, 1)
 
 mv = _fn.mv  # the function binding serves as the method
+mvlgamma = _fn.mvlgamma  # the function binding serves as the method
+_G264 = [_ops.mvlgamma_]
+_tb_mvlgamma_ = _ops.mvlgamma_.table
+def mvlgamma_(input, p):
+    try:
+        if p.__class__ is not int: p = _int(p)
+        return _tb_mvlgamma_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('mvlgamma_', _G264, (), {'input': input, 'p': p}, _e, 1)
+
 nan_to_num = _fn.nan_to_num  # the function binding serves as the method
 nan_to_num_ = _fn.nan_to_num_  # the function binding serves as the method
 nanmean = _fn.nanmean  # the function binding serves as the method
@@ -976,7 +1006,7 @@ nanmedian = _fn.nanmedian  # the function binding serves as the method
 nansum = _fn.nansum  # the function binding serves as the method
 narrow = _fn.narrow  # the function binding serves as the method
 ne = _fn.ne  # the function binding serves as the method
-_G264 = [_ops.ne__Tensor, _ops.ne__Scalar]
+_G272 = [_ops.ne__Tensor, _ops.ne__Scalar]
 _tb_ne__Tensor = _ops.ne__Tensor.table
 _tb_ne__Scalar = _ops.ne__Scalar.table
 def ne_(input, other):
@@ -988,13 +1018,13 @@ def ne_(input, other):
             return _tb_ne__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne_', _G264, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('ne_', _G272, (), {'input': input, 'other': other}, _e, 2)
 
 neg = _fn.neg  # the function binding serves as the method
 neg_ = _fn.neg_  # the function binding serves as the method
 negative = _fn.negative  # the function binding serves as the method
 negative_ = _fn.negative_  # the function binding serves as the method
-_G269 = [_ops.new_empty]
+_G277 = [_ops.new_empty]
 _tb_new_empty = _ops.new_empty.table
 def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -1005,9 +1035,9 @@ def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_new_empty[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_empty', _G269, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_empty', _G277, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G270 = [_ops.new_empty_strided]
+_G278 = [_ops.new_empty_strided]
 _tb_new_empty_strided = _ops.new_empty_strided.table
 def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -1017,9 +1047,9 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_new_empty_strided[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_empty_strided', _G270, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_empty_strided', _G278, (), {'input': input, 'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G271 = [_ops.new_full]
+_G279 = [_ops.new_full]
 _tb_new_full = _ops.new_full.table
 def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -1029,9 +1059,9 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_new_full[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_full', _G271, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_full', _G279, (), {'input': input, 'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G272 = [_ops.new_ones]
+_G280 = [_ops.new_ones]
 _tb_new_ones = _ops.new_ones.table
 def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -1042,9 +1072,9 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_new_ones[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_ones', _G272, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_ones', _G280, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G273 = [_ops.new_zeros]
+_G281 = [_ops.new_zeros]
 _tb_new_zeros = _ops.new_zeros.table
 def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
     try:
@@ -1055,21 +1085,21 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_new_zeros[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, dtype, layout, device, pin_memory)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('new_zeros', _G273, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('new_zeros', _G281, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
 nonzero = _fn.nonzero  # the function binding serves as the method
 nonzero_static = _fn.nonzero_static  # the function binding serves as the method
 norm = _fn.norm  # the function binding serves as the method
-_G277 = [_ops.normal_]
+_G285 = [_ops.normal_]
 _tb_normal_ = _ops.normal_.table
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
         return _tb_normal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, mean, std, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('normal_', _G277, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
+        return _fallback('normal_', _G285, (), {'input': input, 'mean': mean, 'std': std, 'generator': generator}, _e, 1)
 
 not_equal = _fn.not_equal  # the function binding serves as the method
-_G279 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
+_G287 = [_ops.not_equal__Tensor, _ops.not_equal__Scalar]
 _tb_not_equal__Tensor = _ops.not_equal__Tensor.table
 _tb_not_equal__Scalar = _ops.not_equal__Scalar.table
 def not_equal_(input, other):
@@ -1081,12 +1111,27 @@ def not_equal_(input, other):
             return _tb_not_equal__Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal_', _G279, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('not_equal_', _G287, (), {'input': input, 'other': other}, _e, 2)
 
 outer = _fn.outer  # the function binding serves as the method
 permute = _fn.permute  # the function binding serves as the method
 pinverse = _fn.pinverse  # the function binding serves as the method
-_G283 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
+_G291 = [_ops.polygamma, _ops.polygamma_out]
+_tb_polygamma = _ops.polygamma.table
+_tb_polygamma_out = _ops.polygamma_out.table
+def polygamma(self, *args, **kwargs):
+    return _generic('polygamma', _G291, args[:1] + (self,) + args[1:], kwargs)
+
+_G292 = [_ops.polygamma_]
+_tb_polygamma_ = _ops.polygamma_.table
+def polygamma_(input, n):
+    try:
+        if n.__class__ is not int: n = _int(n)
+        return _tb_polygamma_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('polygamma_', _G292, (), {'input': input, 'n': n}, _e, 1)
+
+_G293 = [_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out]
 _tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
 _tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
 _tb_pow_Tensor_Tensor_out = _ops.pow_Tensor_Tensor_out.table
@@ -1104,9 +1149,9 @@ def pow(input, exponent, *, out=None):
             return _tb_pow_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow', _G283, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
+        return _fallback('pow', _G293, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 2)
 
-_G284 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
+_G294 = [_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar]
 _tb_pow__Tensor_Tensor = _ops.pow__Tensor_Tensor.table
 _tb_pow__Tensor_Scalar = _ops.pow__Tensor_Scalar.table
 def pow_(input, exponent):
@@ -1118,28 +1163,28 @@ def pow_(input, exponent):
             return _tb_pow__Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow_', _G284, (), {'input': input, 'exponent': exponent}, _e, 2)
+        return _fallback('pow_', _G294, (), {'input': input, 'exponent': exponent}, _e, 2)
 
 prelu = _fn.prelu  # the function binding serves as the method
 prod = _fn.prod  # the function binding serves as the method
 put = _fn.put  # the function binding serves as the method
-_G288 = [_ops.put_]
+_G298 = [_ops.put_]
 _tb_put_ = _ops.put_.table
 def put_(input, index, source, accumulate=False):
     try:
         return _tb_put_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put_', _G288, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
+        return _fallback('put_', _G298, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate}, _e, 1)
 
 qr = _fn.qr  # the function binding serves as the method
 rad2deg = _fn.rad2deg  # the function binding serves as the method
 rad2deg_ = _fn.rad2deg_  # the function binding serves as the method
-_G292 = [_ops.random_, _ops.random__to, _ops.random__from]
+_G302 = [_ops.random_, _ops.random__to, _ops.random__from]
 _tb_random_ = _ops.random_.table
 _tb_random__to = _ops.random__to.table
 _tb_random__from = _ops.random__from.table
 def random_(*args, **kwargs):
-    return _generic('random_', _G292, args, kwargs)
+    return _generic('random_', _G302, args, kwargs)
 
 ravel = _fn.ravel  # the function binding serves as the method
 reciprocal = _fn.reciprocal  # the function binding serves as the method
@@ -1147,15 +1192,15 @@ reciprocal_ = _fn.reciprocal_  # the function binding serves as the method
 relu = _fn.relu  # the function binding serves as the method
 relu_ = _fn.relu_  # the function binding serves as the method
 remainder = _fn.remainder  # the function binding serves as the method
-_G299 = [_ops.remainder__Tensor]
+_G309 = [_ops.remainder__Tensor]
 _tb_remainder__Tensor = _ops.remainder__Tensor.table
 def remainder_(input, other):
     try:
         return _tb_remainder__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder_', _G299, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('remainder_', _G309, (), {'input': input, 'other': other}, _e, 1)
 
-_G300 = [_ops.repeat]
+_G310 = [_ops.repeat]
 _tb_repeat = _ops.repeat.table
 def repeat(input, *_repeats, repeats=None):
     try:
@@ -1164,18 +1209,18 @@ def repeat(input, *_repeats, repeats=None):
         if repeats is not None: repeats = _il(repeats)
         return _tb_repeat[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, repeats)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('repeat', _G300, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
+        return _fallback('repeat', _G310, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), {}, _e, 1)
 
 reshape = _fn.reshape  # the function binding serves as the method
-_G302 = [_ops.reshape_as]
+_G312 = [_ops.reshape_as]
 _tb_reshape_as = _ops.reshape_as.table
 def reshape_as(input, other):
     try:
         return _tb_reshape_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape_as', _G302, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('reshape_as', _G312, (), {'input': input, 'other': other}, _e, 1)
 
-_G303 = [_ops.resize_]
+_G313 = [_ops.resize_]
 _tb_resize_ = _ops.resize_.table
 def resize_(input, *_size, size=None, memory_format=None):
     try:
@@ -1184,7 +1229,7 @@ def resize_(input, *_size, size=None, memory_format=None):
         if size is not None: size = _il(size)
         return _tb_resize_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resize_', _G303, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
+        return _fallback('resize_', _G313, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'memory_format': memory_format}, _e, 1)
 
 resolve_conj = _fn.resolve_conj  # the function binding serves as the method
 resolve_neg = _fn.resolve_neg  # the function binding serves as the method
@@ -1196,54 +1241,54 @@ rsqrt = _fn.rsqrt  # the function binding serves as the method
 rsqrt_ = _fn.rsqrt_  # the function binding serves as the method
 rsub = _fn.rsub  # the function binding serves as the method
 scatter = _fn.scatter  # the function binding serves as the method
-_G314 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
+_G324 = [_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce]
 _tb_scatter__src = _ops.scatter__src.table
 _tb_scatter__value = _ops.scatter__value.table
 _tb_scatter__reduce = _ops.scatter__reduce.table
 _tb_scatter__value_reduce = _ops.scatter__value_reduce.table
 def scatter_(*args, **kwargs):
-    return _generic('scatter_', _G314, args, kwargs)
+    return _generic('scatter_', _G324, args, kwargs)
 
 scatter_add = _fn.scatter_add  # the function binding serves as the method
-_G316 = [_ops.scatter_add_]
+_G326 = [_ops.scatter_add_]
 _tb_scatter_add_ = _ops.scatter_add_.table
 def scatter_add_(input, dim, index, src):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_scatter_add_[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add_', _G316, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
+        return _fallback('scatter_add_', _G326, (), {'input': input, 'dim': dim, 'index': index, 'src': src}, _e, 1)
 
 scatter_reduce = _fn.scatter_reduce  # the function binding serves as the method
-_G318 = [_ops.scatter_reduce__two]
+_G328 = [_ops.scatter_reduce__two]
 _tb_scatter_reduce__two = _ops.scatter_reduce__two.table
 def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_scatter_reduce__two[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce_', _G318, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
+        return _fallback('scatter_reduce_', _G328, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self}, _e, 1)
 
 select = _fn.select  # the function binding serves as the method
 sgn = _fn.sgn  # the function binding serves as the method
-_G321 = [_ops.sgn_]
+_G331 = [_ops.sgn_]
 _tb_sgn_ = _ops.sgn_.table
 def sgn_(input):
     try:
         return _tb_sgn_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn_', _G321, (), {'input': input}, _e, 1)
+        return _fallback('sgn_', _G331, (), {'input': input}, _e, 1)
 
 sigmoid = _fn.sigmoid  # the function binding serves as the method
 sigmoid_ = _fn.sigmoid_  # the function binding serves as the method
 sign = _fn.sign  # the function binding serves as the method
-_G325 = [_ops.sign_]
+_G335 = [_ops.sign_]
 _tb_sign_ = _ops.sign_.table
 def sign_(input):
     try:
         return _tb_sign_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign_', _G325, (), {'input': input}, _e, 1)
+        return _fallback('sign_', _G335, (), {'input': input}, _e, 1)
 
 signbit = _fn.signbit  # the function binding serves as the method
 sin = _fn.sin  # the function binding serves as the method
@@ -1259,38 +1304,38 @@ sqrt_ = _fn.sqrt_  # the function binding serves as the method
 square = _fn.square  # the function binding serves as the method
 square_ = _fn.square_  # the function binding serves as the method
 squeeze = _fn.squeeze  # the function binding serves as the method
-_G340 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
+_G350 = [_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims]
 _tb_squeeze_ = _ops.squeeze_.table
 _tb_squeeze__dim = _ops.squeeze__dim.table
 _tb_squeeze__dims = _ops.squeeze__dims.table
 def squeeze_(*args, **kwargs):
-    return _generic('squeeze_', _G340, args, kwargs)
+    return _generic('squeeze_', _G350, args, kwargs)
 
 std = _fn.std  # the function binding serves as the method
 sub = _fn.sub  # the function binding serves as the method
-_G343 = [_ops.sub__Tensor]
+_G353 = [_ops.sub__Tensor]
 _tb_sub__Tensor = _ops.sub__Tensor.table
 def sub_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_sub__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub_', _G343, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
+        return _fallback('sub_', _G353, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
 subtract = _fn.subtract  # the function binding serves as the method
-_G345 = [_ops.subtract__Tensor]
+_G355 = [_ops.subtract__Tensor]
 _tb_subtract__Tensor = _ops.subtract__Tensor.table
 def subtract_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_subtract__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract_', _G345, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
+        return _fallback('subtract_', _G355, (), {'input': input, 'other': other, 'alpha': alpha}, _e, 1)
 
 sum = _fn.sum  # the function binding serves as the method
 svd = _fn.svd  # the function binding serves as the method
 swapaxes = _fn.swapaxes  # the function binding serves as the method
-_G349 = [_ops.swapaxes_]
+_G359 = [_ops.swapaxes_]
 _tb_swapaxes_ = _ops.swapaxes_.table
 def swapaxes_(input, axis0, axis1):
     try:
@@ -1298,10 +1343,10 @@ def swapaxes_(input, axis0, axis1):
         if axis1.__class__ is not int: axis1 = _int(axis1)
         return _tb_swapaxes_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes_', _G349, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
+        return _fallback('swapaxes_', _G359, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
 swapdims = _fn.swapdims  # the function binding serves as the method
-_G351 = [_ops.swapdims_]
+_G361 = [_ops.swapdims_]
 _tb_swapdims_ = _ops.swapdims_.table
 def swapdims_(input, dim0, dim1):
     try:
@@ -1309,16 +1354,16 @@ def swapdims_(input, dim0, dim1):
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _tb_swapdims_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims_', _G351, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('swapdims_', _G361, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 t = _fn.t  # the function binding serves as the method
-_G353 = [_ops.t_]
+_G363 = [_ops.t_]
 _tb_t_ = _ops.t_.table
 def t_(input):
     try:
         return _tb_t_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t_', _G353, (), {'input': input}, _e, 1)
+        return _fallback('t_', _G363, (), {'input': input}, _e, 1)
 
 take = _fn.take  # the function binding serves as the method
 take_along_dim = _fn.take_along_dim  # the function binding serves as the method
@@ -1330,7 +1375,7 @@ tile = _fn.tile  # the function binding serves as the method
 topk = _fn.topk  # the function binding serves as the method
 trace = _fn.trace  # the function binding serves as the method
 transpose = _fn.transpose  # the function binding serves as the method
-_G364 = [_ops.transpose_]
+_G374 = [_ops.transpose_]
 _tb_transpose_ = _ops.transpose_.table
 def transpose_(input, dim0, dim1):
     try:
@@ -1338,42 +1383,42 @@ def transpose_(input, dim0, dim1):
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _tb_transpose_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose_', _G364, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('transpose_', _G374, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
 tril = _fn.tril  # the function binding serves as the method
-_G366 = [_ops.tril_]
+_G376 = [_ops.tril_]
 _tb_tril_ = _ops.tril_.table
 def tril_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         return _tb_tril_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril_', _G366, (), {'input': input, 'diagonal': diagonal}, _e, 1)
+        return _fallback('tril_', _G376, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
 triu = _fn.triu  # the function binding serves as the method
-_G368 = [_ops.triu_]
+_G378 = [_ops.triu_]
 _tb_triu_ = _ops.triu_.table
 def triu_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
         return _tb_triu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu_', _G368, (), {'input': input, 'diagonal': diagonal}, _e, 1)
+        return _fallback('triu_', _G378, (), {'input': input, 'diagonal': diagonal}, _e, 1)
 
 true_divide = _fn.true_divide  # the function binding serves as the method
-_G370 = [_ops.true_divide__Tensor]
+_G380 = [_ops.true_divide__Tensor]
 _tb_true_divide__Tensor = _ops.true_divide__Tensor.table
 def true_divide_(input, other):
     try:
         return _tb_true_divide__Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide_', _G370, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('true_divide_', _G380, (), {'input': input, 'other': other}, _e, 1)
 
 trunc = _fn.trunc  # the function binding serves as the method
 trunc_ = _fn.trunc_  # the function binding serves as the method
 unbind = _fn.unbind  # the function binding serves as the method
 unflatten = _fn.unflatten  # the function binding serves as the method
-_G375 = [_ops.unfold]
+_G385 = [_ops.unfold]
 _tb_unfold = _ops.unfold.table
 def unfold(input, dimension, size, step):
     try:
@@ -1382,29 +1427,29 @@ def unfold(input, dimension, size, step):
         if step.__class__ is not int: step = _int(step)
         return _tb_unfold[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dimension, size, step)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unfold', _G375, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
+        return _fallback('unfold', _G385, (), {'input': input, 'dimension': dimension, 'size': size, 'step': step}, _e, 1)
 
-_G376 = [_ops.uniform_]
+_G386 = [_ops.uniform_]
 _tb_uniform_ = _ops.uniform_.table
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     try:
         return _tb_uniform_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, from_, to, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('uniform_', _G376, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
+        return _fallback('uniform_', _G386, (), {'input': input, 'from_': from_, 'to': to, 'generator': generator}, _e, 1)
 
 unsqueeze = _fn.unsqueeze  # the function binding serves as the method
-_G378 = [_ops.unsqueeze_]
+_G388 = [_ops.unsqueeze_]
 _tb_unsqueeze_ = _ops.unsqueeze_.table
 def unsqueeze_(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unsqueeze_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze_', _G378, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unsqueeze_', _G388, (), {'input': input, 'dim': dim}, _e, 1)
 
 var = _fn.var  # the function binding serves as the method
 vdot = _fn.vdot  # the function binding serves as the method
-_G381 = [_ops.view]
+_G391 = [_ops.view]
 _tb_view = _ops.view.table
 def view(input, *_size, size=None):
     try:
@@ -1413,23 +1458,44 @@ def view(input, *_size, size=None):
         if size is not None: size = _il(size)
         return _tb_view[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view', _G381, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
+        return _fallback('view', _G391, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
-_G382 = [_ops.view_as]
+_G392 = [_ops.view_as]
 _tb_view_as = _ops.view_as.table
 def view_as(input, other):
     try:
         return _tb_view_as[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as', _G382, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('view_as', _G392, (), {'input': input, 'other': other}, _e, 1)
 
-_G383 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
+_G393 = [_ops.where_self, _ops.where_ScalarOther, _ops.where_self_out]
 _tb_where_self = _ops.where_self.table
 _tb_where_ScalarOther = _ops.where_ScalarOther.table
 _tb_where_self_out = _ops.where_self_out.table
 def where(self, *args, **kwargs):
-    return _generic('where', _G383, args[:1] + (self,) + args[1:], kwargs)
+    return _generic('where', _G393, args[:1] + (self,) + args[1:], kwargs)
 
+_G394 = [_ops.xlogy_Tensor, _ops.xlogy_Scalar_Other, _ops.xlogy_OutTensor, _ops.xlogy_OutScalar_Other]
+_tb_xlogy_Tensor = _ops.xlogy_Tensor.table
+_tb_xlogy_Scalar_Other = _ops.xlogy_Scalar_Other.table
+_tb_xlogy_OutTensor = _ops.xlogy_OutTensor.table
+_tb_xlogy_OutScalar_Other = _ops.xlogy_OutScalar_Other.table
+def xlogy(input, other, *, out=None):
+    try:
+        if input is not _M and other is not _M and isinstance(other, _TI):
+            if out is not None:
+                return _tb_xlogy_OutTensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_xlogy_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
+        if input is not _M and other is not _M and not isinstance(other, _TI):
+            if other.__class__ not in _NUMS: other = _sc(other)
+            if out is not None:
+                return _tb_xlogy_OutScalar_Other[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
+            return _tb_xlogy_Scalar_Other[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
+        raise TypeError('no overload matched')
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('xlogy', _G394, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+
+xlogy_ = _fn.xlogy_  # the function binding serves as the method
 zero_ = _fn.zero_  # the function binding serves as the method
-METHODS = {'_local_scalar_dense': _local_scalar_dense, '_to_copy': _to_copy, 'abs': abs, 'abs_': abs_, 'absolute': absolute, 'absolute_': absolute_, 'acos': acos, 'acos_': acos_, 'acosh': acosh, 'acosh_': acosh_, 'add': add, 'add_': add_, 'addbmm': addbmm, 'addbmm_': addbmm_, 'addcdiv': addcdiv, 'addcdiv_': addcdiv_, 'addcmul': addcmul, 'addcmul_': addcmul_, 'addmm': addmm, 'addmm_': addmm_, 'addmv': addmv, 'addmv_': addmv_, 'addr': addr, 'addr_': addr_, 'all': all, 'allclose': allclose, 'amax': amax, 'amin': amin, 'aminmax': aminmax, 'any': any, 'arccos': arccos, 'arccos_': arccos_, 'arccosh': arccosh, 'arccosh_': arccosh_, 'arcsin': arcsin, 'arcsin_': arcsin_, 'arcsinh': arcsinh, 'arcsinh_': arcsinh_, 'arctan': arctan, 'arctan2': arctan2, 'arctan2_': arctan2_, 'arctan_': arctan_, 'arctanh': arctanh, 'arctanh_': arctanh_, 'argmax': argmax, 'argmin': argmin, 'argsort': argsort, 'argwhere': argwhere, 'as_strided': as_strided, 'as_strided_': as_strided_, 'asin': asin, 'asin_': asin_, 'asinh': asinh, 'asinh_': asinh_, 'atan': atan, 'atan2': atan2, 'atan2_': atan2_, 'atan_': atan_, 'atanh': atanh, 'atanh_': atanh_, 'baddbmm': baddbmm, 'baddbmm_': baddbmm_, 'bernoulli': bernoulli, 'bernoulli_': bernoulli_, 'bitwise_and': bitwise_and, 'bitwise_and_': bitwise_and_, 'bitwise_left_shift': bitwise_left_shift, 'bitwise_left_shift_': bitwise_left_shift_, 'bitwise_not': bitwise_not, 'bitwise_not_': bitwise_not_, 'bitwise_or': bitwise_or, 'bitwise_or_': bitwise_or_, 'bitwise_right_shift': bitwise_right_shift, 'bitwise_right_shift_': bitwise_right_shift_, 'bitwise_xor': bitwise_xor, 'bitwise_xor_': bitwise_xor_, 'bmm': bmm, 'broadcast_to': broadcast_to, 'cauchy_': cauchy_, 'ceil': ceil, 'ceil_': ceil_, 'cholesky': cholesky, 'cholesky_inverse': cholesky_inverse, 'cholesky_solve': cholesky_solve, 'chunk': chunk, 'clamp': clamp, 'clamp_': clamp_, 'clamp_max': clamp_max, 'clamp_max_': clamp_max_, 'clamp_min': clamp_min, 'clamp_min_': clamp_min_, 'clip': clip, 'clip_': clip_, 'clone': clone, 'conj': conj, 'conj_physical': conj_physical, 'conj_physical_': conj_physical_, 'contiguous': contiguous, 'copy_': copy_, 'copysign': copysign, 'copysign_': copysign_, 'cos': cos, 'cos_': cos_, 'cosh': cosh, 'cosh_': cosh_, 'count_nonzero': count_nonzero, 'cross': cross, 'cummax': cummax, 'cummin': cummin, 'cumprod': cumprod, 'cumprod_': cumprod_, 'cumsum': cumsum, 'cumsum_': cumsum_, 'deg2rad': deg2rad, 'deg2rad_': deg2rad_, 'det': det, 'detach': detach, 'diag': diag, 'diag_embed': diag_embed, 'diagflat': diagflat, 'diagonal': diagonal, 'div': div, 'div_': div_, 'divide': divide, 'divide_': divide_, 'dot': dot, 'eq': eq, 'eq_': eq_, 'equal': equal, 'erf': erf, 'erf_': erf_, 'erfc': erfc, 'erfc_': erfc_, 'erfinv': erfinv, 'erfinv_': erfinv_, 'exp': exp, 'exp2': exp2, 'exp2_': exp2_, 'exp_': exp_, 'expand': expand, 'expand_as': expand_as, 'expm1': expm1, 'expm1_': expm1_, 'exponential_': exponential_, 'fill_': fill_, 'fix': fix, 'fix_': fix_, 'flatten': flatten, 'flip': flip, 'fliplr': fliplr, 'flipud': flipud, 'float_power': float_power, 'float_power_': float_power_, 'floor': floor, 'floor_': floor_, 'floor_divide': floor_divide, 'floor_divide_': floor_divide_, 'fmax': fmax, 'fmin': fmin, 'fmod': fmod, 'fmod_': fmod_, 'frac': frac, 'frac_': frac_, 'gather': gather, 'ge': ge, 'ge_': ge_, 'geometric_': geometric_, 'ger': ger, 'greater': greater, 'greater_': greater_, 'greater_equal': greater_equal, 'greater_equal_': greater_equal_, 'gt': gt, 'gt_': gt_, 'hardshrink': hardshrink, 'hypot': hypot, 'hypot_': hypot_, 'index_add': index_add, 'index_add_': index_add_, 'index_copy': index_copy, 'index_copy_': index_copy_, 'index_fill': index_fill, 'index_fill_': index_fill_, 'index_put': index_put, 'index_put_': index_put_, 'index_reduce': index_reduce, 'index_reduce_': index_reduce_, 'index_select': index_select, 'inner': inner, 'inverse': inverse, 'isclose': isclose, 'isfinite': isfinite, 'isinf': isinf, 'isnan': isnan, 'isneginf': isneginf, 'isposinf': isposinf, 'isreal': isreal, 'kron': kron, 'kthvalue': kthvalue, 'le': le, 'le_': le_, 'lerp': lerp, 'lerp_': lerp_, 'less': less, 'less_': less_, 'less_equal': less_equal, 'less_equal_': less_equal_, 'log': log, 'log10': log10, 'log10_': log10_, 'log1p': log1p, 'log1p_': log1p_, 'log2': log2, 'log2_': log2_, 'log_': log_, 'log_normal_': log_normal_, 'log_softmax': log_softmax, 'logcumsumexp': logcumsumexp, 'logdet': logdet, 'logical_and': logical_and, 'logical_and_': logical_and_, 'logical_not': logical_not, 'logical_not_': logical_not_, 'logical_or': logical_or, 'logical_or_': logical_or_, 'logical_xor': logical_xor, 'logical_xor_': logical_xor_, 'logit': logit, 'logit_': logit_, 'logsumexp': logsumexp, 'lt': lt, 'lt_': lt_, 'masked_fill': masked_fill, 'masked_fill_': masked_fill_, 'masked_scatter': masked_scatter, 'masked_scatter_': masked_scatter_, 'masked_select': masked_select, 'matmul': matmul, 'matrix_exp': matrix_exp, 'matrix_power': matrix_power, 'max': max, 'maximum': maximum, 'mean': mean, 'median': median, 'min': min, 'minimum': minimum, 'mm': mm, 'mode': mode, 'moveaxis': moveaxis, 'movedim': movedim, 'msort': msort, 'mul': mul, 'mul_': mul_, 'multinomial': multinomial, 'multiply': multiply, 'multiply_': multiply_, 'mv': mv, 'nan_to_num': nan_to_num, 'nan_to_num_': nan_to_num_, 'nanmean': nanmean, 'nanmedian': nanmedian, 'nansum': nansum, 'narrow': narrow, 'ne': ne, 'ne_': ne_, 'neg': neg, 'neg_': neg_, 'negative': negative, 'negative_': negative_, 'new_empty': new_empty, 'new_empty_strided': new_empty_strided, 'new_full': new_full, 'new_ones': new_ones, 'new_zeros': new_zeros, 'nonzero': nonzero, 'nonzero_static': nonzero_static, 'norm': norm, 'normal_': normal_, 'not_equal': not_equal, 'not_equal_': not_equal_, 'outer': outer, 'permute': permute, 'pinverse': pinverse, 'pow': pow, 'pow_': pow_, 'prelu': prelu, 'prod': prod, 'put': put, 'put_': put_, 'qr': qr, 'rad2deg': rad2deg, 'rad2deg_': rad2deg_, 'random_': random_, 'ravel': ravel, 'reciprocal': reciprocal, 'reciprocal_': reciprocal_, 'relu': relu, 'relu_': relu_, 'remainder': remainder, 'remainder_': remainder_, 'repeat': repeat, 'reshape': reshape, 'reshape_as': reshape_as, 'resize_': resize_, 'resolve_conj': resolve_conj, 'resolve_neg': resolve_neg, 'roll': roll, 'rot90': rot90, 'round': round, 'round_': round_, 'rsqrt': rsqrt, 'rsqrt_': rsqrt_, 'rsub': rsub, 'scatter': scatter, 'scatter_': scatter_, 'scatter_add': scatter_add, 'scatter_add_': scatter_add_, 'scatter_reduce': scatter_reduce, 'scatter_reduce_': scatter_reduce_, 'select': select, 'sgn': sgn, 'sgn_': sgn_, 'sigmoid': sigmoid, 'sigmoid_': sigmoid_, 'sign': sign, 'sign_': sign_, 'signbit': signbit, 'sin': sin, 'sin_': sin_, 'sinh': sinh, 'sinh_': sinh_, 'slogdet': slogdet, 'softmax': softmax, 'sort': sort, 'split_with_sizes': split_with_sizes, 'sqrt': sqrt, 'sqrt_': sqrt_, 'square': square, 'square_': square_, 'squeeze': squeeze, 'squeeze_': squeeze_, 'std': std, 'sub': sub, 'sub_': sub_, 'subtract': subtract, 'subtract_': subtract_, 'sum': sum, 'svd': svd, 'swapaxes': swapaxes, 'swapaxes_': swapaxes_, 'swapdims': swapdims, 'swapdims_': swapdims_, 't': t, 't_': t_, 'take': take, 'take_along_dim': take_along_dim, 'tan': tan, 'tan_': tan_, 'tanh': tanh, 'tanh_': tanh_, 'tile': tile, 'topk': topk, 'trace': trace, 'transpose': transpose, 'transpose_': transpose_, 'tril': tril, 'tril_': tril_, 'triu': triu, 'triu_': triu_, 'true_divide': true_divide, 'true_divide_': true_divide_, 'trunc': trunc, 'trunc_': trunc_, 'unbind': unbind, 'unflatten': unflatten, 'unfold': unfold, 'uniform_': uniform_, 'unsqueeze': unsqueeze, 'unsqueeze_': unsqueeze_, 'var': var, 'vdot': vdot, 'view': view, 'view_as': view_as, 'where': where, 'zero_': zero_}
+METHODS = {'_local_scalar_dense': _local_scalar_dense, '_to_copy': _to_copy, 'abs': abs, 'abs_': abs_, 'absolute': absolute, 'absolute_': absolute_, 'acos': acos, 'acos_': acos_, 'acosh': acosh, 'acosh_': acosh_, 'add': add, 'add_': add_, 'addbmm': addbmm, 'addbmm_': addbmm_, 'addcdiv': addcdiv, 'addcdiv_': addcdiv_, 'addcmul': addcmul, 'addcmul_': addcmul_, 'addmm': addmm, 'addmm_': addmm_, 'addmv': addmv, 'addmv_': addmv_, 'addr': addr, 'addr_': addr_, 'all': all, 'allclose': allclose, 'amax': amax, 'amin': amin, 'aminmax': aminmax, 'any': any, 'arccos': arccos, 'arccos_': arccos_, 'arccosh': arccosh, 'arccosh_': arccosh_, 'arcsin': arcsin, 'arcsin_': arcsin_, 'arcsinh': arcsinh, 'arcsinh_': arcsinh_, 'arctan': arctan, 'arctan2': arctan2, 'arctan2_': arctan2_, 'arctan_': arctan_, 'arctanh': arctanh, 'arctanh_': arctanh_, 'argmax': argmax, 'argmin': argmin, 'argsort': argsort, 'argwhere': argwhere, 'as_strided': as_strided, 'as_strided_': as_strided_, 'asin': asin, 'asin_': asin_, 'asinh': asinh, 'asinh_': asinh_, 'atan': atan, 'atan2': atan2, 'atan2_': atan2_, 'atan_': atan_, 'atanh': atanh, 'atanh_': atanh_, 'baddbmm': baddbmm, 'baddbmm_': baddbmm_, 'bernoulli': bernoulli, 'bernoulli_': bernoulli_, 'bitwise_and': bitwise_and, 'bitwise_and_': bitwise_and_, 'bitwise_left_shift': bitwise_left_shift, 'bitwise_left_shift_': bitwise_left_shift_, 'bitwise_not': bitwise_not, 'bitwise_not_': bitwise_not_, 'bitwise_or': bitwise_or, 'bitwise_or_': bitwise_or_, 'bitwise_right_shift': bitwise_right_shift, 'bitwise_right_shift_': bitwise_right_shift_, 'bitwise_xor': bitwise_xor, 'bitwise_xor_': bitwise_xor_, 'bmm': bmm, 'broadcast_to': broadcast_to, 'cauchy_': cauchy_, 'ceil': ceil, 'ceil_': ceil_, 'cholesky': cholesky, 'cholesky_inverse': cholesky_inverse, 'cholesky_solve': cholesky_solve, 'chunk': chunk, 'clamp': clamp, 'clamp_': clamp_, 'clamp_max': clamp_max, 'clamp_max_': clamp_max_, 'clamp_min': clamp_min, 'clamp_min_': clamp_min_, 'clip': clip, 'clip_': clip_, 'clone': clone, 'conj': conj, 'conj_physical': conj_physical, 'conj_physical_': conj_physical_, 'contiguous': contiguous, 'copy_': copy_, 'copysign': copysign, 'copysign_': copysign_, 'cos': cos, 'cos_': cos_, 'cosh': cosh, 'cosh_': cosh_, 'count_nonzero': count_nonzero, 'cross': cross, 'cummax': cummax, 'cummin': cummin, 'cumprod': cumprod, 'cumprod_': cumprod_, 'cumsum': cumsum, 'cumsum_': cumsum_, 'deg2rad': deg2rad, 'deg2rad_': deg2rad_, 'det': det, 'detach': detach, 'diag': diag, 'diag_embed': diag_embed, 'diagflat': diagflat, 'diagonal': diagonal, 'digamma': digamma, 'digamma_': digamma_, 'div': div, 'div_': div_, 'divide': divide, 'divide_': divide_, 'dot': dot, 'eq': eq, 'eq_': eq_, 'equal': equal, 'erf': erf, 'erf_': erf_, 'erfc': erfc, 'erfc_': erfc_, 'erfinv': erfinv, 'erfinv_': erfinv_, 'exp': exp, 'exp2': exp2, 'exp2_': exp2_, 'exp_': exp_, 'expand': expand, 'expand_as': expand_as, 'expm1': expm1, 'expm1_': expm1_, 'exponential_': exponential_, 'fill_': fill_, 'fix': fix, 'fix_': fix_, 'flatten': flatten, 'flip': flip, 'fliplr': fliplr, 'flipud': flipud, 'float_power': float_power, 'float_power_': float_power_, 'floor': floor, 'floor_': floor_, 'floor_divide': floor_divide, 'floor_divide_': floor_divide_, 'fmax': fmax, 'fmin': fmin, 'fmod': fmod, 'fmod_': fmod_, 'frac': frac, 'frac_': frac_, 'gather': gather, 'ge': ge, 'ge_': ge_, 'geometric_': geometric_, 'ger': ger, 'greater': greater, 'greater_': greater_, 'greater_equal': greater_equal, 'greater_equal_': greater_equal_, 'gt': gt, 'gt_': gt_, 'hardshrink': hardshrink, 'hypot': hypot, 'hypot_': hypot_, 'i0': i0, 'i0_': i0_, 'index_add': index_add, 'index_add_': index_add_, 'index_copy': index_copy, 'index_copy_': index_copy_, 'index_fill': index_fill, 'index_fill_': index_fill_, 'index_put': index_put, 'index_put_': index_put_, 'index_reduce': index_reduce, 'index_reduce_': index_reduce_, 'index_select': index_select, 'inner': inner, 'inverse': inverse, 'isclose': isclose, 'isfinite': isfinite, 'isinf': isinf, 'isnan': isnan, 'isneginf': isneginf, 'isposinf': isposinf, 'isreal': isreal, 'kron': kron, 'kthvalue': kthvalue, 'le': le, 'le_': le_, 'lerp': lerp, 'lerp_': lerp_, 'less': less, 'less_': less_, 'less_equal': less_equal, 'less_equal_': less_equal_, 'lgamma': lgamma, 'lgamma_': lgamma_, 'log': log, 'log10': log10, 'log10_': log10_, 'log1p': log1p, 'log1p_': log1p_, 'log2': log2, 'log2_': log2_, 'log_': log_, 'log_normal_': log_normal_, 'log_softmax': log_softmax, 'logcumsumexp': logcumsumexp, 'logdet': logdet, 'logical_and': logical_and, 'logical_and_': logical_and_, 'logical_not': logical_not, 'logical_not_': logical_not_, 'logical_or': logical_or, 'logical_or_': logical_or_, 'logical_xor': logical_xor, 'logical_xor_': logical_xor_, 'logit': logit, 'logit_': logit_, 'logsumexp': logsumexp, 'lt': lt, 'lt_': lt_, 'masked_fill': masked_fill, 'masked_fill_': masked_fill_, 'masked_scatter': masked_scatter, 'masked_scatter_': masked_scatter_, 'masked_select': masked_select, 'matmul': matmul, 'matrix_exp': matrix_exp, 'matrix_power': matrix_power, 'max': max, 'maximum': maximum, 'mean': mean, 'median': median, 'min': min, 'minimum': minimum, 'mm': mm, 'mode': mode, 'moveaxis': moveaxis, 'movedim': movedim, 'msort': msort, 'mul': mul, 'mul_': mul_, 'multinomial': multinomial, 'multiply': multiply, 'multiply_': multiply_, 'mv': mv, 'mvlgamma': mvlgamma, 'mvlgamma_': mvlgamma_, 'nan_to_num': nan_to_num, 'nan_to_num_': nan_to_num_, 'nanmean': nanmean, 'nanmedian': nanmedian, 'nansum': nansum, 'narrow': narrow, 'ne': ne, 'ne_': ne_, 'neg': neg, 'neg_': neg_, 'negative': negative, 'negative_': negative_, 'new_empty': new_empty, 'new_empty_strided': new_empty_strided, 'new_full': new_full, 'new_ones': new_ones, 'new_zeros': new_zeros, 'nonzero': nonzero, 'nonzero_static': nonzero_static, 'norm': norm, 'normal_': normal_, 'not_equal': not_equal, 'not_equal_': not_equal_, 'outer': outer, 'permute': permute, 'pinverse': pinverse, 'polygamma': polygamma, 'polygamma_': polygamma_, 'pow': pow, 'pow_': pow_, 'prelu': prelu, 'prod': prod, 'put': put, 'put_': put_, 'qr': qr, 'rad2deg': rad2deg, 'rad2deg_': rad2deg_, 'random_': random_, 'ravel': ravel, 'reciprocal': reciprocal, 'reciprocal_': reciprocal_, 'relu': relu, 'relu_': relu_, 'remainder': remainder, 'remainder_': remainder_, 'repeat': repeat, 'reshape': reshape, 'reshape_as': reshape_as, 'resize_': resize_, 'resolve_conj': resolve_conj, 'resolve_neg': resolve_neg, 'roll': roll, 'rot90': rot90, 'round': round, 'round_': round_, 'rsqrt': rsqrt, 'rsqrt_': rsqrt_, 'rsub': rsub, 'scatter': scatter, 'scatter_': scatter_, 'scatter_add': scatter_add, 'scatter_add_': scatter_add_, 'scatter_reduce': scatter_reduce, 'scatter_reduce_': scatter_reduce_, 'select': select, 'sgn': sgn, 'sgn_': sgn_, 'sigmoid': sigmoid, 'sigmoid_': sigmoid_, 'sign': sign, 'sign_': sign_, 'signbit': signbit, 'sin': sin, 'sin_': sin_, 'sinh': sinh, 'sinh_': sinh_, 'slogdet': slogdet, 'softmax': softmax, 'sort': sort, 'split_with_sizes': split_with_sizes, 'sqrt': sqrt, 'sqrt_': sqrt_, 'square': square, 'square_': square_, 'squeeze': squeeze, 'squeeze_': squeeze_, 'std': std, 'sub': sub, 'sub_': sub_, 'subtract': subtract, 'subtract_': subtract_, 'sum': sum, 'svd': svd, 'swapaxes': swapaxes, 'swapaxes_': swapaxes_, 'swapdims': swapdims, 'swapdims_': swapdims_, 't': t, 't_': t_, 'take': take, 'take_along_dim': take_along_dim, 'tan': tan, 'tan_': tan_, 'tanh': tanh, 'tanh_': tanh_, 'tile': tile, 'topk': topk, 'trace': trace, 'transpose': transpose, 'transpose_': transpose_, 'tril': tril, 'tril_': tril_, 'triu': triu, 'triu_': triu_, 'true_divide': true_divide, 'true_divide_': true_divide_, 'trunc': trunc, 'trunc_': trunc_, 'unbind': unbind, 'unflatten': unflatten, 'unfold': unfold, 'uniform_': uniform_, 'unsqueeze': unsqueeze, 'unsqueeze_': unsqueeze_, 'var': var, 'vdot': vdot, 'view': view, 'view_as': view_as, 'where': where, 'xlogy': xlogy, 'xlogy_': xlogy_, 'zero_': zero_}
 DUNDERS = {'__add__': add, '__radd__': add, '__iadd__': add_, '__sub__': sub, '__isub__': sub_, '__mul__': mul, '__rmul__': mul, '__imul__': mul_, '__truediv__': div, '__itruediv__': div_, '__floordiv__': floor_divide, '__ifloordiv__': floor_divide_, '__mod__': remainder, '__imod__': remainder_, '__pow__': pow, '__ipow__': pow_, '__matmul__': matmul, '__and__': bitwise_and, '__rand__': bitwise_and, '__iand__': bitwise_and_, '__or__': bitwise_or, '__ror__': bitwise_or, '__ior__': bitwise_or_, '__xor__': bitwise_xor, '__rxor__': bitwise_xor, '__ixor__': bitwise_xor_, '__lshift__': bitwise_left_shift, '__rshift__': bitwise_right_shift, '__ilshift__': bitwise_left_shift_, '__irshift__': bitwise_right_shift_, '__eq__': eq, '__ne__': ne, '__lt__': lt, '__le__': le, '__gt__': gt, '__ge__': ge, '__neg__': neg, '__abs__': abs, '__invert__': bitwise_not}

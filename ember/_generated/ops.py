@@ -32,6 +32,7 @@ import ember.kernels.cpu.pointwise as _cpu_pointwise
 import ember.kernels.cpu.random as _cpu_random
 import ember.kernels.cpu.reduction as _cpu_reduction
 import ember.kernels.cpu.shape as _cpu_shape
+import ember.kernels.cpu.special_functions as _cpu_special_functions
 import ember.kernels.cpu.views as _cpu_views
 import ember.kernels.meta.activation as _meta_activation
 import ember.kernels.meta.compare as _meta_compare
@@ -45,6 +46,7 @@ import ember.kernels.meta.pointwise as _meta_pointwise
 import ember.kernels.meta.random as _meta_random
 import ember.kernels.meta.reduction as _meta_reduction
 import ember.kernels.meta.shape as _meta_shape
+import ember.kernels.meta.special_functions as _meta_special_functions
 import ember.kernels.meta.views as _meta_views
 
 _ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do
@@ -1183,6 +1185,73 @@ triu = define_op('aten', 'triu(Tensor self, int diagonal=0) -> Tensor', (), True
 triu_ = define_op('aten', 'triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)', (), True)
 triu_out = define_op('aten', 'triu.out(Tensor self, int diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 broadcast_to = define_op('aten', 'broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)', (), True)
+lgamma = define_op('aten', 'lgamma(Tensor self) -> Tensor', ('pointwise',), True)
+lgamma_ = define_op('aten', 'lgamma_(Tensor(a!) self) -> Tensor(a!)', (), True)
+lgamma_out = define_op('aten', 'lgamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+digamma = define_op('aten', 'digamma(Tensor self) -> Tensor', ('pointwise',), True)
+digamma_ = define_op('aten', 'digamma_(Tensor(a!) self) -> Tensor(a!)', (), True)
+digamma_out = define_op('aten', 'digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+polygamma = define_op('aten', 'polygamma(int n, Tensor self) -> Tensor', ('pointwise',), True)
+polygamma_out = define_op('aten', 'polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+polygamma_ = define_op('aten', 'polygamma_(Tensor(a!) self, int n) -> Tensor(a!)', ('pointwise',), True)
+mvlgamma = define_op('aten', 'mvlgamma(Tensor self, int p) -> Tensor', ('pointwise',), True)
+mvlgamma_ = define_op('aten', 'mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)', (), True)
+mvlgamma_out = define_op('aten', 'mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+i0 = define_op('aten', 'i0(Tensor self) -> Tensor', ('pointwise',), True)
+i0_ = define_op('aten', 'i0_(Tensor(a!) self) -> Tensor(a!)', (), True)
+i0_out = define_op('aten', 'i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+xlogy_Tensor = define_op('aten', 'xlogy.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+xlogy__Tensor = define_op('aten', 'xlogy_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', (), True)
+xlogy_OutTensor = define_op('aten', 'xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+xlogy_Scalar_Self = define_op('aten', 'xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+xlogy_OutScalar_Self = define_op('aten', 'xlogy.OutScalar_Self(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+xlogy_Scalar_Other = define_op('aten', 'xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+xlogy__Scalar_Other = define_op('aten', 'xlogy_.Scalar_Other(Tensor(a!) self, Scalar other) -> Tensor(a!)', (), True)
+xlogy_OutScalar_Other = define_op('aten', 'xlogy.OutScalar_Other(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_gammaln = define_op('aten', 'special_gammaln(Tensor self) -> Tensor', ('pointwise',), True)
+special_gammaln_out = define_op('aten', 'special_gammaln.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_psi = define_op('aten', 'special_psi(Tensor self) -> Tensor', ('pointwise',), True)
+special_psi_out = define_op('aten', 'special_psi.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_digamma = define_op('aten', 'special_digamma(Tensor self) -> Tensor', ('pointwise',), True)
+special_digamma_out = define_op('aten', 'special_digamma.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_i0 = define_op('aten', 'special_i0(Tensor self) -> Tensor', ('pointwise',), True)
+special_i0_out = define_op('aten', 'special_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_i0e = define_op('aten', 'special_i0e(Tensor self) -> Tensor', ('pointwise',), True)
+special_i0e_out = define_op('aten', 'special_i0e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_i1 = define_op('aten', 'special_i1(Tensor self) -> Tensor', ('pointwise',), True)
+special_i1_out = define_op('aten', 'special_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_i1e = define_op('aten', 'special_i1e(Tensor self) -> Tensor', ('pointwise',), True)
+special_i1e_out = define_op('aten', 'special_i1e.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_entr = define_op('aten', 'special_entr(Tensor self) -> Tensor', ('pointwise',), True)
+special_entr_out = define_op('aten', 'special_entr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_ndtr = define_op('aten', 'special_ndtr(Tensor self) -> Tensor', ('pointwise',), True)
+special_ndtr_out = define_op('aten', 'special_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_ndtri = define_op('aten', 'special_ndtri(Tensor self) -> Tensor', ('pointwise',), True)
+special_ndtri_out = define_op('aten', 'special_ndtri.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_log_ndtr = define_op('aten', 'special_log_ndtr(Tensor self) -> Tensor', ('pointwise',), True)
+special_log_ndtr_out = define_op('aten', 'special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_polygamma = define_op('aten', 'special_polygamma(int n, Tensor self) -> Tensor', ('pointwise',), True)
+special_polygamma_out = define_op('aten', 'special_polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_multigammaln = define_op('aten', 'special_multigammaln(Tensor self, int p) -> Tensor', ('pointwise',), True)
+special_multigammaln_out = define_op('aten', 'special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlogy = define_op('aten', 'special_xlogy(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+special_xlogy_out = define_op('aten', 'special_xlogy.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlogy_self_scalar = define_op('aten', 'special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+special_xlogy_self_scalar_out = define_op('aten', 'special_xlogy.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlogy_other_scalar = define_op('aten', 'special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+special_xlogy_other_scalar_out = define_op('aten', 'special_xlogy.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlog1py = define_op('aten', 'special_xlog1py(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+special_xlog1py_out = define_op('aten', 'special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlog1py_self_scalar = define_op('aten', 'special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+special_xlog1py_self_scalar_out = define_op('aten', 'special_xlog1py.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_xlog1py_other_scalar = define_op('aten', 'special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+special_xlog1py_other_scalar_out = define_op('aten', 'special_xlog1py.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_zeta = define_op('aten', 'special_zeta(Tensor self, Tensor other) -> Tensor', ('pointwise',), True)
+special_zeta_out = define_op('aten', 'special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_zeta_self_scalar = define_op('aten', 'special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor', ('pointwise',), True)
+special_zeta_self_scalar_out = define_op('aten', 'special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+special_zeta_other_scalar = define_op('aten', 'special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',), True)
+special_zeta_other_scalar_out = define_op('aten', 'special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 transpose_int = define_op('aten', 'transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', (), True)
 transpose_ = define_op('aten', 'transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', (), True)
 view = define_op('aten', 'view(Tensor(a) self, SymInt[] size) -> Tensor(a)', (), True)
@@ -12872,6 +12941,787 @@ triu_out.register(K.Meta, _meta_triu_out, name='meta.shape.triu')
 triu_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 broadcast_to.register(K.CompositeImplicitAutograd, _composite_shape.broadcast_to, name='composite_shape.broadcast_to')
 
+def _cpu_lgamma(self):
+    return _cw(_cpu_special_functions.lgamma(self._np))
+
+lgamma.register(K.CPU, _cpu_lgamma, name='cpu.special_functions.lgamma')
+
+def _meta_lgamma(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+lgamma.register(K.Meta, _meta_lgamma, name='meta.pointwise.unary_float')
+
+def _cpu_lgamma_(self):
+    _cstore(self, _cpu_special_functions.lgamma(self._np), 'lgamma_')
+    return self
+
+lgamma_.register(K.CPU, _cpu_lgamma_, name='cpu.special_functions.lgamma')
+
+def _meta_lgamma_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'lgamma_')
+    return self
+
+lgamma_.register(K.Meta, _meta_lgamma_, name='meta.pointwise.unary_float')
+
+lgamma_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_lgamma_out(self, out):
+    _cstore_out(out, _cpu_special_functions.lgamma(self._np))
+    return out
+
+lgamma_out.register(K.CPU, _cpu_lgamma_out, name='cpu.special_functions.lgamma')
+
+def _meta_lgamma_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+lgamma_out.register(K.Meta, _meta_lgamma_out, name='meta.pointwise.unary_float')
+
+lgamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_digamma(self):
+    return _cw(_cpu_special_functions.digamma(self._np))
+
+digamma.register(K.CPU, _cpu_digamma, name='cpu.special_functions.digamma')
+
+def _meta_digamma(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+digamma.register(K.Meta, _meta_digamma, name='meta.pointwise.unary_float')
+
+def _cpu_digamma_(self):
+    _cstore(self, _cpu_special_functions.digamma(self._np), 'digamma_')
+    return self
+
+digamma_.register(K.CPU, _cpu_digamma_, name='cpu.special_functions.digamma')
+
+def _meta_digamma_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'digamma_')
+    return self
+
+digamma_.register(K.Meta, _meta_digamma_, name='meta.pointwise.unary_float')
+
+digamma_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_digamma_out(self, out):
+    _cstore_out(out, _cpu_special_functions.digamma(self._np))
+    return out
+
+digamma_out.register(K.CPU, _cpu_digamma_out, name='cpu.special_functions.digamma')
+
+def _meta_digamma_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+digamma_out.register(K.Meta, _meta_digamma_out, name='meta.pointwise.unary_float')
+
+digamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_polygamma(n, self):
+    return _cw(_cpu_special_functions.polygamma(n, (self._np if self.__class__ is _T else _u(self))))
+
+polygamma.register(K.CPU, _cpu_polygamma, name='cpu.special_functions.polygamma')
+
+def _meta_polygamma(n, self):
+    return _mw(_meta_special_functions.polygamma(n, self))
+
+polygamma.register(K.Meta, _meta_polygamma, name='meta.special_functions.polygamma')
+
+def _cpu_polygamma_out(n, self, out):
+    _cstore_out(out, _cpu_special_functions.polygamma(n, (self._np if self.__class__ is _T else _u(self))))
+    return out
+
+polygamma_out.register(K.CPU, _cpu_polygamma_out, name='cpu.special_functions.polygamma')
+
+def _meta_polygamma_out(n, self, out):
+    _mstore_out(out, _meta_special_functions.polygamma(n, self))
+    return out
+
+polygamma_out.register(K.Meta, _meta_polygamma_out, name='meta.special_functions.polygamma')
+
+polygamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_polygamma_(self, n):
+    _cpu_special_functions.polygamma_(self._np, n)
+    return self
+
+polygamma_.register(K.CPU, _cpu_polygamma_, name='cpu.special_functions.polygamma_')
+
+def _meta_polygamma_(self, n):
+    _meta_special_functions.polygamma_(self, n)
+    return self
+
+polygamma_.register(K.Meta, _meta_polygamma_, name='meta.special_functions.polygamma_')
+
+polygamma_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_mvlgamma(self, p):
+    return _cw(_cpu_special_functions.mvlgamma(self._np, p))
+
+mvlgamma.register(K.CPU, _cpu_mvlgamma, name='cpu.special_functions.mvlgamma')
+
+def _meta_mvlgamma(self, p):
+    return _mw(_meta_special_functions.mvlgamma(self, p))
+
+mvlgamma.register(K.Meta, _meta_mvlgamma, name='meta.special_functions.mvlgamma')
+
+def _cpu_mvlgamma_(self, p):
+    _cstore(self, _cpu_special_functions.mvlgamma(self._np, p), 'mvlgamma_')
+    return self
+
+mvlgamma_.register(K.CPU, _cpu_mvlgamma_, name='cpu.special_functions.mvlgamma')
+
+def _meta_mvlgamma_(self, p):
+    _mstore(self, _meta_special_functions.mvlgamma(self, p), 'mvlgamma_')
+    return self
+
+mvlgamma_.register(K.Meta, _meta_mvlgamma_, name='meta.special_functions.mvlgamma')
+
+mvlgamma_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_mvlgamma_out(self, p, out):
+    _cstore_out(out, _cpu_special_functions.mvlgamma(self._np, p))
+    return out
+
+mvlgamma_out.register(K.CPU, _cpu_mvlgamma_out, name='cpu.special_functions.mvlgamma')
+
+def _meta_mvlgamma_out(self, p, out):
+    _mstore_out(out, _meta_special_functions.mvlgamma(self, p))
+    return out
+
+mvlgamma_out.register(K.Meta, _meta_mvlgamma_out, name='meta.special_functions.mvlgamma')
+
+mvlgamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_i0(self):
+    return _cw(_cpu_special_functions.i0(self._np))
+
+i0.register(K.CPU, _cpu_i0, name='cpu.special_functions.i0')
+
+def _meta_i0(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+i0.register(K.Meta, _meta_i0, name='meta.pointwise.unary_float')
+
+def _cpu_i0_(self):
+    _cstore(self, _cpu_special_functions.i0(self._np), 'i0_')
+    return self
+
+i0_.register(K.CPU, _cpu_i0_, name='cpu.special_functions.i0')
+
+def _meta_i0_(self):
+    _mstore(self, _meta_pointwise.unary_float(self), 'i0_')
+    return self
+
+i0_.register(K.Meta, _meta_i0_, name='meta.pointwise.unary_float')
+
+i0_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_i0_out(self, out):
+    _cstore_out(out, _cpu_special_functions.i0(self._np))
+    return out
+
+i0_out.register(K.CPU, _cpu_i0_out, name='cpu.special_functions.i0')
+
+def _meta_i0_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+i0_out.register(K.Meta, _meta_i0_out, name='meta.pointwise.unary_float')
+
+i0_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_xlogy_Tensor(self, other):
+    return _cw(_cpu_special_functions.xlogy(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+xlogy_Tensor.register(K.CPU, _cpu_xlogy_Tensor, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_Tensor(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+xlogy_Tensor.register(K.Meta, _meta_xlogy_Tensor, name='meta.pointwise.binary_float')
+
+def _cpu_xlogy__Tensor(self, other):
+    _cstore(self, _cpu_special_functions.xlogy(self._np, (other._np if other.__class__ is _T else _u(other))), 'xlogy_')
+    return self
+
+xlogy__Tensor.register(K.CPU, _cpu_xlogy__Tensor, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy__Tensor(self, other):
+    _mstore(self, _meta_pointwise.binary_float(self, other), 'xlogy_')
+    return self
+
+xlogy__Tensor.register(K.Meta, _meta_xlogy__Tensor, name='meta.pointwise.binary_float')
+
+xlogy__Tensor.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_xlogy_OutTensor(self, other, out):
+    _cstore_out(out, _cpu_special_functions.xlogy(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+xlogy_OutTensor.register(K.CPU, _cpu_xlogy_OutTensor, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_OutTensor(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+xlogy_OutTensor.register(K.Meta, _meta_xlogy_OutTensor, name='meta.pointwise.binary_float')
+
+xlogy_OutTensor.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_xlogy_Scalar_Self(self, other):
+    return _cw(_cpu_special_functions.xlogy(self, (other._np if other.__class__ is _T else _u(other))))
+
+xlogy_Scalar_Self.register(K.CPU, _cpu_xlogy_Scalar_Self, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_Scalar_Self(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+xlogy_Scalar_Self.register(K.Meta, _meta_xlogy_Scalar_Self, name='meta.pointwise.binary_float')
+
+def _cpu_xlogy_OutScalar_Self(self, other, out):
+    _cstore_out(out, _cpu_special_functions.xlogy(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+xlogy_OutScalar_Self.register(K.CPU, _cpu_xlogy_OutScalar_Self, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_OutScalar_Self(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+xlogy_OutScalar_Self.register(K.Meta, _meta_xlogy_OutScalar_Self, name='meta.pointwise.binary_float')
+
+xlogy_OutScalar_Self.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_xlogy_Scalar_Other(self, other):
+    return _cw(_cpu_special_functions.xlogy(self._np, other))
+
+xlogy_Scalar_Other.register(K.CPU, _cpu_xlogy_Scalar_Other, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_Scalar_Other(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+xlogy_Scalar_Other.register(K.Meta, _meta_xlogy_Scalar_Other, name='meta.pointwise.binary_float')
+
+def _cpu_xlogy__Scalar_Other(self, other):
+    _cstore(self, _cpu_special_functions.xlogy(self._np, other), 'xlogy_')
+    return self
+
+xlogy__Scalar_Other.register(K.CPU, _cpu_xlogy__Scalar_Other, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy__Scalar_Other(self, other):
+    _mstore(self, _meta_pointwise.binary_float(self, other), 'xlogy_')
+    return self
+
+xlogy__Scalar_Other.register(K.Meta, _meta_xlogy__Scalar_Other, name='meta.pointwise.binary_float')
+
+xlogy__Scalar_Other.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu_xlogy_OutScalar_Other(self, other, out):
+    _cstore_out(out, _cpu_special_functions.xlogy(self._np, other))
+    return out
+
+xlogy_OutScalar_Other.register(K.CPU, _cpu_xlogy_OutScalar_Other, name='cpu.special_functions.xlogy')
+
+def _meta_xlogy_OutScalar_Other(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+xlogy_OutScalar_Other.register(K.Meta, _meta_xlogy_OutScalar_Other, name='meta.pointwise.binary_float')
+
+xlogy_OutScalar_Other.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_gammaln(self):
+    return _cw(_cpu_special_functions.special_gammaln(self._np))
+
+special_gammaln.register(K.CPU, _cpu_special_gammaln, name='cpu.special_functions.special_gammaln')
+
+def _meta_special_gammaln(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_gammaln.register(K.Meta, _meta_special_gammaln, name='meta.pointwise.unary_float')
+
+def _cpu_special_gammaln_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_gammaln(self._np))
+    return out
+
+special_gammaln_out.register(K.CPU, _cpu_special_gammaln_out, name='cpu.special_functions.special_gammaln')
+
+def _meta_special_gammaln_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_gammaln_out.register(K.Meta, _meta_special_gammaln_out, name='meta.pointwise.unary_float')
+
+special_gammaln_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_psi(self):
+    return _cw(_cpu_special_functions.special_psi(self._np))
+
+special_psi.register(K.CPU, _cpu_special_psi, name='cpu.special_functions.special_psi')
+
+def _meta_special_psi(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_psi.register(K.Meta, _meta_special_psi, name='meta.pointwise.unary_float')
+
+def _cpu_special_psi_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_psi(self._np))
+    return out
+
+special_psi_out.register(K.CPU, _cpu_special_psi_out, name='cpu.special_functions.special_psi')
+
+def _meta_special_psi_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_psi_out.register(K.Meta, _meta_special_psi_out, name='meta.pointwise.unary_float')
+
+special_psi_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_digamma(self):
+    return _cw(_cpu_special_functions.special_digamma(self._np))
+
+special_digamma.register(K.CPU, _cpu_special_digamma, name='cpu.special_functions.special_digamma')
+
+def _meta_special_digamma(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_digamma.register(K.Meta, _meta_special_digamma, name='meta.pointwise.unary_float')
+
+def _cpu_special_digamma_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_digamma(self._np))
+    return out
+
+special_digamma_out.register(K.CPU, _cpu_special_digamma_out, name='cpu.special_functions.special_digamma')
+
+def _meta_special_digamma_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_digamma_out.register(K.Meta, _meta_special_digamma_out, name='meta.pointwise.unary_float')
+
+special_digamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_i0(self):
+    return _cw(_cpu_special_functions.special_i0(self._np))
+
+special_i0.register(K.CPU, _cpu_special_i0, name='cpu.special_functions.special_i0')
+
+def _meta_special_i0(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_i0.register(K.Meta, _meta_special_i0, name='meta.pointwise.unary_float')
+
+def _cpu_special_i0_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_i0(self._np))
+    return out
+
+special_i0_out.register(K.CPU, _cpu_special_i0_out, name='cpu.special_functions.special_i0')
+
+def _meta_special_i0_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_i0_out.register(K.Meta, _meta_special_i0_out, name='meta.pointwise.unary_float')
+
+special_i0_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_i0e(self):
+    return _cw(_cpu_special_functions.special_i0e(self._np))
+
+special_i0e.register(K.CPU, _cpu_special_i0e, name='cpu.special_functions.special_i0e')
+
+def _meta_special_i0e(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_i0e.register(K.Meta, _meta_special_i0e, name='meta.pointwise.unary_float')
+
+def _cpu_special_i0e_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_i0e(self._np))
+    return out
+
+special_i0e_out.register(K.CPU, _cpu_special_i0e_out, name='cpu.special_functions.special_i0e')
+
+def _meta_special_i0e_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_i0e_out.register(K.Meta, _meta_special_i0e_out, name='meta.pointwise.unary_float')
+
+special_i0e_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_i1(self):
+    return _cw(_cpu_special_functions.special_i1(self._np))
+
+special_i1.register(K.CPU, _cpu_special_i1, name='cpu.special_functions.special_i1')
+
+def _meta_special_i1(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_i1.register(K.Meta, _meta_special_i1, name='meta.pointwise.unary_float')
+
+def _cpu_special_i1_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_i1(self._np))
+    return out
+
+special_i1_out.register(K.CPU, _cpu_special_i1_out, name='cpu.special_functions.special_i1')
+
+def _meta_special_i1_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_i1_out.register(K.Meta, _meta_special_i1_out, name='meta.pointwise.unary_float')
+
+special_i1_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_i1e(self):
+    return _cw(_cpu_special_functions.special_i1e(self._np))
+
+special_i1e.register(K.CPU, _cpu_special_i1e, name='cpu.special_functions.special_i1e')
+
+def _meta_special_i1e(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_i1e.register(K.Meta, _meta_special_i1e, name='meta.pointwise.unary_float')
+
+def _cpu_special_i1e_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_i1e(self._np))
+    return out
+
+special_i1e_out.register(K.CPU, _cpu_special_i1e_out, name='cpu.special_functions.special_i1e')
+
+def _meta_special_i1e_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_i1e_out.register(K.Meta, _meta_special_i1e_out, name='meta.pointwise.unary_float')
+
+special_i1e_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_entr(self):
+    return _cw(_cpu_special_functions.special_entr(self._np))
+
+special_entr.register(K.CPU, _cpu_special_entr, name='cpu.special_functions.special_entr')
+
+def _meta_special_entr(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_entr.register(K.Meta, _meta_special_entr, name='meta.pointwise.unary_float')
+
+def _cpu_special_entr_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_entr(self._np))
+    return out
+
+special_entr_out.register(K.CPU, _cpu_special_entr_out, name='cpu.special_functions.special_entr')
+
+def _meta_special_entr_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_entr_out.register(K.Meta, _meta_special_entr_out, name='meta.pointwise.unary_float')
+
+special_entr_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_ndtr(self):
+    return _cw(_cpu_special_functions.special_ndtr(self._np))
+
+special_ndtr.register(K.CPU, _cpu_special_ndtr, name='cpu.special_functions.special_ndtr')
+
+def _meta_special_ndtr(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_ndtr.register(K.Meta, _meta_special_ndtr, name='meta.pointwise.unary_float')
+
+def _cpu_special_ndtr_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_ndtr(self._np))
+    return out
+
+special_ndtr_out.register(K.CPU, _cpu_special_ndtr_out, name='cpu.special_functions.special_ndtr')
+
+def _meta_special_ndtr_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_ndtr_out.register(K.Meta, _meta_special_ndtr_out, name='meta.pointwise.unary_float')
+
+special_ndtr_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_ndtri(self):
+    return _cw(_cpu_special_functions.special_ndtri(self._np))
+
+special_ndtri.register(K.CPU, _cpu_special_ndtri, name='cpu.special_functions.special_ndtri')
+
+def _meta_special_ndtri(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_ndtri.register(K.Meta, _meta_special_ndtri, name='meta.pointwise.unary_float')
+
+def _cpu_special_ndtri_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_ndtri(self._np))
+    return out
+
+special_ndtri_out.register(K.CPU, _cpu_special_ndtri_out, name='cpu.special_functions.special_ndtri')
+
+def _meta_special_ndtri_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_ndtri_out.register(K.Meta, _meta_special_ndtri_out, name='meta.pointwise.unary_float')
+
+special_ndtri_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_log_ndtr(self):
+    return _cw(_cpu_special_functions.special_log_ndtr(self._np))
+
+special_log_ndtr.register(K.CPU, _cpu_special_log_ndtr, name='cpu.special_functions.special_log_ndtr')
+
+def _meta_special_log_ndtr(self):
+    return _mw(_meta_pointwise.unary_float(self))
+
+special_log_ndtr.register(K.Meta, _meta_special_log_ndtr, name='meta.pointwise.unary_float')
+
+def _cpu_special_log_ndtr_out(self, out):
+    _cstore_out(out, _cpu_special_functions.special_log_ndtr(self._np))
+    return out
+
+special_log_ndtr_out.register(K.CPU, _cpu_special_log_ndtr_out, name='cpu.special_functions.special_log_ndtr')
+
+def _meta_special_log_ndtr_out(self, out):
+    _mstore_out(out, _meta_pointwise.unary_float(self))
+    return out
+
+special_log_ndtr_out.register(K.Meta, _meta_special_log_ndtr_out, name='meta.pointwise.unary_float')
+
+special_log_ndtr_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_polygamma(n, self):
+    return _cw(_cpu_special_functions.special_polygamma(n, (self._np if self.__class__ is _T else _u(self))))
+
+special_polygamma.register(K.CPU, _cpu_special_polygamma, name='cpu.special_functions.special_polygamma')
+
+def _meta_special_polygamma(n, self):
+    return _mw(_meta_special_functions.polygamma(n, self))
+
+special_polygamma.register(K.Meta, _meta_special_polygamma, name='meta.special_functions.polygamma')
+
+def _cpu_special_polygamma_out(n, self, out):
+    _cstore_out(out, _cpu_special_functions.special_polygamma(n, (self._np if self.__class__ is _T else _u(self))))
+    return out
+
+special_polygamma_out.register(K.CPU, _cpu_special_polygamma_out, name='cpu.special_functions.special_polygamma')
+
+def _meta_special_polygamma_out(n, self, out):
+    _mstore_out(out, _meta_special_functions.polygamma(n, self))
+    return out
+
+special_polygamma_out.register(K.Meta, _meta_special_polygamma_out, name='meta.special_functions.polygamma')
+
+special_polygamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_multigammaln(self, p):
+    return _cw(_cpu_special_functions.special_multigammaln(self._np, p))
+
+special_multigammaln.register(K.CPU, _cpu_special_multigammaln, name='cpu.special_functions.special_multigammaln')
+
+def _meta_special_multigammaln(self, p):
+    return _mw(_meta_special_functions.mvlgamma(self, p))
+
+special_multigammaln.register(K.Meta, _meta_special_multigammaln, name='meta.special_functions.mvlgamma')
+
+def _cpu_special_multigammaln_out(self, p, out):
+    _cstore_out(out, _cpu_special_functions.special_multigammaln(self._np, p))
+    return out
+
+special_multigammaln_out.register(K.CPU, _cpu_special_multigammaln_out, name='cpu.special_functions.special_multigammaln')
+
+def _meta_special_multigammaln_out(self, p, out):
+    _mstore_out(out, _meta_special_functions.mvlgamma(self, p))
+    return out
+
+special_multigammaln_out.register(K.Meta, _meta_special_multigammaln_out, name='meta.special_functions.mvlgamma')
+
+special_multigammaln_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlogy(self, other):
+    return _cw(_cpu_special_functions.special_xlogy(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+special_xlogy.register(K.CPU, _cpu_special_xlogy, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlogy.register(K.Meta, _meta_special_xlogy, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlogy_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlogy(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_xlogy_out.register(K.CPU, _cpu_special_xlogy_out, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlogy_out.register(K.Meta, _meta_special_xlogy_out, name='meta.pointwise.binary_float')
+
+special_xlogy_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlogy_self_scalar(self, other):
+    return _cw(_cpu_special_functions.special_xlogy(self, (other._np if other.__class__ is _T else _u(other))))
+
+special_xlogy_self_scalar.register(K.CPU, _cpu_special_xlogy_self_scalar, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy_self_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlogy_self_scalar.register(K.Meta, _meta_special_xlogy_self_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlogy_self_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlogy(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_xlogy_self_scalar_out.register(K.CPU, _cpu_special_xlogy_self_scalar_out, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy_self_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlogy_self_scalar_out.register(K.Meta, _meta_special_xlogy_self_scalar_out, name='meta.pointwise.binary_float')
+
+special_xlogy_self_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlogy_other_scalar(self, other):
+    return _cw(_cpu_special_functions.special_xlogy(self._np, other))
+
+special_xlogy_other_scalar.register(K.CPU, _cpu_special_xlogy_other_scalar, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy_other_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlogy_other_scalar.register(K.Meta, _meta_special_xlogy_other_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlogy_other_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlogy(self._np, other))
+    return out
+
+special_xlogy_other_scalar_out.register(K.CPU, _cpu_special_xlogy_other_scalar_out, name='cpu.special_functions.special_xlogy')
+
+def _meta_special_xlogy_other_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlogy_other_scalar_out.register(K.Meta, _meta_special_xlogy_other_scalar_out, name='meta.pointwise.binary_float')
+
+special_xlogy_other_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlog1py(self, other):
+    return _cw(_cpu_special_functions.special_xlog1py(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+special_xlog1py.register(K.CPU, _cpu_special_xlog1py, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlog1py.register(K.Meta, _meta_special_xlog1py, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlog1py_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlog1py(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_xlog1py_out.register(K.CPU, _cpu_special_xlog1py_out, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlog1py_out.register(K.Meta, _meta_special_xlog1py_out, name='meta.pointwise.binary_float')
+
+special_xlog1py_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlog1py_self_scalar(self, other):
+    return _cw(_cpu_special_functions.special_xlog1py(self, (other._np if other.__class__ is _T else _u(other))))
+
+special_xlog1py_self_scalar.register(K.CPU, _cpu_special_xlog1py_self_scalar, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py_self_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlog1py_self_scalar.register(K.Meta, _meta_special_xlog1py_self_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlog1py_self_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlog1py(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_xlog1py_self_scalar_out.register(K.CPU, _cpu_special_xlog1py_self_scalar_out, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py_self_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlog1py_self_scalar_out.register(K.Meta, _meta_special_xlog1py_self_scalar_out, name='meta.pointwise.binary_float')
+
+special_xlog1py_self_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_xlog1py_other_scalar(self, other):
+    return _cw(_cpu_special_functions.special_xlog1py(self._np, other))
+
+special_xlog1py_other_scalar.register(K.CPU, _cpu_special_xlog1py_other_scalar, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py_other_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_xlog1py_other_scalar.register(K.Meta, _meta_special_xlog1py_other_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_xlog1py_other_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_xlog1py(self._np, other))
+    return out
+
+special_xlog1py_other_scalar_out.register(K.CPU, _cpu_special_xlog1py_other_scalar_out, name='cpu.special_functions.special_xlog1py')
+
+def _meta_special_xlog1py_other_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_xlog1py_other_scalar_out.register(K.Meta, _meta_special_xlog1py_other_scalar_out, name='meta.pointwise.binary_float')
+
+special_xlog1py_other_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_zeta(self, other):
+    return _cw(_cpu_special_functions.special_zeta(self._np, (other._np if other.__class__ is _T else _u(other))))
+
+special_zeta.register(K.CPU, _cpu_special_zeta, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_zeta.register(K.Meta, _meta_special_zeta, name='meta.pointwise.binary_float')
+
+def _cpu_special_zeta_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_zeta(self._np, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_zeta_out.register(K.CPU, _cpu_special_zeta_out, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_zeta_out.register(K.Meta, _meta_special_zeta_out, name='meta.pointwise.binary_float')
+
+special_zeta_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_zeta_self_scalar(self, other):
+    return _cw(_cpu_special_functions.special_zeta(self, (other._np if other.__class__ is _T else _u(other))))
+
+special_zeta_self_scalar.register(K.CPU, _cpu_special_zeta_self_scalar, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta_self_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_zeta_self_scalar.register(K.Meta, _meta_special_zeta_self_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_zeta_self_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_zeta(self, (other._np if other.__class__ is _T else _u(other))))
+    return out
+
+special_zeta_self_scalar_out.register(K.CPU, _cpu_special_zeta_self_scalar_out, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta_self_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_zeta_self_scalar_out.register(K.Meta, _meta_special_zeta_self_scalar_out, name='meta.pointwise.binary_float')
+
+special_zeta_self_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu_special_zeta_other_scalar(self, other):
+    return _cw(_cpu_special_functions.special_zeta(self._np, other))
+
+special_zeta_other_scalar.register(K.CPU, _cpu_special_zeta_other_scalar, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta_other_scalar(self, other):
+    return _mw(_meta_pointwise.binary_float(self, other))
+
+special_zeta_other_scalar.register(K.Meta, _meta_special_zeta_other_scalar, name='meta.pointwise.binary_float')
+
+def _cpu_special_zeta_other_scalar_out(self, other, out):
+    _cstore_out(out, _cpu_special_functions.special_zeta(self._np, other))
+    return out
+
+special_zeta_other_scalar_out.register(K.CPU, _cpu_special_zeta_other_scalar_out, name='cpu.special_functions.special_zeta')
+
+def _meta_special_zeta_other_scalar_out(self, other, out):
+    _mstore_out(out, _meta_pointwise.binary_float(self, other))
+    return out
+
+special_zeta_other_scalar_out.register(K.Meta, _meta_special_zeta_other_scalar_out, name='meta.pointwise.binary_float')
+
+special_zeta_other_scalar_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 def _cpu_transpose_int(self, dim0, dim1):
     return _cv(self, _cpu_views.transpose(self._np, dim0, dim1))
 

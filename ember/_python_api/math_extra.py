@@ -1,0 +1,674 @@
+"""Math and factory functions torch has as composite ops (ATen's CompositeImplicitAutograd kernels
+and torch/functional.py): diff, cov/corrcoef, the spectral windows, tril/triu_indices,
+cartesian_prod, combinations, block_diag, trapezoid/cumulative_trapezoid, vander, dist, renorm,
+logaddexp(2), sinc, heaviside and ldexp. Each is composed of ember ops, so autograd and every
+device come for free; values, dtypes and error messages follow ATen's kernels."""
+import functools
+import math
+import warnings
+
+import ember
+from ember.core.errors import fmt_shape, wrap_dim
+from ember.dispatch.resolve import bind, fail
+from ember.dispatch.schema import parse_schema
+
+__all__ = ["diff", "cov", "corrcoef", "hann_window", "hamming_window", "bartlett_window",
+           "blackman_window", "kaiser_window", "tril_indices", "triu_indices", "cartesian_prod",
+           "combinations", "block_diag", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "dist",
+           "renorm", "logaddexp", "logaddexp2", "sinc", "heaviside", "ldexp"]
+
+
+# ---- argument parsing for the overloaded bindings (torch's python_arg_parser) ---------------------
+_FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+
+
+def _schemas(*texts):
+    return [parse_schema(t + " -> Tensor") for t in texts]
+
+
+def _parse(name, schemas, args, kwargs):
+    """(overload index, bound values) of the first schema that fits, else torch's TypeError."""
+    for i, s in enumerate(schemas):
+        vals = bind(s, args, kwargs, allow_numbers=False)
+        if vals is not None:
+            return i, vals
+    # torch names the bad argument when only one overload could take that many arguments
+    n = len(args) + len(kwargs)
+    fit = [s for s in schemas if sum(1 for a in s.arguments if not a.has_default and not a.optional) <= n
+           <= len(s.arguments)]
+    fail(name, fit if len(fit) == 1 else schemas, args, kwargs)
+
+
+# ---- diff -----------------------------------------------------------------------------------------
+def _diff_check_shape(input, other, dim):
+    if other is None:
+        return
+    d = wrap_dim(dim, input.dim())
+    if other.dim() != input.dim():
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    for i in range(other.dim()):
+        if i != d and other.shape[i] != input.shape[i]:
+            raise RuntimeError(
+                "diff expects the shape of tensor to prepend or append to match that of input except along "
+                f"the differencing dimension; input.size({i}) = {input.shape[i]}, but got "
+                f"tensor.size({i}) = {other.shape[i]}")
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """n-th forward difference along dim, after concatenating prepend/append (logical_xor for bool)."""
+    if input.dim() < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    _diff_check_shape(input, prepend, dim)
+    _diff_check_shape(input, append, dim)
+    if n == 0:
+        return input.clone()
+    if prepend is not None or append is not None:
+        parts = [t for t in (prepend, input, append) if t is not None]
+        input = ember.cat(parts, dim)
+    size = input.size(dim)
+    out_len = size - 1
+    result = input
+    for _ in range(min(n, size)):
+        hi, lo = result.narrow(dim, 1, out_len), result.narrow(dim, 0, out_len)
+        result = ember.logical_xor(hi, lo) if result.dtype is ember.bool else hi - lo
+        out_len -= 1
+    return result
+
+
+# ---- cov / corrcoef -------------------------------------------------------------------------------
+def _check_weights(name, w, num_observations, integral):
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+                           f"{w.dim()} dimensions")
+    ok = (not w.dtype.is_floating_point and not w.dtype.is_complex and w.dtype is not ember.bool) if integral \
+        else w.dtype.is_floating_point
+    if not ok:
+        kind = "integral" if integral else "floating point"
+        raise RuntimeError(f"cov(): expected {name} to have {kind} dtype but got {name} with "
+                           f"{w.dtype._short} dtype")
+    if w.numel() != num_observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the "
+                           f"input but got {w.numel()} != {num_observations}")
+    if num_observations and not bool((w >= 0).all()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the variables in the rows of input (observations in columns), ATen's formula."""
+    if input.dim() > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    if input.dtype is ember.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    num_observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, num_observations, True)
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, num_observations, False)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum = ember.tensor(num_observations, dtype=ember.long, device=x.device)
+    else:
+        w_sum = w.sum()
+        if not bool(w_sum != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x if w is None else x * w).sum(1) / w_sum
+    if w is not None and correction != 0 and aweights is not None:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number "
+                      "of observations.", UserWarning, stacklevel=2)
+        norm_factor = ember.zeros_like(norm_factor)
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t().conj())
+    return ember.true_divide(c, norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients: cov normalised by the standard deviations, clipped to [-1, 1]."""
+    if input.dim() > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with "
+                           f"{input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c  # nan for a zero/inf/nan variance, 1 otherwise
+    d = c.diagonal()
+    if d.dtype.is_complex:
+        d = ember.view_as_real(d)[..., 0]
+    stddev = d.sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    if c.dtype.is_complex:
+        # clip the real and imaginary parts separately, as NumPy and ATen do
+        return ember.view_as_complex(ember.view_as_real(c).clip(-1, 1).contiguous())
+    return c.clip(-1, 1)
+
+
+# ---- spectral windows -----------------------------------------------------------------------------
+_CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _window_schemas(name, *extra):
+    base = f"{name}(int window_length, "
+    out = [base + _FACTORY_KW + ")"]
+    params = "bool periodic"
+    for e in ("",) + extra:
+        if e:
+            params += ", " + e
+        out.append(f"{name}.p(int window_length, {params}, {_FACTORY_KW})")
+    return _schemas(*out)
+
+
+_WINDOW_SCHEMAS = {"hann_window": _window_schemas("hann_window"),
+                   "hamming_window": _window_schemas("hamming_window", "float alpha", "float beta"),
+                   "bartlett_window": _window_schemas("bartlett_window"),
+                   "blackman_window": _window_schemas("blackman_window"),
+                   "kaiser_window": _window_schemas("kaiser_window", "float beta")}
+
+
+def _window_args(name, args, kwargs):
+    """(window_length, periodic, extra floats, dtype, device, requires_grad) after ATen's checks."""
+    requires_grad = kwargs.pop("requires_grad", False)
+    _, vals = _parse(name, _WINDOW_SCHEMAS[name], args, kwargs)
+    *head, dtype, layout, device, pin_memory = vals
+    window_length, periodic, extra = head[0], (head[1] if len(head) > 1 else True), head[2:]
+    if dtype is None:
+        dtype = ember.get_default_dtype()
+    if not (dtype.is_floating_point or dtype.is_complex):
+        dt = _CPP_TYPES.get(dtype.name, dtype._short)
+        dev = "cpu" if device is None else str(device)
+        lay = "Strided (default)" if layout is None else "Strided"
+        pin = "true" if pin_memory else "false"
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={dt}, device={dev}, "
+                           f"layout={lay}, requires_grad=false (default), pinned_memory={pin}, "
+                           "memory_format=(nullopt))")
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    return window_length, periodic, extra, dtype, device, requires_grad
+
+
+def _window(name, args, kwargs, body):
+    """Shared frame of ATen's windows: empty / ones for lengths 0 / 1, one extra point when periodic."""
+    n, periodic, extra, dtype, device, requires_grad = _window_args(name, args, kwargs)
+    if n == 0:
+        w = ember.empty(0, dtype=dtype, device=device)
+    elif n == 1:
+        w = ember.ones(1, dtype=dtype, device=device)
+    else:
+        m = n + 1 if periodic else n
+        w = body(ember.arange(m, dtype=dtype, device=device), m, *extra)
+        if periodic:
+            w = w.narrow(0, 0, n)
+    if requires_grad:
+        w.requires_grad_()
+    return w
+
+
+def _hamming(k, m, alpha=0.54, beta=0.46):
+    return (k * (math.pi * 2.0 / (m - 1))).cos() * -beta + alpha
+
+
+def hann_window(*args, **kwargs):
+    """hann_window(window_length, periodic=True, *, dtype=None, layout=torch.strided, device=None,
+    requires_grad=False): 0.5 - 0.5 cos(2 pi k / (N - 1))."""
+    return _window("hann_window", args, kwargs, lambda k, m: _hamming(k, m, 0.5, 0.5))
+
+
+def hamming_window(*args, **kwargs):
+    """hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, ...):
+    alpha - beta cos(2 pi k / (N - 1))."""
+    return _window("hamming_window", args, kwargs, _hamming)
+
+
+def _bartlett(k, m):
+    w = k * (2.0 / (m - 1))
+    first_half = ((m - 1) >> 1) + 1
+    return ember.cat([w.narrow(0, 0, first_half), 2 - w.narrow(0, first_half, m - first_half)])
+
+
+def bartlett_window(*args, **kwargs):
+    """bartlett_window(window_length, periodic=True, *, dtype=None, ...): the triangular window."""
+    return _window("bartlett_window", args, kwargs, _bartlett)
+
+
+def _blackman(k, m):
+    w = k * (math.pi / (m - 1))
+    return (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
+
+
+def blackman_window(*args, **kwargs):
+    """blackman_window(window_length, periodic=True, *, dtype=None, ...):
+    0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))."""
+    return _window("blackman_window", args, kwargs, _blackman)
+
+
+def _i0_terms(x):
+    """Terms of the power series of I0 needed at |x| <= x (all terms are positive, so the sum is
+    accurate to rounding); a cap keeps nan/inf/huge arguments finite in time."""
+    q = (x / 2.0) ** 2
+    term = total = 1.0
+    k = 0
+    while k < 1000 and not term <= total * 1e-17:
+        k += 1
+        term *= q / (k * k)
+        total += term
+    return k
+
+
+def _i0(x, terms):
+    """Modified Bessel function I0 as its power series sum_k ((x/2)^2)^k / (k!)^2."""
+    q = (x * 0.5).square()
+    term = ember.ones_like(x)
+    total = term
+    for k in range(1, terms + 1):
+        term = term * q / float(k * k)
+        total = total + term
+    return total
+
+
+def kaiser_window(*args, **kwargs):
+    """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, ...):
+    I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta) with a = (N - 1) / 2."""
+    return _window("kaiser_window", args, kwargs, _kaiser)
+
+
+def _kaiser(k, m, beta=12.0):
+    # computed in ATen's opmath dtype (float32 for the reduced floats), so overflow matches
+    dtype = k.dtype
+    opmath = ember.float64 if dtype is ember.float64 else ember.float32
+    k = k.to(opmath)
+    alpha = (m - 1) / 2.0
+    x = (1 - ((k - alpha) / alpha).square()).abs().sqrt() * beta
+    terms = _i0_terms(abs(beta))
+    beta_t = ember.full((), beta, dtype=opmath, device=k.device)
+    return (_i0(x, terms) / _i0(beta_t, terms)).to(dtype)
+
+
+# ---- tril_indices / triu_indices ------------------------------------------------------------------
+_TRI_SCHEMAS = {n: _schemas(f"{n}(int row, int col, int offset=0, {_FACTORY_KW})")
+                for n in ("tril_indices", "triu_indices")}
+
+
+def _tri_indices(name, args, kwargs, lower):
+    requires_grad = kwargs.pop("requires_grad", False)
+    _, (row, col, offset, dtype, layout, device, pin_memory) = _parse(name, _TRI_SCHEMAS[name], args, kwargs)
+    dtype = ember.long if dtype is None else dtype
+    if dtype not in (ember.int32, ember.int64):
+        raise NotImplementedError(f'"{name}" not implemented for \'{dtype._short}\'')
+    if requires_grad:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    i = ember.arange(row, dtype=dtype, device=device).unsqueeze(1).expand(row, col)
+    j = ember.arange(col, dtype=dtype, device=device).unsqueeze(0).expand(row, col)
+    mask = (j - i <= offset) if lower else (j - i >= offset)
+    return ember.stack([i.masked_select(mask), j.masked_select(mask)])
+
+
+def tril_indices(*args, **kwargs):
+    """tril_indices(row, col, offset=0, *, dtype=torch.long, device=None, layout=torch.strided):
+    the (2, N) coordinates of the lower triangle of a row x col matrix, row-major."""
+    return _tri_indices("tril_indices", args, kwargs, True)
+
+
+def triu_indices(*args, **kwargs):
+    """triu_indices(row, col, offset=0, *, dtype=torch.long, device=None, layout=torch.strided):
+    the (2, N) coordinates of the upper triangle of a row x col matrix, row-major."""
+    return _tri_indices("triu_indices", args, kwargs, False)
+
+
+# ---- cartesian_prod / combinations / block_diag ---------------------------------------------------
+def _check_1d(t):
+    if t.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {fmt_shape(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors, one row per combination (itertools.product order)."""
+    for t in tensors:
+        _check_1d(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = ember.meshgrid(*tensors, indexing="ij")
+    return ember.stack([g.flatten() for g in grids], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """Length-r combinations of the elements of a 1-D tensor (itertools.combinations[_with_replacement])."""
+    _check_1d(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return ember.empty(0, dtype=input.dtype, device=input.device)
+    grids = ember.meshgrid(*([input] * r), indexing="ij")
+    # keep the index tuples with i < j < k ... (i <= j <= k ... with replacement)
+    idx = ember.meshgrid(*([ember.arange(input.numel(), device=input.device)] * r), indexing="ij")
+    mask = ember.ones(idx[0].shape, dtype=ember.bool, device=input.device)
+    for a, b in zip(idx[:-1], idx[1:]):
+        mask = mask & ((a <= b) if with_replacement else (a < b))
+    return ember.stack([g.masked_select(mask) for g in grids], 1)
+
+
+def _result_type(tensors):
+    """ATen's result_type over a tensor list: 0-d tensors only count when of a higher category."""
+    def category(d):
+        return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d is ember.bool else 1
+    dim_result = zero_result = None
+    for t in tensors:
+        if t.dim():
+            dim_result = t.dtype if dim_result is None else ember.promote_types(dim_result, t.dtype)
+        else:
+            zero_result = t.dtype if zero_result is None else ember.promote_types(zero_result, t.dtype)
+    if dim_result is None:
+        return zero_result
+    if zero_result is not None and category(zero_result) > category(dim_result):
+        return ember.promote_types(dim_result, zero_result)
+    return dim_result
+
+
+def block_diag(*tensors):
+    """Block-diagonal matrix of the given (0-D, 1-D as a row, or 2-D) tensors."""
+    if not tensors:
+        return ember.empty(1, 0)
+    device = tensors[0].device
+    for i, t in enumerate(tensors):
+        if t.device != device:
+            raise RuntimeError(f"torch.block_diag: input tensors must all be on the same device. Input 0 is on "
+                               f"device {device} and input {i} is on device {t.device}")
+    dtype = _result_type(tensors)
+    blocks = []
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+        blocks.append(t if t.dim() == 2 else t.reshape(1, -1))
+    width = sum(b.shape[1] for b in blocks)
+    rows = []
+    left = 0
+    for b in blocks:
+        h, w = b.shape
+        rows.append(ember.cat([ember.zeros(h, left, dtype=dtype, device=device), b.to(dtype),
+                               ember.zeros(h, width - left - w, dtype=dtype, device=device)], 1))
+        left += w
+    return ember.cat(rows, 0)
+
+
+# ---- trapezoid / cumulative_trapezoid -------------------------------------------------------------
+def _integration_schemas(name, dx_type):
+    return _schemas(f"{name}.x(Tensor y, Tensor x, *, int dim=-1)",
+                    f"{name}.dx(Tensor y, *, {dx_type} dx=1, int dim=-1)")
+
+
+_INTEGRATION_SCHEMAS = {"trapezoid": _integration_schemas("trapezoid", "Scalar"),
+                        "trapz": _integration_schemas("trapz", "float"),
+                        "cumulative_trapezoid": _integration_schemas("cumulative_trapezoid", "Scalar")}
+
+
+def _integration_args(name, y, x, dx, dim):
+    args = (y,) if x is None else (y, x)
+    if name == "trapz" and isinstance(dx, bool):
+        dx = float(dx)  # trapz's float dx takes a bool, as torch's parser does
+    kwargs = {k: v for k, v in (("dx", dx), ("dim", dim)) if v is not None}
+    overload, vals = _parse(name, _INTEGRATION_SCHEMAS[name], args, kwargs)
+    if overload == 0:
+        return vals[1], None, vals[2]
+    return None, vals[1], vals[2]
+
+
+def _slice(t, dim, start, stop=None):
+    """t[..., start:stop, ...] along dim (clamped like ATen's slice, unlike narrow)."""
+    return t[(slice(None),) * dim + (slice(start, stop),)]
+
+
+def _x_spacing(op, y, x, dim):
+    """x's differences along dim, shaped to broadcast against y's (NumPy's rule for 1-D x)."""
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[dim] = x.shape[0]
+        x = x.view(shape)
+    elif x.dim() < y.dim():
+        x = x.view((1,) * (y.dim() - x.dim()) + tuple(x.shape))
+    return _slice(x, dim, 1) - _slice(x, dim, 0, -1)
+
+
+def _check_dx(op, dx):
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{op}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def _trapezoid(name, y, x, dx, dim):
+    x, dx, dim = _integration_args(name, y, x, dx, dim)
+    dim = wrap_dim(dim, y.dim())
+    if y.shape[dim] == 0:
+        # no samples: NumPy's (and ATen's) zero integral
+        return ember.zeros(y.shape[:dim] + y.shape[dim + 1:], dtype=y.dtype, device=y.device)
+    if x is not None:
+        if y.dtype is ember.bool or x.dtype is ember.bool:
+            raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+        dx = _x_spacing("trapezoid", y, x, dim)
+        return ((_slice(y, dim, 1) + _slice(y, dim, 0, -1)) * dx).sum(dim) / 2.0
+    if y.dtype is ember.bool:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    dx = _check_dx("trapezoid", dx)
+    # constant spacing: sum(y) minus half the end points
+    return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Trapezoidal rule integral of y along dim, with sample points x or constant spacing dx (default 1)."""
+    return _trapezoid("trapezoid", y, x, dx, dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Alias of trapezoid (its dx is a float)."""
+    return _trapezoid("trapz", y, x, dx, dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Cumulative trapezoidal integral of y along dim (one element fewer than y along dim)."""
+    name = "cumulative_trapezoid"
+    x, dx, dim = _integration_args(name, y, x, dx, dim)
+    dim = wrap_dim(dim, y.dim())
+    if x is not None:
+        if y.dtype is ember.bool or x.dtype is ember.bool:
+            raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+        dx = _x_spacing(name, y, x, dim)
+    else:
+        if y.dtype is ember.bool:
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+        dx = _check_dx(name, dx)
+    return ((_slice(y, dim, 0, -1) + _slice(y, dim, 1)) * (dx / 2.0)).cumsum(dim)
+
+
+# ---- vander / dist / renorm -----------------------------------------------------------------------
+def vander(x, N=None, increasing=False):
+    """Vandermonde matrix: columns x^(N-1), ..., x^0 (x^0, ..., x^(N-1) when increasing)."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    # integer (and bool) inputs give long, as cumprod promotes them
+    dtype = ember.promote_types(x.dtype, ember.long)
+    ones = ember.ones(x.shape[0], min(n, 1), dtype=dtype, device=x.device)
+    powers = x.to(dtype).unsqueeze(1).expand(x.shape[0], max(n - 1, 0)).cumprod(1)
+    result = ember.cat([ones, powers], 1)
+    return result if increasing else result.flip(1)
+
+
+def dist(input, other, p=2):
+    """p-norm of input - other (broadcast)."""
+    d = input - other
+    if not (d.dtype.is_floating_point or d.dtype.is_complex):
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {d.dtype._short} "
+                           "instead.")
+    return ember.norm(d, p)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm."""
+    if isinstance(p, complex):
+        raise RuntimeError("renorm: p must be real-valued")
+    if not p > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError("renorm: maxnorm must be real-valued")
+    if not maxnorm >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {float(maxnorm)}".rstrip("0").rstrip("."))
+    if input.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions")
+    dim = wrap_dim(dim, input.dim())
+    reduce_dims = tuple(d for d in range(input.dim()) if d != dim)
+    # the norms of reduced floats are taken in float32 (ATen's accumulate type)
+    acc = ember.float32 if input.dtype in (ember.float16, ember.bfloat16) else None
+    norm = ember.linalg.vector_norm(input, p, reduce_dims, True, dtype=acc)
+    factor = ember.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    if acc is not None:
+        factor = factor.to(input.dtype)
+    return input * factor
+
+
+def _renorm_(self, p, dim, maxnorm):
+    """In-place renorm."""
+    return self.copy_(renorm(self.clone(), p, dim, maxnorm))
+
+
+# ---- logaddexp / logaddexp2 -----------------------------------------------------------------------
+def _check_real_float(name, input, other, complex_ok):
+    d = ember.result_type(input, other)
+    if not (d.is_floating_point or (complex_ok and d.is_complex)):
+        raise NotImplementedError(f'"{name}_{input.device.type}" not implemented for \'{d._short}\'')
+
+
+def _complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) for complex a, b, factored out of the one with the larger real part."""
+    a_is_max = ember.view_as_real(a)[..., 0] >= ember.view_as_real(b)[..., 0]
+    hi, lo = ember.where(a_is_max, a, b), ember.where(a_is_max, b, a)
+    return (lo - hi).exp().log1p() + hi
+
+
+def _logaddexp(name, input, other, exp, scale):
+    if not isinstance(other, ember.Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    _check_real_float(name, input, other, scale is None)
+    if input.dtype.is_complex or other.dtype.is_complex:
+        return _complex_logaddexp(input, other)
+    both_inf = input.isinf() & (input == other)
+    # where both are the same infinity, the difference below is nan: feed it a finite stand-in
+    delta = ember.where(both_inf, 0, input - other)
+    tail = exp(-delta.abs()).log1p()
+    out = ember.maximum(input, other) + (tail if scale is None else tail * scale)
+    return ember.where(both_inf, input, out)
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) without overflow: max + log1p(exp(-|input - other|))."""
+    return _logaddexp("logaddexp", input, other, ember.exp, None)
+
+
+def logaddexp2(input, other):
+    """log2(2^input + 2^other) without overflow: max + log1p(2^-|input - other|) / ln 2."""
+    return _logaddexp("logaddexp2", input, other, ember.exp2, 1 / math.log(2))
+
+
+# ---- sinc / heaviside / ldexp ---------------------------------------------------------------------
+def _float_dtype(d):
+    return d if d.is_floating_point or d.is_complex else ember.get_default_dtype()
+
+
+def sinc(input):
+    """Normalized sinc: sin(pi x) / (pi x), 1 at 0 (where its gradient is 0)."""
+    x = input.to(_float_dtype(input.dtype))
+    px = x * math.pi
+    # near 0 the quotient's derivative cos(p)/p - sin(p)/p^2 cancels catastrophically: use the
+    # series 1 - p^2/6 + p^4/120 there (exact to rounding below these bounds)
+    small = px.abs() < (0.01 if x.dtype in (ember.float64, ember.complex128) else 0.3)
+    # each branch is evaluated at harmless points where the other is taken, so that no inf or nan
+    # derivative reaches the gradient through where
+    p2 = ember.where(small, px, 0).square()
+    series = 1 - p2 / 6 + p2.square() / 120
+    pl = ember.where(small, 1, px)
+    return ember.where(small, series, pl.sin() / pl)
+
+
+def _cant_cast(what, self, result_dtype):
+    if not ember.can_cast(result_dtype, self.dtype):
+        raise RuntimeError(f"{what} can't be cast to the desired output type {self.dtype._short}")
+
+
+def _sinc_(self):
+    """In-place sinc."""
+    _cant_cast(f"result type {_float_dtype(self.dtype)._short}", self, _float_dtype(self.dtype))
+    return self.copy_(sinc(self.clone()))
+
+
+@functools.cache
+def _heaviside_no_grad():
+    """An autograd Function whose backward raises, as ATen has no derivative for heaviside."""
+    class HeavisideBackward(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, values):
+            return _heaviside_values(input, values)
+
+        @staticmethod
+        def backward(ctx, grad):
+            raise RuntimeError("derivative for aten::heaviside is not implemented")
+    return HeavisideBackward
+
+
+def _heaviside_values(input, values):
+    return ember.where(input == 0, values, (input > 0).to(values.dtype))
+
+
+def heaviside(input, values):
+    """Step function: 0 where input < 0, values where input == 0, 1 where input > 0."""
+    if not isinstance(values, ember.Tensor):
+        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    if input.dtype.is_complex or values.dtype.is_complex:
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    if ember.is_grad_enabled() and (input.requires_grad or values.requires_grad):
+        return _heaviside_no_grad().apply(input, values)
+    return _heaviside_values(input, values)
+
+
+def _heaviside_(self, values):
+    """In-place heaviside."""
+    return self.copy_(heaviside(self.clone(), values))
+
+
+def ldexp(input, other):
+    """input * 2^other, in the floating dtype the two promote to."""
+    if not isinstance(other, ember.Tensor):
+        raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    dtype = _float_dtype(ember.result_type(input, other))
+    return input.to(dtype) * ember.pow(2.0, other).to(dtype)
+
+
+def _ldexp_(self, other):
+    """In-place ldexp."""
+    if not isinstance(other, ember.Tensor):
+        raise TypeError(f"ldexp_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+    _cant_cast("ldexp", self, _float_dtype(ember.result_type(self, other)))
+    return self.mul_(ember.pow(2.0, other))
+
+
+METHODS = {"diff": diff, "cov": cov, "corrcoef": corrcoef, "dist": dist, "renorm": renorm, "renorm_": _renorm_,
+           "logaddexp": logaddexp, "logaddexp2": logaddexp2, "sinc": sinc, "sinc_": _sinc_,
+           "heaviside": heaviside, "heaviside_": _heaviside_, "ldexp": ldexp, "ldexp_": _ldexp_}

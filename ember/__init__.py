@@ -45,7 +45,9 @@ half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
 cfloat, cdouble = complex64, complex128
 return_types = type("return_types", (), dict(_gen_ops.RETURN_TYPES))
-return_types.frexp = _python_api.complex_search._frexp_result  # a composite's named tuple, as torch lists it
+# named tuples of hand-written composites, listed as torch lists them
+return_types.frexp = _python_api.complex_search._frexp_result
+return_types.linalg_lstsq = _python_api.linalg_extra._lstsq_result
 __version__ = "0.1.0"
 
 

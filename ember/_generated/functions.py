@@ -37,32 +37,72 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     except (AttributeError, TypeError, IndexError) as _e:
         return _fallback('_embedding_bag', _G1, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 1)
 
-_G2 = [_ops._la_diagonal_copy]
+_G2 = [_ops._fft_c2c, _ops._fft_c2c_out]
+_tb__fft_c2c = _ops._fft_c2c.table
+_tb__fft_c2c_out = _ops._fft_c2c_out.table
+def _fft_c2c(input, dim, normalization, forward, *, out=None):
+    try:
+        if dim is not None: dim = _il(dim)
+        if normalization.__class__ is not int: normalization = _int(normalization)
+        if out is not None:
+            return _tb__fft_c2c_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, forward, out)
+        return _tb__fft_c2c[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, forward)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('_fft_c2c', _G2, (), {'input': input, 'dim': dim, 'normalization': normalization, 'forward': forward, 'out': out}, _e, 1)
+
+_G3 = [_ops._fft_c2r, _ops._fft_c2r_out]
+_tb__fft_c2r = _ops._fft_c2r.table
+_tb__fft_c2r_out = _ops._fft_c2r_out.table
+def _fft_c2r(input, dim, normalization, last_dim_size, *, out=None):
+    try:
+        if dim is not None: dim = _il(dim)
+        if normalization.__class__ is not int: normalization = _int(normalization)
+        if last_dim_size.__class__ is not int: last_dim_size = _int(last_dim_size)
+        if out is not None:
+            return _tb__fft_c2r_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, last_dim_size, out)
+        return _tb__fft_c2r[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, last_dim_size)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('_fft_c2r', _G3, (), {'input': input, 'dim': dim, 'normalization': normalization, 'last_dim_size': last_dim_size, 'out': out}, _e, 1)
+
+_G4 = [_ops._fft_r2c, _ops._fft_r2c_out]
+_tb__fft_r2c = _ops._fft_r2c.table
+_tb__fft_r2c_out = _ops._fft_r2c_out.table
+def _fft_r2c(input, dim, normalization, onesided, *, out=None):
+    try:
+        if dim is not None: dim = _il(dim)
+        if normalization.__class__ is not int: normalization = _int(normalization)
+        if out is not None:
+            return _tb__fft_r2c_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, onesided, out)
+        return _tb__fft_r2c[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, normalization, onesided)
+    except (AttributeError, TypeError, IndexError) as _e:
+        return _fallback('_fft_r2c', _G4, (), {'input': input, 'dim': dim, 'normalization': normalization, 'onesided': onesided, 'out': out}, _e, 1)
+
+_G5 = [_ops._la_diagonal_copy]
 _tb__la_diagonal_copy = _ops._la_diagonal_copy.table
 def _la_diagonal_copy(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         return _tb__la_diagonal_copy[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_la_diagonal_copy', _G2, (), {'input': input, 'offset': offset}, _e, 1)
+        return _fallback('_la_diagonal_copy', _G5, (), {'input': input, 'offset': offset}, _e, 1)
 
-_G3 = [_ops._la_matmul]
+_G6 = [_ops._la_matmul]
 _tb__la_matmul = _ops._la_matmul.table
 def _la_matmul(input, other):
     try:
         return _tb__la_matmul[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_la_matmul', _G3, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('_la_matmul', _G6, (), {'input': input, 'other': other}, _e, 1)
 
-_G4 = [_ops._local_scalar_dense]
+_G7 = [_ops._local_scalar_dense]
 _tb__local_scalar_dense = _ops._local_scalar_dense.table
 def _local_scalar_dense(input):
     try:
         return _tb__local_scalar_dense[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_local_scalar_dense', _G4, (), {'input': input}, _e, 1)
+        return _fallback('_local_scalar_dense', _G7, (), {'input': input}, _e, 1)
 
-_G5 = [_ops._log_softmax, _ops._log_softmax_out]
+_G8 = [_ops._log_softmax, _ops._log_softmax_out]
 _tb__log_softmax = _ops._log_softmax.table
 _tb__log_softmax_out = _ops._log_softmax_out.table
 def _log_softmax(input, dim, half_to_float, *, out=None):
@@ -72,25 +112,25 @@ def _log_softmax(input, dim, half_to_float, *, out=None):
             return _tb__log_softmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
         return _tb__log_softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_log_softmax', _G5, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
+        return _fallback('_log_softmax', _G8, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
-_G6 = [_ops._scaled_dot_product_flash_attention_for_cpu]
+_G9 = [_ops._scaled_dot_product_flash_attention_for_cpu]
 _tb__scaled_dot_product_flash_attention_for_cpu = _ops._scaled_dot_product_flash_attention_for_cpu.table
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     try:
         return _tb__scaled_dot_product_flash_attention_for_cpu[((query._keys | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](query, key, value, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_scaled_dot_product_flash_attention_for_cpu', _G6, (), {'query': query, 'key': key, 'value': value, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
+        return _fallback('_scaled_dot_product_flash_attention_for_cpu', _G9, (), {'query': query, 'key': key, 'value': value, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
-_G7 = [_ops._scaled_dot_product_flash_attention_for_cpu_backward]
+_G10 = [_ops._scaled_dot_product_flash_attention_for_cpu_backward]
 _tb__scaled_dot_product_flash_attention_for_cpu_backward = _ops._scaled_dot_product_flash_attention_for_cpu_backward.table
 def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None, scale=None):
     try:
         return _tb__scaled_dot_product_flash_attention_for_cpu_backward[((grad_out._keys | (query._keys if query.__class__ is _T else _k(query)) | (key._keys if key.__class__ is _T else _k(key)) | (value._keys if value.__class__ is _T else _k(value)) | (out._keys if out.__class__ is _T else _k(out)) | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp)) | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask)) | (_d := _st.dk)[0]) & _d[1])](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', _G7, (), {'grad_out': grad_out, 'query': query, 'key': key, 'value': value, 'out': out, 'logsumexp': logsumexp, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
+        return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', _G10, (), {'grad_out': grad_out, 'query': query, 'key': key, 'value': value, 'out': out, 'logsumexp': logsumexp, 'dropout_p': dropout_p, 'is_causal': is_causal, 'attn_mask': attn_mask, 'scale': scale}, _e, 1)
 
-_G8 = [_ops._softmax, _ops._softmax_out]
+_G11 = [_ops._softmax, _ops._softmax_out]
 _tb__softmax = _ops._softmax.table
 _tb__softmax_out = _ops._softmax_out.table
 def _softmax(input, dim, half_to_float, *, out=None):
@@ -100,9 +140,9 @@ def _softmax(input, dim, half_to_float, *, out=None):
             return _tb__softmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float, out)
         return _tb__softmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, half_to_float)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_softmax', _G8, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
+        return _fallback('_softmax', _G11, (), {'input': input, 'dim': dim, 'half_to_float': half_to_float, 'out': out}, _e, 1)
 
-_G9 = [_ops._to_copy]
+_G12 = [_ops._to_copy]
 _tb__to_copy = _ops._to_copy.table
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
     try:
@@ -110,9 +150,9 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb__to_copy[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_to_copy', _G9, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
+        return _fallback('_to_copy', _G12, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'non_blocking': non_blocking, 'memory_format': memory_format}, _e, 1)
 
-_G10 = [_ops._unique, _ops._unique_out]
+_G13 = [_ops._unique, _ops._unique_out]
 _tb__unique = _ops._unique.table
 _tb__unique_out = _ops._unique_out.table
 def _unique(input, sorted=True, return_inverse=False, *, out=None):
@@ -121,9 +161,9 @@ def _unique(input, sorted=True, return_inverse=False, *, out=None):
             return _tb__unique_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, *out)
         return _tb__unique[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_unique', _G10, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
+        return _fallback('_unique', _G13, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'out': out}, _e, 1)
 
-_G11 = [_ops._unique2, _ops._unique2_out]
+_G14 = [_ops._unique2, _ops._unique2_out]
 _tb__unique2 = _ops._unique2.table
 _tb__unique2_out = _ops._unique2_out.table
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, out=None):
@@ -132,9 +172,9 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
             return _tb__unique2_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts, *out)
         return _tb__unique2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('_unique2', _G11, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('_unique2', _G14, (), {'input': input, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G12 = [_ops.abs, _ops.abs_out]
+_G15 = [_ops.abs, _ops.abs_out]
 _tb_abs = _ops.abs.table
 _tb_abs_out = _ops.abs_out.table
 def abs(input, *, out=None):
@@ -143,17 +183,17 @@ def abs(input, *, out=None):
             return _tb_abs_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_abs[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs', _G12, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('abs', _G15, (), {'input': input, 'out': out}, _e, 1)
 
-_G13 = [_ops.abs_]
+_G16 = [_ops.abs_]
 _tb_abs_ = _ops.abs_.table
 def abs_(input):
     try:
         return _tb_abs_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('abs_', _G13, (), {'input': input}, _e, 1)
+        return _fallback('abs_', _G16, (), {'input': input}, _e, 1)
 
-_G14 = [_ops.absolute, _ops.absolute_out]
+_G17 = [_ops.absolute, _ops.absolute_out]
 _tb_absolute = _ops.absolute.table
 _tb_absolute_out = _ops.absolute_out.table
 def absolute(input, *, out=None):
@@ -162,9 +202,9 @@ def absolute(input, *, out=None):
             return _tb_absolute_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_absolute[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('absolute', _G14, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('absolute', _G17, (), {'input': input, 'out': out}, _e, 1)
 
-_G15 = [_ops.acos, _ops.acos_out]
+_G18 = [_ops.acos, _ops.acos_out]
 _tb_acos = _ops.acos.table
 _tb_acos_out = _ops.acos_out.table
 def acos(input, *, out=None):
@@ -173,17 +213,17 @@ def acos(input, *, out=None):
             return _tb_acos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_acos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos', _G15, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('acos', _G18, (), {'input': input, 'out': out}, _e, 1)
 
-_G16 = [_ops.acos_]
+_G19 = [_ops.acos_]
 _tb_acos_ = _ops.acos_.table
 def acos_(input):
     try:
         return _tb_acos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acos_', _G16, (), {'input': input}, _e, 1)
+        return _fallback('acos_', _G19, (), {'input': input}, _e, 1)
 
-_G17 = [_ops.acosh, _ops.acosh_out]
+_G20 = [_ops.acosh, _ops.acosh_out]
 _tb_acosh = _ops.acosh.table
 _tb_acosh_out = _ops.acosh_out.table
 def acosh(input, *, out=None):
@@ -192,17 +232,17 @@ def acosh(input, *, out=None):
             return _tb_acosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_acosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh', _G17, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('acosh', _G20, (), {'input': input, 'out': out}, _e, 1)
 
-_G18 = [_ops.acosh_]
+_G21 = [_ops.acosh_]
 _tb_acosh_ = _ops.acosh_.table
 def acosh_(input):
     try:
         return _tb_acosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('acosh_', _G18, (), {'input': input}, _e, 1)
+        return _fallback('acosh_', _G21, (), {'input': input}, _e, 1)
 
-_G19 = [_ops.adaptive_avg_pool1d]
+_G22 = [_ops.adaptive_avg_pool1d]
 _tb_adaptive_avg_pool1d = _ops.adaptive_avg_pool1d.table
 def adaptive_avg_pool1d(input, *_output_size, output_size=None):
     try:
@@ -211,9 +251,9 @@ def adaptive_avg_pool1d(input, *_output_size, output_size=None):
         if output_size is not None: output_size = _il(output_size, 1)
         return _tb_adaptive_avg_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('adaptive_avg_pool1d', _G19, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
+        return _fallback('adaptive_avg_pool1d', _G22, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
-_G20 = [_ops.adaptive_max_pool1d]
+_G23 = [_ops.adaptive_max_pool1d]
 _tb_adaptive_max_pool1d = _ops.adaptive_max_pool1d.table
 def adaptive_max_pool1d(input, *_output_size, output_size=None):
     try:
@@ -222,9 +262,9 @@ def adaptive_max_pool1d(input, *_output_size, output_size=None):
         if output_size is not None: output_size = _il(output_size, 1)
         return _tb_adaptive_max_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, output_size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('adaptive_max_pool1d', _G20, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
+        return _fallback('adaptive_max_pool1d', _G23, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), {}, _e, 1)
 
-_G21 = [_ops.add_Tensor, _ops.add_out]
+_G24 = [_ops.add_Tensor, _ops.add_out]
 _tb_add_Tensor = _ops.add_Tensor.table
 _tb_add_out = _ops.add_out.table
 def add(input, other, *, alpha=1, out=None):
@@ -234,9 +274,9 @@ def add(input, other, *, alpha=1, out=None):
             return _tb_add_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
         return _tb_add_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('add', _G21, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('add', _G24, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G22 = [_ops.addbmm, _ops.addbmm_out]
+_G25 = [_ops.addbmm, _ops.addbmm_out]
 _tb_addbmm = _ops.addbmm.table
 _tb_addbmm_out = _ops.addbmm_out.table
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -247,9 +287,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             return _tb_addbmm_out[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
         return _tb_addbmm[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addbmm', _G22, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addbmm', _G25, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G23 = [_ops.addcdiv, _ops.addcdiv_out]
+_G26 = [_ops.addcdiv, _ops.addcdiv_out]
 _tb_addcdiv = _ops.addcdiv.table
 _tb_addcdiv_out = _ops.addcdiv_out.table
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
@@ -259,9 +299,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
             return _tb_addcdiv_out[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
         return _tb_addcdiv[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcdiv', _G23, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
+        return _fallback('addcdiv', _G26, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
-_G24 = [_ops.addcmul, _ops.addcmul_out]
+_G27 = [_ops.addcmul, _ops.addcmul_out]
 _tb_addcmul = _ops.addcmul.table
 _tb_addcmul_out = _ops.addcmul_out.table
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
@@ -271,9 +311,9 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
             return _tb_addcmul_out[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value, out)
         return _tb_addcmul[((input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1])](input, tensor1, tensor2, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addcmul', _G24, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
+        return _fallback('addcmul', _G27, (), {'input': input, 'tensor1': tensor1, 'tensor2': tensor2, 'value': value, 'out': out}, _e, 1)
 
-_G25 = [_ops.addmm, _ops.addmm_out]
+_G28 = [_ops.addmm, _ops.addmm_out]
 _tb_addmm = _ops.addmm.table
 _tb_addmm_out = _ops.addmm_out.table
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
@@ -284,9 +324,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
             return _tb_addmm_out[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha, out)
         return _tb_addmm[((input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat1, mat2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmm', _G25, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addmm', _G28, (), {'input': input, 'mat1': mat1, 'mat2': mat2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G26 = [_ops.addmv, _ops.addmv_out]
+_G29 = [_ops.addmv, _ops.addmv_out]
 _tb_addmv = _ops.addmv.table
 _tb_addmv_out = _ops.addmv_out.table
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -297,9 +337,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
             return _tb_addmv_out[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha, out)
         return _tb_addmv[((input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, mat, vec, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addmv', _G26, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addmv', _G29, (), {'input': input, 'mat': mat, 'vec': vec, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G27 = [_ops.addr, _ops.addr_out]
+_G30 = [_ops.addr, _ops.addr_out]
 _tb_addr = _ops.addr.table
 _tb_addr_out = _ops.addr_out.table
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
@@ -310,9 +350,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
             return _tb_addr_out[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha, out)
         return _tb_addr[((input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec1, vec2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('addr', _G27, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('addr', _G30, (), {'input': input, 'vec1': vec1, 'vec2': vec2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G28 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
+_G31 = [_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out]
 _tb_all = _ops.all.table
 _tb_all_dim = _ops.all_dim.table
 _tb_all_dims = _ops.all_dims.table
@@ -340,33 +380,33 @@ def all(input, dim=_M, keepdim=_M, *, out=None):
             return _tb_all_dims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('all', _G28, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
+        return _fallback('all', _G31, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
-_G29 = [_ops.allclose]
+_G32 = [_ops.allclose]
 _tb_allclose = _ops.allclose.table
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
         return _tb_allclose[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('allclose', _G29, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
+        return _fallback('allclose', _G32, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
-_G30 = [_ops.alpha_dropout]
+_G33 = [_ops.alpha_dropout]
 _tb_alpha_dropout = _ops.alpha_dropout.table
 def alpha_dropout(input, p, train):
     try:
         return _tb_alpha_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('alpha_dropout', _G30, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('alpha_dropout', _G33, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G31 = [_ops.alpha_dropout_]
+_G34 = [_ops.alpha_dropout_]
 _tb_alpha_dropout_ = _ops.alpha_dropout_.table
 def alpha_dropout_(input, p, train):
     try:
         return _tb_alpha_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('alpha_dropout_', _G31, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('alpha_dropout_', _G34, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G32 = [_ops.amax, _ops.amax_out]
+_G35 = [_ops.amax, _ops.amax_out]
 _tb_amax = _ops.amax.table
 _tb_amax_out = _ops.amax_out.table
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -376,9 +416,9 @@ def amax(input, dim=(), keepdim=False, *, out=None):
             return _tb_amax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
         return _tb_amax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amax', _G32, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('amax', _G35, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G33 = [_ops.amin, _ops.amin_out]
+_G36 = [_ops.amin, _ops.amin_out]
 _tb_amin = _ops.amin.table
 _tb_amin_out = _ops.amin_out.table
 def amin(input, dim=(), keepdim=False, *, out=None):
@@ -388,9 +428,9 @@ def amin(input, dim=(), keepdim=False, *, out=None):
             return _tb_amin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
         return _tb_amin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('amin', _G33, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('amin', _G36, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G34 = [_ops.aminmax, _ops.aminmax_out]
+_G37 = [_ops.aminmax, _ops.aminmax_out]
 _tb_aminmax = _ops.aminmax.table
 _tb_aminmax_out = _ops.aminmax_out.table
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -400,9 +440,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
             return _tb_aminmax_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
         return _tb_aminmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('aminmax', _G34, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('aminmax', _G37, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G35 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
+_G38 = [_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out]
 _tb_any = _ops.any.table
 _tb_any_dim = _ops.any_dim.table
 _tb_any_dims = _ops.any_dims.table
@@ -430,16 +470,16 @@ def any(input, dim=_M, keepdim=_M, *, out=None):
             return _tb_any_dims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('any', _G35, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
+        return _fallback('any', _G38, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 3)
 
-_G36 = [_ops.arange, _ops.arange_start, _ops.arange_start_step]
+_G39 = [_ops.arange, _ops.arange_start, _ops.arange_start_step]
 _tb_arange = _ops.arange.table
 _tb_arange_start = _ops.arange_start.table
 _tb_arange_start_step = _ops.arange_start_step.table
 def arange(*args, **kwargs):
-    return _generic('arange', _G36, args, kwargs)
+    return _generic('arange', _G39, args, kwargs)
 
-_G37 = [_ops.arccos, _ops.arccos_out]
+_G40 = [_ops.arccos, _ops.arccos_out]
 _tb_arccos = _ops.arccos.table
 _tb_arccos_out = _ops.arccos_out.table
 def arccos(input, *, out=None):
@@ -448,17 +488,17 @@ def arccos(input, *, out=None):
             return _tb_arccos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arccos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos', _G37, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arccos', _G40, (), {'input': input, 'out': out}, _e, 1)
 
-_G38 = [_ops.arccos_]
+_G41 = [_ops.arccos_]
 _tb_arccos_ = _ops.arccos_.table
 def arccos_(input):
     try:
         return _tb_arccos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccos_', _G38, (), {'input': input}, _e, 1)
+        return _fallback('arccos_', _G41, (), {'input': input}, _e, 1)
 
-_G39 = [_ops.arccosh, _ops.arccosh_out]
+_G42 = [_ops.arccosh, _ops.arccosh_out]
 _tb_arccosh = _ops.arccosh.table
 _tb_arccosh_out = _ops.arccosh_out.table
 def arccosh(input, *, out=None):
@@ -467,17 +507,17 @@ def arccosh(input, *, out=None):
             return _tb_arccosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arccosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh', _G39, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arccosh', _G42, (), {'input': input, 'out': out}, _e, 1)
 
-_G40 = [_ops.arccosh_]
+_G43 = [_ops.arccosh_]
 _tb_arccosh_ = _ops.arccosh_.table
 def arccosh_(input):
     try:
         return _tb_arccosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arccosh_', _G40, (), {'input': input}, _e, 1)
+        return _fallback('arccosh_', _G43, (), {'input': input}, _e, 1)
 
-_G41 = [_ops.arcsin, _ops.arcsin_out]
+_G44 = [_ops.arcsin, _ops.arcsin_out]
 _tb_arcsin = _ops.arcsin.table
 _tb_arcsin_out = _ops.arcsin_out.table
 def arcsin(input, *, out=None):
@@ -486,17 +526,17 @@ def arcsin(input, *, out=None):
             return _tb_arcsin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arcsin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin', _G41, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arcsin', _G44, (), {'input': input, 'out': out}, _e, 1)
 
-_G42 = [_ops.arcsin_]
+_G45 = [_ops.arcsin_]
 _tb_arcsin_ = _ops.arcsin_.table
 def arcsin_(input):
     try:
         return _tb_arcsin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsin_', _G42, (), {'input': input}, _e, 1)
+        return _fallback('arcsin_', _G45, (), {'input': input}, _e, 1)
 
-_G43 = [_ops.arcsinh, _ops.arcsinh_out]
+_G46 = [_ops.arcsinh, _ops.arcsinh_out]
 _tb_arcsinh = _ops.arcsinh.table
 _tb_arcsinh_out = _ops.arcsinh_out.table
 def arcsinh(input, *, out=None):
@@ -505,17 +545,17 @@ def arcsinh(input, *, out=None):
             return _tb_arcsinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arcsinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh', _G43, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arcsinh', _G46, (), {'input': input, 'out': out}, _e, 1)
 
-_G44 = [_ops.arcsinh_]
+_G47 = [_ops.arcsinh_]
 _tb_arcsinh_ = _ops.arcsinh_.table
 def arcsinh_(input):
     try:
         return _tb_arcsinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arcsinh_', _G44, (), {'input': input}, _e, 1)
+        return _fallback('arcsinh_', _G47, (), {'input': input}, _e, 1)
 
-_G45 = [_ops.arctan, _ops.arctan_out]
+_G48 = [_ops.arctan, _ops.arctan_out]
 _tb_arctan = _ops.arctan.table
 _tb_arctan_out = _ops.arctan_out.table
 def arctan(input, *, out=None):
@@ -524,9 +564,9 @@ def arctan(input, *, out=None):
             return _tb_arctan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arctan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan', _G45, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arctan', _G48, (), {'input': input, 'out': out}, _e, 1)
 
-_G46 = [_ops.arctan2, _ops.arctan2_out]
+_G49 = [_ops.arctan2, _ops.arctan2_out]
 _tb_arctan2 = _ops.arctan2.table
 _tb_arctan2_out = _ops.arctan2_out.table
 def arctan2(input, other, *, out=None):
@@ -535,17 +575,17 @@ def arctan2(input, other, *, out=None):
             return _tb_arctan2_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_arctan2[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan2', _G46, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('arctan2', _G49, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G47 = [_ops.arctan_]
+_G50 = [_ops.arctan_]
 _tb_arctan_ = _ops.arctan_.table
 def arctan_(input):
     try:
         return _tb_arctan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctan_', _G47, (), {'input': input}, _e, 1)
+        return _fallback('arctan_', _G50, (), {'input': input}, _e, 1)
 
-_G48 = [_ops.arctanh, _ops.arctanh_out]
+_G51 = [_ops.arctanh, _ops.arctanh_out]
 _tb_arctanh = _ops.arctanh.table
 _tb_arctanh_out = _ops.arctanh_out.table
 def arctanh(input, *, out=None):
@@ -554,17 +594,17 @@ def arctanh(input, *, out=None):
             return _tb_arctanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_arctanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh', _G48, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('arctanh', _G51, (), {'input': input, 'out': out}, _e, 1)
 
-_G49 = [_ops.arctanh_]
+_G52 = [_ops.arctanh_]
 _tb_arctanh_ = _ops.arctanh_.table
 def arctanh_(input):
     try:
         return _tb_arctanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('arctanh_', _G49, (), {'input': input}, _e, 1)
+        return _fallback('arctanh_', _G52, (), {'input': input}, _e, 1)
 
-_G50 = [_ops.argmax, _ops.argmax_out]
+_G53 = [_ops.argmax, _ops.argmax_out]
 _tb_argmax = _ops.argmax.table
 _tb_argmax_out = _ops.argmax_out.table
 def argmax(input, dim=None, keepdim=False, *, out=None):
@@ -574,9 +614,9 @@ def argmax(input, dim=None, keepdim=False, *, out=None):
             return _tb_argmax_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
         return _tb_argmax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmax', _G50, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('argmax', _G53, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G51 = [_ops.argmin, _ops.argmin_out]
+_G54 = [_ops.argmin, _ops.argmin_out]
 _tb_argmin = _ops.argmin.table
 _tb_argmin_out = _ops.argmin_out.table
 def argmin(input, dim=None, keepdim=False, *, out=None):
@@ -586,26 +626,26 @@ def argmin(input, dim=None, keepdim=False, *, out=None):
             return _tb_argmin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
         return _tb_argmin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argmin', _G51, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('argmin', _G54, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G52 = [_ops.argsort]
+_G55 = [_ops.argsort]
 _tb_argsort = _ops.argsort.table
 def argsort(input, dim=-1, descending=False):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_argsort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argsort', _G52, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
+        return _fallback('argsort', _G55, (), {'input': input, 'dim': dim, 'descending': descending}, _e, 1)
 
-_G53 = [_ops.argwhere]
+_G56 = [_ops.argwhere]
 _tb_argwhere = _ops.argwhere.table
 def argwhere(input):
     try:
         return _tb_argwhere[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('argwhere', _G53, (), {'input': input}, _e, 1)
+        return _fallback('argwhere', _G56, (), {'input': input}, _e, 1)
 
-_G54 = [_ops.as_strided]
+_G57 = [_ops.as_strided]
 _tb_as_strided = _ops.as_strided.table
 def as_strided(input, size, stride, storage_offset=None):
     try:
@@ -614,9 +654,9 @@ def as_strided(input, size, stride, storage_offset=None):
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
         return _tb_as_strided[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided', _G54, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
+        return _fallback('as_strided', _G57, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
-_G55 = [_ops.as_strided_]
+_G58 = [_ops.as_strided_]
 _tb_as_strided_ = _ops.as_strided_.table
 def as_strided_(input, size, stride, storage_offset=None):
     try:
@@ -625,9 +665,9 @@ def as_strided_(input, size, stride, storage_offset=None):
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
         return _tb_as_strided_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, stride, storage_offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('as_strided_', _G55, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
+        return _fallback('as_strided_', _G58, (), {'input': input, 'size': size, 'stride': stride, 'storage_offset': storage_offset}, _e, 1)
 
-_G56 = [_ops.asin, _ops.asin_out]
+_G59 = [_ops.asin, _ops.asin_out]
 _tb_asin = _ops.asin.table
 _tb_asin_out = _ops.asin_out.table
 def asin(input, *, out=None):
@@ -636,17 +676,17 @@ def asin(input, *, out=None):
             return _tb_asin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_asin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin', _G56, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('asin', _G59, (), {'input': input, 'out': out}, _e, 1)
 
-_G57 = [_ops.asin_]
+_G60 = [_ops.asin_]
 _tb_asin_ = _ops.asin_.table
 def asin_(input):
     try:
         return _tb_asin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asin_', _G57, (), {'input': input}, _e, 1)
+        return _fallback('asin_', _G60, (), {'input': input}, _e, 1)
 
-_G58 = [_ops.asinh, _ops.asinh_out]
+_G61 = [_ops.asinh, _ops.asinh_out]
 _tb_asinh = _ops.asinh.table
 _tb_asinh_out = _ops.asinh_out.table
 def asinh(input, *, out=None):
@@ -655,17 +695,17 @@ def asinh(input, *, out=None):
             return _tb_asinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_asinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh', _G58, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('asinh', _G61, (), {'input': input, 'out': out}, _e, 1)
 
-_G59 = [_ops.asinh_]
+_G62 = [_ops.asinh_]
 _tb_asinh_ = _ops.asinh_.table
 def asinh_(input):
     try:
         return _tb_asinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('asinh_', _G59, (), {'input': input}, _e, 1)
+        return _fallback('asinh_', _G62, (), {'input': input}, _e, 1)
 
-_G60 = [_ops.atan, _ops.atan_out]
+_G63 = [_ops.atan, _ops.atan_out]
 _tb_atan = _ops.atan.table
 _tb_atan_out = _ops.atan_out.table
 def atan(input, *, out=None):
@@ -674,9 +714,9 @@ def atan(input, *, out=None):
             return _tb_atan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_atan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan', _G60, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('atan', _G63, (), {'input': input, 'out': out}, _e, 1)
 
-_G61 = [_ops.atan2, _ops.atan2_out]
+_G64 = [_ops.atan2, _ops.atan2_out]
 _tb_atan2 = _ops.atan2.table
 _tb_atan2_out = _ops.atan2_out.table
 def atan2(input, other, *, out=None):
@@ -685,17 +725,17 @@ def atan2(input, other, *, out=None):
             return _tb_atan2_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_atan2[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan2', _G61, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('atan2', _G64, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G62 = [_ops.atan_]
+_G65 = [_ops.atan_]
 _tb_atan_ = _ops.atan_.table
 def atan_(input):
     try:
         return _tb_atan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atan_', _G62, (), {'input': input}, _e, 1)
+        return _fallback('atan_', _G65, (), {'input': input}, _e, 1)
 
-_G63 = [_ops.atanh, _ops.atanh_out]
+_G66 = [_ops.atanh, _ops.atanh_out]
 _tb_atanh = _ops.atanh.table
 _tb_atanh_out = _ops.atanh_out.table
 def atanh(input, *, out=None):
@@ -704,17 +744,17 @@ def atanh(input, *, out=None):
             return _tb_atanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_atanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh', _G63, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('atanh', _G66, (), {'input': input, 'out': out}, _e, 1)
 
-_G64 = [_ops.atanh_]
+_G67 = [_ops.atanh_]
 _tb_atanh_ = _ops.atanh_.table
 def atanh_(input):
     try:
         return _tb_atanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('atanh_', _G64, (), {'input': input}, _e, 1)
+        return _fallback('atanh_', _G67, (), {'input': input}, _e, 1)
 
-_G65 = [_ops.avg_pool1d]
+_G68 = [_ops.avg_pool1d]
 _tb_avg_pool1d = _ops.avg_pool1d.table
 def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True):
     try:
@@ -723,9 +763,9 @@ def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, cou
         padding = _il(padding, 1)
         return _tb_avg_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('avg_pool1d', _G65, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
+        return _fallback('avg_pool1d', _G68, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'ceil_mode': ceil_mode, 'count_include_pad': count_include_pad}, _e, 1)
 
-_G66 = [_ops.baddbmm, _ops.baddbmm_out]
+_G69 = [_ops.baddbmm, _ops.baddbmm_out]
 _tb_baddbmm = _ops.baddbmm.table
 _tb_baddbmm_out = _ops.baddbmm_out.table
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -736,17 +776,17 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
             return _tb_baddbmm_out[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha, out)
         return _tb_baddbmm[((input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1])](input, batch1, batch2, beta, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('baddbmm', _G66, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('baddbmm', _G69, (), {'input': input, 'batch1': batch1, 'batch2': batch2, 'beta': beta, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G67 = [_ops.batch_norm]
+_G70 = [_ops.batch_norm]
 _tb_batch_norm = _ops.batch_norm.table
 def batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M, cudnn_enabled=_M):
     try:
         return _tb_batch_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('batch_norm', _G67, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
+        return _fallback('batch_norm', _G70, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
-_G68 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out]
+_G71 = [_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out]
 _tb_bernoulli = _ops.bernoulli.table
 _tb_bernoulli_p = _ops.bernoulli_p.table
 _tb_bernoulli_Tensor = _ops.bernoulli_Tensor.table
@@ -763,26 +803,26 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
             return _tb_bernoulli_Tensor[((input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1])](input, p, generator)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bernoulli', _G68, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
+        return _fallback('bernoulli', _G71, (), {'input': input, 'p': p, 'generator': generator, 'out': out}, _e, 3)
 
-_G69 = [_ops.bilinear]
+_G72 = [_ops.bilinear]
 _tb_bilinear = _ops.bilinear.table
 def bilinear(input1, input2, weight, bias=None):
     try:
         return _tb_bilinear[((input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input1, input2, weight, bias)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bilinear', _G69, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
+        return _fallback('bilinear', _G72, (), {'input1': input1, 'input2': input2, 'weight': weight, 'bias': bias}, _e, 1)
 
-_G70 = [_ops.binary_cross_entropy_with_logits]
+_G73 = [_ops.binary_cross_entropy_with_logits]
 _tb_binary_cross_entropy_with_logits = _ops.binary_cross_entropy_with_logits.table
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _tb_binary_cross_entropy_with_logits[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight)) | (_d := _st.dk)[0]) & _d[1])](input, target, weight, pos_weight, reduction)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('binary_cross_entropy_with_logits', _G70, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
+        return _fallback('binary_cross_entropy_with_logits', _G73, (), {'input': input, 'target': target, 'weight': weight, 'pos_weight': pos_weight, 'reduction': reduction}, _e, 1)
 
-_G71 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Scalar_Tensor, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out, _ops.bitwise_and_Scalar_Tensor_out]
+_G74 = [_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Scalar_Tensor, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out, _ops.bitwise_and_Scalar_Tensor_out]
 _tb_bitwise_and_Tensor = _ops.bitwise_and_Tensor.table
 _tb_bitwise_and_Scalar = _ops.bitwise_and_Scalar.table
 _tb_bitwise_and_Scalar_Tensor = _ops.bitwise_and_Scalar_Tensor.table
@@ -807,9 +847,9 @@ def bitwise_and(input, other, *, out=None):
             return _tb_bitwise_and_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_and', _G71, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_and', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G72 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Scalar_Tensor, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out, _ops.bitwise_left_shift_Scalar_Tensor_out]
+_G75 = [_ops.bitwise_left_shift_Tensor, _ops.bitwise_left_shift_Tensor_Scalar, _ops.bitwise_left_shift_Scalar_Tensor, _ops.bitwise_left_shift_Tensor_out, _ops.bitwise_left_shift_Tensor_Scalar_out, _ops.bitwise_left_shift_Scalar_Tensor_out]
 _tb_bitwise_left_shift_Tensor = _ops.bitwise_left_shift_Tensor.table
 _tb_bitwise_left_shift_Tensor_Scalar = _ops.bitwise_left_shift_Tensor_Scalar.table
 _tb_bitwise_left_shift_Scalar_Tensor = _ops.bitwise_left_shift_Scalar_Tensor.table
@@ -834,9 +874,9 @@ def bitwise_left_shift(input, other, *, out=None):
             return _tb_bitwise_left_shift_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_left_shift', _G72, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_left_shift', _G75, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G73 = [_ops.bitwise_not, _ops.bitwise_not_out]
+_G76 = [_ops.bitwise_not, _ops.bitwise_not_out]
 _tb_bitwise_not = _ops.bitwise_not.table
 _tb_bitwise_not_out = _ops.bitwise_not_out.table
 def bitwise_not(input, *, out=None):
@@ -845,9 +885,9 @@ def bitwise_not(input, *, out=None):
             return _tb_bitwise_not_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_bitwise_not[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_not', _G73, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('bitwise_not', _G76, (), {'input': input, 'out': out}, _e, 1)
 
-_G74 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Scalar_Tensor, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out, _ops.bitwise_or_Scalar_Tensor_out]
+_G77 = [_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Scalar_Tensor, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out, _ops.bitwise_or_Scalar_Tensor_out]
 _tb_bitwise_or_Tensor = _ops.bitwise_or_Tensor.table
 _tb_bitwise_or_Scalar = _ops.bitwise_or_Scalar.table
 _tb_bitwise_or_Scalar_Tensor = _ops.bitwise_or_Scalar_Tensor.table
@@ -872,9 +912,9 @@ def bitwise_or(input, other, *, out=None):
             return _tb_bitwise_or_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_or', _G74, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_or', _G77, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G75 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Scalar_Tensor, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out, _ops.bitwise_right_shift_Scalar_Tensor_out]
+_G78 = [_ops.bitwise_right_shift_Tensor, _ops.bitwise_right_shift_Tensor_Scalar, _ops.bitwise_right_shift_Scalar_Tensor, _ops.bitwise_right_shift_Tensor_out, _ops.bitwise_right_shift_Tensor_Scalar_out, _ops.bitwise_right_shift_Scalar_Tensor_out]
 _tb_bitwise_right_shift_Tensor = _ops.bitwise_right_shift_Tensor.table
 _tb_bitwise_right_shift_Tensor_Scalar = _ops.bitwise_right_shift_Tensor_Scalar.table
 _tb_bitwise_right_shift_Scalar_Tensor = _ops.bitwise_right_shift_Scalar_Tensor.table
@@ -899,9 +939,9 @@ def bitwise_right_shift(input, other, *, out=None):
             return _tb_bitwise_right_shift_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_right_shift', _G75, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_right_shift', _G78, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G76 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Scalar_Tensor, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out, _ops.bitwise_xor_Scalar_Tensor_out]
+_G79 = [_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Scalar_Tensor, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out, _ops.bitwise_xor_Scalar_Tensor_out]
 _tb_bitwise_xor_Tensor = _ops.bitwise_xor_Tensor.table
 _tb_bitwise_xor_Scalar = _ops.bitwise_xor_Scalar.table
 _tb_bitwise_xor_Scalar_Tensor = _ops.bitwise_xor_Scalar_Tensor.table
@@ -926,9 +966,9 @@ def bitwise_xor(input, other, *, out=None):
             return _tb_bitwise_xor_Scalar_Tensor[(((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bitwise_xor', _G76, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('bitwise_xor', _G79, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G77 = [_ops.bmm, _ops.bmm_out]
+_G80 = [_ops.bmm, _ops.bmm_out]
 _tb_bmm = _ops.bmm.table
 _tb_bmm_out = _ops.bmm_out.table
 def bmm(input, mat2, *, out=None):
@@ -937,9 +977,9 @@ def bmm(input, mat2, *, out=None):
             return _tb_bmm_out[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
         return _tb_bmm[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('bmm', _G77, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
+        return _fallback('bmm', _G80, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
-_G78 = [_ops.broadcast_to]
+_G81 = [_ops.broadcast_to]
 _tb_broadcast_to = _ops.broadcast_to.table
 def broadcast_to(input, *_size, size=None):
     try:
@@ -948,9 +988,9 @@ def broadcast_to(input, *_size, size=None):
         if size is not None: size = _il(size)
         return _tb_broadcast_to[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('broadcast_to', _G78, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
+        return _fallback('broadcast_to', _G81, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {}, _e, 1)
 
-_G79 = [_ops.cat, _ops.cat_out]
+_G82 = [_ops.cat, _ops.cat_out]
 _tb_cat = _ops.cat.table
 _tb_cat_out = _ops.cat_out.table
 def cat(tensors, dim=0, *, out=None):
@@ -961,9 +1001,9 @@ def cat(tensors, dim=0, *, out=None):
             return _tb_cat_out[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
         return _tb_cat[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cat', _G79, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cat', _G82, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
-_G80 = [_ops.ceil, _ops.ceil_out]
+_G83 = [_ops.ceil, _ops.ceil_out]
 _tb_ceil = _ops.ceil.table
 _tb_ceil_out = _ops.ceil_out.table
 def ceil(input, *, out=None):
@@ -972,35 +1012,35 @@ def ceil(input, *, out=None):
             return _tb_ceil_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_ceil[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil', _G80, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('ceil', _G83, (), {'input': input, 'out': out}, _e, 1)
 
-_G81 = [_ops.ceil_]
+_G84 = [_ops.ceil_]
 _tb_ceil_ = _ops.ceil_.table
 def ceil_(input):
     try:
         return _tb_ceil_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ceil_', _G81, (), {'input': input}, _e, 1)
+        return _fallback('ceil_', _G84, (), {'input': input}, _e, 1)
 
-_G82 = [_ops.celu]
+_G85 = [_ops.celu]
 _tb_celu = _ops.celu.table
 def celu(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_celu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('celu', _G82, (), {'input': input, 'alpha': alpha}, _e, 1)
+        return _fallback('celu', _G85, (), {'input': input, 'alpha': alpha}, _e, 1)
 
-_G83 = [_ops.celu_]
+_G86 = [_ops.celu_]
 _tb_celu_ = _ops.celu_.table
 def celu_(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_celu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('celu_', _G83, (), {'input': input, 'alpha': alpha}, _e, 1)
+        return _fallback('celu_', _G86, (), {'input': input, 'alpha': alpha}, _e, 1)
 
-_G84 = [_ops.chain_matmul, _ops.chain_matmul_out]
+_G87 = [_ops.chain_matmul, _ops.chain_matmul_out]
 _tb_chain_matmul = _ops.chain_matmul.table
 _tb_chain_matmul_out = _ops.chain_matmul_out.table
 def chain_matmul(matrices, *, out=None):
@@ -1010,9 +1050,9 @@ def chain_matmul(matrices, *, out=None):
             return _tb_chain_matmul_out[((_kl(matrices) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](matrices, out)
         return _tb_chain_matmul[((_kl(matrices) | (_d := _st.dk)[0]) & _d[1])](matrices)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('chain_matmul', _G84, (), {'matrices': matrices, 'out': out}, _e, 1)
+        return _fallback('chain_matmul', _G87, (), {'matrices': matrices, 'out': out}, _e, 1)
 
-_G85 = [_ops.cholesky, _ops.cholesky_out]
+_G88 = [_ops.cholesky, _ops.cholesky_out]
 _tb_cholesky = _ops.cholesky.table
 _tb_cholesky_out = _ops.cholesky_out.table
 def cholesky(input, upper=False, *, out=None):
@@ -1021,9 +1061,9 @@ def cholesky(input, upper=False, *, out=None):
             return _tb_cholesky_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
         return _tb_cholesky[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky', _G85, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky', _G88, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
-_G86 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
+_G89 = [_ops.cholesky_inverse, _ops.cholesky_inverse_out]
 _tb_cholesky_inverse = _ops.cholesky_inverse.table
 _tb_cholesky_inverse_out = _ops.cholesky_inverse_out.table
 def cholesky_inverse(input, upper=False, *, out=None):
@@ -1032,9 +1072,9 @@ def cholesky_inverse(input, upper=False, *, out=None):
             return _tb_cholesky_inverse_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, upper, out)
         return _tb_cholesky_inverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_inverse', _G86, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky_inverse', _G89, (), {'input': input, 'upper': upper, 'out': out}, _e, 1)
 
-_G87 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
+_G90 = [_ops.cholesky_solve, _ops.cholesky_solve_out]
 _tb_cholesky_solve = _ops.cholesky_solve.table
 _tb_cholesky_solve_out = _ops.cholesky_solve_out.table
 def cholesky_solve(input, input2, upper=False, *, out=None):
@@ -1043,9 +1083,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
             return _tb_cholesky_solve_out[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper, out)
         return _tb_cholesky_solve[((input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1])](input, input2, upper)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cholesky_solve', _G87, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
+        return _fallback('cholesky_solve', _G90, (), {'input': input, 'input2': input2, 'upper': upper, 'out': out}, _e, 1)
 
-_G88 = [_ops.chunk]
+_G91 = [_ops.chunk]
 _tb_chunk = _ops.chunk.table
 def chunk(input, chunks, dim=0):
     try:
@@ -1053,9 +1093,9 @@ def chunk(input, chunks, dim=0):
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_chunk[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, chunks, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('chunk', _G88, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
+        return _fallback('chunk', _G91, (), {'input': input, 'chunks': chunks, 'dim': dim}, _e, 1)
 
-_G89 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
+_G92 = [_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out]
 _tb_clamp = _ops.clamp.table
 _tb_clamp_Tensor = _ops.clamp_Tensor.table
 _tb_clamp_out = _ops.clamp_out.table
@@ -1074,9 +1114,9 @@ def clamp(input, min=None, max=None, *, out=None):
             return _tb_clamp_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp', _G89, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clamp', _G92, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
-_G90 = [_ops.clamp_, _ops.clamp__Tensor]
+_G93 = [_ops.clamp_, _ops.clamp__Tensor]
 _tb_clamp_ = _ops.clamp_.table
 _tb_clamp__Tensor = _ops.clamp__Tensor.table
 def clamp_(input, min=None, max=None):
@@ -1089,9 +1129,9 @@ def clamp_(input, min=None, max=None):
             return _tb_clamp__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_', _G90, (), {'input': input, 'min': min, 'max': max}, _e, 2)
+        return _fallback('clamp_', _G93, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
-_G91 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
+_G94 = [_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out]
 _tb_clamp_max = _ops.clamp_max.table
 _tb_clamp_max_Tensor = _ops.clamp_max_Tensor.table
 _tb_clamp_max_out = _ops.clamp_max_out.table
@@ -1109,9 +1149,9 @@ def clamp_max(input, max, *, out=None):
             return _tb_clamp_max_Tensor[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max', _G91, (), {'input': input, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clamp_max', _G94, (), {'input': input, 'max': max, 'out': out}, _e, 2)
 
-_G92 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
+_G95 = [_ops.clamp_max_, _ops.clamp_max__Tensor]
 _tb_clamp_max_ = _ops.clamp_max_.table
 _tb_clamp_max__Tensor = _ops.clamp_max__Tensor.table
 def clamp_max_(input, max):
@@ -1123,9 +1163,9 @@ def clamp_max_(input, max):
             return _tb_clamp_max__Tensor[((input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_max_', _G92, (), {'input': input, 'max': max}, _e, 2)
+        return _fallback('clamp_max_', _G95, (), {'input': input, 'max': max}, _e, 2)
 
-_G93 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
+_G96 = [_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out]
 _tb_clamp_min = _ops.clamp_min.table
 _tb_clamp_min_Tensor = _ops.clamp_min_Tensor.table
 _tb_clamp_min_out = _ops.clamp_min_out.table
@@ -1143,9 +1183,9 @@ def clamp_min(input, min, *, out=None):
             return _tb_clamp_min_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min', _G93, (), {'input': input, 'min': min, 'out': out}, _e, 2)
+        return _fallback('clamp_min', _G96, (), {'input': input, 'min': min, 'out': out}, _e, 2)
 
-_G94 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
+_G97 = [_ops.clamp_min_, _ops.clamp_min__Tensor]
 _tb_clamp_min_ = _ops.clamp_min_.table
 _tb_clamp_min__Tensor = _ops.clamp_min__Tensor.table
 def clamp_min_(input, min):
@@ -1157,9 +1197,9 @@ def clamp_min_(input, min):
             return _tb_clamp_min__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1])](input, min)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clamp_min_', _G94, (), {'input': input, 'min': min}, _e, 2)
+        return _fallback('clamp_min_', _G97, (), {'input': input, 'min': min}, _e, 2)
 
-_G95 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
+_G98 = [_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out]
 _tb_clip = _ops.clip.table
 _tb_clip_Tensor = _ops.clip_Tensor.table
 _tb_clip_out = _ops.clip_out.table
@@ -1178,9 +1218,9 @@ def clip(input, min=None, max=None, *, out=None):
             return _tb_clip_Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip', _G95, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
+        return _fallback('clip', _G98, (), {'input': input, 'min': min, 'max': max, 'out': out}, _e, 2)
 
-_G96 = [_ops.clip_, _ops.clip__Tensor]
+_G99 = [_ops.clip_, _ops.clip__Tensor]
 _tb_clip_ = _ops.clip_.table
 _tb_clip__Tensor = _ops.clip__Tensor.table
 def clip_(input, min=None, max=None):
@@ -1193,25 +1233,25 @@ def clip_(input, min=None, max=None):
             return _tb_clip__Tensor[((input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1])](input, min, max)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clip_', _G96, (), {'input': input, 'min': min, 'max': max}, _e, 2)
+        return _fallback('clip_', _G99, (), {'input': input, 'min': min, 'max': max}, _e, 2)
 
-_G97 = [_ops.clone]
+_G100 = [_ops.clone]
 _tb_clone = _ops.clone.table
 def clone(input, *, memory_format=None):
     try:
         return _tb_clone[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('clone', _G97, (), {'input': input, 'memory_format': memory_format}, _e, 1)
+        return _fallback('clone', _G100, (), {'input': input, 'memory_format': memory_format}, _e, 1)
 
-_G98 = [_ops.conj]
+_G101 = [_ops.conj]
 _tb_conj = _ops.conj.table
 def conj(input):
     try:
         return _tb_conj[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj', _G98, (), {'input': input}, _e, 1)
+        return _fallback('conj', _G101, (), {'input': input}, _e, 1)
 
-_G99 = [_ops.conj_physical, _ops.conj_physical_out]
+_G102 = [_ops.conj_physical, _ops.conj_physical_out]
 _tb_conj_physical = _ops.conj_physical.table
 _tb_conj_physical_out = _ops.conj_physical_out.table
 def conj_physical(input, *, out=None):
@@ -1220,9 +1260,9 @@ def conj_physical(input, *, out=None):
             return _tb_conj_physical_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_conj_physical[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conj_physical', _G99, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('conj_physical', _G102, (), {'input': input, 'out': out}, _e, 1)
 
-_G100 = [_ops.constant_pad_nd]
+_G103 = [_ops.constant_pad_nd]
 _tb_constant_pad_nd = _ops.constant_pad_nd.table
 def constant_pad_nd(input, pad, value=0):
     try:
@@ -1230,9 +1270,9 @@ def constant_pad_nd(input, pad, value=0):
         if value.__class__ not in _NUMS: value = _sc(value)
         return _tb_constant_pad_nd[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, pad, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('constant_pad_nd', _G100, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
+        return _fallback('constant_pad_nd', _G103, (), {'input': input, 'pad': pad, 'value': value}, _e, 1)
 
-_G101 = [_ops.conv1d, _ops.conv1d_padding]
+_G104 = [_ops.conv1d, _ops.conv1d_padding]
 _tb_conv1d = _ops.conv1d.table
 _tb_conv1d_padding = _ops.conv1d_padding.table
 def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), groups=1):
@@ -1252,9 +1292,9 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), gro
             return _tb_conv1d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv1d', _G101, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv1d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G102 = [_ops.conv2d, _ops.conv2d_padding]
+_G105 = [_ops.conv2d, _ops.conv2d_padding]
 _tb_conv2d = _ops.conv2d.table
 _tb_conv2d_padding = _ops.conv2d_padding.table
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1), groups=1):
@@ -1274,9 +1314,9 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1),
             return _tb_conv2d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv2d', _G102, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv2d', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G103 = [_ops.conv3d, _ops.conv3d_padding]
+_G106 = [_ops.conv3d, _ops.conv3d_padding]
 _tb_conv3d = _ops.conv3d.table
 _tb_conv3d_padding = _ops.conv3d_padding.table
 def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 1, 1), groups=1):
@@ -1296,9 +1336,9 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 
             return _tb_conv3d_padding[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv3d', _G103, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
+        return _fallback('conv3d', _G106, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups}, _e, 2)
 
-_G104 = [_ops.conv_transpose1d]
+_G107 = [_ops.conv_transpose1d]
 _tb_conv_transpose1d = _ops.conv_transpose1d.table
 def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output_padding=(0,), groups=1, dilation=(1,)):
     try:
@@ -1309,9 +1349,9 @@ def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output
         dilation = _il(dilation, 1)
         return _tb_conv_transpose1d[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose1d', _G104, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose1d', _G107, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G105 = [_ops.conv_transpose2d_input]
+_G108 = [_ops.conv_transpose2d_input]
 _tb_conv_transpose2d_input = _ops.conv_transpose2d_input.table
 def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), groups=1, dilation=(1, 1)):
     try:
@@ -1322,9 +1362,9 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
         dilation = _il(dilation, 2)
         return _tb_conv_transpose2d_input[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose2d', _G105, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose2d', _G108, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G106 = [_ops.conv_transpose3d_input]
+_G109 = [_ops.conv_transpose3d_input]
 _tb_conv_transpose3d_input = _ops.conv_transpose3d_input.table
 def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), groups=1, dilation=(1, 1, 1)):
     try:
@@ -1335,9 +1375,9 @@ def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 
         dilation = _il(dilation, 3)
         return _tb_conv_transpose3d_input[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('conv_transpose3d', _G106, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
+        return _fallback('conv_transpose3d', _G109, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'output_padding': output_padding, 'groups': groups, 'dilation': dilation}, _e, 1)
 
-_G107 = [_ops.convolution]
+_G110 = [_ops.convolution]
 _tb_convolution = _ops.convolution.table
 def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, transposed=_M, output_padding=_M, groups=_M):
     try:
@@ -1348,9 +1388,9 @@ def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, tr
         if groups.__class__ is not int: groups = _int(groups)
         return _tb_convolution[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('convolution', _G107, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
+        return _fallback('convolution', _G110, (), {'input': input, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'transposed': transposed, 'output_padding': output_padding, 'groups': groups}, _e, 1)
 
-_G108 = [_ops.copysign_Tensor, _ops.copysign_out]
+_G111 = [_ops.copysign_Tensor, _ops.copysign_out]
 _tb_copysign_Tensor = _ops.copysign_Tensor.table
 _tb_copysign_out = _ops.copysign_out.table
 def copysign(input, other, *, out=None):
@@ -1359,9 +1399,9 @@ def copysign(input, other, *, out=None):
             return _tb_copysign_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_copysign_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('copysign', _G108, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('copysign', _G111, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G109 = [_ops.cos, _ops.cos_out]
+_G112 = [_ops.cos, _ops.cos_out]
 _tb_cos = _ops.cos.table
 _tb_cos_out = _ops.cos_out.table
 def cos(input, *, out=None):
@@ -1370,17 +1410,17 @@ def cos(input, *, out=None):
             return _tb_cos_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_cos[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos', _G109, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cos', _G112, (), {'input': input, 'out': out}, _e, 1)
 
-_G110 = [_ops.cos_]
+_G113 = [_ops.cos_]
 _tb_cos_ = _ops.cos_.table
 def cos_(input):
     try:
         return _tb_cos_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cos_', _G110, (), {'input': input}, _e, 1)
+        return _fallback('cos_', _G113, (), {'input': input}, _e, 1)
 
-_G111 = [_ops.cosh, _ops.cosh_out]
+_G114 = [_ops.cosh, _ops.cosh_out]
 _tb_cosh = _ops.cosh.table
 _tb_cosh_out = _ops.cosh_out.table
 def cosh(input, *, out=None):
@@ -1389,34 +1429,34 @@ def cosh(input, *, out=None):
             return _tb_cosh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_cosh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh', _G111, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('cosh', _G114, (), {'input': input, 'out': out}, _e, 1)
 
-_G112 = [_ops.cosh_]
+_G115 = [_ops.cosh_]
 _tb_cosh_ = _ops.cosh_.table
 def cosh_(input):
     try:
         return _tb_cosh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosh_', _G112, (), {'input': input}, _e, 1)
+        return _fallback('cosh_', _G115, (), {'input': input}, _e, 1)
 
-_G113 = [_ops.cosine_similarity]
+_G116 = [_ops.cosine_similarity]
 _tb_cosine_similarity = _ops.cosine_similarity.table
 def cosine_similarity(x1, x2, dim=1, eps=1e-08):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_cosine_similarity[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, dim, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cosine_similarity', _G113, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
+        return _fallback('cosine_similarity', _G116, (), {'x1': x1, 'x2': x2, 'dim': dim, 'eps': eps}, _e, 1)
 
-_G114 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
+_G117 = [_ops.count_nonzero, _ops.count_nonzero_dim_IntList, _ops.count_nonzero_out, _ops.count_nonzero_dim_IntList_out]
 _tb_count_nonzero = _ops.count_nonzero.table
 _tb_count_nonzero_dim_IntList = _ops.count_nonzero_dim_IntList.table
 _tb_count_nonzero_out = _ops.count_nonzero_out.table
 _tb_count_nonzero_dim_IntList_out = _ops.count_nonzero_dim_IntList_out.table
 def count_nonzero(*args, **kwargs):
-    return _generic('count_nonzero', _G114, args, kwargs)
+    return _generic('count_nonzero', _G117, args, kwargs)
 
-_G115 = [_ops.cross, _ops.cross_out]
+_G118 = [_ops.cross, _ops.cross_out]
 _tb_cross = _ops.cross.table
 _tb_cross_out = _ops.cross_out.table
 def cross(input, other, dim=None, *, out=None):
@@ -1426,9 +1466,9 @@ def cross(input, other, dim=None, *, out=None):
             return _tb_cross_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim, out)
         return _tb_cross[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cross', _G115, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cross', _G118, (), {'input': input, 'other': other, 'dim': dim, 'out': out}, _e, 1)
 
-_G116 = [_ops.cummax, _ops.cummax_out]
+_G119 = [_ops.cummax, _ops.cummax_out]
 _tb_cummax = _ops.cummax.table
 _tb_cummax_out = _ops.cummax_out.table
 def cummax(input, dim, *, out=None):
@@ -1438,9 +1478,9 @@ def cummax(input, dim, *, out=None):
             return _tb_cummax_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
         return _tb_cummax[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummax', _G116, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummax', _G119, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G117 = [_ops.cummin, _ops.cummin_out]
+_G120 = [_ops.cummin, _ops.cummin_out]
 _tb_cummin = _ops.cummin.table
 _tb_cummin_out = _ops.cummin_out.table
 def cummin(input, dim, *, out=None):
@@ -1450,9 +1490,9 @@ def cummin(input, dim, *, out=None):
             return _tb_cummin_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, *out)
         return _tb_cummin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cummin', _G117, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('cummin', _G120, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G118 = [_ops.cumprod, _ops.cumprod_out]
+_G121 = [_ops.cumprod, _ops.cumprod_out]
 _tb_cumprod = _ops.cumprod.table
 _tb_cumprod_out = _ops.cumprod_out.table
 def cumprod(input, dim, *, dtype=None, out=None):
@@ -1463,9 +1503,9 @@ def cumprod(input, dim, *, dtype=None, out=None):
             return _tb_cumprod_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
         return _tb_cumprod[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumprod', _G118, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumprod', _G121, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G119 = [_ops.cumsum, _ops.cumsum_out]
+_G122 = [_ops.cumsum, _ops.cumsum_out]
 _tb_cumsum = _ops.cumsum.table
 _tb_cumsum_out = _ops.cumsum_out.table
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -1476,9 +1516,9 @@ def cumsum(input, dim, *, dtype=None, out=None):
             return _tb_cumsum_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
         return _tb_cumsum[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('cumsum', _G119, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('cumsum', _G122, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G120 = [_ops.deg2rad, _ops.deg2rad_out]
+_G123 = [_ops.deg2rad, _ops.deg2rad_out]
 _tb_deg2rad = _ops.deg2rad.table
 _tb_deg2rad_out = _ops.deg2rad_out.table
 def deg2rad(input, *, out=None):
@@ -1487,33 +1527,33 @@ def deg2rad(input, *, out=None):
             return _tb_deg2rad_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_deg2rad[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad', _G120, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('deg2rad', _G123, (), {'input': input, 'out': out}, _e, 1)
 
-_G121 = [_ops.deg2rad_]
+_G124 = [_ops.deg2rad_]
 _tb_deg2rad_ = _ops.deg2rad_.table
 def deg2rad_(input):
     try:
         return _tb_deg2rad_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('deg2rad_', _G121, (), {'input': input}, _e, 1)
+        return _fallback('deg2rad_', _G124, (), {'input': input}, _e, 1)
 
-_G122 = [_ops.det]
+_G125 = [_ops.det]
 _tb_det = _ops.det.table
 def det(input):
     try:
         return _tb_det[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('det', _G122, (), {'input': input}, _e, 1)
+        return _fallback('det', _G125, (), {'input': input}, _e, 1)
 
-_G123 = [_ops.detach]
+_G126 = [_ops.detach]
 _tb_detach = _ops.detach.table
 def detach(input):
     try:
         return _tb_detach[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('detach', _G123, (), {'input': input}, _e, 1)
+        return _fallback('detach', _G126, (), {'input': input}, _e, 1)
 
-_G124 = [_ops.diag, _ops.diag_out]
+_G127 = [_ops.diag, _ops.diag_out]
 _tb_diag = _ops.diag.table
 _tb_diag_out = _ops.diag_out.table
 def diag(input, diagonal=0, *, out=None):
@@ -1523,9 +1563,9 @@ def diag(input, diagonal=0, *, out=None):
             return _tb_diag_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
         return _tb_diag[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag', _G124, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('diag', _G127, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G125 = [_ops.diag_embed]
+_G128 = [_ops.diag_embed]
 _tb_diag_embed = _ops.diag_embed.table
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     try:
@@ -1534,18 +1574,18 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _tb_diag_embed[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diag_embed', _G125, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diag_embed', _G128, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G126 = [_ops.diagflat]
+_G129 = [_ops.diagflat]
 _tb_diagflat = _ops.diagflat.table
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
         return _tb_diagflat[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagflat', _G126, (), {'input': input, 'offset': offset}, _e, 1)
+        return _fallback('diagflat', _G129, (), {'input': input, 'offset': offset}, _e, 1)
 
-_G127 = [_ops.diagonal]
+_G130 = [_ops.diagonal]
 _tb_diagonal = _ops.diagonal.table
 def diagonal(input, offset=0, dim1=0, dim2=1):
     try:
@@ -1554,9 +1594,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         if dim2.__class__ is not int: dim2 = _int(dim2)
         return _tb_diagonal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, offset, dim1, dim2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('diagonal', _G127, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
+        return _fallback('diagonal', _G130, (), {'input': input, 'offset': offset, 'dim1': dim1, 'dim2': dim2}, _e, 1)
 
-_G128 = [_ops.digamma, _ops.digamma_out]
+_G131 = [_ops.digamma, _ops.digamma_out]
 _tb_digamma = _ops.digamma.table
 _tb_digamma_out = _ops.digamma_out.table
 def digamma(input, *, out=None):
@@ -1565,9 +1605,9 @@ def digamma(input, *, out=None):
             return _tb_digamma_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_digamma[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('digamma', _G128, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('digamma', _G131, (), {'input': input, 'out': out}, _e, 1)
 
-_G129 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
+_G132 = [_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode]
 _tb_div_Tensor = _ops.div_Tensor.table
 _tb_div_Tensor_mode = _ops.div_Tensor_mode.table
 _tb_div_out = _ops.div_out.table
@@ -1585,9 +1625,9 @@ def div(input, other, *, rounding_mode=_M, out=None):
             return _tb_div_Tensor_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('div', _G129, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('div', _G132, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G130 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
+_G133 = [_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode]
 _tb_divide_Tensor = _ops.divide_Tensor.table
 _tb_divide_Tensor_mode = _ops.divide_Tensor_mode.table
 _tb_divide_out = _ops.divide_out.table
@@ -1605,9 +1645,9 @@ def divide(input, other, *, rounding_mode=_M, out=None):
             return _tb_divide_Tensor_mode[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('divide', _G130, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
+        return _fallback('divide', _G133, (), {'input': input, 'other': other, 'rounding_mode': rounding_mode, 'out': out}, _e, 2)
 
-_G131 = [_ops.dot, _ops.dot_out]
+_G134 = [_ops.dot, _ops.dot_out]
 _tb_dot = _ops.dot.table
 _tb_dot_out = _ops.dot_out.table
 def dot(input, tensor, *, out=None):
@@ -1616,25 +1656,25 @@ def dot(input, tensor, *, out=None):
             return _tb_dot_out[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, tensor, out)
         return _tb_dot[((input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st.dk)[0]) & _d[1])](input, tensor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dot', _G131, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
+        return _fallback('dot', _G134, (), {'input': input, 'tensor': tensor, 'out': out}, _e, 1)
 
-_G132 = [_ops.dropout]
+_G135 = [_ops.dropout]
 _tb_dropout = _ops.dropout.table
 def dropout(input, p, train):
     try:
         return _tb_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dropout', _G132, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('dropout', _G135, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G133 = [_ops.dropout_]
+_G136 = [_ops.dropout_]
 _tb_dropout_ = _ops.dropout_.table
 def dropout_(input, p, train):
     try:
         return _tb_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('dropout_', _G133, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('dropout_', _G136, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G134 = [_ops.einsum]
+_G137 = [_ops.einsum]
 _tb_einsum = _ops.einsum.table
 def einsum(equation, tensors, *, path=None):
     try:
@@ -1642,18 +1682,18 @@ def einsum(equation, tensors, *, path=None):
         if path is not None: path = _il(path)
         return _tb_einsum[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](equation, tensors, path)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('einsum', _G134, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
+        return _fallback('einsum', _G137, (), {'equation': equation, 'tensors': tensors, 'path': path}, _e, 1)
 
-_G135 = [_ops.embedding]
+_G138 = [_ops.embedding]
 _tb_embedding = _ops.embedding.table
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     try:
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
         return _tb_embedding[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding', _G135, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
+        return _fallback('embedding', _G138, (), {'weight': weight, 'indices': indices, 'padding_idx': padding_idx, 'scale_grad_by_freq': scale_grad_by_freq, 'sparse': sparse}, _e, 1)
 
-_G136 = [_ops.embedding_bag, _ops.embedding_bag_padding_idx]
+_G139 = [_ops.embedding_bag, _ops.embedding_bag_padding_idx]
 _tb_embedding_bag = _ops.embedding_bag.table
 _tb_embedding_bag_padding_idx = _ops.embedding_bag_padding_idx.table
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, sparse=_M, per_sample_weights=None, include_last_offset=_M, padding_idx=_M):
@@ -1672,17 +1712,17 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
             return _tb_embedding_bag_padding_idx[((weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (offsets._keys if offsets.__class__ is _T else _k(offsets)) | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights)) | (_d := _st.dk)[0]) & _d[1])](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding_bag', _G136, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
+        return _fallback('embedding_bag', _G139, (), {'weight': weight, 'indices': indices, 'offsets': offsets, 'scale_grad_by_freq': scale_grad_by_freq, 'mode': mode, 'sparse': sparse, 'per_sample_weights': per_sample_weights, 'include_last_offset': include_last_offset, 'padding_idx': padding_idx}, _e, 2)
 
-_G137 = [_ops.embedding_renorm_]
+_G140 = [_ops.embedding_renorm_]
 _tb_embedding_renorm_ = _ops.embedding_renorm_.table
 def embedding_renorm_(input, indices, max_norm, norm_type):
     try:
         return _tb_embedding_renorm_[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, max_norm, norm_type)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('embedding_renorm_', _G137, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
+        return _fallback('embedding_renorm_', _G140, (), {'input': input, 'indices': indices, 'max_norm': max_norm, 'norm_type': norm_type}, _e, 1)
 
-_G138 = [_ops.empty_memory_format]
+_G141 = [_ops.empty_memory_format]
 _tb_empty_memory_format = _ops.empty_memory_format.table
 def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
     try:
@@ -1695,9 +1735,9 @@ def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty', _G138, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('empty', _G141, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G139 = [_ops.empty_like]
+_G142 = [_ops.empty_like]
 _tb_empty_like = _ops.empty_like.table
 def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
@@ -1705,9 +1745,9 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_empty_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty_like', _G139, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('empty_like', _G142, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G140 = [_ops.empty_strided]
+_G143 = [_ops.empty_strided]
 _tb_empty_strided = _ops.empty_strided.table
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
@@ -1719,9 +1759,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('empty_strided', _G140, (), {'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('empty_strided', _G143, (), {'size': size, 'stride': stride, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G141 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
+_G144 = [_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out]
 _tb_eq_Tensor = _ops.eq_Tensor.table
 _tb_eq_Scalar = _ops.eq_Scalar.table
 _tb_eq_Tensor_out = _ops.eq_Tensor_out.table
@@ -1739,17 +1779,17 @@ def eq(input, other, *, out=None):
             return _tb_eq_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eq', _G141, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('eq', _G144, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G142 = [_ops.equal]
+_G145 = [_ops.equal]
 _tb_equal = _ops.equal.table
 def equal(input, other):
     try:
         return _tb_equal[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('equal', _G142, (), {'input': input, 'other': other}, _e, 1)
+        return _fallback('equal', _G145, (), {'input': input, 'other': other}, _e, 1)
 
-_G143 = [_ops.erf, _ops.erf_out]
+_G146 = [_ops.erf, _ops.erf_out]
 _tb_erf = _ops.erf.table
 _tb_erf_out = _ops.erf_out.table
 def erf(input, *, out=None):
@@ -1758,17 +1798,17 @@ def erf(input, *, out=None):
             return _tb_erf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_erf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf', _G143, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erf', _G146, (), {'input': input, 'out': out}, _e, 1)
 
-_G144 = [_ops.erf_]
+_G147 = [_ops.erf_]
 _tb_erf_ = _ops.erf_.table
 def erf_(input):
     try:
         return _tb_erf_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erf_', _G144, (), {'input': input}, _e, 1)
+        return _fallback('erf_', _G147, (), {'input': input}, _e, 1)
 
-_G145 = [_ops.erfc, _ops.erfc_out]
+_G148 = [_ops.erfc, _ops.erfc_out]
 _tb_erfc = _ops.erfc.table
 _tb_erfc_out = _ops.erfc_out.table
 def erfc(input, *, out=None):
@@ -1777,17 +1817,17 @@ def erfc(input, *, out=None):
             return _tb_erfc_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_erfc[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc', _G145, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfc', _G148, (), {'input': input, 'out': out}, _e, 1)
 
-_G146 = [_ops.erfc_]
+_G149 = [_ops.erfc_]
 _tb_erfc_ = _ops.erfc_.table
 def erfc_(input):
     try:
         return _tb_erfc_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfc_', _G146, (), {'input': input}, _e, 1)
+        return _fallback('erfc_', _G149, (), {'input': input}, _e, 1)
 
-_G147 = [_ops.erfinv, _ops.erfinv_out]
+_G150 = [_ops.erfinv, _ops.erfinv_out]
 _tb_erfinv = _ops.erfinv.table
 _tb_erfinv_out = _ops.erfinv_out.table
 def erfinv(input, *, out=None):
@@ -1796,9 +1836,9 @@ def erfinv(input, *, out=None):
             return _tb_erfinv_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_erfinv[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('erfinv', _G147, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('erfinv', _G150, (), {'input': input, 'out': out}, _e, 1)
 
-_G148 = [_ops.exp, _ops.exp_out]
+_G151 = [_ops.exp, _ops.exp_out]
 _tb_exp = _ops.exp.table
 _tb_exp_out = _ops.exp_out.table
 def exp(input, *, out=None):
@@ -1807,9 +1847,9 @@ def exp(input, *, out=None):
             return _tb_exp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_exp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp', _G148, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp', _G151, (), {'input': input, 'out': out}, _e, 1)
 
-_G149 = [_ops.exp2, _ops.exp2_out]
+_G152 = [_ops.exp2, _ops.exp2_out]
 _tb_exp2 = _ops.exp2.table
 _tb_exp2_out = _ops.exp2_out.table
 def exp2(input, *, out=None):
@@ -1818,25 +1858,25 @@ def exp2(input, *, out=None):
             return _tb_exp2_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_exp2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2', _G149, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('exp2', _G152, (), {'input': input, 'out': out}, _e, 1)
 
-_G150 = [_ops.exp2_]
+_G153 = [_ops.exp2_]
 _tb_exp2_ = _ops.exp2_.table
 def exp2_(input):
     try:
         return _tb_exp2_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp2_', _G150, (), {'input': input}, _e, 1)
+        return _fallback('exp2_', _G153, (), {'input': input}, _e, 1)
 
-_G151 = [_ops.exp_]
+_G154 = [_ops.exp_]
 _tb_exp_ = _ops.exp_.table
 def exp_(input):
     try:
         return _tb_exp_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('exp_', _G151, (), {'input': input}, _e, 1)
+        return _fallback('exp_', _G154, (), {'input': input}, _e, 1)
 
-_G152 = [_ops.expm1, _ops.expm1_out]
+_G155 = [_ops.expm1, _ops.expm1_out]
 _tb_expm1 = _ops.expm1.table
 _tb_expm1_out = _ops.expm1_out.table
 def expm1(input, *, out=None):
@@ -1845,17 +1885,17 @@ def expm1(input, *, out=None):
             return _tb_expm1_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_expm1[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1', _G152, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('expm1', _G155, (), {'input': input, 'out': out}, _e, 1)
 
-_G153 = [_ops.expm1_]
+_G156 = [_ops.expm1_]
 _tb_expm1_ = _ops.expm1_.table
 def expm1_(input):
     try:
         return _tb_expm1_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('expm1_', _G153, (), {'input': input}, _e, 1)
+        return _fallback('expm1_', _G156, (), {'input': input}, _e, 1)
 
-_G154 = [_ops.eye, _ops.eye_m]
+_G157 = [_ops.eye, _ops.eye_m]
 _tb_eye = _ops.eye.table
 _tb_eye_m = _ops.eye_m.table
 def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -1877,41 +1917,41 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('eye', _G154, (), {'n': n, 'm': m, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 2)
+        return _fallback('eye', _G157, (), {'n': n, 'm': m, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 2)
 
-_G155 = [_ops.feature_alpha_dropout]
+_G158 = [_ops.feature_alpha_dropout]
 _tb_feature_alpha_dropout = _ops.feature_alpha_dropout.table
 def feature_alpha_dropout(input, p, train):
     try:
         return _tb_feature_alpha_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_alpha_dropout', _G155, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_alpha_dropout', _G158, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G156 = [_ops.feature_alpha_dropout_]
+_G159 = [_ops.feature_alpha_dropout_]
 _tb_feature_alpha_dropout_ = _ops.feature_alpha_dropout_.table
 def feature_alpha_dropout_(input, p, train):
     try:
         return _tb_feature_alpha_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_alpha_dropout_', _G156, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_alpha_dropout_', _G159, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G157 = [_ops.feature_dropout]
+_G160 = [_ops.feature_dropout]
 _tb_feature_dropout = _ops.feature_dropout.table
 def feature_dropout(input, p, train):
     try:
         return _tb_feature_dropout[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_dropout', _G157, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_dropout', _G160, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G158 = [_ops.feature_dropout_]
+_G161 = [_ops.feature_dropout_]
 _tb_feature_dropout_ = _ops.feature_dropout_.table
 def feature_dropout_(input, p, train):
     try:
         return _tb_feature_dropout_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, train)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('feature_dropout_', _G158, (), {'input': input, 'p': p, 'train': train}, _e, 1)
+        return _fallback('feature_dropout_', _G161, (), {'input': input, 'p': p, 'train': train}, _e, 1)
 
-_G159 = [_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out]
+_G162 = [_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out]
 _tb_fill_Scalar = _ops.fill_Scalar.table
 _tb_fill_Tensor = _ops.fill_Tensor.table
 _tb_fill_Scalar_out = _ops.fill_Scalar_out.table
@@ -1929,9 +1969,9 @@ def fill(input, value, *, out=None):
             return _tb_fill_Tensor[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill', _G159, (), {'input': input, 'value': value, 'out': out}, _e, 2)
+        return _fallback('fill', _G162, (), {'input': input, 'value': value, 'out': out}, _e, 2)
 
-_G160 = [_ops.fill__Scalar, _ops.fill__Tensor]
+_G163 = [_ops.fill__Scalar, _ops.fill__Tensor]
 _tb_fill__Scalar = _ops.fill__Scalar.table
 _tb_fill__Tensor = _ops.fill__Tensor.table
 def fill_(input, value):
@@ -1943,9 +1983,9 @@ def fill_(input, value):
             return _tb_fill__Tensor[((input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fill_', _G160, (), {'input': input, 'value': value}, _e, 2)
+        return _fallback('fill_', _G163, (), {'input': input, 'value': value}, _e, 2)
 
-_G161 = [_ops.fix, _ops.fix_out]
+_G164 = [_ops.fix, _ops.fix_out]
 _tb_fix = _ops.fix.table
 _tb_fix_out = _ops.fix_out.table
 def fix(input, *, out=None):
@@ -1954,17 +1994,17 @@ def fix(input, *, out=None):
             return _tb_fix_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_fix[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix', _G161, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('fix', _G164, (), {'input': input, 'out': out}, _e, 1)
 
-_G162 = [_ops.fix_]
+_G165 = [_ops.fix_]
 _tb_fix_ = _ops.fix_.table
 def fix_(input):
     try:
         return _tb_fix_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fix_', _G162, (), {'input': input}, _e, 1)
+        return _fallback('fix_', _G165, (), {'input': input}, _e, 1)
 
-_G163 = [_ops.flatten_using_ints]
+_G166 = [_ops.flatten_using_ints]
 _tb_flatten_using_ints = _ops.flatten_using_ints.table
 def flatten(input, start_dim=0, end_dim=-1):
     try:
@@ -1972,9 +2012,9 @@ def flatten(input, start_dim=0, end_dim=-1):
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
         return _tb_flatten_using_ints[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, start_dim, end_dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flatten', _G163, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
+        return _fallback('flatten', _G166, (), {'input': input, 'start_dim': start_dim, 'end_dim': end_dim}, _e, 1)
 
-_G164 = [_ops.flip]
+_G167 = [_ops.flip]
 _tb_flip = _ops.flip.table
 def flip(input, *_dims, dims=None):
     try:
@@ -1983,25 +2023,25 @@ def flip(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _tb_flip[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flip', _G164, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('flip', _G167, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G165 = [_ops.fliplr]
+_G168 = [_ops.fliplr]
 _tb_fliplr = _ops.fliplr.table
 def fliplr(input):
     try:
         return _tb_fliplr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fliplr', _G165, (), {'input': input}, _e, 1)
+        return _fallback('fliplr', _G168, (), {'input': input}, _e, 1)
 
-_G166 = [_ops.flipud]
+_G169 = [_ops.flipud]
 _tb_flipud = _ops.flipud.table
 def flipud(input):
     try:
         return _tb_flipud[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('flipud', _G166, (), {'input': input}, _e, 1)
+        return _fallback('flipud', _G169, (), {'input': input}, _e, 1)
 
-_G167 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Scalar, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Scalar_out, _ops.float_power_Tensor_Scalar_out]
+_G170 = [_ops.float_power_Tensor_Tensor, _ops.float_power_Scalar, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Scalar_out, _ops.float_power_Tensor_Scalar_out]
 _tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
 _tb_float_power_Scalar = _ops.float_power_Scalar.table
 _tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
@@ -2026,9 +2066,9 @@ def float_power(input, exponent, *, out=None):
             return _tb_float_power_Tensor_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('float_power', _G167, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
+        return _fallback('float_power', _G170, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
-_G168 = [_ops.floor, _ops.floor_out]
+_G171 = [_ops.floor, _ops.floor_out]
 _tb_floor = _ops.floor.table
 _tb_floor_out = _ops.floor_out.table
 def floor(input, *, out=None):
@@ -2037,17 +2077,17 @@ def floor(input, *, out=None):
             return _tb_floor_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_floor[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor', _G168, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('floor', _G171, (), {'input': input, 'out': out}, _e, 1)
 
-_G169 = [_ops.floor_]
+_G172 = [_ops.floor_]
 _tb_floor_ = _ops.floor_.table
 def floor_(input):
     try:
         return _tb_floor_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_', _G169, (), {'input': input}, _e, 1)
+        return _fallback('floor_', _G172, (), {'input': input}, _e, 1)
 
-_G170 = [_ops.floor_divide, _ops.floor_divide_out]
+_G173 = [_ops.floor_divide, _ops.floor_divide_out]
 _tb_floor_divide = _ops.floor_divide.table
 _tb_floor_divide_out = _ops.floor_divide_out.table
 def floor_divide(input, other, *, out=None):
@@ -2056,9 +2096,9 @@ def floor_divide(input, other, *, out=None):
             return _tb_floor_divide_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_floor_divide[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('floor_divide', _G170, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('floor_divide', _G173, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G171 = [_ops.fmax, _ops.fmax_out]
+_G174 = [_ops.fmax, _ops.fmax_out]
 _tb_fmax = _ops.fmax.table
 _tb_fmax_out = _ops.fmax_out.table
 def fmax(input, other, *, out=None):
@@ -2067,9 +2107,9 @@ def fmax(input, other, *, out=None):
             return _tb_fmax_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_fmax[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmax', _G171, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmax', _G174, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G172 = [_ops.fmin, _ops.fmin_out]
+_G175 = [_ops.fmin, _ops.fmin_out]
 _tb_fmin = _ops.fmin.table
 _tb_fmin_out = _ops.fmin_out.table
 def fmin(input, other, *, out=None):
@@ -2078,9 +2118,9 @@ def fmin(input, other, *, out=None):
             return _tb_fmin_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_fmin[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmin', _G172, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmin', _G175, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G173 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
+_G176 = [_ops.fmod_Tensor, _ops.fmod_Tensor_out]
 _tb_fmod_Tensor = _ops.fmod_Tensor.table
 _tb_fmod_Tensor_out = _ops.fmod_Tensor_out.table
 def fmod(input, other, *, out=None):
@@ -2089,9 +2129,9 @@ def fmod(input, other, *, out=None):
             return _tb_fmod_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_fmod_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('fmod', _G173, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('fmod', _G176, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G174 = [_ops.frac, _ops.frac_out]
+_G177 = [_ops.frac, _ops.frac_out]
 _tb_frac = _ops.frac.table
 _tb_frac_out = _ops.frac_out.table
 def frac(input, *, out=None):
@@ -2100,17 +2140,17 @@ def frac(input, *, out=None):
             return _tb_frac_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_frac[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac', _G174, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('frac', _G177, (), {'input': input, 'out': out}, _e, 1)
 
-_G175 = [_ops.frac_]
+_G178 = [_ops.frac_]
 _tb_frac_ = _ops.frac_.table
 def frac_(input):
     try:
         return _tb_frac_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('frac_', _G175, (), {'input': input}, _e, 1)
+        return _fallback('frac_', _G178, (), {'input': input}, _e, 1)
 
-_G176 = [_ops.full]
+_G179 = [_ops.full]
 _tb_full = _ops.full.table
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
@@ -2122,9 +2162,9 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('full', _G176, (), {'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('full', _G179, (), {'size': size, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G177 = [_ops.full_like]
+_G180 = [_ops.full_like]
 _tb_full_like = _ops.full_like.table
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
@@ -2133,9 +2173,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_full_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, fill_value, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('full_like', _G177, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('full_like', _G180, (), {'input': input, 'fill_value': fill_value, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G178 = [_ops.gather, _ops.gather_out]
+_G181 = [_ops.gather, _ops.gather_out]
 _tb_gather = _ops.gather.table
 _tb_gather_out = _ops.gather_out.table
 def gather(input, dim, index, *, sparse_grad=False, out=None):
@@ -2145,9 +2185,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
             return _tb_gather_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad, out)
         return _tb_gather[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, sparse_grad)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gather', _G178, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
+        return _fallback('gather', _G181, (), {'input': input, 'dim': dim, 'index': index, 'sparse_grad': sparse_grad, 'out': out}, _e, 1)
 
-_G179 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
+_G182 = [_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out]
 _tb_ge_Tensor = _ops.ge_Tensor.table
 _tb_ge_Scalar = _ops.ge_Scalar.table
 _tb_ge_Tensor_out = _ops.ge_Tensor_out.table
@@ -2165,9 +2205,9 @@ def ge(input, other, *, out=None):
             return _tb_ge_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ge', _G179, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ge', _G182, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G180 = [_ops.ger, _ops.ger_out]
+_G183 = [_ops.ger, _ops.ger_out]
 _tb_ger = _ops.ger.table
 _tb_ger_out = _ops.ger_out.table
 def ger(input, vec2, *, out=None):
@@ -2176,9 +2216,9 @@ def ger(input, vec2, *, out=None):
             return _tb_ger_out[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
         return _tb_ger[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ger', _G180, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('ger', _G183, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G181 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
+_G184 = [_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out]
 _tb_greater_Tensor = _ops.greater_Tensor.table
 _tb_greater_Scalar = _ops.greater_Scalar.table
 _tb_greater_Tensor_out = _ops.greater_Tensor_out.table
@@ -2196,9 +2236,9 @@ def greater(input, other, *, out=None):
             return _tb_greater_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater', _G181, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater', _G184, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G182 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
+_G185 = [_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out]
 _tb_greater_equal_Tensor = _ops.greater_equal_Tensor.table
 _tb_greater_equal_Scalar = _ops.greater_equal_Scalar.table
 _tb_greater_equal_Tensor_out = _ops.greater_equal_Tensor_out.table
@@ -2216,18 +2256,18 @@ def greater_equal(input, other, *, out=None):
             return _tb_greater_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('greater_equal', _G182, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('greater_equal', _G185, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G183 = [_ops.group_norm]
+_G186 = [_ops.group_norm]
 _tb_group_norm = _ops.group_norm.table
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         if num_groups.__class__ is not int: num_groups = _int(num_groups)
         return _tb_group_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, num_groups, weight, bias, eps, cudnn_enabled)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('group_norm', _G183, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
+        return _fallback('group_norm', _G186, (), {'input': input, 'num_groups': num_groups, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enabled': cudnn_enabled}, _e, 1)
 
-_G184 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
+_G187 = [_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out]
 _tb_gt_Tensor = _ops.gt_Tensor.table
 _tb_gt_Scalar = _ops.gt_Scalar.table
 _tb_gt_Tensor_out = _ops.gt_Tensor_out.table
@@ -2245,9 +2285,9 @@ def gt(input, other, *, out=None):
             return _tb_gt_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('gt', _G184, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('gt', _G187, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G185 = [_ops.hardshrink, _ops.hardshrink_out]
+_G188 = [_ops.hardshrink, _ops.hardshrink_out]
 _tb_hardshrink = _ops.hardshrink.table
 _tb_hardshrink_out = _ops.hardshrink_out.table
 def hardshrink(input, lambd=0.5, *, out=None):
@@ -2257,9 +2297,9 @@ def hardshrink(input, lambd=0.5, *, out=None):
             return _tb_hardshrink_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, lambd, out)
         return _tb_hardshrink[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lambd)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hardshrink', _G185, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
+        return _fallback('hardshrink', _G188, (), {'input': input, 'lambd': lambd, 'out': out}, _e, 1)
 
-_G186 = [_ops.hypot, _ops.hypot_out]
+_G189 = [_ops.hypot, _ops.hypot_out]
 _tb_hypot = _ops.hypot.table
 _tb_hypot_out = _ops.hypot_out.table
 def hypot(input, other, *, out=None):
@@ -2268,9 +2308,9 @@ def hypot(input, other, *, out=None):
             return _tb_hypot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_hypot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('hypot', _G186, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('hypot', _G189, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G187 = [_ops.i0, _ops.i0_out]
+_G190 = [_ops.i0, _ops.i0_out]
 _tb_i0 = _ops.i0.table
 _tb_i0_out = _ops.i0_out.table
 def i0(input, *, out=None):
@@ -2279,17 +2319,17 @@ def i0(input, *, out=None):
             return _tb_i0_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_i0[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('i0', _G187, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('i0', _G190, (), {'input': input, 'out': out}, _e, 1)
 
-_G188 = [_ops.i0_]
+_G191 = [_ops.i0_]
 _tb_i0_ = _ops.i0_.table
 def i0_(input):
     try:
         return _tb_i0_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('i0_', _G188, (), {'input': input}, _e, 1)
+        return _fallback('i0_', _G191, (), {'input': input}, _e, 1)
 
-_G189 = [_ops.index_add, _ops.index_add_out]
+_G192 = [_ops.index_add, _ops.index_add_out]
 _tb_index_add = _ops.index_add.table
 _tb_index_add_out = _ops.index_add_out.table
 def index_add(input, dim, index, source, *, alpha=1, out=None):
@@ -2300,9 +2340,9 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
             return _tb_index_add_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha, out)
         return _tb_index_add[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_add', _G189, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('index_add', _G192, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G190 = [_ops.index_copy, _ops.index_copy_out]
+_G193 = [_ops.index_copy, _ops.index_copy_out]
 _tb_index_copy = _ops.index_copy.table
 _tb_index_copy_out = _ops.index_copy_out.table
 def index_copy(input, dim, index, source, *, out=None):
@@ -2312,9 +2352,9 @@ def index_copy(input, dim, index, source, *, out=None):
             return _tb_index_copy_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, out)
         return _tb_index_copy[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_copy', _G190, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
+        return _fallback('index_copy', _G193, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'out': out}, _e, 1)
 
-_G191 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
+_G194 = [_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out]
 _tb_index_fill_int_Tensor = _ops.index_fill_int_Tensor.table
 _tb_index_fill_int_Scalar = _ops.index_fill_int_Scalar.table
 _tb_index_fill_int_Tensor_out = _ops.index_fill_int_Tensor_out.table
@@ -2334,9 +2374,9 @@ def index_fill(input, dim, index, value, *, out=None):
             return _tb_index_fill_int_Scalar[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_fill', _G191, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
+        return _fallback('index_fill', _G194, (), {'input': input, 'dim': dim, 'index': index, 'value': value, 'out': out}, _e, 2)
 
-_G192 = [_ops.index_put, _ops.index_put_out]
+_G195 = [_ops.index_put, _ops.index_put_out]
 _tb_index_put = _ops.index_put.table
 _tb_index_put_out = _ops.index_put_out.table
 def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
@@ -2346,18 +2386,18 @@ def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
             return _tb_index_put_out[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate, out)
         return _tb_index_put[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put', _G192, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('index_put', _G195, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G193 = [_ops.index_put_]
+_G196 = [_ops.index_put_]
 _tb_index_put_ = _ops.index_put_.table
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
         return _tb_index_put_[((input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1])](input, indices, values, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_put_', _G193, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
+        return _fallback('index_put_', _G196, (), {'input': input, 'indices': indices, 'values': values, 'accumulate': accumulate}, _e, 1)
 
-_G194 = [_ops.index_reduce, _ops.index_reduce_out]
+_G197 = [_ops.index_reduce, _ops.index_reduce_out]
 _tb_index_reduce = _ops.index_reduce.table
 _tb_index_reduce_out = _ops.index_reduce_out.table
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
@@ -2367,9 +2407,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
             return _tb_index_reduce_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self, out)
         return _tb_index_reduce[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, source, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_reduce', _G194, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('index_reduce', _G197, (), {'input': input, 'dim': dim, 'index': index, 'source': source, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G195 = [_ops.index_select, _ops.index_select_out]
+_G198 = [_ops.index_select, _ops.index_select_out]
 _tb_index_select = _ops.index_select.table
 _tb_index_select_out = _ops.index_select_out.table
 def index_select(input, dim, index, *, out=None):
@@ -2379,9 +2419,9 @@ def index_select(input, dim, index, *, out=None):
             return _tb_index_select_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, out)
         return _tb_index_select[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('index_select', _G195, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
+        return _fallback('index_select', _G198, (), {'input': input, 'dim': dim, 'index': index, 'out': out}, _e, 1)
 
-_G196 = [_ops.inner, _ops.inner_out]
+_G199 = [_ops.inner, _ops.inner_out]
 _tb_inner = _ops.inner.table
 _tb_inner_out = _ops.inner_out.table
 def inner(input, other, *, out=None):
@@ -2390,9 +2430,9 @@ def inner(input, other, *, out=None):
             return _tb_inner_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_inner[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inner', _G196, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('inner', _G199, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G197 = [_ops.inverse, _ops.inverse_out]
+_G200 = [_ops.inverse, _ops.inverse_out]
 _tb_inverse = _ops.inverse.table
 _tb_inverse_out = _ops.inverse_out.table
 def inverse(input, *, out=None):
@@ -2401,41 +2441,41 @@ def inverse(input, *, out=None):
             return _tb_inverse_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_inverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('inverse', _G197, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('inverse', _G200, (), {'input': input, 'out': out}, _e, 1)
 
-_G198 = [_ops.isclose]
+_G201 = [_ops.isclose]
 _tb_isclose = _ops.isclose.table
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
         return _tb_isclose[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, rtol, atol, equal_nan)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isclose', _G198, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
+        return _fallback('isclose', _G201, (), {'input': input, 'other': other, 'rtol': rtol, 'atol': atol, 'equal_nan': equal_nan}, _e, 1)
 
-_G199 = [_ops.isfinite]
+_G202 = [_ops.isfinite]
 _tb_isfinite = _ops.isfinite.table
 def isfinite(input):
     try:
         return _tb_isfinite[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isfinite', _G199, (), {'input': input}, _e, 1)
+        return _fallback('isfinite', _G202, (), {'input': input}, _e, 1)
 
-_G200 = [_ops.isinf]
+_G203 = [_ops.isinf]
 _tb_isinf = _ops.isinf.table
 def isinf(input):
     try:
         return _tb_isinf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isinf', _G200, (), {'input': input}, _e, 1)
+        return _fallback('isinf', _G203, (), {'input': input}, _e, 1)
 
-_G201 = [_ops.isnan]
+_G204 = [_ops.isnan]
 _tb_isnan = _ops.isnan.table
 def isnan(input):
     try:
         return _tb_isnan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isnan', _G201, (), {'input': input}, _e, 1)
+        return _fallback('isnan', _G204, (), {'input': input}, _e, 1)
 
-_G202 = [_ops.isneginf, _ops.isneginf_out]
+_G205 = [_ops.isneginf, _ops.isneginf_out]
 _tb_isneginf = _ops.isneginf.table
 _tb_isneginf_out = _ops.isneginf_out.table
 def isneginf(input, *, out=None):
@@ -2444,9 +2484,9 @@ def isneginf(input, *, out=None):
             return _tb_isneginf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_isneginf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isneginf', _G202, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isneginf', _G205, (), {'input': input, 'out': out}, _e, 1)
 
-_G203 = [_ops.isposinf, _ops.isposinf_out]
+_G206 = [_ops.isposinf, _ops.isposinf_out]
 _tb_isposinf = _ops.isposinf.table
 _tb_isposinf_out = _ops.isposinf_out.table
 def isposinf(input, *, out=None):
@@ -2455,26 +2495,26 @@ def isposinf(input, *, out=None):
             return _tb_isposinf_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_isposinf[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isposinf', _G203, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('isposinf', _G206, (), {'input': input, 'out': out}, _e, 1)
 
-_G204 = [_ops.isreal]
+_G207 = [_ops.isreal]
 _tb_isreal = _ops.isreal.table
 def isreal(input):
     try:
         return _tb_isreal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('isreal', _G204, (), {'input': input}, _e, 1)
+        return _fallback('isreal', _G207, (), {'input': input}, _e, 1)
 
-_G205 = [_ops.kl_div]
+_G208 = [_ops.kl_div]
 _tb_kl_div = _ops.kl_div.table
 def kl_div(input, target, reduction=1, *, log_target=False):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _tb_kl_div[((input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1])](input, target, reduction, log_target)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kl_div', _G205, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
+        return _fallback('kl_div', _G208, (), {'input': input, 'target': target, 'reduction': reduction, 'log_target': log_target}, _e, 1)
 
-_G206 = [_ops.kron, _ops.kron_out]
+_G209 = [_ops.kron, _ops.kron_out]
 _tb_kron = _ops.kron.table
 _tb_kron_out = _ops.kron_out.table
 def kron(input, other, *, out=None):
@@ -2483,9 +2523,9 @@ def kron(input, other, *, out=None):
             return _tb_kron_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_kron[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kron', _G206, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('kron', _G209, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G207 = [_ops.kthvalue, _ops.kthvalue_values]
+_G210 = [_ops.kthvalue, _ops.kthvalue_values]
 _tb_kthvalue = _ops.kthvalue.table
 _tb_kthvalue_values = _ops.kthvalue_values.table
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
@@ -2496,18 +2536,18 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
             return _tb_kthvalue_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim, *out)
         return _tb_kthvalue[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('kthvalue', _G207, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('kthvalue', _G210, (), {'input': input, 'k': k, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G208 = [_ops.layer_norm]
+_G211 = [_ops.layer_norm]
 _tb_layer_norm = _ops.layer_norm.table
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _tb_layer_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps, cudnn_enable)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('layer_norm', _G208, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
+        return _fallback('layer_norm', _G211, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps, 'cudnn_enable': cudnn_enable}, _e, 1)
 
-_G209 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
+_G212 = [_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out]
 _tb_le_Tensor = _ops.le_Tensor.table
 _tb_le_Scalar = _ops.le_Scalar.table
 _tb_le_Tensor_out = _ops.le_Tensor_out.table
@@ -2525,9 +2565,9 @@ def le(input, other, *, out=None):
             return _tb_le_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('le', _G209, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('le', _G212, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G210 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
+_G213 = [_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out]
 _tb_lerp_Scalar = _ops.lerp_Scalar.table
 _tb_lerp_Tensor = _ops.lerp_Tensor.table
 _tb_lerp_Scalar_out = _ops.lerp_Scalar_out.table
@@ -2545,9 +2585,9 @@ def lerp(input, end, weight, *, out=None):
             return _tb_lerp_Tensor[((input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, end, weight)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lerp', _G210, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
+        return _fallback('lerp', _G213, (), {'input': input, 'end': end, 'weight': weight, 'out': out}, _e, 2)
 
-_G211 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
+_G214 = [_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out]
 _tb_less_Tensor = _ops.less_Tensor.table
 _tb_less_Scalar = _ops.less_Scalar.table
 _tb_less_Tensor_out = _ops.less_Tensor_out.table
@@ -2565,9 +2605,9 @@ def less(input, other, *, out=None):
             return _tb_less_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less', _G211, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less', _G214, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G212 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
+_G215 = [_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out]
 _tb_less_equal_Tensor = _ops.less_equal_Tensor.table
 _tb_less_equal_Scalar = _ops.less_equal_Scalar.table
 _tb_less_equal_Tensor_out = _ops.less_equal_Tensor_out.table
@@ -2585,9 +2625,9 @@ def less_equal(input, other, *, out=None):
             return _tb_less_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('less_equal', _G212, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('less_equal', _G215, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G213 = [_ops.lgamma, _ops.lgamma_out]
+_G216 = [_ops.lgamma, _ops.lgamma_out]
 _tb_lgamma = _ops.lgamma.table
 _tb_lgamma_out = _ops.lgamma_out.table
 def lgamma(input, *, out=None):
@@ -2596,9 +2636,9 @@ def lgamma(input, *, out=None):
             return _tb_lgamma_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_lgamma[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lgamma', _G213, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('lgamma', _G216, (), {'input': input, 'out': out}, _e, 1)
 
-_G214 = [_ops.linspace, _ops.linspace_Tensor_Tensor, _ops.linspace_Tensor_Scalar, _ops.linspace_Scalar_Tensor]
+_G217 = [_ops.linspace, _ops.linspace_Tensor_Tensor, _ops.linspace_Tensor_Scalar, _ops.linspace_Scalar_Tensor]
 _tb_linspace = _ops.linspace.table
 _tb_linspace_Tensor_Tensor = _ops.linspace_Tensor_Tensor.table
 _tb_linspace_Tensor_Scalar = _ops.linspace_Tensor_Scalar.table
@@ -2639,9 +2679,9 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('linspace', _G214, (), {'start': start, 'end': end, 'steps': steps, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
+        return _fallback('linspace', _G217, (), {'start': start, 'end': end, 'steps': steps, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
-_G215 = [_ops.log, _ops.log_out]
+_G218 = [_ops.log, _ops.log_out]
 _tb_log = _ops.log.table
 _tb_log_out = _ops.log_out.table
 def log(input, *, out=None):
@@ -2650,9 +2690,9 @@ def log(input, *, out=None):
             return _tb_log_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_log[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log', _G215, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log', _G218, (), {'input': input, 'out': out}, _e, 1)
 
-_G216 = [_ops.log10, _ops.log10_out]
+_G219 = [_ops.log10, _ops.log10_out]
 _tb_log10 = _ops.log10.table
 _tb_log10_out = _ops.log10_out.table
 def log10(input, *, out=None):
@@ -2661,17 +2701,17 @@ def log10(input, *, out=None):
             return _tb_log10_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_log10[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10', _G216, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log10', _G219, (), {'input': input, 'out': out}, _e, 1)
 
-_G217 = [_ops.log10_]
+_G220 = [_ops.log10_]
 _tb_log10_ = _ops.log10_.table
 def log10_(input):
     try:
         return _tb_log10_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log10_', _G217, (), {'input': input}, _e, 1)
+        return _fallback('log10_', _G220, (), {'input': input}, _e, 1)
 
-_G218 = [_ops.log1p, _ops.log1p_out]
+_G221 = [_ops.log1p, _ops.log1p_out]
 _tb_log1p = _ops.log1p.table
 _tb_log1p_out = _ops.log1p_out.table
 def log1p(input, *, out=None):
@@ -2680,17 +2720,17 @@ def log1p(input, *, out=None):
             return _tb_log1p_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_log1p[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p', _G218, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log1p', _G221, (), {'input': input, 'out': out}, _e, 1)
 
-_G219 = [_ops.log1p_]
+_G222 = [_ops.log1p_]
 _tb_log1p_ = _ops.log1p_.table
 def log1p_(input):
     try:
         return _tb_log1p_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log1p_', _G219, (), {'input': input}, _e, 1)
+        return _fallback('log1p_', _G222, (), {'input': input}, _e, 1)
 
-_G220 = [_ops.log2, _ops.log2_out]
+_G223 = [_ops.log2, _ops.log2_out]
 _tb_log2 = _ops.log2.table
 _tb_log2_out = _ops.log2_out.table
 def log2(input, *, out=None):
@@ -2699,25 +2739,25 @@ def log2(input, *, out=None):
             return _tb_log2_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_log2[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2', _G220, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('log2', _G223, (), {'input': input, 'out': out}, _e, 1)
 
-_G221 = [_ops.log2_]
+_G224 = [_ops.log2_]
 _tb_log2_ = _ops.log2_.table
 def log2_(input):
     try:
         return _tb_log2_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log2_', _G221, (), {'input': input}, _e, 1)
+        return _fallback('log2_', _G224, (), {'input': input}, _e, 1)
 
-_G222 = [_ops.log_]
+_G225 = [_ops.log_]
 _tb_log_ = _ops.log_.table
 def log_(input):
     try:
         return _tb_log_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_', _G222, (), {'input': input}, _e, 1)
+        return _fallback('log_', _G225, (), {'input': input}, _e, 1)
 
-_G223 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
+_G226 = [_ops.log_softmax_int, _ops.log_softmax_int_out]
 _tb_log_softmax_int = _ops.log_softmax_int.table
 _tb_log_softmax_int_out = _ops.log_softmax_int_out.table
 def log_softmax(input, dim, dtype=None, *, out=None):
@@ -2728,9 +2768,9 @@ def log_softmax(input, dim, dtype=None, *, out=None):
             return _tb_log_softmax_int_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
         return _tb_log_softmax_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('log_softmax', _G223, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('log_softmax', _G226, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G224 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
+_G227 = [_ops.logcumsumexp, _ops.logcumsumexp_out]
 _tb_logcumsumexp = _ops.logcumsumexp.table
 _tb_logcumsumexp_out = _ops.logcumsumexp_out.table
 def logcumsumexp(input, dim, *, out=None):
@@ -2740,17 +2780,17 @@ def logcumsumexp(input, dim, *, out=None):
             return _tb_logcumsumexp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, out)
         return _tb_logcumsumexp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logcumsumexp', _G224, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('logcumsumexp', _G227, (), {'input': input, 'dim': dim, 'out': out}, _e, 1)
 
-_G225 = [_ops.logdet]
+_G228 = [_ops.logdet]
 _tb_logdet = _ops.logdet.table
 def logdet(input):
     try:
         return _tb_logdet[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logdet', _G225, (), {'input': input}, _e, 1)
+        return _fallback('logdet', _G228, (), {'input': input}, _e, 1)
 
-_G226 = [_ops.logical_and, _ops.logical_and_out]
+_G229 = [_ops.logical_and, _ops.logical_and_out]
 _tb_logical_and = _ops.logical_and.table
 _tb_logical_and_out = _ops.logical_and_out.table
 def logical_and(input, other, *, out=None):
@@ -2759,9 +2799,9 @@ def logical_and(input, other, *, out=None):
             return _tb_logical_and_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_logical_and[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_and', _G226, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_and', _G229, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G227 = [_ops.logical_not, _ops.logical_not_out]
+_G230 = [_ops.logical_not, _ops.logical_not_out]
 _tb_logical_not = _ops.logical_not.table
 _tb_logical_not_out = _ops.logical_not_out.table
 def logical_not(input, *, out=None):
@@ -2770,9 +2810,9 @@ def logical_not(input, *, out=None):
             return _tb_logical_not_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_logical_not[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_not', _G227, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('logical_not', _G230, (), {'input': input, 'out': out}, _e, 1)
 
-_G228 = [_ops.logical_or, _ops.logical_or_out]
+_G231 = [_ops.logical_or, _ops.logical_or_out]
 _tb_logical_or = _ops.logical_or.table
 _tb_logical_or_out = _ops.logical_or_out.table
 def logical_or(input, other, *, out=None):
@@ -2781,9 +2821,9 @@ def logical_or(input, other, *, out=None):
             return _tb_logical_or_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_logical_or[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_or', _G228, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_or', _G231, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G229 = [_ops.logical_xor, _ops.logical_xor_out]
+_G232 = [_ops.logical_xor, _ops.logical_xor_out]
 _tb_logical_xor = _ops.logical_xor.table
 _tb_logical_xor_out = _ops.logical_xor_out.table
 def logical_xor(input, other, *, out=None):
@@ -2792,9 +2832,9 @@ def logical_xor(input, other, *, out=None):
             return _tb_logical_xor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_logical_xor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logical_xor', _G229, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('logical_xor', _G232, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G230 = [_ops.logit, _ops.logit_out]
+_G233 = [_ops.logit, _ops.logit_out]
 _tb_logit = _ops.logit.table
 _tb_logit_out = _ops.logit_out.table
 def logit(input, eps=None, *, out=None):
@@ -2803,17 +2843,17 @@ def logit(input, eps=None, *, out=None):
             return _tb_logit_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, eps, out)
         return _tb_logit[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit', _G230, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
+        return _fallback('logit', _G233, (), {'input': input, 'eps': eps, 'out': out}, _e, 1)
 
-_G231 = [_ops.logit_]
+_G234 = [_ops.logit_]
 _tb_logit_ = _ops.logit_.table
 def logit_(input, eps=None):
     try:
         return _tb_logit_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logit_', _G231, (), {'input': input, 'eps': eps}, _e, 1)
+        return _fallback('logit_', _G234, (), {'input': input, 'eps': eps}, _e, 1)
 
-_G232 = [_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor]
+_G235 = [_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor]
 _tb_logspace = _ops.logspace.table
 _tb_logspace_Tensor_Tensor = _ops.logspace_Tensor_Tensor.table
 _tb_logspace_Tensor_Scalar = _ops.logspace_Tensor_Scalar.table
@@ -2854,9 +2894,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logspace', _G232, (), {'start': start, 'end': end, 'steps': steps, 'base': base, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
+        return _fallback('logspace', _G235, (), {'start': start, 'end': end, 'steps': steps, 'base': base, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 4)
 
-_G233 = [_ops.logsumexp, _ops.logsumexp_out]
+_G236 = [_ops.logsumexp, _ops.logsumexp_out]
 _tb_logsumexp = _ops.logsumexp.table
 _tb_logsumexp_out = _ops.logsumexp_out.table
 def logsumexp(input, dim, keepdim=False, *, out=None):
@@ -2866,9 +2906,9 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
             return _tb_logsumexp_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, out)
         return _tb_logsumexp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('logsumexp', _G233, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('logsumexp', _G236, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G234 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
+_G237 = [_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out]
 _tb_lt_Tensor = _ops.lt_Tensor.table
 _tb_lt_Scalar = _ops.lt_Scalar.table
 _tb_lt_Tensor_out = _ops.lt_Tensor_out.table
@@ -2886,9 +2926,9 @@ def lt(input, other, *, out=None):
             return _tb_lt_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('lt', _G234, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('lt', _G237, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G235 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
+_G238 = [_ops.masked_fill_Scalar, _ops.masked_fill_Tensor]
 _tb_masked_fill_Scalar = _ops.masked_fill_Scalar.table
 _tb_masked_fill_Tensor = _ops.masked_fill_Tensor.table
 def masked_fill(input, mask, value):
@@ -2900,9 +2940,9 @@ def masked_fill(input, mask, value):
             return _tb_masked_fill_Tensor[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1])](input, mask, value)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_fill', _G235, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
+        return _fallback('masked_fill', _G238, (), {'input': input, 'mask': mask, 'value': value}, _e, 2)
 
-_G236 = [_ops.masked_scatter, _ops.masked_scatter_out]
+_G239 = [_ops.masked_scatter, _ops.masked_scatter_out]
 _tb_masked_scatter = _ops.masked_scatter.table
 _tb_masked_scatter_out = _ops.masked_scatter_out.table
 def masked_scatter(input, mask, source, *, out=None):
@@ -2911,9 +2951,9 @@ def masked_scatter(input, mask, source, *, out=None):
             return _tb_masked_scatter_out[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source, out)
         return _tb_masked_scatter[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, mask, source)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_scatter', _G236, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
+        return _fallback('masked_scatter', _G239, (), {'input': input, 'mask': mask, 'source': source, 'out': out}, _e, 1)
 
-_G237 = [_ops.masked_select, _ops.masked_select_out]
+_G240 = [_ops.masked_select, _ops.masked_select_out]
 _tb_masked_select = _ops.masked_select.table
 _tb_masked_select_out = _ops.masked_select_out.table
 def masked_select(input, mask, *, out=None):
@@ -2922,9 +2962,9 @@ def masked_select(input, mask, *, out=None):
             return _tb_masked_select_out[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mask, out)
         return _tb_masked_select[((input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1])](input, mask)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('masked_select', _G237, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
+        return _fallback('masked_select', _G240, (), {'input': input, 'mask': mask, 'out': out}, _e, 1)
 
-_G238 = [_ops.matmul, _ops.matmul_out]
+_G241 = [_ops.matmul, _ops.matmul_out]
 _tb_matmul = _ops.matmul.table
 _tb_matmul_out = _ops.matmul_out.table
 def matmul(input, other, *, out=None):
@@ -2933,17 +2973,17 @@ def matmul(input, other, *, out=None):
             return _tb_matmul_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_matmul[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matmul', _G238, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('matmul', _G241, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G239 = [_ops.matrix_exp]
+_G242 = [_ops.matrix_exp]
 _tb_matrix_exp = _ops.matrix_exp.table
 def matrix_exp(input):
     try:
         return _tb_matrix_exp[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_exp', _G239, (), {'input': input}, _e, 1)
+        return _fallback('matrix_exp', _G242, (), {'input': input}, _e, 1)
 
-_G240 = [_ops.matrix_power, _ops.matrix_power_out]
+_G243 = [_ops.matrix_power, _ops.matrix_power_out]
 _tb_matrix_power = _ops.matrix_power.table
 _tb_matrix_power_out = _ops.matrix_power_out.table
 def matrix_power(input, n, *, out=None):
@@ -2953,9 +2993,9 @@ def matrix_power(input, n, *, out=None):
             return _tb_matrix_power_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, n, out)
         return _tb_matrix_power[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, n)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('matrix_power', _G240, (), {'input': input, 'n': n, 'out': out}, _e, 1)
+        return _fallback('matrix_power', _G243, (), {'input': input, 'n': n, 'out': out}, _e, 1)
 
-_G241 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
+_G244 = [_ops.max, _ops.max_dim, _ops.max_other, _ops.max_unary_out, _ops.max_dim_max, _ops.max_out]
 _tb_max = _ops.max.table
 _tb_max_dim = _ops.max_dim.table
 _tb_max_other = _ops.max_other.table
@@ -2963,9 +3003,9 @@ _tb_max_unary_out = _ops.max_unary_out.table
 _tb_max_dim_max = _ops.max_dim_max.table
 _tb_max_out = _ops.max_out.table
 def max(*args, **kwargs):
-    return _generic('max', _G241, args, kwargs)
+    return _generic('max', _G244, args, kwargs)
 
-_G242 = [_ops.max_pool1d]
+_G245 = [_ops.max_pool1d]
 _tb_max_pool1d = _ops.max_pool1d.table
 def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
@@ -2975,9 +3015,9 @@ def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_
         dilation = _il(dilation, 1)
         return _tb_max_pool1d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool1d', _G242, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool1d', _G245, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G243 = [_ops.max_pool1d_with_indices]
+_G246 = [_ops.max_pool1d_with_indices]
 _tb_max_pool1d_with_indices = _ops.max_pool1d_with_indices.table
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
     try:
@@ -2987,9 +3027,9 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilatio
         dilation = _il(dilation, 1)
         return _tb_max_pool1d_with_indices[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool1d_with_indices', _G243, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool1d_with_indices', _G246, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G244 = [_ops.max_pool2d]
+_G247 = [_ops.max_pool2d]
 _tb_max_pool2d = _ops.max_pool2d.table
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
@@ -2999,9 +3039,9 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         dilation = _il(dilation, 2)
         return _tb_max_pool2d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool2d', _G244, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool2d', _G247, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G245 = [_ops.max_pool3d]
+_G248 = [_ops.max_pool3d]
 _tb_max_pool3d = _ops.max_pool3d.table
 def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     try:
@@ -3011,9 +3051,9 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         dilation = _il(dilation, 3)
         return _tb_max_pool3d[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, kernel_size, stride, padding, dilation, ceil_mode)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('max_pool3d', _G245, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
+        return _fallback('max_pool3d', _G248, (), {'input': input, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode}, _e, 1)
 
-_G246 = [_ops.maximum, _ops.maximum_out]
+_G249 = [_ops.maximum, _ops.maximum_out]
 _tb_maximum = _ops.maximum.table
 _tb_maximum_out = _ops.maximum_out.table
 def maximum(input, other, *, out=None):
@@ -3022,9 +3062,9 @@ def maximum(input, other, *, out=None):
             return _tb_maximum_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_maximum[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('maximum', _G246, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('maximum', _G249, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G247 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
+_G250 = [_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out]
 _tb_mean = _ops.mean.table
 _tb_mean_dim = _ops.mean_dim.table
 _tb_mean_dtype_out = _ops.mean_dtype_out.table
@@ -3046,9 +3086,9 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _tb_mean_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mean', _G247, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('mean', _G250, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G248 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
+_G251 = [_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values]
 _tb_median = _ops.median.table
 _tb_median_dim = _ops.median_dim.table
 _tb_median_out = _ops.median_out.table
@@ -3067,9 +3107,9 @@ def median(input, dim=_M, keepdim=_M, *, out=None):
             return _tb_median_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('median', _G248, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('median', _G251, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G249 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
+_G252 = [_ops.min, _ops.min_dim, _ops.min_other, _ops.min_unary_out, _ops.min_dim_min, _ops.min_out]
 _tb_min = _ops.min.table
 _tb_min_dim = _ops.min_dim.table
 _tb_min_other = _ops.min_other.table
@@ -3077,9 +3117,9 @@ _tb_min_unary_out = _ops.min_unary_out.table
 _tb_min_dim_min = _ops.min_dim_min.table
 _tb_min_out = _ops.min_out.table
 def min(*args, **kwargs):
-    return _generic('min', _G249, args, kwargs)
+    return _generic('min', _G252, args, kwargs)
 
-_G250 = [_ops.minimum, _ops.minimum_out]
+_G253 = [_ops.minimum, _ops.minimum_out]
 _tb_minimum = _ops.minimum.table
 _tb_minimum_out = _ops.minimum_out.table
 def minimum(input, other, *, out=None):
@@ -3088,9 +3128,9 @@ def minimum(input, other, *, out=None):
             return _tb_minimum_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_minimum[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('minimum', _G250, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('minimum', _G253, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G251 = [_ops.mm, _ops.mm_out]
+_G254 = [_ops.mm, _ops.mm_out]
 _tb_mm = _ops.mm.table
 _tb_mm_out = _ops.mm_out.table
 def mm(input, mat2, *, out=None):
@@ -3099,9 +3139,9 @@ def mm(input, mat2, *, out=None):
             return _tb_mm_out[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, mat2, out)
         return _tb_mm[((input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1])](input, mat2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mm', _G251, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
+        return _fallback('mm', _G254, (), {'input': input, 'mat2': mat2, 'out': out}, _e, 1)
 
-_G252 = [_ops.mode, _ops.mode_values]
+_G255 = [_ops.mode, _ops.mode_values]
 _tb_mode = _ops.mode.table
 _tb_mode_values = _ops.mode_values.table
 def mode(input, dim=-1, keepdim=False, *, out=None):
@@ -3111,9 +3151,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
             return _tb_mode_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, *out)
         return _tb_mode[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mode', _G252, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
+        return _fallback('mode', _G255, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 1)
 
-_G253 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
+_G256 = [_ops.moveaxis_intlist, _ops.moveaxis_int]
 _tb_moveaxis_intlist = _ops.moveaxis_intlist.table
 _tb_moveaxis_int = _ops.moveaxis_int.table
 def moveaxis(input, source, destination):
@@ -3128,9 +3168,9 @@ def moveaxis(input, source, destination):
             return _tb_moveaxis_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('moveaxis', _G253, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('moveaxis', _G256, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G254 = [_ops.movedim_intlist, _ops.movedim_int]
+_G257 = [_ops.movedim_intlist, _ops.movedim_int]
 _tb_movedim_intlist = _ops.movedim_intlist.table
 _tb_movedim_int = _ops.movedim_int.table
 def movedim(input, source, destination):
@@ -3145,9 +3185,9 @@ def movedim(input, source, destination):
             return _tb_movedim_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, source, destination)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('movedim', _G254, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
+        return _fallback('movedim', _G257, (), {'input': input, 'source': source, 'destination': destination}, _e, 2)
 
-_G255 = [_ops.msort, _ops.msort_out]
+_G258 = [_ops.msort, _ops.msort_out]
 _tb_msort = _ops.msort.table
 _tb_msort_out = _ops.msort_out.table
 def msort(input, *, out=None):
@@ -3156,9 +3196,9 @@ def msort(input, *, out=None):
             return _tb_msort_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_msort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('msort', _G255, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('msort', _G258, (), {'input': input, 'out': out}, _e, 1)
 
-_G256 = [_ops.mul_Tensor, _ops.mul_out]
+_G259 = [_ops.mul_Tensor, _ops.mul_out]
 _tb_mul_Tensor = _ops.mul_Tensor.table
 _tb_mul_out = _ops.mul_out.table
 def mul(input, other, *, out=None):
@@ -3167,9 +3207,9 @@ def mul(input, other, *, out=None):
             return _tb_mul_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_mul_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mul', _G256, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('mul', _G259, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G257 = [_ops.multinomial, _ops.multinomial_out]
+_G260 = [_ops.multinomial, _ops.multinomial_out]
 _tb_multinomial = _ops.multinomial.table
 _tb_multinomial_out = _ops.multinomial_out.table
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
@@ -3179,9 +3219,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
             return _tb_multinomial_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator, out)
         return _tb_multinomial[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, num_samples, replacement, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multinomial', _G257, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
+        return _fallback('multinomial', _G260, (), {'input': input, 'num_samples': num_samples, 'replacement': replacement, 'generator': generator, 'out': out}, _e, 1)
 
-_G258 = [_ops.multiply_Tensor, _ops.multiply_out]
+_G261 = [_ops.multiply_Tensor, _ops.multiply_out]
 _tb_multiply_Tensor = _ops.multiply_Tensor.table
 _tb_multiply_out = _ops.multiply_out.table
 def multiply(input, other, *, out=None):
@@ -3190,9 +3230,9 @@ def multiply(input, other, *, out=None):
             return _tb_multiply_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_multiply_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('multiply', _G258, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('multiply', _G261, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G259 = [_ops.mv, _ops.mv_out]
+_G262 = [_ops.mv, _ops.mv_out]
 _tb_mv = _ops.mv.table
 _tb_mv_out = _ops.mv_out.table
 def mv(input, vec, *, out=None):
@@ -3201,9 +3241,9 @@ def mv(input, vec, *, out=None):
             return _tb_mv_out[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec, out)
         return _tb_mv[((input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1])](input, vec)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mv', _G259, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
+        return _fallback('mv', _G262, (), {'input': input, 'vec': vec, 'out': out}, _e, 1)
 
-_G260 = [_ops.mvlgamma, _ops.mvlgamma_out]
+_G263 = [_ops.mvlgamma, _ops.mvlgamma_out]
 _tb_mvlgamma = _ops.mvlgamma.table
 _tb_mvlgamma_out = _ops.mvlgamma_out.table
 def mvlgamma(input, p, *, out=None):
@@ -3213,9 +3253,9 @@ def mvlgamma(input, p, *, out=None):
             return _tb_mvlgamma_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, p, out)
         return _tb_mvlgamma[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('mvlgamma', _G260, (), {'input': input, 'p': p, 'out': out}, _e, 1)
+        return _fallback('mvlgamma', _G263, (), {'input': input, 'p': p, 'out': out}, _e, 1)
 
-_G261 = [_ops.nan_to_num, _ops.nan_to_num_out]
+_G264 = [_ops.nan_to_num, _ops.nan_to_num_out]
 _tb_nan_to_num = _ops.nan_to_num.table
 _tb_nan_to_num_out = _ops.nan_to_num_out.table
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
@@ -3224,17 +3264,17 @@ def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
             return _tb_nan_to_num_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf, out)
         return _tb_nan_to_num[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num', _G261, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
+        return _fallback('nan_to_num', _G264, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf, 'out': out}, _e, 1)
 
-_G262 = [_ops.nan_to_num_]
+_G265 = [_ops.nan_to_num_]
 _tb_nan_to_num_ = _ops.nan_to_num_.table
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
         return _tb_nan_to_num_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, nan, posinf, neginf)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nan_to_num_', _G262, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
+        return _fallback('nan_to_num_', _G265, (), {'input': input, 'nan': nan, 'posinf': posinf, 'neginf': neginf}, _e, 1)
 
-_G263 = [_ops.nanmean, _ops.nanmean_out]
+_G266 = [_ops.nanmean, _ops.nanmean_out]
 _tb_nanmean = _ops.nanmean.table
 _tb_nanmean_out = _ops.nanmean_out.table
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -3245,9 +3285,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _tb_nanmean_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
         return _tb_nanmean[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmean', _G263, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nanmean', _G266, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G264 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
+_G267 = [_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values]
 _tb_nanmedian = _ops.nanmedian.table
 _tb_nanmedian_dim = _ops.nanmedian_dim.table
 _tb_nanmedian_out = _ops.nanmedian_out.table
@@ -3266,9 +3306,9 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
             return _tb_nanmedian_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nanmedian', _G264, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
+        return _fallback('nanmedian', _G267, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'out': out}, _e, 2)
 
-_G265 = [_ops.nansum, _ops.nansum_out]
+_G268 = [_ops.nansum, _ops.nansum_out]
 _tb_nansum = _ops.nansum.table
 _tb_nansum_out = _ops.nansum_out.table
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -3279,9 +3319,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
             return _tb_nansum_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype, out)
         return _tb_nansum[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nansum', _G265, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('nansum', _G268, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G266 = [_ops.narrow]
+_G269 = [_ops.narrow]
 _tb_narrow = _ops.narrow.table
 def narrow(input, dim, start, length):
     try:
@@ -3290,17 +3330,17 @@ def narrow(input, dim, start, length):
         if length.__class__ is not int: length = _int(length)
         return _tb_narrow[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, start, length)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('narrow', _G266, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
+        return _fallback('narrow', _G269, (), {'input': input, 'dim': dim, 'start': start, 'length': length}, _e, 1)
 
-_G267 = [_ops.native_batch_norm]
+_G270 = [_ops.native_batch_norm]
 _tb_native_batch_norm = _ops.native_batch_norm.table
 def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M):
     try:
         return _tb_native_batch_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean)) | (running_var._keys if running_var.__class__ is _T else _k(running_var)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_batch_norm', _G267, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
+        return _fallback('native_batch_norm', _G270, (), {'input': input, 'weight': weight, 'bias': bias, 'running_mean': running_mean, 'running_var': running_var, 'training': training, 'momentum': momentum, 'eps': eps}, _e, 1)
 
-_G268 = [_ops.native_group_norm]
+_G271 = [_ops.native_group_norm]
 _tb_native_group_norm = _ops.native_group_norm.table
 def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_M, eps=_M):
     try:
@@ -3310,27 +3350,27 @@ def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_
         if group.__class__ is not int: group = _int(group)
         return _tb_native_group_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, weight, bias, N, C, HxW, group, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_group_norm', _G268, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
+        return _fallback('native_group_norm', _G271, (), {'input': input, 'weight': weight, 'bias': bias, 'N': N, 'C': C, 'HxW': HxW, 'group': group, 'eps': eps}, _e, 1)
 
-_G269 = [_ops.native_layer_norm]
+_G272 = [_ops.native_layer_norm]
 _tb_native_layer_norm = _ops.native_layer_norm.table
 def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _tb_native_layer_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, bias, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_layer_norm', _G269, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
+        return _fallback('native_layer_norm', _G272, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'bias': bias, 'eps': eps}, _e, 1)
 
-_G270 = [_ops.native_layer_norm_backward]
+_G273 = [_ops.native_layer_norm_backward]
 _tb_native_layer_norm_backward = _ops.native_layer_norm_backward.table
 def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight=None, bias=None, output_mask=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _tb_native_layer_norm_backward[((grad_out._keys | (input._keys if input.__class__ is _T else _k(input)) | (mean._keys if mean.__class__ is _T else _k(mean)) | (rstd._keys if rstd.__class__ is _T else _k(rstd)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1])](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('native_layer_norm_backward', _G270, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
+        return _fallback('native_layer_norm_backward', _G273, (), {'grad_out': grad_out, 'input': input, 'normalized_shape': normalized_shape, 'mean': mean, 'rstd': rstd, 'weight': weight, 'bias': bias, 'output_mask': output_mask}, _e, 1)
 
-_G271 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
+_G274 = [_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out]
 _tb_ne_Tensor = _ops.ne_Tensor.table
 _tb_ne_Scalar = _ops.ne_Scalar.table
 _tb_ne_Tensor_out = _ops.ne_Tensor_out.table
@@ -3348,9 +3388,9 @@ def ne(input, other, *, out=None):
             return _tb_ne_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ne', _G271, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('ne', _G274, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G272 = [_ops.neg, _ops.neg_out]
+_G275 = [_ops.neg, _ops.neg_out]
 _tb_neg = _ops.neg.table
 _tb_neg_out = _ops.neg_out.table
 def neg(input, *, out=None):
@@ -3359,17 +3399,17 @@ def neg(input, *, out=None):
             return _tb_neg_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_neg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg', _G272, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('neg', _G275, (), {'input': input, 'out': out}, _e, 1)
 
-_G273 = [_ops.neg_]
+_G276 = [_ops.neg_]
 _tb_neg_ = _ops.neg_.table
 def neg_(input):
     try:
         return _tb_neg_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('neg_', _G273, (), {'input': input}, _e, 1)
+        return _fallback('neg_', _G276, (), {'input': input}, _e, 1)
 
-_G274 = [_ops.negative, _ops.negative_out]
+_G277 = [_ops.negative, _ops.negative_out]
 _tb_negative = _ops.negative.table
 _tb_negative_out = _ops.negative_out.table
 def negative(input, *, out=None):
@@ -3378,17 +3418,17 @@ def negative(input, *, out=None):
             return _tb_negative_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_negative[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative', _G274, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('negative', _G277, (), {'input': input, 'out': out}, _e, 1)
 
-_G275 = [_ops.negative_]
+_G278 = [_ops.negative_]
 _tb_negative_ = _ops.negative_.table
 def negative_(input):
     try:
         return _tb_negative_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('negative_', _G275, (), {'input': input}, _e, 1)
+        return _fallback('negative_', _G278, (), {'input': input}, _e, 1)
 
-_G276 = [_ops.nonzero, _ops.nonzero_out]
+_G279 = [_ops.nonzero, _ops.nonzero_out]
 _tb_nonzero = _ops.nonzero.table
 _tb_nonzero_out = _ops.nonzero_out.table
 def nonzero(input, *, out=None):
@@ -3397,9 +3437,9 @@ def nonzero(input, *, out=None):
             return _tb_nonzero_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_nonzero[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero', _G276, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('nonzero', _G279, (), {'input': input, 'out': out}, _e, 1)
 
-_G277 = [_ops.nonzero_static, _ops.nonzero_static_out]
+_G280 = [_ops.nonzero_static, _ops.nonzero_static_out]
 _tb_nonzero_static = _ops.nonzero_static.table
 _tb_nonzero_static_out = _ops.nonzero_static_out.table
 def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
@@ -3410,9 +3450,9 @@ def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
             return _tb_nonzero_static_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value, out)
         return _tb_nonzero_static[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, size, fill_value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('nonzero_static', _G277, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
+        return _fallback('nonzero_static', _G280, (), {'input': input, 'size': size, 'fill_value': fill_value, 'out': out}, _e, 1)
 
-_G278 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
+_G281 = [_ops.norm_Scalar, _ops.norm_ScalarOpt_dim, _ops.norm_ScalarOpt_dim_dtype, _ops.norm_ScalarOpt_dtype, _ops.norm_Scalar_out, _ops.norm_out, _ops.norm_dtype_out, _ops.norm_ScalarOpt_dtype_out]
 _tb_norm_Scalar = _ops.norm_Scalar.table
 _tb_norm_ScalarOpt_dim = _ops.norm_ScalarOpt_dim.table
 _tb_norm_ScalarOpt_dim_dtype = _ops.norm_ScalarOpt_dim_dtype.table
@@ -3454,9 +3494,9 @@ def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
             return _tb_norm_ScalarOpt_dtype[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, p, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('norm', _G278, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
+        return _fallback('norm', _G281, (), {'input': input, 'p': p, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 4)
 
-_G279 = [_ops.normal_Tensor_float, _ops.normal_float_Tensor, _ops.normal_Tensor_Tensor, _ops.normal_float_float, _ops.normal_Tensor_float_out, _ops.normal_float_Tensor_out, _ops.normal_Tensor_Tensor_out]
+_G282 = [_ops.normal_Tensor_float, _ops.normal_float_Tensor, _ops.normal_Tensor_Tensor, _ops.normal_float_float, _ops.normal_Tensor_float_out, _ops.normal_float_Tensor_out, _ops.normal_Tensor_Tensor_out]
 _tb_normal_Tensor_float = _ops.normal_Tensor_float.table
 _tb_normal_float_Tensor = _ops.normal_float_Tensor.table
 _tb_normal_Tensor_Tensor = _ops.normal_Tensor_Tensor.table
@@ -3498,9 +3538,9 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('normal', _G279, (), {'mean': mean, 'std': std, 'size': size, 'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'out': out}, _e, 4)
+        return _fallback('normal', _G282, (), {'mean': mean, 'std': std, 'size': size, 'generator': generator, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'out': out}, _e, 4)
 
-_G280 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
+_G283 = [_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out]
 _tb_not_equal_Tensor = _ops.not_equal_Tensor.table
 _tb_not_equal_Scalar = _ops.not_equal_Scalar.table
 _tb_not_equal_Tensor_out = _ops.not_equal_Tensor_out.table
@@ -3518,9 +3558,9 @@ def not_equal(input, other, *, out=None):
             return _tb_not_equal_Scalar[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('not_equal', _G280, (), {'input': input, 'other': other, 'out': out}, _e, 2)
+        return _fallback('not_equal', _G283, (), {'input': input, 'other': other, 'out': out}, _e, 2)
 
-_G281 = [_ops.ones]
+_G284 = [_ops.ones]
 _tb_ones = _ops.ones.table
 def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
@@ -3533,9 +3573,9 @@ def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ones', _G281, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('ones', _G284, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G282 = [_ops.ones_like]
+_G285 = [_ops.ones_like]
 _tb_ones_like = _ops.ones_like.table
 def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
@@ -3543,9 +3583,9 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_ones_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ones_like', _G282, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('ones_like', _G285, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-_G283 = [_ops.outer, _ops.outer_out]
+_G286 = [_ops.outer, _ops.outer_out]
 _tb_outer = _ops.outer.table
 _tb_outer_out = _ops.outer_out.table
 def outer(input, vec2, *, out=None):
@@ -3554,17 +3594,17 @@ def outer(input, vec2, *, out=None):
             return _tb_outer_out[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, vec2, out)
         return _tb_outer[((input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1])](input, vec2)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('outer', _G283, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
+        return _fallback('outer', _G286, (), {'input': input, 'vec2': vec2, 'out': out}, _e, 1)
 
-_G284 = [_ops.pairwise_distance]
+_G287 = [_ops.pairwise_distance]
 _tb_pairwise_distance = _ops.pairwise_distance.table
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
     try:
         return _tb_pairwise_distance[((x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1])](x1, x2, p, eps, keepdim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pairwise_distance', _G284, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
+        return _fallback('pairwise_distance', _G287, (), {'x1': x1, 'x2': x2, 'p': p, 'eps': eps, 'keepdim': keepdim}, _e, 1)
 
-_G285 = [_ops.permute]
+_G288 = [_ops.permute]
 _tb_permute = _ops.permute.table
 def permute(input, *_dims, dims=None):
     try:
@@ -3573,35 +3613,35 @@ def permute(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _tb_permute[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('permute', _G285, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('permute', _G288, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G286 = [_ops.pinverse]
+_G289 = [_ops.pinverse]
 _tb_pinverse = _ops.pinverse.table
 def pinverse(input, rcond=1e-15):
     try:
         return _tb_pinverse[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, rcond)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pinverse', _G286, (), {'input': input, 'rcond': rcond}, _e, 1)
+        return _fallback('pinverse', _G289, (), {'input': input, 'rcond': rcond}, _e, 1)
 
-_G287 = [_ops.pixel_shuffle]
+_G290 = [_ops.pixel_shuffle]
 _tb_pixel_shuffle = _ops.pixel_shuffle.table
 def pixel_shuffle(input, upscale_factor):
     try:
         if upscale_factor.__class__ is not int: upscale_factor = _int(upscale_factor)
         return _tb_pixel_shuffle[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, upscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pixel_shuffle', _G287, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
+        return _fallback('pixel_shuffle', _G290, (), {'input': input, 'upscale_factor': upscale_factor}, _e, 1)
 
-_G288 = [_ops.pixel_unshuffle]
+_G291 = [_ops.pixel_unshuffle]
 _tb_pixel_unshuffle = _ops.pixel_unshuffle.table
 def pixel_unshuffle(input, downscale_factor):
     try:
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
         return _tb_pixel_unshuffle[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, downscale_factor)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pixel_unshuffle', _G288, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
+        return _fallback('pixel_unshuffle', _G291, (), {'input': input, 'downscale_factor': downscale_factor}, _e, 1)
 
-_G289 = [_ops.polygamma, _ops.polygamma_out]
+_G292 = [_ops.polygamma, _ops.polygamma_out]
 _tb_polygamma = _ops.polygamma.table
 _tb_polygamma_out = _ops.polygamma_out.table
 def polygamma(n, input, *, out=None):
@@ -3611,9 +3651,9 @@ def polygamma(n, input, *, out=None):
             return _tb_polygamma_out[(((input._keys if input.__class__ is _T else _k(input)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](n, input, out)
         return _tb_polygamma[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](n, input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('polygamma', _G289, (), {'n': n, 'input': input, 'out': out}, _e, 1)
+        return _fallback('polygamma', _G292, (), {'n': n, 'input': input, 'out': out}, _e, 1)
 
-_G290 = [_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out]
+_G293 = [_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out]
 _tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
 _tb_pow_Scalar = _ops.pow_Scalar.table
 _tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
@@ -3638,17 +3678,17 @@ def pow(input, exponent, *, out=None):
             return _tb_pow_Tensor_Scalar[(((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1])](input, exponent)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('pow', _G290, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
+        return _fallback('pow', _G293, (), {'input': input, 'exponent': exponent, 'out': out}, _e, 3)
 
-_G291 = [_ops.prelu]
+_G294 = [_ops.prelu]
 _tb_prelu = _ops.prelu.table
 def prelu(input, weight):
     try:
         return _tb_prelu[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, weight)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prelu', _G291, (), {'input': input, 'weight': weight}, _e, 1)
+        return _fallback('prelu', _G294, (), {'input': input, 'weight': weight}, _e, 1)
 
-_G292 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
+_G295 = [_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out]
 _tb_prod = _ops.prod.table
 _tb_prod_dim_int = _ops.prod_dim_int.table
 _tb_prod_out = _ops.prod_out.table
@@ -3669,9 +3709,9 @@ def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _tb_prod_dim_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('prod', _G292, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('prod', _G295, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G293 = [_ops.put, _ops.put_out]
+_G296 = [_ops.put, _ops.put_out]
 _tb_put = _ops.put.table
 _tb_put_out = _ops.put_out.table
 def put(input, index, source, accumulate=False, *, out=None):
@@ -3680,9 +3720,9 @@ def put(input, index, source, accumulate=False, *, out=None):
             return _tb_put_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate, out)
         return _tb_put[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1])](input, index, source, accumulate)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('put', _G293, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
+        return _fallback('put', _G296, (), {'input': input, 'index': index, 'source': source, 'accumulate': accumulate, 'out': out}, _e, 1)
 
-_G294 = [_ops.qr, _ops.qr_Q]
+_G297 = [_ops.qr, _ops.qr_Q]
 _tb_qr = _ops.qr.table
 _tb_qr_Q = _ops.qr_Q.table
 def qr(input, some=True, *, out=None):
@@ -3691,9 +3731,9 @@ def qr(input, some=True, *, out=None):
             return _tb_qr_Q[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, some, *out)
         return _tb_qr[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('qr', _G294, (), {'input': input, 'some': some, 'out': out}, _e, 1)
+        return _fallback('qr', _G297, (), {'input': input, 'some': some, 'out': out}, _e, 1)
 
-_G295 = [_ops.rad2deg, _ops.rad2deg_out]
+_G298 = [_ops.rad2deg, _ops.rad2deg_out]
 _tb_rad2deg = _ops.rad2deg.table
 _tb_rad2deg_out = _ops.rad2deg_out.table
 def rad2deg(input, *, out=None):
@@ -3702,23 +3742,23 @@ def rad2deg(input, *, out=None):
             return _tb_rad2deg_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_rad2deg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg', _G295, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rad2deg', _G298, (), {'input': input, 'out': out}, _e, 1)
 
-_G296 = [_ops.rad2deg_]
+_G299 = [_ops.rad2deg_]
 _tb_rad2deg_ = _ops.rad2deg_.table
 def rad2deg_(input):
     try:
         return _tb_rad2deg_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rad2deg_', _G296, (), {'input': input}, _e, 1)
+        return _fallback('rad2deg_', _G299, (), {'input': input}, _e, 1)
 
-_G297 = [_ops.rand, _ops.rand_generator]
+_G300 = [_ops.rand, _ops.rand_generator]
 _tb_rand = _ops.rand.table
 _tb_rand_generator = _ops.rand_generator.table
 def rand(*args, **kwargs):
-    return _generic('rand', _G297, args, kwargs)
+    return _generic('rand', _G300, args, kwargs)
 
-_G298 = [_ops.rand_like, _ops.rand_like_generator]
+_G301 = [_ops.rand_like, _ops.rand_like_generator]
 _tb_rand_like = _ops.rand_like.table
 _tb_rand_like_generator = _ops.rand_like_generator.table
 def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
@@ -3734,30 +3774,30 @@ def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
             return _tb_rand_like_generator[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rand_like', _G298, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
+        return _fallback('rand_like', _G301, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
-_G299 = [_ops.randint, _ops.randint_generator, _ops.randint_low, _ops.randint_low_generator]
+_G302 = [_ops.randint, _ops.randint_generator, _ops.randint_low, _ops.randint_low_generator]
 _tb_randint = _ops.randint.table
 _tb_randint_generator = _ops.randint_generator.table
 _tb_randint_low = _ops.randint_low.table
 _tb_randint_low_generator = _ops.randint_low_generator.table
 def randint(*args, **kwargs):
-    return _generic('randint', _G299, args, kwargs)
+    return _generic('randint', _G302, args, kwargs)
 
-_G300 = [_ops.randint_like, _ops.randint_like_low_dtype, _ops.randint_like_low_generator_dtype]
+_G303 = [_ops.randint_like, _ops.randint_like_low_dtype, _ops.randint_like_low_generator_dtype]
 _tb_randint_like = _ops.randint_like.table
 _tb_randint_like_low_dtype = _ops.randint_like_low_dtype.table
 _tb_randint_like_low_generator_dtype = _ops.randint_like_low_generator_dtype.table
 def randint_like(*args, **kwargs):
-    return _generic('randint_like', _G300, args, kwargs)
+    return _generic('randint_like', _G303, args, kwargs)
 
-_G301 = [_ops.randn, _ops.randn_generator]
+_G304 = [_ops.randn, _ops.randn_generator]
 _tb_randn = _ops.randn.table
 _tb_randn_generator = _ops.randn_generator.table
 def randn(*args, **kwargs):
-    return _generic('randn', _G301, args, kwargs)
+    return _generic('randn', _G304, args, kwargs)
 
-_G302 = [_ops.randn_like, _ops.randn_like_generator]
+_G305 = [_ops.randn_like, _ops.randn_like_generator]
 _tb_randn_like = _ops.randn_like.table
 _tb_randn_like_generator = _ops.randn_like_generator.table
 def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, generator=_M):
@@ -3773,9 +3813,9 @@ def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
             return _tb_randn_like_generator[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('randn_like', _G302, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
+        return _fallback('randn_like', _G305, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format, 'generator': generator}, _e, 2)
 
-_G303 = [_ops.randperm, _ops.randperm_generator]
+_G306 = [_ops.randperm, _ops.randperm_generator]
 _tb_randperm = _ops.randperm.table
 _tb_randperm_generator = _ops.randperm_generator.table
 def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, generator=_M, requires_grad=False):
@@ -3797,17 +3837,17 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             return _r
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('randperm', _G303, (), {'n': n, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'generator': generator}, _e, 2)
+        return _fallback('randperm', _G306, (), {'n': n, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'generator': generator}, _e, 2)
 
-_G304 = [_ops.ravel]
+_G307 = [_ops.ravel]
 _tb_ravel = _ops.ravel.table
 def ravel(input):
     try:
         return _tb_ravel[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('ravel', _G304, (), {'input': input}, _e, 1)
+        return _fallback('ravel', _G307, (), {'input': input}, _e, 1)
 
-_G305 = [_ops.reciprocal, _ops.reciprocal_out]
+_G308 = [_ops.reciprocal, _ops.reciprocal_out]
 _tb_reciprocal = _ops.reciprocal.table
 _tb_reciprocal_out = _ops.reciprocal_out.table
 def reciprocal(input, *, out=None):
@@ -3816,33 +3856,33 @@ def reciprocal(input, *, out=None):
             return _tb_reciprocal_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_reciprocal[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal', _G305, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('reciprocal', _G308, (), {'input': input, 'out': out}, _e, 1)
 
-_G306 = [_ops.reciprocal_]
+_G309 = [_ops.reciprocal_]
 _tb_reciprocal_ = _ops.reciprocal_.table
 def reciprocal_(input):
     try:
         return _tb_reciprocal_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reciprocal_', _G306, (), {'input': input}, _e, 1)
+        return _fallback('reciprocal_', _G309, (), {'input': input}, _e, 1)
 
-_G307 = [_ops.relu]
+_G310 = [_ops.relu]
 _tb_relu = _ops.relu.table
 def relu(input):
     try:
         return _tb_relu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu', _G307, (), {'input': input}, _e, 1)
+        return _fallback('relu', _G310, (), {'input': input}, _e, 1)
 
-_G308 = [_ops.relu_]
+_G311 = [_ops.relu_]
 _tb_relu_ = _ops.relu_.table
 def relu_(input):
     try:
         return _tb_relu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('relu_', _G308, (), {'input': input}, _e, 1)
+        return _fallback('relu_', _G311, (), {'input': input}, _e, 1)
 
-_G309 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
+_G312 = [_ops.remainder_Tensor, _ops.remainder_Tensor_out]
 _tb_remainder_Tensor = _ops.remainder_Tensor.table
 _tb_remainder_Tensor_out = _ops.remainder_Tensor_out.table
 def remainder(input, other, *, out=None):
@@ -3851,9 +3891,9 @@ def remainder(input, other, *, out=None):
             return _tb_remainder_Tensor_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_remainder_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('remainder', _G309, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('remainder', _G312, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G310 = [_ops.reshape]
+_G313 = [_ops.reshape]
 _tb_reshape = _ops.reshape.table
 def reshape(input, *_shape, shape=None):
     try:
@@ -3862,34 +3902,34 @@ def reshape(input, *_shape, shape=None):
         if shape is not None: shape = _il(shape)
         return _tb_reshape[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shape)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('reshape', _G310, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
+        return _fallback('reshape', _G313, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), {}, _e, 1)
 
-_G311 = [_ops.resolve_conj]
+_G314 = [_ops.resolve_conj]
 _tb_resolve_conj = _ops.resolve_conj.table
 def resolve_conj(input):
     try:
         return _tb_resolve_conj[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_conj', _G311, (), {'input': input}, _e, 1)
+        return _fallback('resolve_conj', _G314, (), {'input': input}, _e, 1)
 
-_G312 = [_ops.resolve_neg]
+_G315 = [_ops.resolve_neg]
 _tb_resolve_neg = _ops.resolve_neg.table
 def resolve_neg(input):
     try:
         return _tb_resolve_neg[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('resolve_neg', _G312, (), {'input': input}, _e, 1)
+        return _fallback('resolve_neg', _G315, (), {'input': input}, _e, 1)
 
-_G313 = [_ops.rms_norm]
+_G316 = [_ops.rms_norm]
 _tb_rms_norm = _ops.rms_norm.table
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
         return _tb_rms_norm[((input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1])](input, normalized_shape, weight, eps)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rms_norm', _G313, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
+        return _fallback('rms_norm', _G316, (), {'input': input, 'normalized_shape': normalized_shape, 'weight': weight, 'eps': eps}, _e, 1)
 
-_G314 = [_ops.roll]
+_G317 = [_ops.roll]
 _tb_roll = _ops.roll.table
 def roll(input, shifts, dims=()):
     try:
@@ -3897,9 +3937,9 @@ def roll(input, shifts, dims=()):
         dims = _il(dims, 1)
         return _tb_roll[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, shifts, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('roll', _G314, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
+        return _fallback('roll', _G317, (), {'input': input, 'shifts': shifts, 'dims': dims}, _e, 1)
 
-_G315 = [_ops.rot90]
+_G318 = [_ops.rot90]
 _tb_rot90 = _ops.rot90.table
 def rot90(input, k=1, dims=(0, 1)):
     try:
@@ -3907,9 +3947,9 @@ def rot90(input, k=1, dims=(0, 1)):
         dims = _il(dims)
         return _tb_rot90[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rot90', _G315, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
+        return _fallback('rot90', _G318, (), {'input': input, 'k': k, 'dims': dims}, _e, 1)
 
-_G316 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
+_G319 = [_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out]
 _tb_round = _ops.round.table
 _tb_round_decimals = _ops.round_decimals.table
 _tb_round_out = _ops.round_out.table
@@ -3927,9 +3967,9 @@ def round(input, *, decimals=_M, out=None):
             return _tb_round_decimals[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round', _G316, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
+        return _fallback('round', _G319, (), {'input': input, 'decimals': decimals, 'out': out}, _e, 2)
 
-_G317 = [_ops.round_, _ops.round__decimals]
+_G320 = [_ops.round_, _ops.round__decimals]
 _tb_round_ = _ops.round_.table
 _tb_round__decimals = _ops.round__decimals.table
 def round_(input, *, decimals=_M):
@@ -3941,9 +3981,9 @@ def round_(input, *, decimals=_M):
             return _tb_round__decimals[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, decimals)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('round_', _G317, (), {'input': input, 'decimals': decimals}, _e, 2)
+        return _fallback('round_', _G320, (), {'input': input, 'decimals': decimals}, _e, 2)
 
-_G318 = [_ops.rrelu]
+_G321 = [_ops.rrelu]
 _tb_rrelu = _ops.rrelu.table
 def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
@@ -3951,9 +3991,9 @@ def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generato
         if upper.__class__ not in _NUMS: upper = _sc(upper)
         return _tb_rrelu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rrelu', _G318, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
+        return _fallback('rrelu', _G321, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
-_G319 = [_ops.rrelu_]
+_G322 = [_ops.rrelu_]
 _tb_rrelu_ = _ops.rrelu_.table
 def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generator=None):
     try:
@@ -3961,9 +4001,9 @@ def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generat
         if upper.__class__ not in _NUMS: upper = _sc(upper)
         return _tb_rrelu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, lower, upper, training, generator)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rrelu_', _G319, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
+        return _fallback('rrelu_', _G322, (), {'input': input, 'lower': lower, 'upper': upper, 'training': training, 'generator': generator}, _e, 1)
 
-_G320 = [_ops.rsqrt, _ops.rsqrt_out]
+_G323 = [_ops.rsqrt, _ops.rsqrt_out]
 _tb_rsqrt = _ops.rsqrt.table
 _tb_rsqrt_out = _ops.rsqrt_out.table
 def rsqrt(input, *, out=None):
@@ -3972,17 +4012,17 @@ def rsqrt(input, *, out=None):
             return _tb_rsqrt_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_rsqrt[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt', _G320, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('rsqrt', _G323, (), {'input': input, 'out': out}, _e, 1)
 
-_G321 = [_ops.rsqrt_]
+_G324 = [_ops.rsqrt_]
 _tb_rsqrt_ = _ops.rsqrt_.table
 def rsqrt_(input):
     try:
         return _tb_rsqrt_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsqrt_', _G321, (), {'input': input}, _e, 1)
+        return _fallback('rsqrt_', _G324, (), {'input': input}, _e, 1)
 
-_G322 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
+_G325 = [_ops.rsub_Tensor, _ops.rsub_Tensor_out]
 _tb_rsub_Tensor = _ops.rsub_Tensor.table
 _tb_rsub_Tensor_out = _ops.rsub_Tensor_out.table
 def rsub(input, other, *, alpha=1, out=None):
@@ -3992,9 +4032,9 @@ def rsub(input, other, *, alpha=1, out=None):
             return _tb_rsub_Tensor_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
         return _tb_rsub_Tensor[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('rsub', _G322, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('rsub', _G325, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G323 = [_ops.scalar_tensor]
+_G326 = [_ops.scalar_tensor]
 _tb_scalar_tensor = _ops.scalar_tensor.table
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
@@ -4005,9 +4045,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, r
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scalar_tensor', _G323, (), {'s': s, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('scalar_tensor', _G326, (), {'s': s, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G324 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
+_G327 = [_ops.scatter_src, _ops.scatter_value, _ops.scatter_reduce, _ops.scatter_value_reduce, _ops.scatter_src_out, _ops.scatter_value_out, _ops.scatter_reduce_out, _ops.scatter_value_reduce_out]
 _tb_scatter_src = _ops.scatter_src.table
 _tb_scatter_value = _ops.scatter_value.table
 _tb_scatter_reduce = _ops.scatter_reduce.table
@@ -4017,9 +4057,9 @@ _tb_scatter_value_out = _ops.scatter_value_out.table
 _tb_scatter_reduce_out = _ops.scatter_reduce_out.table
 _tb_scatter_value_reduce_out = _ops.scatter_value_reduce_out.table
 def scatter(*args, **kwargs):
-    return _generic('scatter', _G324, args, kwargs)
+    return _generic('scatter', _G327, args, kwargs)
 
-_G325 = [_ops.scatter_add, _ops.scatter_add_out]
+_G328 = [_ops.scatter_add, _ops.scatter_add_out]
 _tb_scatter_add = _ops.scatter_add.table
 _tb_scatter_add_out = _ops.scatter_add_out.table
 def scatter_add(input, dim, index, src, *, out=None):
@@ -4029,9 +4069,9 @@ def scatter_add(input, dim, index, src, *, out=None):
             return _tb_scatter_add_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, out)
         return _tb_scatter_add[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_add', _G325, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
+        return _fallback('scatter_add', _G328, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'out': out}, _e, 1)
 
-_G326 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
+_G329 = [_ops.scatter_reduce_two, _ops.scatter_reduce_two_out]
 _tb_scatter_reduce_two = _ops.scatter_reduce_two.table
 _tb_scatter_reduce_two_out = _ops.scatter_reduce_two_out.table
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
@@ -4041,9 +4081,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
             return _tb_scatter_reduce_two_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self, out)
         return _tb_scatter_reduce_two[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1])](input, dim, index, src, reduce, include_self)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('scatter_reduce', _G326, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
+        return _fallback('scatter_reduce', _G329, (), {'input': input, 'dim': dim, 'index': index, 'src': src, 'reduce': reduce, 'include_self': include_self, 'out': out}, _e, 1)
 
-_G327 = [_ops.select_int]
+_G330 = [_ops.select_int]
 _tb_select_int = _ops.select_int.table
 def select(input, dim, index):
     try:
@@ -4051,25 +4091,25 @@ def select(input, dim, index):
         if index.__class__ is not int: index = _int(index)
         return _tb_select_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('select', _G327, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
+        return _fallback('select', _G330, (), {'input': input, 'dim': dim, 'index': index}, _e, 1)
 
-_G328 = [_ops.selu]
+_G331 = [_ops.selu]
 _tb_selu = _ops.selu.table
 def selu(input):
     try:
         return _tb_selu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('selu', _G328, (), {'input': input}, _e, 1)
+        return _fallback('selu', _G331, (), {'input': input}, _e, 1)
 
-_G329 = [_ops.selu_]
+_G332 = [_ops.selu_]
 _tb_selu_ = _ops.selu_.table
 def selu_(input):
     try:
         return _tb_selu_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('selu_', _G329, (), {'input': input}, _e, 1)
+        return _fallback('selu_', _G332, (), {'input': input}, _e, 1)
 
-_G330 = [_ops.sgn, _ops.sgn_out]
+_G333 = [_ops.sgn, _ops.sgn_out]
 _tb_sgn = _ops.sgn.table
 _tb_sgn_out = _ops.sgn_out.table
 def sgn(input, *, out=None):
@@ -4078,9 +4118,9 @@ def sgn(input, *, out=None):
             return _tb_sgn_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sgn[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sgn', _G330, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sgn', _G333, (), {'input': input, 'out': out}, _e, 1)
 
-_G331 = [_ops.sigmoid, _ops.sigmoid_out]
+_G334 = [_ops.sigmoid, _ops.sigmoid_out]
 _tb_sigmoid = _ops.sigmoid.table
 _tb_sigmoid_out = _ops.sigmoid_out.table
 def sigmoid(input, *, out=None):
@@ -4089,17 +4129,17 @@ def sigmoid(input, *, out=None):
             return _tb_sigmoid_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sigmoid[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid', _G331, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sigmoid', _G334, (), {'input': input, 'out': out}, _e, 1)
 
-_G332 = [_ops.sigmoid_]
+_G335 = [_ops.sigmoid_]
 _tb_sigmoid_ = _ops.sigmoid_.table
 def sigmoid_(input):
     try:
         return _tb_sigmoid_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sigmoid_', _G332, (), {'input': input}, _e, 1)
+        return _fallback('sigmoid_', _G335, (), {'input': input}, _e, 1)
 
-_G333 = [_ops.sign, _ops.sign_out]
+_G336 = [_ops.sign, _ops.sign_out]
 _tb_sign = _ops.sign.table
 _tb_sign_out = _ops.sign_out.table
 def sign(input, *, out=None):
@@ -4108,9 +4148,9 @@ def sign(input, *, out=None):
             return _tb_sign_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sign[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sign', _G333, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sign', _G336, (), {'input': input, 'out': out}, _e, 1)
 
-_G334 = [_ops.signbit, _ops.signbit_out]
+_G337 = [_ops.signbit, _ops.signbit_out]
 _tb_signbit = _ops.signbit.table
 _tb_signbit_out = _ops.signbit_out.table
 def signbit(input, *, out=None):
@@ -4119,9 +4159,9 @@ def signbit(input, *, out=None):
             return _tb_signbit_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_signbit[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('signbit', _G334, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('signbit', _G337, (), {'input': input, 'out': out}, _e, 1)
 
-_G335 = [_ops.sin, _ops.sin_out]
+_G338 = [_ops.sin, _ops.sin_out]
 _tb_sin = _ops.sin.table
 _tb_sin_out = _ops.sin_out.table
 def sin(input, *, out=None):
@@ -4130,17 +4170,17 @@ def sin(input, *, out=None):
             return _tb_sin_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sin[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin', _G335, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sin', _G338, (), {'input': input, 'out': out}, _e, 1)
 
-_G336 = [_ops.sin_]
+_G339 = [_ops.sin_]
 _tb_sin_ = _ops.sin_.table
 def sin_(input):
     try:
         return _tb_sin_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sin_', _G336, (), {'input': input}, _e, 1)
+        return _fallback('sin_', _G339, (), {'input': input}, _e, 1)
 
-_G337 = [_ops.sinh, _ops.sinh_out]
+_G340 = [_ops.sinh, _ops.sinh_out]
 _tb_sinh = _ops.sinh.table
 _tb_sinh_out = _ops.sinh_out.table
 def sinh(input, *, out=None):
@@ -4149,17 +4189,17 @@ def sinh(input, *, out=None):
             return _tb_sinh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sinh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh', _G337, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sinh', _G340, (), {'input': input, 'out': out}, _e, 1)
 
-_G338 = [_ops.sinh_]
+_G341 = [_ops.sinh_]
 _tb_sinh_ = _ops.sinh_.table
 def sinh_(input):
     try:
         return _tb_sinh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sinh_', _G338, (), {'input': input}, _e, 1)
+        return _fallback('sinh_', _G341, (), {'input': input}, _e, 1)
 
-_G339 = [_ops.slogdet, _ops.slogdet_out]
+_G342 = [_ops.slogdet, _ops.slogdet_out]
 _tb_slogdet = _ops.slogdet.table
 _tb_slogdet_out = _ops.slogdet_out.table
 def slogdet(input, *, out=None):
@@ -4168,9 +4208,9 @@ def slogdet(input, *, out=None):
             return _tb_slogdet_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, *out)
         return _tb_slogdet[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('slogdet', _G339, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('slogdet', _G342, (), {'input': input, 'out': out}, _e, 1)
 
-_G340 = [_ops.softmax_int, _ops.softmax_int_out]
+_G343 = [_ops.softmax_int, _ops.softmax_int_out]
 _tb_softmax_int = _ops.softmax_int.table
 _tb_softmax_int_out = _ops.softmax_int_out.table
 def softmax(input, dim, dtype=None, *, out=None):
@@ -4181,9 +4221,9 @@ def softmax(input, dim, dtype=None, *, out=None):
             return _tb_softmax_int_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype, out)
         return _tb_softmax_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, dtype)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('softmax', _G340, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
+        return _fallback('softmax', _G343, (), {'input': input, 'dim': dim, 'dtype': dtype, 'out': out}, _e, 1)
 
-_G341 = [_ops.sort, _ops.sort_values]
+_G344 = [_ops.sort, _ops.sort_values]
 _tb_sort = _ops.sort.table
 _tb_sort_values = _ops.sort_values.table
 def sort(input, dim=-1, descending=False, *, out=None):
@@ -4193,9 +4233,9 @@ def sort(input, dim=-1, descending=False, *, out=None):
             return _tb_sort_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, dim, descending, *out)
         return _tb_sort[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, descending)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sort', _G341, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
+        return _fallback('sort', _G344, (), {'input': input, 'dim': dim, 'descending': descending, 'out': out}, _e, 1)
 
-_G342 = [_ops.split_with_sizes]
+_G345 = [_ops.split_with_sizes]
 _tb_split_with_sizes = _ops.split_with_sizes.table
 def split_with_sizes(input, split_sizes, dim=0):
     try:
@@ -4203,9 +4243,9 @@ def split_with_sizes(input, split_sizes, dim=0):
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_split_with_sizes[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, split_sizes, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('split_with_sizes', _G342, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
+        return _fallback('split_with_sizes', _G345, (), {'input': input, 'split_sizes': split_sizes, 'dim': dim}, _e, 1)
 
-_G343 = [_ops.sqrt, _ops.sqrt_out]
+_G346 = [_ops.sqrt, _ops.sqrt_out]
 _tb_sqrt = _ops.sqrt.table
 _tb_sqrt_out = _ops.sqrt_out.table
 def sqrt(input, *, out=None):
@@ -4214,17 +4254,17 @@ def sqrt(input, *, out=None):
             return _tb_sqrt_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_sqrt[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt', _G343, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('sqrt', _G346, (), {'input': input, 'out': out}, _e, 1)
 
-_G344 = [_ops.sqrt_]
+_G347 = [_ops.sqrt_]
 _tb_sqrt_ = _ops.sqrt_.table
 def sqrt_(input):
     try:
         return _tb_sqrt_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sqrt_', _G344, (), {'input': input}, _e, 1)
+        return _fallback('sqrt_', _G347, (), {'input': input}, _e, 1)
 
-_G345 = [_ops.square, _ops.square_out]
+_G348 = [_ops.square, _ops.square_out]
 _tb_square = _ops.square.table
 _tb_square_out = _ops.square_out.table
 def square(input, *, out=None):
@@ -4233,24 +4273,24 @@ def square(input, *, out=None):
             return _tb_square_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_square[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square', _G345, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('square', _G348, (), {'input': input, 'out': out}, _e, 1)
 
-_G346 = [_ops.square_]
+_G349 = [_ops.square_]
 _tb_square_ = _ops.square_.table
 def square_(input):
     try:
         return _tb_square_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('square_', _G346, (), {'input': input}, _e, 1)
+        return _fallback('square_', _G349, (), {'input': input}, _e, 1)
 
-_G347 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
+_G350 = [_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims]
 _tb_squeeze = _ops.squeeze.table
 _tb_squeeze_dim = _ops.squeeze_dim.table
 _tb_squeeze_dims = _ops.squeeze_dims.table
 def squeeze(*args, **kwargs):
-    return _generic('squeeze', _G347, args, kwargs)
+    return _generic('squeeze', _G350, args, kwargs)
 
-_G348 = [_ops.stack, _ops.stack_out]
+_G351 = [_ops.stack, _ops.stack_out]
 _tb_stack = _ops.stack.table
 _tb_stack_out = _ops.stack_out.table
 def stack(tensors, dim=0, *, out=None):
@@ -4261,26 +4301,26 @@ def stack(tensors, dim=0, *, out=None):
             return _tb_stack_out[((_kl(tensors) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](tensors, dim, out)
         return _tb_stack[((_kl(tensors) | (_d := _st.dk)[0]) & _d[1])](tensors, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('stack', _G348, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('stack', _G351, (), {'tensors': tensors, 'dim': dim, 'out': out}, _e, 1)
 
-_G349 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
+_G352 = [_ops.std, _ops.std_dim, _ops.std_correction, _ops.std_out, _ops.std_correction_out]
 _tb_std = _ops.std.table
 _tb_std_dim = _ops.std_dim.table
 _tb_std_correction = _ops.std_correction.table
 _tb_std_out = _ops.std_out.table
 _tb_std_correction_out = _ops.std_correction_out.table
 def std(*args, **kwargs):
-    return _generic('std', _G349, args, kwargs)
+    return _generic('std', _G352, args, kwargs)
 
-_G350 = [_ops.std_mean, _ops.std_mean_dim, _ops.std_mean_correction, _ops.std_mean_correction_out]
+_G353 = [_ops.std_mean, _ops.std_mean_dim, _ops.std_mean_correction, _ops.std_mean_correction_out]
 _tb_std_mean = _ops.std_mean.table
 _tb_std_mean_dim = _ops.std_mean_dim.table
 _tb_std_mean_correction = _ops.std_mean_correction.table
 _tb_std_mean_correction_out = _ops.std_mean_correction_out.table
 def std_mean(*args, **kwargs):
-    return _generic('std_mean', _G350, args, kwargs)
+    return _generic('std_mean', _G353, args, kwargs)
 
-_G351 = [_ops.sub_Tensor, _ops.sub_out]
+_G354 = [_ops.sub_Tensor, _ops.sub_out]
 _tb_sub_Tensor = _ops.sub_Tensor.table
 _tb_sub_out = _ops.sub_out.table
 def sub(input, other, *, alpha=1, out=None):
@@ -4290,9 +4330,9 @@ def sub(input, other, *, alpha=1, out=None):
             return _tb_sub_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
         return _tb_sub_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sub', _G351, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('sub', _G354, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G352 = [_ops.subtract_Tensor, _ops.subtract_out]
+_G355 = [_ops.subtract_Tensor, _ops.subtract_out]
 _tb_subtract_Tensor = _ops.subtract_Tensor.table
 _tb_subtract_out = _ops.subtract_out.table
 def subtract(input, other, *, alpha=1, out=None):
@@ -4302,9 +4342,9 @@ def subtract(input, other, *, alpha=1, out=None):
             return _tb_subtract_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha, out)
         return _tb_subtract_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, alpha)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('subtract', _G352, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
+        return _fallback('subtract', _G355, (), {'input': input, 'other': other, 'alpha': alpha, 'out': out}, _e, 1)
 
-_G353 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
+_G356 = [_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out]
 _tb_sum = _ops.sum.table
 _tb_sum_dim_IntList = _ops.sum_dim_IntList.table
 _tb_sum_out = _ops.sum_out.table
@@ -4326,9 +4366,9 @@ def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
             return _tb_sum_dim_IntList[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('sum', _G353, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
+        return _fallback('sum', _G356, (), {'input': input, 'dim': dim, 'keepdim': keepdim, 'dtype': dtype, 'out': out}, _e, 2)
 
-_G354 = [_ops.svd, _ops.svd_U]
+_G357 = [_ops.svd, _ops.svd_U]
 _tb_svd = _ops.svd.table
 _tb_svd_U = _ops.svd_U.table
 def svd(input, some=True, compute_uv=True, *, out=None):
@@ -4337,9 +4377,9 @@ def svd(input, some=True, compute_uv=True, *, out=None):
             return _tb_svd_U[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv, *out)
         return _tb_svd[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, some, compute_uv)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('svd', _G354, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
+        return _fallback('svd', _G357, (), {'input': input, 'some': some, 'compute_uv': compute_uv, 'out': out}, _e, 1)
 
-_G355 = [_ops.swapaxes]
+_G358 = [_ops.swapaxes]
 _tb_swapaxes = _ops.swapaxes.table
 def swapaxes(input, axis0, axis1):
     try:
@@ -4347,9 +4387,9 @@ def swapaxes(input, axis0, axis1):
         if axis1.__class__ is not int: axis1 = _int(axis1)
         return _tb_swapaxes[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, axis0, axis1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapaxes', _G355, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
+        return _fallback('swapaxes', _G358, (), {'input': input, 'axis0': axis0, 'axis1': axis1}, _e, 1)
 
-_G356 = [_ops.swapdims]
+_G359 = [_ops.swapdims]
 _tb_swapdims = _ops.swapdims.table
 def swapdims(input, dim0, dim1):
     try:
@@ -4357,17 +4397,17 @@ def swapdims(input, dim0, dim1):
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _tb_swapdims[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('swapdims', _G356, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('swapdims', _G359, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G357 = [_ops.t]
+_G360 = [_ops.t]
 _tb_t = _ops.t.table
 def t(input):
     try:
         return _tb_t[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('t', _G357, (), {'input': input}, _e, 1)
+        return _fallback('t', _G360, (), {'input': input}, _e, 1)
 
-_G358 = [_ops.take, _ops.take_out]
+_G361 = [_ops.take, _ops.take_out]
 _tb_take = _ops.take.table
 _tb_take_out = _ops.take_out.table
 def take(input, index, *, out=None):
@@ -4376,9 +4416,9 @@ def take(input, index, *, out=None):
             return _tb_take_out[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, index, out)
         return _tb_take[((input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1])](input, index)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take', _G358, (), {'input': input, 'index': index, 'out': out}, _e, 1)
+        return _fallback('take', _G361, (), {'input': input, 'index': index, 'out': out}, _e, 1)
 
-_G359 = [_ops.take_along_dim, _ops.take_along_dim_out]
+_G362 = [_ops.take_along_dim, _ops.take_along_dim_out]
 _tb_take_along_dim = _ops.take_along_dim.table
 _tb_take_along_dim_out = _ops.take_along_dim_out.table
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -4388,9 +4428,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
             return _tb_take_along_dim_out[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim, out)
         return _tb_take_along_dim[((input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1])](input, indices, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('take_along_dim', _G359, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('take_along_dim', _G362, (), {'input': input, 'indices': indices, 'dim': dim, 'out': out}, _e, 1)
 
-_G360 = [_ops.tan, _ops.tan_out]
+_G363 = [_ops.tan, _ops.tan_out]
 _tb_tan = _ops.tan.table
 _tb_tan_out = _ops.tan_out.table
 def tan(input, *, out=None):
@@ -4399,17 +4439,17 @@ def tan(input, *, out=None):
             return _tb_tan_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_tan[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan', _G360, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tan', _G363, (), {'input': input, 'out': out}, _e, 1)
 
-_G361 = [_ops.tan_]
+_G364 = [_ops.tan_]
 _tb_tan_ = _ops.tan_.table
 def tan_(input):
     try:
         return _tb_tan_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tan_', _G361, (), {'input': input}, _e, 1)
+        return _fallback('tan_', _G364, (), {'input': input}, _e, 1)
 
-_G362 = [_ops.tanh, _ops.tanh_out]
+_G365 = [_ops.tanh, _ops.tanh_out]
 _tb_tanh = _ops.tanh.table
 _tb_tanh_out = _ops.tanh_out.table
 def tanh(input, *, out=None):
@@ -4418,17 +4458,17 @@ def tanh(input, *, out=None):
             return _tb_tanh_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_tanh[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh', _G362, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('tanh', _G365, (), {'input': input, 'out': out}, _e, 1)
 
-_G363 = [_ops.tanh_]
+_G366 = [_ops.tanh_]
 _tb_tanh_ = _ops.tanh_.table
 def tanh_(input):
     try:
         return _tb_tanh_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tanh_', _G363, (), {'input': input}, _e, 1)
+        return _fallback('tanh_', _G366, (), {'input': input}, _e, 1)
 
-_G364 = [_ops.tensordot, _ops.tensordot_out]
+_G367 = [_ops.tensordot, _ops.tensordot_out]
 _tb_tensordot = _ops.tensordot.table
 _tb_tensordot_out = _ops.tensordot_out.table
 def tensordot(input, other, dims_self, dims_other, *, out=None):
@@ -4439,9 +4479,9 @@ def tensordot(input, other, dims_self, dims_other, *, out=None):
             return _tb_tensordot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other, out)
         return _tb_tensordot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other, dims_self, dims_other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tensordot', _G364, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
+        return _fallback('tensordot', _G367, (), {'input': input, 'other': other, 'dims_self': dims_self, 'dims_other': dims_other, 'out': out}, _e, 1)
 
-_G365 = [_ops.threshold, _ops.threshold_out]
+_G368 = [_ops.threshold, _ops.threshold_out]
 _tb_threshold = _ops.threshold.table
 _tb_threshold_out = _ops.threshold_out.table
 def threshold(input, threshold, value, *, out=None):
@@ -4452,9 +4492,9 @@ def threshold(input, threshold, value, *, out=None):
             return _tb_threshold_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, threshold, value, out)
         return _tb_threshold[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('threshold', _G365, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
+        return _fallback('threshold', _G368, (), {'input': input, 'threshold': threshold, 'value': value, 'out': out}, _e, 1)
 
-_G366 = [_ops.threshold_]
+_G369 = [_ops.threshold_]
 _tb_threshold_ = _ops.threshold_.table
 def threshold_(input, threshold, value):
     try:
@@ -4462,9 +4502,9 @@ def threshold_(input, threshold, value):
         if value.__class__ not in _NUMS: value = _sc(value)
         return _tb_threshold_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, threshold, value)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('threshold_', _G366, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
+        return _fallback('threshold_', _G369, (), {'input': input, 'threshold': threshold, 'value': value}, _e, 1)
 
-_G367 = [_ops.tile]
+_G370 = [_ops.tile]
 _tb_tile = _ops.tile.table
 def tile(input, *_dims, dims=None):
     try:
@@ -4473,9 +4513,9 @@ def tile(input, *_dims, dims=None):
         if dims is not None: dims = _il(dims)
         return _tb_tile[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dims)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tile', _G367, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
+        return _fallback('tile', _G370, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), {}, _e, 1)
 
-_G368 = [_ops.topk, _ops.topk_values]
+_G371 = [_ops.topk, _ops.topk_values]
 _tb_topk = _ops.topk.table
 _tb_topk_values = _ops.topk_values.table
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
@@ -4486,17 +4526,17 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
             return _tb_topk_values[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted, *out)
         return _tb_topk[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, k, dim, largest, sorted)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('topk', _G368, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
+        return _fallback('topk', _G371, (), {'input': input, 'k': k, 'dim': dim, 'largest': largest, 'sorted': sorted, 'out': out}, _e, 1)
 
-_G369 = [_ops.trace]
+_G372 = [_ops.trace]
 _tb_trace = _ops.trace.table
 def trace(input):
     try:
         return _tb_trace[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trace', _G369, (), {'input': input}, _e, 1)
+        return _fallback('trace', _G372, (), {'input': input}, _e, 1)
 
-_G370 = [_ops.transpose_int]
+_G373 = [_ops.transpose_int]
 _tb_transpose_int = _ops.transpose_int.table
 def transpose(input, dim0, dim1):
     try:
@@ -4504,9 +4544,9 @@ def transpose(input, dim0, dim1):
         if dim1.__class__ is not int: dim1 = _int(dim1)
         return _tb_transpose_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim0, dim1)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('transpose', _G370, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
+        return _fallback('transpose', _G373, (), {'input': input, 'dim0': dim0, 'dim1': dim1}, _e, 1)
 
-_G371 = [_ops.tril, _ops.tril_out]
+_G374 = [_ops.tril, _ops.tril_out]
 _tb_tril = _ops.tril.table
 _tb_tril_out = _ops.tril_out.table
 def tril(input, diagonal=0, *, out=None):
@@ -4516,9 +4556,9 @@ def tril(input, diagonal=0, *, out=None):
             return _tb_tril_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
         return _tb_tril[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('tril', _G371, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('tril', _G374, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G372 = [_ops.triu, _ops.triu_out]
+_G375 = [_ops.triu, _ops.triu_out]
 _tb_triu = _ops.triu.table
 _tb_triu_out = _ops.triu_out.table
 def triu(input, diagonal=0, *, out=None):
@@ -4528,9 +4568,9 @@ def triu(input, diagonal=0, *, out=None):
             return _tb_triu_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, diagonal, out)
         return _tb_triu[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, diagonal)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('triu', _G372, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
+        return _fallback('triu', _G375, (), {'input': input, 'diagonal': diagonal, 'out': out}, _e, 1)
 
-_G373 = [_ops.true_divide_Tensor, _ops.true_divide_out]
+_G376 = [_ops.true_divide_Tensor, _ops.true_divide_out]
 _tb_true_divide_Tensor = _ops.true_divide_Tensor.table
 _tb_true_divide_out = _ops.true_divide_out.table
 def true_divide(input, other, *, out=None):
@@ -4539,9 +4579,9 @@ def true_divide(input, other, *, out=None):
             return _tb_true_divide_out[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_true_divide_Tensor[(((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('true_divide', _G373, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('true_divide', _G376, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G374 = [_ops.trunc, _ops.trunc_out]
+_G377 = [_ops.trunc, _ops.trunc_out]
 _tb_trunc = _ops.trunc.table
 _tb_trunc_out = _ops.trunc_out.table
 def trunc(input, *, out=None):
@@ -4550,26 +4590,26 @@ def trunc(input, *, out=None):
             return _tb_trunc_out[((input._keys | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, out)
         return _tb_trunc[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc', _G374, (), {'input': input, 'out': out}, _e, 1)
+        return _fallback('trunc', _G377, (), {'input': input, 'out': out}, _e, 1)
 
-_G375 = [_ops.trunc_]
+_G378 = [_ops.trunc_]
 _tb_trunc_ = _ops.trunc_.table
 def trunc_(input):
     try:
         return _tb_trunc_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('trunc_', _G375, (), {'input': input}, _e, 1)
+        return _fallback('trunc_', _G378, (), {'input': input}, _e, 1)
 
-_G376 = [_ops.unbind_int]
+_G379 = [_ops.unbind_int]
 _tb_unbind_int = _ops.unbind_int.table
 def unbind(input, dim=0):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unbind_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unbind', _G376, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unbind', _G379, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G377 = [_ops.unflatten_int]
+_G380 = [_ops.unflatten_int]
 _tb_unflatten_int = _ops.unflatten_int.table
 def unflatten(input, dim, sizes):
     try:
@@ -4577,9 +4617,9 @@ def unflatten(input, dim, sizes):
         if sizes is not None: sizes = _il(sizes)
         return _tb_unflatten_int[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sizes)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unflatten', _G377, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
+        return _fallback('unflatten', _G380, (), {'input': input, 'dim': dim, 'sizes': sizes}, _e, 1)
 
-_G378 = [_ops.unique_consecutive, _ops.unique_consecutive_out]
+_G381 = [_ops.unique_consecutive, _ops.unique_consecutive_out]
 _tb_unique_consecutive = _ops.unique_consecutive.table
 _tb_unique_consecutive_out = _ops.unique_consecutive_out.table
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
@@ -4589,9 +4629,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
             return _tb_unique_consecutive_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim, *out)
         return _tb_unique_consecutive[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, return_inverse, return_counts, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_consecutive', _G378, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
+        return _fallback('unique_consecutive', _G381, (), {'input': input, 'return_inverse': return_inverse, 'return_counts': return_counts, 'dim': dim, 'out': out}, _e, 1)
 
-_G379 = [_ops.unique_dim, _ops.unique_dim_out]
+_G382 = [_ops.unique_dim, _ops.unique_dim_out]
 _tb_unique_dim = _ops.unique_dim.table
 _tb_unique_dim_out = _ops.unique_dim_out.table
 def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False, *, out=None):
@@ -4601,9 +4641,9 @@ def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=Fals
             return _tb_unique_dim_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts, *out)
         return _tb_unique_dim[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, sorted, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_dim', _G379, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('unique_dim', _G382, (), {'input': input, 'dim': dim, 'sorted': sorted, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G380 = [_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out]
+_G383 = [_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out]
 _tb_unique_dim_consecutive = _ops.unique_dim_consecutive.table
 _tb_unique_dim_consecutive_out = _ops.unique_dim_consecutive_out.table
 def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False, *, out=None):
@@ -4613,35 +4653,35 @@ def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False
             return _tb_unique_dim_consecutive_out[((input._keys | (out[0]._keys if out[0].__class__ is _T else _k(out[0])) | (out[1]._keys if out[1].__class__ is _T else _k(out[1])) | (out[2]._keys if out[2].__class__ is _T else _k(out[2])) | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts, *out)
         return _tb_unique_dim_consecutive[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim, return_inverse, return_counts)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unique_dim_consecutive', _G380, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
+        return _fallback('unique_dim_consecutive', _G383, (), {'input': input, 'dim': dim, 'return_inverse': return_inverse, 'return_counts': return_counts, 'out': out}, _e, 1)
 
-_G381 = [_ops.unsqueeze]
+_G384 = [_ops.unsqueeze]
 _tb_unsqueeze = _ops.unsqueeze.table
 def unsqueeze(input, dim):
     try:
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unsqueeze[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dim)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('unsqueeze', _G381, (), {'input': input, 'dim': dim}, _e, 1)
+        return _fallback('unsqueeze', _G384, (), {'input': input, 'dim': dim}, _e, 1)
 
-_G382 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
+_G385 = [_ops.var, _ops.var_dim, _ops.var_correction, _ops.var_out, _ops.var_correction_out]
 _tb_var = _ops.var.table
 _tb_var_dim = _ops.var_dim.table
 _tb_var_correction = _ops.var_correction.table
 _tb_var_out = _ops.var_out.table
 _tb_var_correction_out = _ops.var_correction_out.table
 def var(*args, **kwargs):
-    return _generic('var', _G382, args, kwargs)
+    return _generic('var', _G385, args, kwargs)
 
-_G383 = [_ops.var_mean, _ops.var_mean_dim, _ops.var_mean_correction, _ops.var_mean_correction_out]
+_G386 = [_ops.var_mean, _ops.var_mean_dim, _ops.var_mean_correction, _ops.var_mean_correction_out]
 _tb_var_mean = _ops.var_mean.table
 _tb_var_mean_dim = _ops.var_mean_dim.table
 _tb_var_mean_correction = _ops.var_mean_correction.table
 _tb_var_mean_correction_out = _ops.var_mean_correction_out.table
 def var_mean(*args, **kwargs):
-    return _generic('var_mean', _G383, args, kwargs)
+    return _generic('var_mean', _G386, args, kwargs)
 
-_G384 = [_ops.vdot, _ops.vdot_out]
+_G387 = [_ops.vdot, _ops.vdot_out]
 _tb_vdot = _ops.vdot.table
 _tb_vdot_out = _ops.vdot_out.table
 def vdot(input, other, *, out=None):
@@ -4650,25 +4690,25 @@ def vdot(input, other, *, out=None):
             return _tb_vdot_out[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (out._keys if out.__class__ is _T else _k(out)) | (_d := _st.dk)[0]) & _d[1])](input, other, out)
         return _tb_vdot[((input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1])](input, other)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('vdot', _G384, (), {'input': input, 'other': other, 'out': out}, _e, 1)
+        return _fallback('vdot', _G387, (), {'input': input, 'other': other, 'out': out}, _e, 1)
 
-_G385 = [_ops.view_as_complex]
+_G388 = [_ops.view_as_complex]
 _tb_view_as_complex = _ops.view_as_complex.table
 def view_as_complex(input):
     try:
         return _tb_view_as_complex[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as_complex', _G385, (), {'input': input}, _e, 1)
+        return _fallback('view_as_complex', _G388, (), {'input': input}, _e, 1)
 
-_G386 = [_ops.view_as_real]
+_G389 = [_ops.view_as_real]
 _tb_view_as_real = _ops.view_as_real.table
 def view_as_real(input):
     try:
         return _tb_view_as_real[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('view_as_real', _G386, (), {'input': input}, _e, 1)
+        return _fallback('view_as_real', _G389, (), {'input': input}, _e, 1)
 
-_G387 = [_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out]
+_G390 = [_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out]
 _tb_where_self = _ops.where_self.table
 _tb_where_ScalarSelf = _ops.where_ScalarSelf.table
 _tb_where_ScalarOther = _ops.where_ScalarOther.table
@@ -4695,9 +4735,9 @@ def where(condition, input=_M, other=_M, *, out=None):
             return _tb_where[((condition._keys | (_d := _st.dk)[0]) & _d[1])](condition)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('where', _G387, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
+        return _fallback('where', _G390, (), {'condition': condition, 'input': input, 'other': other, 'out': out}, _e, 5)
 
-_G388 = [_ops.xlogy_Tensor, _ops.xlogy_Scalar_Self, _ops.xlogy_Scalar_Other, _ops.xlogy_OutTensor, _ops.xlogy_OutScalar_Self, _ops.xlogy_OutScalar_Other]
+_G391 = [_ops.xlogy_Tensor, _ops.xlogy_Scalar_Self, _ops.xlogy_Scalar_Other, _ops.xlogy_OutTensor, _ops.xlogy_OutScalar_Self, _ops.xlogy_OutScalar_Other]
 _tb_xlogy_Tensor = _ops.xlogy_Tensor.table
 _tb_xlogy_Scalar_Self = _ops.xlogy_Scalar_Self.table
 _tb_xlogy_Scalar_Other = _ops.xlogy_Scalar_Other.table
@@ -4722,9 +4762,9 @@ def xlogy(input, other, *, out=None):
             return _tb_xlogy_Scalar_Other[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('xlogy', _G388, (), {'input': input, 'other': other, 'out': out}, _e, 3)
+        return _fallback('xlogy', _G391, (), {'input': input, 'other': other, 'out': out}, _e, 3)
 
-_G389 = [_ops.xlogy__Tensor, _ops.xlogy__Scalar_Other]
+_G392 = [_ops.xlogy__Tensor, _ops.xlogy__Scalar_Other]
 _tb_xlogy__Tensor = _ops.xlogy__Tensor.table
 _tb_xlogy__Scalar_Other = _ops.xlogy__Scalar_Other.table
 def xlogy_(input, other):
@@ -4736,17 +4776,17 @@ def xlogy_(input, other):
             return _tb_xlogy__Scalar_Other[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, other)
         raise TypeError('no overload matched')
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('xlogy_', _G389, (), {'input': input, 'other': other}, _e, 2)
+        return _fallback('xlogy_', _G392, (), {'input': input, 'other': other}, _e, 2)
 
-_G390 = [_ops.zero_]
+_G393 = [_ops.zero_]
 _tb_zero_ = _ops.zero_.table
 def zero_(input):
     try:
         return _tb_zero_[((input._keys | (_d := _st.dk)[0]) & _d[1])](input)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zero_', _G390, (), {'input': input}, _e, 1)
+        return _fallback('zero_', _G393, (), {'input': input}, _e, 1)
 
-_G391 = [_ops.zeros]
+_G394 = [_ops.zeros]
 _tb_zeros = _ops.zeros.table
 def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
     try:
@@ -4759,9 +4799,9 @@ def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if requires_grad: _rgf(_r)
         return _r
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zeros', _G391, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
+        return _fallback('zeros', _G394, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), {'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory}, _e, 1)
 
-_G392 = [_ops.zeros_like]
+_G395 = [_ops.zeros_like]
 _tb_zeros_like = _ops.zeros_like.table
 def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     try:
@@ -4769,6 +4809,6 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_zeros_like[((input._keys | (_d := _st.dk)[0]) & _d[1])](input, dtype, layout, device, pin_memory, memory_format)
     except (AttributeError, TypeError, IndexError) as _e:
-        return _fallback('zeros_like', _G392, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
+        return _fallback('zeros_like', _G395, (), {'input': input, 'dtype': dtype, 'layout': layout, 'device': device, 'pin_memory': pin_memory, 'memory_format': memory_format}, _e, 1)
 
-__all__ = ['_adaptive_avg_pool2d', '_embedding_bag', '_la_diagonal_copy', '_la_matmul', '_local_scalar_dense', '_log_softmax', '_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward', '_softmax', '_to_copy', '_unique', '_unique2', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'adaptive_avg_pool1d', 'adaptive_max_pool1d', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'alpha_dropout', 'alpha_dropout_', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'avg_pool1d', 'baddbmm', 'batch_norm', 'bernoulli', 'bilinear', 'binary_cross_entropy_with_logits', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'celu', 'celu_', 'chain_matmul', 'cholesky', 'cholesky_inverse', 'cholesky_solve', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'constant_pad_nd', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'copysign', 'cos', 'cos_', 'cosh', 'cosh_', 'cosine_similarity', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum', 'deg2rad', 'deg2rad_', 'det', 'detach', 'diag', 'diag_embed', 'diagflat', 'diagonal', 'digamma', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'einsum', 'embedding', 'embedding_bag', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'erfc', 'erfc_', 'erfinv', 'exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'eye', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout', 'feature_dropout_', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'float_power', 'floor', 'floor_', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'ger', 'greater', 'greater_equal', 'group_norm', 'gt', 'hardshrink', 'hypot', 'i0', 'i0_', 'index_add', 'index_copy', 'index_fill', 'index_put', 'index_put_', 'index_reduce', 'index_select', 'inner', 'inverse', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'kl_div', 'kron', 'kthvalue', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'lgamma', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logcumsumexp', 'logdet', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logit_', 'logspace', 'logsumexp', 'lt', 'masked_fill', 'masked_scatter', 'masked_select', 'matmul', 'matrix_exp', 'matrix_power', 'max', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'mvlgamma', 'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nansum', 'narrow', 'native_batch_norm', 'native_group_norm', 'native_layer_norm', 'native_layer_norm_backward', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'nonzero_static', 'norm', 'normal', 'not_equal', 'ones', 'ones_like', 'outer', 'pairwise_distance', 'permute', 'pinverse', 'pixel_shuffle', 'pixel_unshuffle', 'polygamma', 'pow', 'prelu', 'prod', 'put', 'qr', 'rad2deg', 'rad2deg_', 'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'rms_norm', 'roll', 'rot90', 'round', 'round_', 'rrelu', 'rrelu_', 'rsqrt', 'rsqrt_', 'rsub', 'scalar_tensor', 'scatter', 'scatter_add', 'scatter_reduce', 'select', 'selu', 'selu_', 'sgn', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slogdet', 'softmax', 'sort', 'split_with_sizes', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'stack', 'std', 'std_mean', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take', 'take_along_dim', 'tan', 'tan_', 'tanh', 'tanh_', 'tensordot', 'threshold', 'threshold_', 'tile', 'topk', 'trace', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unflatten', 'unique_consecutive', 'unique_dim', 'unique_dim_consecutive', 'unsqueeze', 'var', 'var_mean', 'vdot', 'view_as_complex', 'view_as_real', 'where', 'xlogy', 'xlogy_', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_adaptive_avg_pool2d', '_embedding_bag', '_fft_c2c', '_fft_c2r', '_fft_r2c', '_la_diagonal_copy', '_la_matmul', '_local_scalar_dense', '_log_softmax', '_scaled_dot_product_flash_attention_for_cpu', '_scaled_dot_product_flash_attention_for_cpu_backward', '_softmax', '_to_copy', '_unique', '_unique2', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'adaptive_avg_pool1d', 'adaptive_max_pool1d', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addr', 'all', 'allclose', 'alpha_dropout', 'alpha_dropout_', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan2', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'argsort', 'argwhere', 'as_strided', 'as_strided_', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan2', 'atan_', 'atanh', 'atanh_', 'avg_pool1d', 'baddbmm', 'batch_norm', 'bernoulli', 'bilinear', 'binary_cross_entropy_with_logits', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'broadcast_to', 'cat', 'ceil', 'ceil_', 'celu', 'celu_', 'chain_matmul', 'cholesky', 'cholesky_inverse', 'cholesky_solve', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'constant_pad_nd', 'conv1d', 'conv2d', 'conv3d', 'conv_transpose1d', 'conv_transpose2d', 'conv_transpose3d', 'convolution', 'copysign', 'cos', 'cos_', 'cosh', 'cosh_', 'cosine_similarity', 'count_nonzero', 'cross', 'cummax', 'cummin', 'cumprod', 'cumsum', 'deg2rad', 'deg2rad_', 'det', 'detach', 'diag', 'diag_embed', 'diagflat', 'diagonal', 'digamma', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'einsum', 'embedding', 'embedding_bag', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'equal', 'erf', 'erf_', 'erfc', 'erfc_', 'erfinv', 'exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'eye', 'feature_alpha_dropout', 'feature_alpha_dropout_', 'feature_dropout', 'feature_dropout_', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'fliplr', 'flipud', 'float_power', 'floor', 'floor_', 'floor_divide', 'fmax', 'fmin', 'fmod', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'ger', 'greater', 'greater_equal', 'group_norm', 'gt', 'hardshrink', 'hypot', 'i0', 'i0_', 'index_add', 'index_copy', 'index_fill', 'index_put', 'index_put_', 'index_reduce', 'index_select', 'inner', 'inverse', 'isclose', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'kl_div', 'kron', 'kthvalue', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'lgamma', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logcumsumexp', 'logdet', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logit', 'logit_', 'logspace', 'logsumexp', 'lt', 'masked_fill', 'masked_scatter', 'masked_select', 'matmul', 'matrix_exp', 'matrix_power', 'max', 'max_pool1d', 'max_pool1d_with_indices', 'max_pool2d', 'max_pool3d', 'maximum', 'mean', 'median', 'min', 'minimum', 'mm', 'mode', 'moveaxis', 'movedim', 'msort', 'mul', 'multinomial', 'multiply', 'mv', 'mvlgamma', 'nan_to_num', 'nan_to_num_', 'nanmean', 'nanmedian', 'nansum', 'narrow', 'native_batch_norm', 'native_group_norm', 'native_layer_norm', 'native_layer_norm_backward', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'nonzero_static', 'norm', 'normal', 'not_equal', 'ones', 'ones_like', 'outer', 'pairwise_distance', 'permute', 'pinverse', 'pixel_shuffle', 'pixel_unshuffle', 'polygamma', 'pow', 'prelu', 'prod', 'put', 'qr', 'rad2deg', 'rad2deg_', 'rand', 'rand_like', 'randint', 'randint_like', 'randn', 'randn_like', 'randperm', 'ravel', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'rms_norm', 'roll', 'rot90', 'round', 'round_', 'rrelu', 'rrelu_', 'rsqrt', 'rsqrt_', 'rsub', 'scalar_tensor', 'scatter', 'scatter_add', 'scatter_reduce', 'select', 'selu', 'selu_', 'sgn', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slogdet', 'softmax', 'sort', 'split_with_sizes', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'stack', 'std', 'std_mean', 'sub', 'subtract', 'sum', 'svd', 'swapaxes', 'swapdims', 't', 'take', 'take_along_dim', 'tan', 'tan_', 'tanh', 'tanh_', 'tensordot', 'threshold', 'threshold_', 'tile', 'topk', 'trace', 'transpose', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unflatten', 'unique_consecutive', 'unique_dim', 'unique_dim_consecutive', 'unsqueeze', 'var', 'var_mean', 'vdot', 'view_as_complex', 'view_as_real', 'where', 'xlogy', 'xlogy_', 'zero_', 'zeros', 'zeros_like']

@@ -20,6 +20,7 @@ import ember.kernels.composite_nn as _composite_nn
 import ember.kernels.composite_nn_norm_loss as _composite_nn_norm_loss
 import ember.kernels.composite_nn_spatial as _composite_nn_spatial
 import ember.kernels.composite_shape as _composite_shape
+import ember.kernels.composite_spectral as _composite_spectral
 import ember.kernels.cpu.activation as _cpu_activation
 import ember.kernels.cpu.compare as _cpu_compare
 import ember.kernels.cpu.copy as _cpu_copy
@@ -33,6 +34,7 @@ import ember.kernels.cpu.random as _cpu_random
 import ember.kernels.cpu.reduction as _cpu_reduction
 import ember.kernels.cpu.shape as _cpu_shape
 import ember.kernels.cpu.special_functions as _cpu_special_functions
+import ember.kernels.cpu.spectral as _cpu_spectral
 import ember.kernels.cpu.views as _cpu_views
 import ember.kernels.meta.activation as _meta_activation
 import ember.kernels.meta.compare as _meta_compare
@@ -47,6 +49,7 @@ import ember.kernels.meta.random as _meta_random
 import ember.kernels.meta.reduction as _meta_reduction
 import ember.kernels.meta.shape as _meta_shape
 import ember.kernels.meta.special_functions as _meta_special_functions
+import ember.kernels.meta.spectral as _meta_spectral
 import ember.kernels.meta.views as _meta_views
 
 _ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do
@@ -386,6 +389,54 @@ fill_Tensor_out = define_op('aten', 'fill.Tensor_out(Tensor self, Tensor value, 
 fill__Scalar = define_op('aten', 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', (), True)
 fill__Tensor = define_op('aten', 'fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)', (), True)
 zero_ = define_op('aten', 'zero_(Tensor(a!) self) -> Tensor(a!)', (), True)
+_fft_r2c = define_op('aten', '_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor', (), True)
+_fft_r2c_out = define_op('aten', '_fft_r2c.out(Tensor self, int[] dim, int normalization, bool onesided, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_fft_c2r = define_op('aten', '_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor', (), True)
+_fft_c2r_out = define_op('aten', '_fft_c2r.out(Tensor self, int[] dim, int normalization, SymInt last_dim_size, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+_fft_c2c = define_op('aten', '_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor', (), True)
+_fft_c2c_out = define_op('aten', '_fft_c2c.out(Tensor self, SymInt[] dim, int normalization, bool forward, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_fft = define_op('aten', 'fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_fft_out = define_op('aten', 'fft_fft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ifft = define_op('aten', 'fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_ifft_out = define_op('aten', 'fft_ifft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_rfft = define_op('aten', 'fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_rfft_out = define_op('aten', 'fft_rfft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_irfft = define_op('aten', 'fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_irfft_out = define_op('aten', 'fft_irfft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_hfft = define_op('aten', 'fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_hfft_out = define_op('aten', 'fft_hfft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ihfft = define_op('aten', 'fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor', (), True)
+fft_ihfft_out = define_op('aten', 'fft_ihfft.out(Tensor self, SymInt? n=None, int dim=-1, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_fft2 = define_op('aten', 'fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_fft2_out = define_op('aten', 'fft_fft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ifft2 = define_op('aten', 'fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_ifft2_out = define_op('aten', 'fft_ifft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_rfft2 = define_op('aten', 'fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_rfft2_out = define_op('aten', 'fft_rfft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_irfft2 = define_op('aten', 'fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_irfft2_out = define_op('aten', 'fft_irfft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_hfft2 = define_op('aten', 'fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_hfft2_out = define_op('aten', 'fft_hfft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ihfft2 = define_op('aten', 'fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None) -> Tensor', (), True)
+fft_ihfft2_out = define_op('aten', 'fft_ihfft2.out(Tensor self, SymInt[1]? s=None, int[1] dim=[-2,-1], str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_fftn = define_op('aten', 'fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_fftn_out = define_op('aten', 'fft_fftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ifftn = define_op('aten', 'fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_ifftn_out = define_op('aten', 'fft_ifftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_rfftn = define_op('aten', 'fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_rfftn_out = define_op('aten', 'fft_rfftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_irfftn = define_op('aten', 'fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_irfftn_out = define_op('aten', 'fft_irfftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_hfftn = define_op('aten', 'fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_hfftn_out = define_op('aten', 'fft_hfftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_ihfftn = define_op('aten', 'fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor', (), True)
+fft_ihfftn_out = define_op('aten', 'fft_ihfftn.out(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_fftfreq = define_op('aten', 'fft_fftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+fft_fftfreq_out = define_op('aten', 'fft_fftfreq.out(int n, float d=1.0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_rfftfreq = define_op('aten', 'fft_rfftfreq(int n, float d=1.0, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', (), True)
+fft_rfftfreq_out = define_op('aten', 'fft_rfftfreq.out(int n, float d=1.0, *, Tensor(a!) out) -> Tensor(a!)', (), True)
+fft_fftshift = define_op('aten', 'fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor', (), True)
+fft_ifftshift = define_op('aten', 'fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor', (), True)
 index_Tensor = define_op('aten', 'index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', (), True)
 index_Tensor_out = define_op('aten', 'index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', (), True)
 index_put_ = define_op('aten', 'index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', (), True)
@@ -3971,6 +4022,159 @@ def _meta_zero_(self):
 zero_.register(K.Meta, _meta_zero_, name='meta.creation.zero_')
 
 zero_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
+def _cpu__fft_r2c(self, dim, normalization, onesided):
+    return _cw(_cpu_spectral.fft_r2c(self._np, dim, normalization, onesided))
+
+_fft_r2c.register(K.CPU, _cpu__fft_r2c, name='cpu.spectral.fft_r2c')
+
+def _meta__fft_r2c(self, dim, normalization, onesided):
+    return _mw(_meta_spectral.fft_r2c(self, dim, normalization, onesided))
+
+_fft_r2c.register(K.Meta, _meta__fft_r2c, name='meta.spectral.fft_r2c')
+
+def _cpu__fft_r2c_out(self, dim, normalization, onesided, out):
+    _cstore_out(out, _cpu_spectral.fft_r2c(self._np, dim, normalization, onesided))
+    return out
+
+_fft_r2c_out.register(K.CPU, _cpu__fft_r2c_out, name='cpu.spectral.fft_r2c')
+
+def _meta__fft_r2c_out(self, dim, normalization, onesided, out):
+    _mstore_out(out, _meta_spectral.fft_r2c(self, dim, normalization, onesided))
+    return out
+
+_fft_r2c_out.register(K.Meta, _meta__fft_r2c_out, name='meta.spectral.fft_r2c')
+
+_fft_r2c_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__fft_c2r(self, dim, normalization, last_dim_size):
+    return _cw(_cpu_spectral.fft_c2r(self._np, dim, normalization, last_dim_size))
+
+_fft_c2r.register(K.CPU, _cpu__fft_c2r, name='cpu.spectral.fft_c2r')
+
+def _meta__fft_c2r(self, dim, normalization, last_dim_size):
+    return _mw(_meta_spectral.fft_c2r(self, dim, normalization, last_dim_size))
+
+_fft_c2r.register(K.Meta, _meta__fft_c2r, name='meta.spectral.fft_c2r')
+
+def _cpu__fft_c2r_out(self, dim, normalization, last_dim_size, out):
+    _cstore_out(out, _cpu_spectral.fft_c2r(self._np, dim, normalization, last_dim_size))
+    return out
+
+_fft_c2r_out.register(K.CPU, _cpu__fft_c2r_out, name='cpu.spectral.fft_c2r')
+
+def _meta__fft_c2r_out(self, dim, normalization, last_dim_size, out):
+    _mstore_out(out, _meta_spectral.fft_c2r(self, dim, normalization, last_dim_size))
+    return out
+
+_fft_c2r_out.register(K.Meta, _meta__fft_c2r_out, name='meta.spectral.fft_c2r')
+
+_fft_c2r_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+def _cpu__fft_c2c(self, dim, normalization, forward):
+    return _cw(_cpu_spectral.fft_c2c(self._np, dim, normalization, forward))
+
+_fft_c2c.register(K.CPU, _cpu__fft_c2c, name='cpu.spectral.fft_c2c')
+
+def _meta__fft_c2c(self, dim, normalization, forward):
+    return _mw(_meta_spectral.fft_c2c(self, dim, normalization, forward))
+
+_fft_c2c.register(K.Meta, _meta__fft_c2c, name='meta.spectral.fft_c2c')
+
+def _cpu__fft_c2c_out(self, dim, normalization, forward, out):
+    _cstore_out(out, _cpu_spectral.fft_c2c(self._np, dim, normalization, forward))
+    return out
+
+_fft_c2c_out.register(K.CPU, _cpu__fft_c2c_out, name='cpu.spectral.fft_c2c')
+
+def _meta__fft_c2c_out(self, dim, normalization, forward, out):
+    _mstore_out(out, _meta_spectral.fft_c2c(self, dim, normalization, forward))
+    return out
+
+_fft_c2c_out.register(K.Meta, _meta__fft_c2c_out, name='meta.spectral.fft_c2c')
+
+_fft_c2c_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+fft_fft.register(K.CompositeImplicitAutograd, _composite_spectral.fft, name='composite_spectral.fft')
+
+fft_fft_out.register(K.CompositeImplicitAutograd, _composite_spectral.fft_out, name='composite_spectral.fft_out')
+
+fft_ifft.register(K.CompositeImplicitAutograd, _composite_spectral.ifft, name='composite_spectral.ifft')
+
+fft_ifft_out.register(K.CompositeImplicitAutograd, _composite_spectral.ifft_out, name='composite_spectral.ifft_out')
+
+fft_rfft.register(K.CompositeImplicitAutograd, _composite_spectral.rfft, name='composite_spectral.rfft')
+
+fft_rfft_out.register(K.CompositeImplicitAutograd, _composite_spectral.rfft_out, name='composite_spectral.rfft_out')
+
+fft_irfft.register(K.CompositeImplicitAutograd, _composite_spectral.irfft, name='composite_spectral.irfft')
+
+fft_irfft_out.register(K.CompositeImplicitAutograd, _composite_spectral.irfft_out, name='composite_spectral.irfft_out')
+
+fft_hfft.register(K.CompositeImplicitAutograd, _composite_spectral.hfft, name='composite_spectral.hfft')
+
+fft_hfft_out.register(K.CompositeImplicitAutograd, _composite_spectral.hfft_out, name='composite_spectral.hfft_out')
+
+fft_ihfft.register(K.CompositeImplicitAutograd, _composite_spectral.ihfft, name='composite_spectral.ihfft')
+
+fft_ihfft_out.register(K.CompositeImplicitAutograd, _composite_spectral.ihfft_out, name='composite_spectral.ihfft_out')
+
+fft_fft2.register(K.CompositeImplicitAutograd, _composite_spectral.fft2, name='composite_spectral.fft2')
+
+fft_fft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.fft2_out, name='composite_spectral.fft2_out')
+
+fft_ifft2.register(K.CompositeImplicitAutograd, _composite_spectral.ifft2, name='composite_spectral.ifft2')
+
+fft_ifft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.ifft2_out, name='composite_spectral.ifft2_out')
+
+fft_rfft2.register(K.CompositeImplicitAutograd, _composite_spectral.rfft2, name='composite_spectral.rfft2')
+
+fft_rfft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.rfft2_out, name='composite_spectral.rfft2_out')
+
+fft_irfft2.register(K.CompositeImplicitAutograd, _composite_spectral.irfft2, name='composite_spectral.irfft2')
+
+fft_irfft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.irfft2_out, name='composite_spectral.irfft2_out')
+
+fft_hfft2.register(K.CompositeImplicitAutograd, _composite_spectral.hfft2, name='composite_spectral.hfft2')
+
+fft_hfft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.hfft2_out, name='composite_spectral.hfft2_out')
+
+fft_ihfft2.register(K.CompositeImplicitAutograd, _composite_spectral.ihfft2, name='composite_spectral.ihfft2')
+
+fft_ihfft2_out.register(K.CompositeImplicitAutograd, _composite_spectral.ihfft2_out, name='composite_spectral.ihfft2_out')
+
+fft_fftn.register(K.CompositeImplicitAutograd, _composite_spectral.fftn, name='composite_spectral.fftn')
+
+fft_fftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.fftn_out, name='composite_spectral.fftn_out')
+
+fft_ifftn.register(K.CompositeImplicitAutograd, _composite_spectral.ifftn, name='composite_spectral.ifftn')
+
+fft_ifftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.ifftn_out, name='composite_spectral.ifftn_out')
+
+fft_rfftn.register(K.CompositeImplicitAutograd, _composite_spectral.rfftn, name='composite_spectral.rfftn')
+
+fft_rfftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.rfftn_out, name='composite_spectral.rfftn_out')
+
+fft_irfftn.register(K.CompositeImplicitAutograd, _composite_spectral.irfftn, name='composite_spectral.irfftn')
+
+fft_irfftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.irfftn_out, name='composite_spectral.irfftn_out')
+
+fft_hfftn.register(K.CompositeImplicitAutograd, _composite_spectral.hfftn, name='composite_spectral.hfftn')
+
+fft_hfftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.hfftn_out, name='composite_spectral.hfftn_out')
+
+fft_ihfftn.register(K.CompositeImplicitAutograd, _composite_spectral.ihfftn, name='composite_spectral.ihfftn')
+
+fft_ihfftn_out.register(K.CompositeImplicitAutograd, _composite_spectral.ihfftn_out, name='composite_spectral.ihfftn_out')
+
+fft_fftfreq.register(K.CompositeExplicitAutograd, _composite_spectral.fftfreq, name='composite_spectral.fftfreq')
+
+fft_fftfreq_out.register(K.CompositeExplicitAutograd, _composite_spectral.fftfreq_out, name='composite_spectral.fftfreq_out')
+
+fft_rfftfreq.register(K.CompositeExplicitAutograd, _composite_spectral.rfftfreq, name='composite_spectral.rfftfreq')
+
+fft_rfftfreq_out.register(K.CompositeExplicitAutograd, _composite_spectral.rfftfreq_out, name='composite_spectral.rfftfreq_out')
+
+fft_fftshift.register(K.CompositeImplicitAutograd, _composite_spectral.fftshift, name='composite_spectral.fftshift')
+
+fft_ifftshift.register(K.CompositeImplicitAutograd, _composite_spectral.ifftshift, name='composite_spectral.ifftshift')
+
 def _cpu_index_Tensor(self, indices):
     return _cw(_cpu_indexing.index(self._np, [None if t is None else t._np for t in indices]))
 

@@ -166,3 +166,19 @@ def test_signature_listing_full_message(args):
         if L is torch:
             tmsg = str(ei.value).replace("torch.", "ember.")
     assert str(ei.value) == tmsg
+
+
+def test_composite_out_resize_warns_like_torch():
+    # out= variants of composite ops (outer, matmul, ...) resize a wrong-shaped out with ATen's warning
+    import warnings
+    seen = {}
+    for L in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            o = L.empty(2)
+            L.outer(L.ones(3), L.ones(2), out=o)
+            e = L.empty(0)
+            L.outer(L.ones(3), L.ones(2), out=e)  # an empty out is resized silently
+        # (torch appends where in its C++ source the warning came from)
+        seen[L] = ([str(x.message).split(" (Triggered internally")[0] for x in w], tuple(o.shape), tuple(e.shape))
+    assert seen[ember] == seen[torch]

@@ -5,12 +5,13 @@ import collections
 import itertools
 import math
 import operator
-import warnings
 from collections.abc import Sequence
 
 import ember
 from ember.autograd.function import Function
 from ember.core.errors import fmt_shape
+from ember.core.dtype import check_cast
+from ember.kernels.composite import store_out
 from ember.kernels.meta.pointwise import broadcast_shapes
 
 __all__ = ["real", "imag", "angle", "polar", "complex", "isin", "bucketize", "searchsorted", "bincount",
@@ -37,25 +38,8 @@ def _not_implemented(op, dtype, device):
     return NotImplementedError(f'"{op}_{device.type}" not implemented for \'{dtype._short}\'')
 
 
-def _check_cast(dtype, out_dtype):
-    if not ember.can_cast(dtype, out_dtype):
-        raise RuntimeError(f"result type {dtype._short} can't be cast to the desired output type {out_dtype._short}")
-
-
 def _store_out(out, r):
-    """out <- r as ATen's out= variants do: cast check, resize (with its warning when out had elements)."""
-    _check_cast(r.dtype, out.dtype)
-    if out.shape != r.shape:
-        if out.numel():
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"{fmt_shape(out.shape)}, which does not match the required output shape "
-                          f"{fmt_shape(r.shape)}. This behavior is deprecated, and in a future PyTorch release "
-                          "outputs will not be resized unless they have zero elements. You can explicitly "
-                          "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                          UserWarning, stacklevel=3)
-        out.resize_(r.shape)
-    out.copy_(r)
-    return out
+    return store_out(out, r, stacklevel=4)
 
 
 # ---- complex numbers ----
@@ -358,7 +342,7 @@ def _int_pair(op, input, other, method, out_dtype=None):
     _tensor_arg(op, "other", 1 if method else 2, other)
     common = ember.result_type(input, other)
     if out_dtype is not None:
-        _check_cast(common, out_dtype)
+        check_cast(common, out_dtype)
     if common == ember.bool or common.is_floating_point or common.is_complex:
         raise _not_implemented(op, common, input.device)
     return ember.broadcast_tensors(input.to(common), other.to(common))

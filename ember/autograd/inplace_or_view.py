@@ -45,13 +45,8 @@ def out_from_functional(functional_op, n_out=1):
         outs, ins = args[-n_out:], args[:-n_out]
         r = functional_op(*ins)
         rs = (r,) if n_out == 1 else tuple(r)
-        from ember.core import dtype as _dt
+        from ember.kernels.composite import store_out
         for o, v in zip(outs, rs):
-            if v._dtype is not o._dtype and not _dt.can_cast(v._dtype, o._dtype):
-                raise RuntimeError(f"result type {v._dtype._short} can't be cast to the desired output "
-                                   f"type {o._dtype._short}")
-            if tuple(o._shape) != tuple(v._shape):
-                o.resize_(tuple(v._shape)) if hasattr(o, "resize_") else None
-            o.copy_(v)
+            store_out(o, v, stacklevel=5)
         return outs[0] if n_out == 1 else outs
     return kernel

@@ -218,6 +218,12 @@ def legacy_type_name(dtype, device_type="cpu"):
     return "torch." + mid + LEGACY_NAMES[dtype]
 
 
+def check_cast(from_, to):
+    """Raise TensorIterator's error when a result of dtype from_ cannot be written into `to`."""
+    if from_ is not to and not can_cast(from_, to):
+        raise RuntimeError(f"result type {from_._short} can't be cast to the desired output type {to._short}")
+
+
 def can_cast(from_, to):
     """PyTorch's canCast: no float->int, complex->non-complex, non-bool->bool."""
     if from_.category == COMPLEX and to.category != COMPLEX:

@@ -22,3 +22,13 @@ def wrap_dims(dims, ndim):
 
 def fmt_shape(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def warn_resized(old_shape, new_shape, stacklevel=2):
+    """ATen's resize_output warning: an out= tensor that had elements got the result's shape."""
+    import warnings
+    warnings.warn(f"An output with one or more elements was resized since it had shape {fmt_shape(old_shape)}, "
+                  f"which does not match the required output shape {fmt_shape(new_shape)}. This behavior is "
+                  "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                  "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                  "elements with t.resize_(0).", UserWarning, stacklevel=stacklevel + 1)

@@ -1,7 +1,20 @@
 """Composite operators: written with other ember operators, so they run on every backend
 (CompositeImplicitAutograd, and CompositeExplicitAutograd where a backend may override)."""
 import ember
+from ember.core.dtype import check_cast
+from ember.core.errors import warn_resized
 from ember.core.tensor_impl import contiguous_strides
+
+
+def store_out(out, r, stacklevel=3):
+    """out <- r for a composite's out= variant, as ATen does it: the cast check, a resize to the
+    result's shape (with ATen's warning when out had elements), then copy_."""
+    check_cast(r.dtype, out.dtype)
+    if out.shape != r.shape:
+        if out.numel():
+            warn_resized(out.shape, r.shape, stacklevel + 1)
+        out.resize_(r.shape)
+    return out.copy_(r)
 
 
 def dense_strides_like(t):

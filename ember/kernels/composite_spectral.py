@@ -1,10 +1,10 @@
 """torch.fft written with _fft_r2c / _fft_c2r / _fft_c2c and other ember ops, as ATen's SpectralOps.cpp
 writes it (CompositeImplicitAutograd: the graph records the ops called here)."""
 import math
-import warnings
 
 import ember
-from ember.core.errors import fmt_shape, wrap_dim
+from ember.core.errors import wrap_dim
+from ember.kernels.composite import store_out
 
 _NONE, _BY_ROOT_N, _BY_N = 0, 1, 2  # ATen's fft_norm_mode
 
@@ -68,19 +68,8 @@ def _out_check(fname, out, complex_out):
 
 
 def _into(out, r):
-    """The result written into out= (resized to the result's shape, with ATen's warning when out had elements)."""
-    if out is None:
-        return r
-    shape = tuple(r.shape)
-    if tuple(out.shape) != shape:
-        if out.numel():
-            warnings.warn(f"An output with one or more elements was resized since it had shape {fmt_shape(out.shape)}, "
-                          f"which does not match the required output shape {fmt_shape(shape)}. This behavior is "
-                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
-                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
-                          "elements with t.resize_(0).", UserWarning, stacklevel=4)
-        out.resize_(shape)
-    return out.copy_(r)
+    """The result, or written into out= (resized with ATen's warning when out had elements)."""
+    return r if out is None else store_out(out, r, stacklevel=4)
 
 
 # ---- one dimension ------------------------------------------------------------------------------------

@@ -1,11 +1,10 @@
 """Between the dispatcher and the NumPy kernels: Tensors in, arrays to the kernel, Tensors out."""
-import warnings
 
 import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.device import CPU
-from ember.core.errors import fmt_shape
+from ember.core.errors import fmt_shape, warn_resized
 from ember.core.tensor_impl import CPU_KEYS, TensorImpl, make_view_cpu, tensor_class
 
 T = tensor_class[0]  # ember.Tensor, placed there by ember/tensor.py before the registrations load
@@ -37,10 +36,7 @@ def wrap(arr):
 view = make_view_cpu
 
 
-def _check_cast(rdt, target):
-    if rdt is not target and not _dt.can_cast(rdt, target):
-        raise RuntimeError(f"result type {rdt._short} can't be cast to the desired output type "
-                           f"{target._short}")
+_check_cast = _dt.check_cast
 
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -77,13 +73,7 @@ def store_out(out, r):
         _check_cast(_NP2DT[r.dtype], out._dtype)
     if r.shape != a.shape:
         if a.size != 0:
-            warnings.warn(
-                f"An output with one or more elements was resized since it had shape "
-                f"{fmt_shape(a.shape)}, which does not match the required output shape "
-                f"{fmt_shape(r.shape)}. This behavior is deprecated, and in a future PyTorch release "
-                "outputs will not be resized unless they have zero elements. You can explicitly "
-                "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-                UserWarning, stacklevel=4)
+            warn_resized(a.shape, r.shape, stacklevel=4)
         resize_cpu(out, r.shape)
         a = out._np
     if not a.flags.writeable:

@@ -36,9 +36,7 @@ def _broadcast(a, b):
 
 def store_inplace(self, spec, name):
     shape, dtype = spec[0], spec[1]
-    if dtype is not self._dtype and not _dt.can_cast(dtype, self._dtype):
-        raise RuntimeError(f"result type {dtype._short} can't be cast to the desired output type "
-                           f"{self._dtype._short}")
+    _dt.check_cast(dtype, self._dtype)
     if tuple(shape) != self._shape:
         b = _broadcast(shape, self._shape) or tuple(shape)
         if b != self._shape:
@@ -48,9 +46,7 @@ def store_inplace(self, spec, name):
 
 def store_out(out, spec):
     shape, dtype = tuple(spec[0]), spec[1]
-    if dtype is not out._dtype and not _dt.can_cast(dtype, out._dtype):
-        raise RuntimeError(f"result type {dtype._short} can't be cast to the desired output type "
-                           f"{out._dtype._short}")
+    _dt.check_cast(dtype, out._dtype)
     if shape != out._shape:
         out._shape = shape
         out._strides = contiguous_strides(shape)

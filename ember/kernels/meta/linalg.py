@@ -1084,6 +1084,4 @@ def baddbmm_(s, a, b, beta=1, alpha=1):
 def addr_(s, a, b, beta=1, alpha=1):
     addr_inplace_check(s._shape, a._shape, b._shape)
     shape, rt = addr(s, a, b, beta, alpha)
-    if rt is not s._dtype and not _dt.can_cast(rt, s._dtype):
-        raise RuntimeError(f"result type {rt._short} can't be cast to the desired output type "
-                           f"{s._dtype._short}")
+    _dt.check_cast(rt, s._dtype)

@@ -20,8 +20,7 @@ def mvlgamma_check(d, p):
 def inplace_check(r, a):
     """An explicit in-place kernel's result array r must cast to self's array a (same_kind)."""
     rd, ad = _NP2DT[r.dtype], _NP2DT[a.dtype]
-    if rd is not ad and not _dt.can_cast(rd, ad):
-        raise RuntimeError(f"result type {rd._short} can't be cast to the desired output type {ad._short}")
+    _dt.check_cast(rd, ad)
 
 
 def polygamma(n, a):
@@ -36,8 +35,7 @@ def polygamma_(a, n):
 
 def _inplace_dtype(a):
     d = unary_float(a)[1]
-    if d is not a._dtype and not _dt.can_cast(d, a._dtype):
-        raise RuntimeError(f"result type {d._short} can't be cast to the desired output type {a._dtype._short}")
+    _dt.check_cast(d, a._dtype)
 
 
 def mvlgamma(a, p):

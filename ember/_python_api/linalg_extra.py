@@ -5,6 +5,7 @@ import sys
 import types
 
 import ember
+from ember.kernels.meta.pointwise import broadcast_shapes
 
 __all__ = ["orgqr"]
 
@@ -16,20 +17,6 @@ _lstsq_result = collections.namedtuple("linalg_lstsq", ["solution", "residuals",
 _lstsq_result.__module__ = "ember.return_types"
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
-
-
-def _broadcast_batch(a, b):
-    """Broadcast two batch shapes, raising PyTorch's message on a mismatch."""
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        x = a[-i] if i <= len(a) else 1
-        y = b[-i] if i <= len(b) else 1
-        if x != y and x != 1 and y != 1:
-            dim = max(len(a), len(b)) - i
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) "
-                               f"at non-singleton dimension {dim}")
-        out.append(y if x == 1 else x)
-    return tuple(reversed(out))
 
 
 def _real_dtype(dtype):
@@ -58,7 +45,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if B2.shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     # PyTorch takes other's batch dims as other.unsqueeze(-1)'s whenever other has one dim less
-    batch = _broadcast_batch(tuple(A.shape[:-2]), tuple(B.shape[:-1] if dim_diff else B.shape[:-2]))
+    batch = broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-1] if dim_diff else B.shape[:-2]))
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")

@@ -252,30 +252,6 @@ def blackman_window(*args, **kwargs):
     return _window("blackman_window", args, kwargs, _blackman)
 
 
-def _i0_terms(x):
-    """Terms of the power series of I0 needed at |x| <= x (all terms are positive, so the sum is
-    accurate to rounding); a cap keeps nan/inf/huge arguments finite in time."""
-    q = (x / 2.0) ** 2
-    term = total = 1.0
-    k = 0
-    while k < 1000 and not term <= total * 1e-17:
-        k += 1
-        term *= q / (k * k)
-        total += term
-    return k
-
-
-def _i0(x, terms):
-    """Modified Bessel function I0 as its power series sum_k ((x/2)^2)^k / (k!)^2."""
-    q = (x * 0.5).square()
-    term = ember.ones_like(x)
-    total = term
-    for k in range(1, terms + 1):
-        term = term * q / float(k * k)
-        total = total + term
-    return total
-
-
 def kaiser_window(*args, **kwargs):
     """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, ...):
     I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta) with a = (N - 1) / 2."""
@@ -289,9 +265,8 @@ def _kaiser(k, m, beta=12.0):
     k = k.to(opmath)
     alpha = (m - 1) / 2.0
     x = (1 - ((k - alpha) / alpha).square()).abs().sqrt() * beta
-    terms = _i0_terms(abs(beta))
     beta_t = ember.full((), beta, dtype=opmath, device=k.device)
-    return (_i0(x, terms) / _i0(beta_t, terms)).to(dtype)
+    return (ember.i0(x) / ember.i0(beta_t)).to(dtype)
 
 
 # ---- tril_indices / triu_indices ------------------------------------------------------------------

@@ -9,6 +9,7 @@ formulas; the checks of ATen's kernels are repeated here with PyTorch's messages
 import math
 
 import ember
+from ember.kernels.composite_nn_norm_loss import _reduce  # ATen's apply_loss_reduction
 from ember.nn._functional_norm_loss import _enum, _legacy
 from ember.nn.functional import logsigmoid
 
@@ -25,15 +26,6 @@ def _reduction_enum(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         reduction = _legacy(size_average, reduce)
     return _enum(reduction)
-
-
-def _apply_reduction(loss, reduction_enum):
-    """ATen's apply_loss_reduction."""
-    if reduction_enum == 1:
-        return loss.mean()
-    if reduction_enum == 2:
-        return loss.sum()
-    return loss
 
 
 def _check_no_requires_grad(t, arg, fname):
@@ -70,7 +62,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
             f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
-    return _apply_reduction((-target * (input1 - input2) + margin).clamp_min(0), r)
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), r)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -81,7 +73,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if z.shape != input.shape:  # ATen writes -input * target into a tensor of input's shape
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast shape "
                            f"{list(z.shape)}")
-    return _apply_reduction(z.to(input.dtype).exp().log1p(), r)
+    return _reduce(z.to(input.dtype).exp().log1p(), r)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -109,7 +101,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     zeros = ember.zeros_like(input)
     output_margin = ember.where(target != 1, (margin - input).clamp_min(0), zeros)
     output_self = ember.where(target != -1, input, zeros)
-    return _apply_reduction(output_margin + output_self, r)
+    return _reduce(output_margin + output_self, r)
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
@@ -132,7 +124,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     zeros = ember.zeros_like(cos)
     output_pos = ember.where(target == 1, 1 - cos, zeros)
     output_neg = ember.where(target == -1, (cos - margin).clamp_min(0), zeros)
-    return _apply_reduction(output_pos + output_neg, r)
+    return _reduce(output_pos + output_neg, r)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
@@ -147,7 +139,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         # Stirling's approximation of log(target!), counted only where target > 1
         stirling_term = target * ember.log(target) - target + 0.5 * ember.log(2 * math.pi * target)
         loss = loss + stirling_term.masked_fill(target <= 1, 0)
-    return _apply_reduction(loss, r)
+    return _reduce(loss, r)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -200,7 +192,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     dist_neg = ember.pairwise_distance(anchor, negative, p, eps)
     if swap:
         dist_neg = ember.minimum(dist_neg, ember.pairwise_distance(positive, negative, p, eps))
-    return _apply_reduction(ember.clamp_min(margin + dist_pos - dist_neg, 0), r)
+    return _reduce(ember.clamp_min(margin + dist_pos - dist_neg, 0), r)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
@@ -263,7 +255,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     # the target class itself is not a margin violation
     z = z.masked_fill(ember.arange(dim, device=input.device) == y, 0)
     loss = (z.sum(1) / dim).reshape(target.shape)
-    return _apply_reduction(loss, r)
+    return _reduce(loss, r)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -297,4 +289,4 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     loss = z.sum((1, 2)) / dim
     if ndims <= 1:
         loss = loss.reshape(())
-    return _apply_reduction(loss, r)
+    return _reduce(loss, r)

@@ -11,6 +11,8 @@ import ember
 from ember.core.errors import fmt_shape, wrap_dim
 from ember.dispatch.resolve import bind, fail
 from ember.dispatch.schema import parse_schema
+from ember.core.dtype import result_type_of
+from ember.kernels.meta.pointwise import part
 
 __all__ = ["diff", "cov", "corrcoef", "hann_window", "hamming_window", "bartlett_window",
            "blackman_window", "kaiser_window", "tril_indices", "triu_indices", "cartesian_prod",
@@ -337,20 +339,8 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _result_type(tensors):
-    """ATen's result_type over a tensor list: 0-d tensors only count when of a higher category."""
-    def category(d):
-        return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d is ember.bool else 1
-    dim_result = zero_result = None
-    for t in tensors:
-        if t.dim():
-            dim_result = t.dtype if dim_result is None else ember.promote_types(dim_result, t.dtype)
-        else:
-            zero_result = t.dtype if zero_result is None else ember.promote_types(zero_result, t.dtype)
-    if dim_result is None:
-        return zero_result
-    if zero_result is not None and category(zero_result) > category(dim_result):
-        return ember.promote_types(dim_result, zero_result)
-    return dim_result
+    """ATen's result_type over a tensor list (0-d tensors only count when of a higher category)."""
+    return result_type_of(tuple(part(t) for t in tensors)) if tensors else None
 
 
 def block_diag(*tensors):

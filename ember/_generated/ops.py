@@ -7582,18 +7582,17 @@ def _cpu_add_Tensor(self, other, alpha):
         if _d is other._dtype and _d in _SDT_add_Tensor and alpha is _ONE:
             try:
                 _r = _SD_add_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.add((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 add_Tensor.register(K.CPU, _cpu_add_Tensor, name='cpu.pointwise.add')
@@ -7637,18 +7636,17 @@ def _cpu_sub_Tensor(self, other, alpha):
         if _d is other._dtype and _d in _SDT_sub_Tensor and alpha is _ONE:
             try:
                 _r = _SD_sub_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 sub_Tensor.register(K.CPU, _cpu_sub_Tensor, name='cpu.pointwise.sub')
@@ -7692,18 +7690,17 @@ def _cpu_subtract_Tensor(self, other, alpha):
         if _d is other._dtype and _d in _SDT_subtract_Tensor and alpha is _ONE:
             try:
                 _r = _SD_subtract_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.sub((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other)), alpha))
 
 subtract_Tensor.register(K.CPU, _cpu_subtract_Tensor, name='cpu.pointwise.sub')
@@ -7769,18 +7766,17 @@ def _cpu_mul_Tensor(self, other):
         if _d is other._dtype and _d in _SDT_mul_Tensor:
             try:
                 _r = _SD_mul_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 mul_Tensor.register(K.CPU, _cpu_mul_Tensor, name='cpu.pointwise.mul')
@@ -7824,18 +7820,17 @@ def _cpu_multiply_Tensor(self, other):
         if _d is other._dtype and _d in _SDT_multiply_Tensor:
             try:
                 _r = _SD_multiply_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.mul((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 multiply_Tensor.register(K.CPU, _cpu_multiply_Tensor, name='cpu.pointwise.mul')
@@ -7878,18 +7873,17 @@ def _cpu_div_Tensor(self, other):
         if _d is other._dtype and _d in _SDT_div_Tensor:
             try:
                 _r = _SD_div_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 div_Tensor.register(K.CPU, _cpu_div_Tensor, name='cpu.pointwise.div')
@@ -7968,18 +7962,17 @@ def _cpu_divide_Tensor(self, other):
         if _d is other._dtype and _d in _SDT_divide_Tensor:
             try:
                 _r = _SD_divide_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 divide_Tensor.register(K.CPU, _cpu_divide_Tensor, name='cpu.pointwise.div')
@@ -8058,18 +8051,17 @@ def _cpu_true_divide_Tensor(self, other):
         if _d is other._dtype and _d in _SDT_true_divide_Tensor:
             try:
                 _r = _SD_true_divide_Tensor(self._np, other._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape if self._shape == other._shape else _r.shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+            except ValueError:
+                _r = None
+            if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+                _t = _new(_T)  # what _cw does, with the dtype known
+                _t._np = _r
+                _t._shape = self._shape if self._shape == other._shape else _r.shape
+                _t._dtype = _d
+                _t._device = _CPU
+                _t._keys = _CPU_KEYS
+                _t._base = _t._vc = _t._ameta = None
+                return _t
     return _cw(_cpu_pointwise.div((self._np if self.__class__ is _T else _u(self)), (other._np if other.__class__ is _T else _u(other))))
 
 true_divide_Tensor.register(K.CPU, _cpu_true_divide_Tensor, name='cpu.pointwise.div')
@@ -8441,23 +8433,18 @@ square_out.register(K.Meta, _meta_square_out, name='meta.pointwise.square')
 square_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _SD_neg, _SDT_neg = _cpu_pointwise.neg_same
 def _cpu_neg(self):
-    if True:
-        _d = self._dtype
-        if _d in _SDT_neg:
-            try:
-                _r = _SD_neg(self._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+    _d = self._dtype
+    if _d in _SDT_neg:
+        _r = _SD_neg(self._np)
+        if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+            _t = _new(_T)  # what _cw does, with the dtype known
+            _t._np = _r
+            _t._shape = self._shape
+            _t._dtype = _d
+            _t._device = _CPU
+            _t._keys = _CPU_KEYS
+            _t._base = _t._vc = _t._ameta = None
+            return _t
     return _cw(_cpu_pointwise.neg(self._np))
 
 neg.register(K.CPU, _cpu_neg, name='cpu.pointwise.neg')
@@ -8495,23 +8482,18 @@ neg_out.register(K.Meta, _meta_neg_out, name='meta.pointwise.neg')
 neg_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _SD_negative, _SDT_negative = _cpu_pointwise.neg_same
 def _cpu_negative(self):
-    if True:
-        _d = self._dtype
-        if _d in _SDT_negative:
-            try:
-                _r = _SD_negative(self._np)
-            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words
-                pass
-            else:
-                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)
-                    _t = _new(_T)  # what _cw does, with the dtype known
-                    _t._np = _r
-                    _t._shape = self._shape
-                    _t._dtype = _d
-                    _t._device = _CPU
-                    _t._keys = _CPU_KEYS
-                    _t._base = _t._vc = _t._ameta = None
-                    return _t
+    _d = self._dtype
+    if _d in _SDT_negative:
+        _r = _SD_negative(self._np)
+        if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers
+            _t = _new(_T)  # what _cw does, with the dtype known
+            _t._np = _r
+            _t._shape = self._shape
+            _t._dtype = _d
+            _t._device = _CPU
+            _t._keys = _CPU_KEYS
+            _t._base = _t._vc = _t._ameta = None
+            return _t
     return _cw(_cpu_pointwise.neg(self._np))
 
 negative.register(K.CPU, _cpu_negative, name='cpu.pointwise.neg')

@@ -8,10 +8,10 @@ import math
 import warnings
 
 import ember
+from ember.core.dtype import result_type_of
 from ember.core.errors import fmt_shape, wrap_dim
 from ember.dispatch.resolve import bind, fail
 from ember.dispatch.schema import parse_schema
-from ember.core.dtype import result_type_of
 from ember.kernels.meta.pointwise import part
 
 __all__ = ["diff", "cov", "corrcoef", "hann_window", "hamming_window", "bartlett_window",

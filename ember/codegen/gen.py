@@ -131,26 +131,33 @@ def emit_same_dtype_path(e, d):
     first, rest = tensors[0], tensors[1:]
     numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS  # then self may be a number too
     cls = " and ".join(f"{t}.__class__ is _T" for t in (tensors if numbers_first else rest))
-    e(f"    if {cls}:" if cls else "    if True:")
-    e(f"        _d = {first}._dtype")
+    ind = "    "
+    if cls:
+        e(f"{ind}if {cls}:")
+        ind += "    "
+    e(f"{ind}_d = {first}._dtype")
     conds = [f"_d is {t}._dtype" for t in rest] + [f"_d in {dts}"] + [f"{pyname(a.name)} is _ONE" for a in others]
-    e(f"        if {' and '.join(conds)}:")
-    e("            try:")
-    e(f"                _r = {fn}({', '.join(t + '._np' for t in tensors)})")
-    e("            except ValueError:  # shapes that do not broadcast: the kernel says so in torch's words")
-    e("                pass")
-    e("            else:")
-    e("                if _r.__class__ is _nd:  # (a 0-d result comes back as a NumPy scalar)")
-    e("                    _t = _new(_T)  # what _cw does, with the dtype known")
-    e("                    _t._np = _r")
+    e(f"{ind}if {' and '.join(conds)}:")
+    ind += "    "
+    call = f"{fn}({', '.join(t + '._np' for t in tensors)})"
+    if rest:  # several Tensors may not broadcast: the kernel then says so in torch's words
+        e(f"{ind}try:")
+        e(f"{ind}    _r = {call}")
+        e(f"{ind}except ValueError:")
+        e(f"{ind}    _r = None")
+    else:
+        e(f"{ind}_r = {call}")
+    e(f"{ind}if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers")
+    ind += "    "
+    e(f"{ind}_t = _new(_T)  # what _cw does, with the dtype known")
+    e(f"{ind}_t._np = _r")
     same = " and ".join(f"{first}._shape == {t}._shape" for t in rest)
-    e(f"                    _t._shape = {first}._shape if {same} else _r.shape" if same
-      else f"                    _t._shape = {first}._shape")
-    e("                    _t._dtype = _d")
-    e("                    _t._device = _CPU")
-    e("                    _t._keys = _CPU_KEYS")
-    e("                    _t._base = _t._vc = _t._ameta = None")
-    e("                    return _t")
+    e(f"{ind}_t._shape = {first}._shape if {same} else _r.shape" if same else f"{ind}_t._shape = {first}._shape")
+    e(f"{ind}_t._dtype = _d")
+    e(f"{ind}_t._device = _CPU")
+    e(f"{ind}_t._keys = _CPU_KEYS")
+    e(f"{ind}_t._base = _t._vc = _t._ameta = None")
+    e(f"{ind}return _t")
 
 
 def emit_backend_wrapper(e, d, kfn, backend):

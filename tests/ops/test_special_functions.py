@@ -187,3 +187,13 @@ def test_meta_and_shapes():
     check(ember.special.i0e(ember.tensor(2.0)), torch.special.i0e(torch.tensor(2.0)))
     x = np.arange(12.0).reshape(3, 4) + 0.5
     check(ember.special.xlogy(ember.from_numpy(x).t(), 2.0), torch.special.xlogy(torch.from_numpy(x).t(), 2.0))
+
+
+@pytest.mark.parametrize("name", ["xlogy", "special.xlogy", "special.xlog1py", "special.zeta"])
+def test_binary_shapes_that_do_not_broadcast(name):
+    def f(L):
+        fn = L
+        for p in name.split("."):
+            fn = getattr(fn, p)
+        return fn(L.ones(2, 3), L.ones(4))
+    same_error(f)

@@ -272,6 +272,7 @@ def _zeta64(x, q):
     return out.reshape(shape)
 
 
+@_pw._broadcasting  # shapes that do not broadcast: torch's message, not NumPy's
 def special_zeta(a, b):
     rt = _binary_rt(a, b, "zeta_cpu", low=False)
     return np.asarray(_zeta64(_f64(a), _f64(b))).astype(rt.np)
@@ -418,7 +419,7 @@ def _xlog(log, kname):
         r = np.where(x == 0, x.dtype.type(0), x * log(y))
         return np.where(np.isnan(y), y, r).astype(rt.np, copy=False)
     kernel.__name__ = kname
-    return kernel
+    return _pw._broadcasting(kernel)
 
 
 xlogy = special_xlogy = _xlog(np.log, "xlogy_cpu")

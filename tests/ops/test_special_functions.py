@@ -197,3 +197,14 @@ def test_binary_shapes_that_do_not_broadcast(name):
             fn = getattr(fn, p)
         return fn(L.ones(2, 3), L.ones(4))
     same_error(f)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "i0", "special.i0e", "special.i1", "special.i1e", "special.entr",
+                                  "special.ndtr", "special.ndtri", "special.log_ndtr"])
+def test_zero_dim_inputs(name):
+    def f(L):
+        fn = L
+        for p in name.split("."):
+            fn = getattr(fn, p)
+        return fn(L.tensor(0.25, dtype=L.float64))
+    check(f(ember), f(torch))

@@ -119,7 +119,8 @@ def _unary(fn, kname, low=True, native=False):
         out = d if c == _dt.FLOAT else _dt.defaults.float.np
         work = _F32 if native and out != _F64 else _F64
         x = np.asarray(a, work)
-        return np.asarray(fn(x)).astype(out, copy=False)
+        # 0-d as 1-d: the series helpers write into arrays (out=), which NumPy scalars are not
+        return np.asarray(fn(x.reshape(1) if x.ndim == 0 else x)).reshape(x.shape).astype(out, copy=False)
     kernel.__name__ = kname
     return kernel
 

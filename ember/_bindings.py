@@ -4,50 +4,17 @@ import numpy as np
 from ember.core import tls
 from ember.core.device import device as _device
 from ember.core.dtype import dtype as _dtype
-from ember.core.keys import backend_keyset
 from ember.core.tensor_impl import TensorImpl
+from ember.dispatch.backend_select import CPU_KEYS, DEVICE_KEYS, default_device, dev_keys, device_checks  # noqa: F401
 from ember.dispatch.operator import keyset_of
 from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
                                     to_intlist, to_scalar)
 
 NUMS = frozenset((int, float, bool, complex))
-_DEV_KEYS = {}
-
-
-class _DefaultDevice:
-    device = None  # ember.set_default_device
-
-
-default_device = _DefaultDevice()
-
-
-def dev_keys(dev):
-    """Key set of a factory call: from device=, else the default device (BackendSelect's job)."""
-    if dev is None:
-        dev = default_device.device
-        if dev is None:
-            return _CPU_KEYS
-    ks = _DEV_KEYS.get(dev)
-    if ks is None:
-        if dev.type == "cuda" or dev.type not in ("cpu", "meta"):
-            _check_device_available(dev)
-        ks = _DEV_KEYS[dev] = backend_keyset(dev.type)
-    return ks
-
-
-_device_checks = {}  # device type -> callable raising when the device cannot be used
-
-
-def _check_device_available(dev):
-    chk = _device_checks.get(dev.type)
-    if chk is not None:
-        chk(dev)
-    elif dev.type == "cuda":
-        raise RuntimeError("ember was not built with CUDA support: no CUDA backend is registered "
-                           "(needs a GPU, numba and a driver, or EMBER_CUDA_SIM=1)")
-
-
-_CPU_KEYS = backend_keyset("cpu")
+# BackendSelect's state lives in the dispatcher; these names are kept for the generated bindings
+_DEV_KEYS = DEVICE_KEYS
+_device_checks = device_checks
+_CPU_KEYS = CPU_KEYS
 
 
 def keys_of(x):

@@ -47,7 +47,7 @@ class _Table(dict):
 
 class OperatorHandle:
     __slots__ = ("ns", "name", "overload", "_schema_obj", "_text", "kernels", "table", "tags", "py_kernels",
-                 "__weakref__", "meta", "doc", "packet")
+                 "__weakref__", "meta", "doc", "packet", "call", "call_below_autograd")
 
     def __init__(self, ns, schema, tags=(), name=None, overload=None):
         # `schema` is a FunctionSchema or its text; text is parsed on first use, since parsing a
@@ -164,6 +164,20 @@ class OperatorHandle:
         return entry
 
     # ---- calling ---------------------------------------------------------------------------
+    # The front door for code inside ember (composites, formulas, nn, the Python API):
+    #   op.call(*args)                 every argument positional, as the schema lists them; the
+    #                                  key set comes from the Tensor arguments (TypedOperatorHandle::call)
+    #   op.call_below_autograd(*args)  the same, below Autograd and ADInplaceOrView: for kernels that
+    #                                  record their own node (AutoDispatchBelowADInplaceOrView)
+    #   op.redispatch(ks, *args)       a layer kernel passing the call to the keys below itself
+    # `call` and `call_below_autograd` are built from the schema on first use (see _typed_call).
+    def __getattr__(self, name):
+        if name == "call" or name == "call_below_autograd":
+            fn = _typed_call(self, 0 if name == "call" else _BELOW_AUTOGRAD)
+            object.__setattr__(self, name, fn)
+            return fn
+        raise AttributeError(f"'OperatorHandle' object has no attribute '{name}'")
+
     def __call__(self, *args, **kwargs):
         """Boxed call from Python: compute the key set from every tensor argument."""
         if kwargs or len(args) < len(self.schema.arguments):
@@ -178,6 +192,66 @@ class OperatorHandle:
 
     def default(self, *args, **kwargs):
         return self(*args, **kwargs)
+
+
+def _keys_of(x):
+    """Keys a Tensor-typed argument adds: none for None or a Python number; a list ORs its items."""
+    if x is None:
+        return 0
+    try:
+        return x._keys
+    except AttributeError:
+        pass
+    if isinstance(x, (list, tuple)):
+        ks = 0
+        for t in x:
+            if t is not None:
+                ks |= _keys_of(t)
+        return ks
+    return 0
+
+
+def _typed_call(op, drop):
+    """The positional call of `op` (all arguments given): the key set is the OR of its Tensor-typed
+    arguments' keys (or, with none, the backend of its device=, BackendSelect's rule), with the
+    thread-local include/exclude sets, less `drop`. One- and two-Tensor ops get a short path."""
+    from ember.dispatch.backend_select import dev_keys
+    table, st, args = op.table, tls.state, op.schema.arguments
+    tpos = tuple(i for i, a in enumerate(args) if a.base == "Tensor")
+    keep = ~drop
+    plain = all(not args[i].is_list and not args[i].optional for i in tpos)
+    if plain and tpos == (0,):
+        def call(a, *rest):
+            d = st.dk
+            try:
+                ks = a._keys
+            except AttributeError:
+                ks = _keys_of(a)
+            return table[(ks | d[0]) & d[1] & keep](a, *rest)
+    elif plain and tpos == (0, 1):
+        def call(a, b, *rest):
+            d = st.dk
+            try:
+                ks = a._keys | b._keys
+            except AttributeError:
+                ks = _keys_of(a) | _keys_of(b)
+            return table[(ks | d[0]) & d[1] & keep](a, b, *rest)
+    elif tpos:
+        def call(*a):
+            ks = 0
+            for i in tpos:
+                ks |= _keys_of(a[i])
+            d = st.dk
+            return table[(ks | d[0]) & d[1] & keep](*a)
+    else:
+        dpos = next((i for i, a in enumerate(args) if a.base == "Device"), None)
+
+        def call(*a):
+            d = st.dk
+            ks = dev_keys(a[dpos] if dpos is not None else None)
+            return table[(ks | d[0]) & d[1] & keep](*a)
+    call.__qualname__ = call.__name__ = f"{op.name}_{op.overload or 'default'}_call"
+    return call
 
 
 def _bind(op, key, k, below):

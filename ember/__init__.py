@@ -10,17 +10,32 @@ from ember.core.dtype import (bfloat16, bool_ as bool, complex64, complex128, fl
                               float64, int8, int16, int32, int64, uint8, dtype, promote_types,
                               can_cast, get_default_dtype, set_default_dtype)
 from ember.core.keys import DispatchKey
+from ember.core.layout import (channels_last, contiguous_format, layout, memory_format,  # noqa: F401
+                               preserve_format, strided)
 from ember._size import Size
 from ember.tensor import Tensor
+# each dispatch key's kernels, registered once Tensor exists (the CPU glue makes Tensors)
+from ember._generated import register_cpu, register_meta, register_composite  # noqa: E402,F401
+from ember._generated import register_inplace_or_view, register_autograd  # noqa: E402,F401
 from ember._generated.functions import *  # noqa: F401,F403
 from ember._generated import ops as _gen_ops
-from ember.tensor import attach_methods as _attach
-from ember import _python_api
 
-_attach()
-globals().update(_python_api.exported())
-for _n, _f in _python_api.methods().items():
-    setattr(Tensor, _n, _f)
+# the hand-written functions of the public API (ember/_python_api), over the generated ones; in this
+# order, a later module's name replaces an earlier one's
+from ember._python_api.autograd import *  # noqa: E402,F401,F403
+from ember._python_api.complex_search import *  # noqa: E402,F401,F403
+from ember._python_api.creation import *  # noqa: E402,F401,F403
+from ember._python_api.distance import *  # noqa: E402,F401,F403
+from ember._python_api.dtype_info import *  # noqa: E402,F401,F403
+from ember._python_api.functional import *  # noqa: E402,F401,F403
+from ember._python_api.indexing import *  # noqa: E402,F401,F403
+from ember._python_api.linalg import *  # noqa: E402,F401,F403
+from ember._python_api.linalg_extra import *  # noqa: E402,F401,F403
+from ember._python_api.printing import *  # noqa: E402,F401,F403
+from ember._python_api.reduction import *  # noqa: E402,F401,F403
+from ember._python_api.shape import *  # noqa: E402,F401,F403
+from ember._python_api.typename import *  # noqa: E402,F401,F403
+from ember import _python_api  # noqa: E402
 from ember import _submodules  # noqa: E402
 
 linalg = _submodules.make("linalg")
@@ -40,6 +55,8 @@ from ember import amp  # noqa: E402
 from ember.amp import autocast, is_autocast_enabled, get_autocast_dtype  # noqa: E402,F401
 
 amp.autocast_mode.register_lists()
+# the CUDA backend: its kernels register themselves when CUDA first initialises (the runtime's on_init)
+from ember.kernels import cuda as _cuda_backend  # noqa: E402,F401
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
@@ -50,29 +67,14 @@ return_types.frexp = _python_api.complex_search._frexp_result
 return_types.linalg_lstsq = _python_api.linalg_extra._lstsq_result
 __version__ = "0.1.0"
 
-
-class layout:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "ember." + self.name
-
-
-strided = layout("strided")
-
-
-class memory_format:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "ember." + self.name
-
-
-contiguous_format = memory_format("contiguous_format")
-channels_last = memory_format("channels_last")
-preserve_format = memory_format("preserve_format")
+# torch.cuda and the libraries, bound as attributes of the package as torch/__init__.py binds
+# torch.cuda, torch.nn, torch.optim and torch.utils.data; torch.save/load and
+# torch._register_device_module are theirs, re-exported
+from ember import cuda  # noqa: E402
+from ember import nn, optim, serialization, utils  # noqa: E402,F401
+from ember.utils import data as _utils_data  # noqa: E402,F401  (binds ember.utils.data)
+from ember.serialization import load, save  # noqa: E402,F401
+from ember.utils.backend_registration import _register_device_module  # noqa: E402,F401
 
 
 def is_tensor(obj):

@@ -1,12 +1,10 @@
 """Runtime support for the generated Python bindings (torch/csrc/utils/python_arg_parser)."""
 import numpy as np
 
-from ember.core import tls
 from ember.core.device import device as _device
 from ember.core.dtype import dtype as _dtype
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.backend_select import CPU_KEYS, DEVICE_KEYS, default_device, dev_keys, device_checks  # noqa: F401
-from ember.dispatch.operator import keyset_of
 from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
                                     to_intlist, to_scalar)
 
@@ -95,13 +93,7 @@ def _select(name, ops, args, kwargs):
 
 
 def _call(op, a, rg):
-    if op.schema.arguments and not any(x.base == "Tensor" for x in op.schema.arguments):
-        dev = next((v for x, v in zip(op.schema.arguments, a) if x.base == "Device"), None)
-        st = tls.state
-        ks = (dev_keys(dev) | (_d := st.dk)[0]) & _d[1]
-    else:
-        ks = keyset_of(a)
-    r = op.table[ks](*a)
+    r = op.call(*a)
     if rg:
         factory_requires_grad(r)
     return r
@@ -126,8 +118,14 @@ def _depth(tb):
     return n
 
 
-def fallback(name, ops, args, kwargs, err, n_functional):
-    """A fast binding raised: clean TypeError for bad arguments, else the original error."""
+ARG_ERRORS = (AttributeError, TypeError, IndexError)  # what a binding's fast path raises on odd arguments
+
+
+def fallback(name, ops, kwargs, err, args=(), positional=()):
+    """A fast binding raised: clean TypeError for bad arguments, else the original error. kwargs is
+    the binding's locals(): its parameters (less those given in args, named in positional) and its
+    own temporaries (named _...), dropped here."""
+    kwargs = {k: v for k, v in kwargs.items() if k[0] != "_" and k not in positional}
     sel = _select(name, ops, args, kwargs)
     if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched":
         return _call(*sel)

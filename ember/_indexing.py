@@ -14,24 +14,23 @@ import numpy as np
 
 from ember._generated import ops as _ops
 from ember.core import dtype as _dt
-from ember.core import tls as _tls
-from ember.core.tensor_impl import TensorImpl, make_meta
-from ember.kernels.cpu._glue import wrap as _wrap
+from ember.core.tensor_impl import TensorImpl, make_meta, wrap_cpu as _wrap
 from ember.kernels.cpu.indexing import scalar_array
 from ember.kernels.meta.indexing import check_scalar
 
-_st = _tls.state
-_select = _ops.select_int.table
-_slice = _ops.slice_Tensor.table
-_unsqueeze = _ops.unsqueeze.table
-_alias = _ops.alias.table
-_index = _ops.index_Tensor.table
-_index_put_ = _ops.index_put_.table
-_copy_ = _ops.copy_.table
-_fill_t = _ops.fill__Tensor.table
-_fill_s = _ops.fill__Scalar.table
-_view = _ops.view.table
-_expand = _ops.expand.table
+# the operators indexing lowers to, called through the dispatcher's front door (positional, the
+# key set computed from the Tensor arguments)
+_select = _ops.select_int.call
+_slice = _ops.slice_Tensor.call
+_unsqueeze = _ops.unsqueeze.call
+_alias = _ops.alias.call
+_index = _ops.index_Tensor.call
+_index_put_ = _ops.index_put_.call
+_copy_ = _ops.copy_.call
+_fill_t = _ops.fill__Tensor.call
+_fill_s = _ops.fill__Scalar.call
+_view = _ops.view.call
+_expand = _ops.expand.call
 
 _MAX = sys.maxsize
 _I64_MIN, _I64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -43,10 +42,6 @@ _SEQ_WARN = ("Using a non-tuple sequence for multidimensional indexing is deprec
              "error or a different result")
 _ZERO_DIM = ("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
              "in C++ to convert a 0-dim tensor to a number")
-
-
-def _ks(t):
-    return (t._keys | (_d := _st.dk)[0]) & _d[1]
 
 
 def _tp_name(obj):
@@ -69,7 +64,7 @@ def _apply_select(result, dim, index, real_dim):
     size = shape[dim] if dim < len(shape) else 0
     if not (-size <= index < size):
         raise IndexError(f"index {index} is out of bounds for dimension {real_dim} with size {size}")
-    return _select[_ks(result)](result, dim, index)
+    return _select(result, dim, index)
 
 
 def _slice_index(v, default):
@@ -106,7 +101,7 @@ def _apply_slice(result, dim, s, optimize):
         return result
     if not shape:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    return _slice[_ks(result)](result, dim, start, stop, step)
+    return _slice(result, dim, start, stop, step)
 
 
 def _long_tensor(values, like):
@@ -115,13 +110,12 @@ def _long_tensor(values, like):
 
 
 def _on_device(arr, like):
-    from ember.kernels.cpu._glue import wrap
     dev = like._device
     if dev.type == "cpu":
-        return wrap(arr)
+        return _wrap(arr)
     if dev.type == "meta":
         return make_meta(arr.shape, _dt.NP2DT[arr.dtype])
-    return wrap(arr).to(dev)
+    return _wrap(arr).to(dev)
 
 
 def _is_sequence(obj):
@@ -213,7 +207,7 @@ def _apply_slicing(t, items):
             slot += 1
             continue
         if obj is None:
-            result = _unsqueeze[_ks(result)](result, dim)
+            result = _unsqueeze(result, dim)
             dim += 1
             slot += 1
             continue
@@ -222,7 +216,7 @@ def _apply_slicing(t, items):
             slot += ndim - specified
             continue
         if obj is True or obj is False:
-            result = _unsqueeze[_ks(result)](result, dim)
+            result = _unsqueeze(result, dim)
             _record(tindices, slot, _long_tensor([0] if obj else [], t))
             dim += 1
             slot += 1
@@ -247,7 +241,7 @@ def _apply_slicing(t, items):
             if d is not _BOOL and d is not _BYTE:
                 result = _apply_select(result, dim, int(obj.item()), i)
             else:
-                result = _unsqueeze[_ks(result)](result, dim)
+                result = _unsqueeze(result, dim)
                 _record(tindices, slot, _long_tensor([0] if obj.item() else [], t))
                 dim += 1
                 slot += 1
@@ -260,28 +254,19 @@ def _apply_slicing(t, items):
     return result, tindices
 
 
-def _dispatch_index(t, tindices):
-    ks = t._keys
-    for x in tindices:
-        if x is not None:
-            ks |= x._keys
-    return _index[(ks | (_d := _st.dk)[0]) & _d[1]](t, tindices)
-
-
 # ---- __getitem__ ------------------------------------------------------------------------------
 def _basic_tuple(t, index, alias=True):
     """Short path for a tuple of in-range ints and step-1 slices; None means "take the long way"
     (the general path then also produces any error)."""
     r = t
     dim = 0
-    inc, keep = _st.dk
     for it in index:
         ic = it.__class__
         if ic is int:
             size = r._shape[dim]
             if not -size <= it < size:
                 return None
-            r = _select[(r._keys | inc) & keep](r, dim, it)
+            r = _select(r, dim, it)
         elif ic is slice:
             if it.step is not None:
                 return None
@@ -295,12 +280,12 @@ def _basic_tuple(t, index, alias=True):
             elif stop.__class__ is not int:
                 return None
             if start != 0 or stop < r._shape[dim]:
-                r = _slice[(r._keys | inc) & keep](r, dim, start, stop, 1)
+                r = _slice(r, dim, start, stop, 1)
             dim += 1
         else:
             return None
     if r is t and alias:
-        return _alias[(t._keys | inc) & keep](t)
+        return _alias(t)
     return r
 
 
@@ -311,13 +296,13 @@ def getitem(t, index):
         if shape:
             n = shape[0]
             if -n <= index < n:
-                return _select[(t._keys | (_d := _st.dk)[0]) & _d[1]](t, 0, index)
+                return _select(t, 0, index)
         return _apply_select(t, 0, _check_long(index), 0)
     if c is slice:
         if index.step is None and t._shape:
             start, stop = index.start, index.stop
             if (start is None or start.__class__ is int) and (stop is None or stop.__class__ is int):
-                return _slice[(t._keys | (_d := _st.dk)[0]) & _d[1]](
+                return _slice(
                     t, 0, 0 if start is None else start, _MAX if stop is None else stop, 1)
         return _apply_slice(t, 0, index, False)
     if c is tuple:
@@ -331,14 +316,14 @@ def getitem(t, index):
         n = len(index._shape) if (d is _BOOL or d is _BYTE) else 1
         if n > len(t._shape):
             raise IndexError(f"too many indices for tensor of dimension {len(t._shape)}")
-        return _index[(t._keys | index._keys | (_d := _st.dk)[0]) & _d[1]](t, [index])
+        return _index(t, [index])
     elif index is None:
-        return _unsqueeze[_ks(t)](t, 0)
+        return _unsqueeze(t, 0)
     elif index is Ellipsis:
-        return _alias[_ks(t)](t)
+        return _alias(t)
     elif index is True or index is False:
-        r = _unsqueeze[_ks(t)](t, 0)
-        return _dispatch_index(r, [_long_tensor([0] if index else [], t)])
+        r = _unsqueeze(t, 0)
+        return _index(r, [_long_tensor([0] if index else [], t)])
     elif isinstance(index, np.integer):
         return _apply_select(t, 0, _check_long(int(index)), 0)
     elif _seq_as_tuple(index):
@@ -347,8 +332,8 @@ def getitem(t, index):
         items = (index,)
     result, tindices = _apply_slicing(t, items)
     if not tindices:
-        return _alias[_ks(t)](t) if result is t else result
-    return _dispatch_index(result, tindices)
+        return _alias(t) if result is t else result
+    return _index(result, tindices)
 
 
 # ---- __setitem__ ------------------------------------------------------------------------------
@@ -398,22 +383,22 @@ def _copy_to(dst, src):
         if dst._shape != src._shape and src._shape:
             s = _strip_leading_ones(src._shape)
             if s != src._shape:
-                src = _view[_ks(src)](src, s)
+                src = _view(src, s)
             if src._shape != dst._shape:
-                _expand[_ks(src)](src, dst._shape, False)
+                _expand(src, dst._shape, False)
         return
     if dst._shape == src._shape:
-        _copy_[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src, False)
+        _copy_(dst, src, False)
         return
     if not src._shape and src._device.type == "cpu":
-        _fill_t[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src)
+        _fill_t(dst, src)
         return
     s = _strip_leading_ones(src._shape)
     if s != src._shape:
-        src = _view[_ks(src)](src, s)
+        src = _view(src, s)
     if src._shape != dst._shape:
-        src = _expand[_ks(src)](src, dst._shape, False)
-    _copy_[(dst._keys | src._keys | (_d := _st.dk)[0]) & _d[1]](dst, src, False)
+        src = _expand(src, dst._shape, False)
+    _copy_(dst, src, False)
 
 
 def setitem(t, index, value):
@@ -429,7 +414,7 @@ def setitem(t, index, value):
         if 0 in dst._shape:
             check_scalar(value, t._dtype)
             return
-        _fill_s[(dst._keys | (_d := _st.dk)[0]) & _d[1]](dst, value)
+        _fill_s(dst, value)
         return
     if c is tuple and len(index) <= len(t._shape):
         dst = _basic_tuple(t, index, False)
@@ -438,7 +423,7 @@ def setitem(t, index, value):
                     t._dtype is not _dt.bfloat16 and 0 not in dst._shape:
                 if vc is int:
                     _check_long(value)
-                _fill_s[(dst._keys | (_d := _st.dk)[0]) & _d[1]](dst, value)
+                _fill_s(dst, value)
             else:
                 _copy_to(dst, value if isinstance(value, TensorImpl) else _value_to_tensor(t, value))
             return
@@ -464,7 +449,7 @@ def setitem(t, index, value):
         _copy_to(t, v)
         return
     elif index is None or index is True:
-        _copy_to(_unsqueeze[_ks(t)](t, 0), v)
+        _copy_to(_unsqueeze(t, 0), v)
         return
     elif isinstance(index, np.integer):
         _copy_to(_apply_select(t, 0, _check_long(int(index)), 0), v)
@@ -484,12 +469,8 @@ def _index_put_v(sliced, tindices, v):
     s = v._shape
     if s and s[0] == 1:
         s = _strip_leading_ones(s)
-        v = _view[_ks(v)](v, s)
-    ks = sliced._keys | v._keys
-    for x in tindices:
-        if x is not None:
-            ks |= x._keys
-    _index_put_[(ks | (_d := _st.dk)[0]) & _d[1]](sliced, tindices, v, False)
+        v = _view(v, s)
+    _index_put_(sliced, tindices, v, False)
 
 
 # ---- Python-level API around nonzero (torch.nonzero(as_tuple=True)) --------------------------
@@ -500,17 +481,7 @@ def nonzero(input, *, out=None, as_tuple=False):
             return _ops.nonzero_out(input, out)
         return _ops.nonzero(input)
     if not input._shape:
-        input = _unsqueeze[_ks(input)](input, 0)
+        input = _unsqueeze(input, 0)
     nz = _ops.nonzero(input)
-    return tuple(_select[_ks(nz)](nz, 1, j) for j in range(len(input._shape)))
+    return tuple(_select(nz, 1, j) for j in range(len(input._shape)))
 
-
-def _install():
-    """Tensor.__getitem__/__setitem__ import this module on first use; bind the functions
-    directly afterwards so later calls skip that import (same behaviour, less latency)."""
-    from ember.tensor import Tensor
-    Tensor.__getitem__ = getitem
-    Tensor.__setitem__ = setitem
-
-
-_install()

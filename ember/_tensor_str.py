@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ember.core import dtype as _dt
+from ember.core.tensor_impl import tensor_class
 
 
 class _PrinterOptions:
@@ -267,8 +268,7 @@ def _grad_fn_name(t):
 
 def _str_intern(t, tensor_contents=None):
     cls = type(t)
-    from ember.tensor import Tensor
-    if cls is Tensor or cls.__name__ == "Parameter":
+    if cls is tensor_class[0] or cls.__name__ == "Parameter":  # tensor_class[0] is ember.Tensor
         prefix = "tensor("
     else:
         prefix = f"{cls.__name__}("

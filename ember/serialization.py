@@ -38,7 +38,6 @@ import struct
 import sys
 import threading
 import warnings
-import zipfile
 import zlib
 from collections import Counter, OrderedDict
 from pickle import UnpicklingError
@@ -1526,6 +1525,7 @@ def _full_unpickler(pickle_module, file, persistent_load, **kwargs):
 # ---- loading: archives -------------------------------------------------------------------------
 class _ZipReader:
     def __init__(self, fh, mmap_path=None):
+        import zipfile  # only load() reads archives: `import ember` does not pay for zipfile (~7 ms)
         self.fh = fh
         self.zf = zipfile.ZipFile(fh)
         infos = self.zf.infolist()
@@ -1572,7 +1572,7 @@ class _ZipReader:
         if info.file_size < nbytes:
             raise RuntimeError(f"PytorchStreamReader failed reading file {name}: the record has "
                                f"{info.file_size} bytes, the storage needs {nbytes}")
-        if info.compress_type != zipfile.ZIP_STORED:
+        if info.compress_type != 0:  # zipfile.ZIP_STORED
             return np.frombuffer(bytearray(self.zf.read(info)[:nbytes]), dtype=np.uint8)
         off = self._data_offset(info)
         if self._mm is not None:

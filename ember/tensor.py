@@ -1,5 +1,6 @@
-"""ember.Tensor (torch/_tensor.py). Operator methods are attached from ember/_generated/methods.py;
-what is written here is the Python-only surface: metadata, conversion, and protocols."""
+"""ember.Tensor (torch/_tensor.py). The operator methods are generated into _TensorBase
+(ember/_generated/tensor_base.py); what is written here is the Python-only surface: metadata,
+conversion, protocols, and the methods whose binding takes more than one schema."""
 import numbers
 import sys
 import warnings
@@ -9,9 +10,18 @@ import numpy as np
 from ember.core import dtype as _dt
 from ember.core.device import CPU, device as _device
 from ember.core.keys import AUTOGRAD_OF, DispatchKey
+from ember.core.layout import strided
 from ember.core.tensor_impl import TensorImpl, make_view_cpu, make_view_meta, tensor_class
 from ember._size import Size
+from ember._generated import functions as _F
+from ember._generated.tensor_base import _TensorBase, bind_tensor_class
 from ember import _conversion as _conv
+from ember import _indexing, _tensor_str
+from ember import autograd as _autograd  # Tensor.backward
+# the hand-written methods: named in the class body below, so imported before it. They make new
+# tensors through tensor_class[0], which is set once the class exists.
+from ember._python_api import (autograd as _api_autograd, complex_search as _api_complex,
+                               creation as _api_creation, reduction as _api_reduction, shape as _api_shape)
 
 _tnew = tuple.__new__
 
@@ -32,7 +42,7 @@ _T_DEPRECATED = ("The use of `x.T` on tensors of dimension other than 2 to rever
 _SCALAR_ERR = "only one element tensors can be converted to Python scalars"
 
 
-class Tensor(TensorImpl):
+class Tensor(_TensorBase):
     __slots__ = ()
     __hash__ = object.__hash__
     __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
@@ -156,7 +166,6 @@ class Tensor(TensorImpl):
 
     @property
     def layout(self):
-        from ember import strided
         return strided
 
     @property
@@ -184,7 +193,7 @@ class Tensor(TensorImpl):
         return self._dtype.is_signed
 
     def is_pinned(self, device=None):
-        g = sys.modules.get("ember.kernels.cuda._glue")  # nothing is pinned before CUDA is touched
+        g = sys.modules.get("ember.cuda._runtime")  # nothing is pinned before CUDA is touched
         return g is not None and g.is_pinned(self)
 
     def pin_memory(self, device=None):
@@ -198,7 +207,7 @@ class Tensor(TensorImpl):
         if self.is_pinned():
             return self
         from ember.core.tensor_impl import wrap_cpu
-        from ember.kernels.cuda import _glue
+        from ember.cuda import _runtime as _glue
         r = wrap_cpu(_glue.pin(self.detach()._np))
         if self.requires_grad:
             r = r.requires_grad_()
@@ -213,7 +222,7 @@ class Tensor(TensorImpl):
             if fn is None or self._device.type == "cpu":
                 raise RuntimeError("unknown parameter type")
             return fn(self, stream)
-        from ember.kernels.cuda import _glue
+        from ember.cuda import _runtime as _glue
         if not isinstance(stream, _glue.StreamBase):
             raise RuntimeError("unknown parameter type")
         st = self.untyped_storage()
@@ -386,9 +395,7 @@ class Tensor(TensorImpl):
             return self.detach().item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __repr__(self, *, tensor_contents=None):
-        from ember._tensor_str import tensor_repr
-        return tensor_repr(self, tensor_contents)
+    __repr__ = _tensor_str.tensor_repr
 
     def __contains__(self, element):
         if isinstance(element, (TensorImpl, numbers.Number)):
@@ -399,35 +406,25 @@ class Tensor(TensorImpl):
     def __reversed__(self):
         return self.flip(0) if self._shape else self
 
-    def __getitem__(self, index):
-        from ember._indexing import getitem
-        return getitem(self, index)
-
-    def __setitem__(self, index, value):
-        from ember._indexing import setitem
-        setitem(self, index, value)
+    __getitem__ = _indexing.getitem
+    __setitem__ = _indexing.setitem
 
     # ---- reflected operators that are not commutative -------------------------------------
     # the number goes straight to the op, so it keeps its wrapped-number promotion category
     def __rsub__(self, other):
-        from ember import rsub
-        return rsub(self, other)
+        return _F.rsub(self, other)
 
     def __rtruediv__(self, other):
-        from ember import div
-        return div(other, self)
+        return _F.div(other, self)
 
     def __rfloordiv__(self, other):
-        from ember import floor_divide
-        return floor_divide(other, self)
+        return _F.floor_divide(other, self)
 
     def __rmod__(self, other):
-        from ember import remainder
-        return remainder(other, self)
+        return _F.remainder(other, self)
 
     def __rpow__(self, other):
-        from ember import pow
-        return pow(other, self)
+        return _F.pow(other, self)
 
     def __rmatmul__(self, other):
         return other.matmul(self) if isinstance(other, Tensor) else NotImplemented
@@ -494,11 +491,6 @@ class Tensor(TensorImpl):
     def type_as(self, other):
         return self.to(other._device, other._dtype)
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        from ember._creation import tensor
-        return tensor(data, dtype=dtype or self._dtype, device=device or self._device,
-                      requires_grad=requires_grad)
-
     # ---- DLPack, pickling, copying ---------------------------------------------------------
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if self.requires_grad:
@@ -536,6 +528,63 @@ class Tensor(TensorImpl):
 
     def storage(self):
         return self.untyped_storage()
+
+    # ---- methods whose binding is more than one schema (torch/_tensor.py, python_arg_parser) ----
+    # Written next to their functions in ember/_python_api and ember/_indexing, and named here as
+    # class attributes: a name in this class body wins over _TensorBase's generated one, and the
+    # call goes straight to the implementation (no forwarding method in between).
+    view = _api_shape._view
+    view_as = _api_shape._view_as
+    movedim = moveaxis = _api_shape.movedim
+    split = _api_shape._split_method
+    tensor_split = _api_shape.tensor_split
+    squeeze = _api_shape._squeeze_method
+    hsplit = _api_shape.hsplit
+    vsplit = _api_shape.vsplit
+    dsplit = _api_shape.dsplit
+    repeat_interleave = _api_shape.repeat_interleave
+
+    new_empty = _api_creation.new_empty
+    new_zeros = _api_creation.new_zeros
+    new_ones = _api_creation.new_ones
+    new_full = _api_creation.new_full
+    new_empty_strided = _api_creation.new_empty_strided
+    new_tensor = _api_creation.new_tensor
+
+    max = _api_reduction._max_method
+    min = _api_reduction._min_method
+    var = _api_reduction._var_method
+    std = _api_reduction._std_method
+    norm = _api_reduction._norm_method
+    unique = _api_reduction.unique
+    unique_consecutive = _api_reduction.unique_consecutive
+    sort = _api_reduction.sort
+    argsort = _api_reduction.argsort
+    nonzero = _indexing.nonzero
+
+    angle = _api_complex.angle
+    bincount = _api_complex.bincount
+    histc = _api_complex.histc
+    gcd = _api_complex._gcd_method
+    gcd_ = _api_complex._gcd_
+    lcm = _api_complex._lcm_method
+    lcm_ = _api_complex._lcm_
+    frexp = _api_complex.frexp
+
+    # ---- autograd (torch/_tensor.py), written in ember/_python_api/autograd.py ---------------
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        # torch.Tensor.backward is torch.autograd.backward(self, ...): one way into the engine
+        _autograd.backward(self, gradient, retain_graph, create_graph, None, inputs)
+
+    register_hook = _api_autograd.register_hook
+    register_post_accumulate_grad_hook = _api_autograd.register_post_accumulate_grad_hook
+    retain_grad = _api_autograd.retain_grad
+    detach_ = _api_autograd.detach_
+
+    @property
+    def retains_grad(self):
+        m = self._ameta
+        return bool(m is not None and m.retains_grad)
 
     # ---- transposes and complex parts -------------------------------------------------------
     @property
@@ -633,19 +682,7 @@ def _scalar_like(other, self):
 
 _BACKEND_AND_VIEW = ~sum(1 << k for k in AUTOGRAD_OF.values())
 tensor_class[0] = Tensor
-
-
-def attach_methods():
-    from ember._generated import methods
-    for name, fn in methods.METHODS.items():
-        if name in Tensor.__dict__ and name not in ("__hash__",):
-            continue  # a hand-written method above wins (to, type, size, ...)
-        setattr(Tensor, name, fn)
-    for name, fn in methods.DUNDERS.items():
-        if name in ("__len__", "__iter__", "__bool__", "__index__", "__format__", "__repr__"):
-            continue
-        setattr(Tensor, name, fn)
-    Tensor.__hash__ = object.__hash__
+bind_tensor_class(Tensor)
 
 
 __all__ = ["Tensor", "DispatchKey", "_device"]

@@ -25,3 +25,19 @@ def test_import_time_is_small():
     best = min(float(subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
                                     capture_output=True, text=True).stdout) for _ in range(3))
     assert best < 2.0  # generous: a test must not assert timings; benchmarks report the real figure
+
+
+def test_generated_code_stays_readable():
+    """The generated layer calls shared helpers instead of repeating their bodies: a budget on its
+    size and on its line length keeps it a thing people can read and review (issue 9)."""
+    gen = os.path.join(ROOT, "ember", "_generated")
+    total, long_lines = 0, []
+    for name in sorted(os.listdir(gen)):
+        if name.endswith(".py"):
+            with open(os.path.join(gen, name)) as f:
+                for i, line in enumerate(f, 1):
+                    total += 1
+                    if len(line.rstrip("\n")) > 200:
+                        long_lines.append(f"{name}:{i} ({len(line.rstrip())} characters)")
+    assert not long_lines, long_lines[:10]
+    assert total <= 20_000, f"ember/_generated has {total} lines (budget 20,000)"

@@ -61,26 +61,9 @@ def state_pair():
 
 
 def compare(e, t):
-    """ember object `e` is torch object `t` (values, dtypes, shapes, strides, offsets, types)."""
-    if isinstance(t, torch.Tensor):
-        check(e, t, check_stride=True)
-        assert e.requires_grad == t.requires_grad
-    elif isinstance(t, torch.Size):
-        assert type(e) is ember.Size and tuple(e) == tuple(t)
-    elif isinstance(t, torch.dtype):
-        assert isinstance(e, ember.dtype) and str(e) == str(t).replace("torch.", "ember.")
-    elif isinstance(t, torch.device):
-        assert isinstance(e, ember.device) and str(e) == str(t)
-    elif isinstance(t, dict):
-        assert type(e) is type(t) and list(e) == list(t)
-        for k in t:
-            compare(e[k], t[k])
-    elif isinstance(t, (list, tuple)):
-        assert type(e) is type(t) and len(e) == len(t)
-        for a, b in zip(e, t):
-            compare(a, b)
-    else:
-        assert type(e) is type(t) and e == t
+    """ember object `e` is torch object `t` (values, dtypes, shapes, strides, offsets, requires_grad,
+    types of every container and value)."""
+    check(e, t, check_stride=True, check_requires_grad=True, strict_types=True)
 
 
 def compare_t(a, b):

@@ -1,23 +1,7 @@
 """Hand-written parts of the public API that are not one schema each (torch/functional.py and
-the Python-only helpers of torch/_tensor.py): each module lists its functions in `__all__`
-(exported as ember.<name>) and may give Tensor methods in `METHODS` (attached over generated ones)."""
-import importlib
-import pkgutil
+the Python-only helpers of torch/_tensor.py). Each module lists the functions it adds to the ember
+namespace in `__all__`; ember/__init__.py imports them by name. Tensor methods written here are
+named as class attributes in the body of ember.Tensor (ember/tensor.py).
 
-MODULES = [importlib.import_module(f"{__name__}.{m.name}")
-           for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)]
-
-
-def exported():
-    out = {}
-    for m in MODULES:
-        for n in getattr(m, "__all__", ()):
-            out[n] = getattr(m, n)
-    return out
-
-
-def methods():
-    out = {}
-    for m in MODULES:
-        out.update(getattr(m, "METHODS", {}))
-    return out
+This layer sits below ember.tensor (see ember/_layers.py): its modules never import the Tensor
+class (new tensors come from tensor_class[0]) nor the libraries (nn, optim, utils)."""

@@ -1,19 +1,6 @@
-"""Tensor methods of the autograd surface: backward, hooks, retain_grad, detach_."""
+"""Tensor methods of the autograd surface: hooks, retain_grad, detach_."""
 from ember.autograd.graph import _Handle, grad_accumulator
 from ember.autograd.meta import autograd_key_bit, get_meta
-
-
-_autograd_backward = _backward_fast = None
-
-
-def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-    global _autograd_backward, _backward_fast
-    if _autograd_backward is None:
-        from ember import autograd
-        _autograd_backward, _backward_fast = autograd.backward, autograd._backward_fast
-    if inputs is None and not create_graph and _backward_fast(self, gradient, retain_graph):
-        return  # the common loss.backward(g): straight to the engine
-    _autograd_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def register_hook(self, hook):
@@ -52,11 +39,6 @@ def _grad_on():
     return tls.state.grad_enabled
 
 
-def retains_grad(self):
-    m = self._ameta
-    return bool(m is not None and m.retains_grad)
-
-
 def register_post_accumulate_grad_hook(self, hook):
     m = self._ameta
     if m is None or m.grad_fn is not None or not m.requires_grad:
@@ -88,6 +70,3 @@ def _is_leaf_grad_fn(self):
 
 
 __all__ = []
-METHODS = {"backward": backward, "register_hook": register_hook, "retain_grad": retain_grad,
-           "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
-           "detach_": detach_, "retains_grad": property(retains_grad)}

@@ -432,15 +432,3 @@ def frexp(input, *, out=None):
     if out is None:
         return _frexp_result(mantissa, exponent)
     return _frexp_out_result(_store_out(m_out, mantissa), _store_out(e_out, exponent))
-
-
-def _bincount_method(self, weights=None, minlength=0):
-    return bincount(self, weights, minlength)
-
-
-def _histc_method(self, bins=100, min=0, max=0):
-    return histc(self, bins, min, max)
-
-
-METHODS = {"angle": angle, "bincount": _bincount_method, "histc": _histc_method, "gcd": _gcd_method,
-           "gcd_": _gcd_, "lcm": _lcm_method, "lcm_": _lcm_, "frexp": frexp}

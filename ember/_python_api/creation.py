@@ -2,19 +2,16 @@
 (torch/csrc/utils/python_arg_parser signatures): varargs sizes with a generator, overloads
 chosen by argument types (arange, randint, normal, bernoulli, linspace), out= on factories
 (computed in out's dtype, out resized silently as ATen's *_out factories do), and
-requires_grad= on *_like / new_* factories. Each calls its operators' dispatch tables directly."""
+requires_grad= on *_like / new_* factories. Each calls its operators through their handles (op.call)."""
 import numpy as np
 
-from ember._bindings import (dev_keys as _dk, is_int as _is_int, to_device as _devc,
-                             to_dtype as _dtc, to_intlist as _il)
+from ember._bindings import is_int as _is_int, to_device as _devc, to_dtype as _dtc, to_intlist as _il
 from ember._generated import ops as _ops
-from ember.core import tls as _tls
 from ember.core.device import device as _DEV
 from ember.core.dtype import dtype as _DT
 from ember.core.tensor_impl import TensorImpl as _TI, contiguous_strides
 from ember.dispatch.resolve import fail as _fail
 
-_st = _tls.state
 _M = object()  # argument not given
 
 __all__ = ["zeros", "ones", "full", "arange", "range", "linspace", "logspace", "eye", "rand", "randn",
@@ -25,18 +22,6 @@ __all__ = ["zeros", "ones", "full", "arange", "range", "linspace", "logspace", "
 def _bad(name, ops, args, kwargs):
     kwargs = {k: v for k, v in kwargs.items() if v is not _M and v is not None and v is not False}
     _fail(name, [o.schema for o in ops], args, kwargs)
-
-
-def _ks(device):
-    return (_dk(device) | (_d := _st.dk)[0]) & _d[1]
-
-
-def _tks(*ts):
-    k = 0
-    for t in ts:
-        if isinstance(t, _TI):
-            k |= t._keys
-    return (k | (_d := _st.dk)[0]) & _d[1]
 
 
 def _opts(dtype, device):
@@ -120,8 +105,8 @@ def _simple_factory(name, op):
         dtype, device = _opts(dtype, device)
         if out is not None:
             dtype = _out_dtype(dtype, out)
-            return _store(out, op.table[_ks(out._device)](sz, dtype, None, out._device, None))
-        return _finish(op.table[_ks(device)](sz, dtype, layout, device, pin_memory), requires_grad)
+            return _store(out, op.call(sz, dtype, None, out._device, None))
+        return _finish(op.call(sz, dtype, layout, device, pin_memory), requires_grad)
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -140,8 +125,8 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
     op = _ops.full
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](sz, fill_value, dtype, None, out._device, None))
-    return _finish(op.table[_ks(device)](sz, fill_value, dtype, layout, device, pin_memory),
+        return _store(out, op.call(sz, fill_value, dtype, None, out._device, None))
+    return _finish(op.call(sz, fill_value, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -179,9 +164,9 @@ def arange(start=_M, end=_M, step=_M, *, out=None, dtype=None, layout=None, devi
     op = _ops.arange_start_step
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](start, end, step, dtype, None, out._device, None),
+        return _store(out, op.call(start, end, step, dtype, None, out._device, None),
                       warn_numel=True)
-    return _finish(op.table[_ks(device)](start, end, step, dtype, layout, device, pin_memory),
+    return _finish(op.call(start, end, step, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -222,16 +207,16 @@ def _space(name, op, tops, start, end, steps, base, out, dtype, layout, device, 
         top = tops[0] if ts and te else tops[1] if ts else tops[2]
         if out is not None:
             dtype = _out_dtype(dtype, out)
-            r = top.table[_tks(start, end)](start, end, steps, *extra, dtype, None, out._device, None)
+            r = top.call(start, end, steps, *extra, dtype, None, out._device, None)
             return _store(out, r)
-        return _finish(top.table[_tks(start, end)](start, end, steps, *extra, dtype, layout, device,
+        return _finish(top.call(start, end, steps, *extra, dtype, layout, device,
                                                    pin_memory), requires_grad)
     start, end = _scalar(start), _scalar(end)
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](start, end, steps, *extra, dtype, None,
+        return _store(out, op.call(start, end, steps, *extra, dtype, None,
                                                       out._device, None))
-    return _finish(op.table[_ks(device)](start, end, steps, *extra, dtype, layout, device, pin_memory),
+    return _finish(op.call(start, end, steps, *extra, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -260,8 +245,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
     dtype, device = _opts(dtype, device)
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, _ops.eye_m.table[_ks(out._device)](n, m, dtype, None, out._device, None))
-    return _finish(_ops.eye_m.table[_ks(device)](n, m, dtype, layout, device, pin_memory),
+        return _store(out, _ops.eye_m.call(n, m, dtype, None, out._device, None))
+    return _finish(_ops.eye_m.call(n, m, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -277,12 +262,12 @@ def _random_factory(name, op, gop):
             _bad(name, ops, _size, {"generator": generator})
         if out is not None:
             dtype = _out_dtype(dtype, out)
-            r = gop.table[_ks(out._device)](sz, generator, dtype, None, out._device, None)
+            r = gop.call(sz, generator, dtype, None, out._device, None)
             return _store(out, r)
         if generator is None:
-            r = op.table[_ks(device)](sz, dtype, layout, device, pin_memory)
+            r = op.call(sz, dtype, layout, device, pin_memory)
         else:
-            r = gop.table[_ks(device)](sz, generator, dtype, layout, device, pin_memory)
+            r = gop.call(sz, generator, dtype, layout, device, pin_memory)
         return _finish(r, requires_grad)
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -322,9 +307,9 @@ def randint(*args, low=_M, high=_M, size=_M, generator=None, out=None, dtype=Non
     op = _ops.randint_low_generator
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](low, high, sz, generator, dtype, None,
+        return _store(out, op.call(low, high, sz, generator, dtype, None,
                                                       out._device, None))
-    return _finish(op.table[_ks(device)](low, high, sz, generator, dtype, layout, device, pin_memory),
+    return _finish(op.call(low, high, sz, generator, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -337,8 +322,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     op = _ops.randperm_generator
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](n, generator, dtype, None, out._device, None))
-    return _finish(op.table[_ks(device)](n, generator, dtype, layout, device, pin_memory),
+        return _store(out, op.call(n, generator, dtype, None, out._device, None))
+    return _finish(op.call(n, generator, dtype, layout, device, pin_memory),
                    requires_grad)
 
 
@@ -356,17 +341,17 @@ def normal(mean=_M, std=_M, size=_M, *, generator=None, out=None, dtype=None, la
     if size is _M and dtype is None and device is None and not requires_grad:
         if mt and st:
             if out is not None:
-                return _ops.normal_Tensor_Tensor_out.table[_tks(mean, std, out)](mean, std, generator, out)
-            return _ops.normal_Tensor_Tensor.table[_tks(mean, std)](mean, std, generator)
+                return _ops.normal_Tensor_Tensor_out.call(mean, std, generator, out)
+            return _ops.normal_Tensor_Tensor.call(mean, std, generator)
         if mt and (std is _M or _is_real(std)):
             std = 1.0 if std is _M else float(std)
             if out is not None:
-                return _ops.normal_Tensor_float_out.table[_tks(mean, out)](mean, std, generator, out)
-            return _ops.normal_Tensor_float.table[_tks(mean)](mean, std, generator)
+                return _ops.normal_Tensor_float_out.call(mean, std, generator, out)
+            return _ops.normal_Tensor_float.call(mean, std, generator)
         if st and _is_real(mean):
             if out is not None:
-                return _ops.normal_float_Tensor_out.table[_tks(std, out)](float(mean), std, generator, out)
-            return _ops.normal_float_Tensor.table[_tks(std)](float(mean), std, generator)
+                return _ops.normal_float_Tensor_out.call(float(mean), std, generator, out)
+            return _ops.normal_float_Tensor.call(float(mean), std, generator)
     if not (_is_real(mean) and _is_real(std)) or size is _M:
         _bad("normal", _NORMAL_OPS, tuple(x for x in (mean, std, size) if x is not _M), {})
     sz = _il(size)
@@ -374,9 +359,9 @@ def normal(mean=_M, std=_M, size=_M, *, generator=None, out=None, dtype=None, la
     op = _ops.normal_float_float
     if out is not None:
         dtype = _out_dtype(dtype, out)
-        return _store(out, op.table[_ks(out._device)](float(mean), float(std), sz, generator, dtype,
+        return _store(out, op.call(float(mean), float(std), sz, generator, dtype,
                                                       None, out._device, None))
-    return _finish(op.table[_ks(device)](float(mean), float(std), sz, generator, dtype, layout, device,
+    return _finish(op.call(float(mean), float(std), sz, generator, dtype, layout, device,
                                          pin_memory), requires_grad)
 
 
@@ -385,15 +370,15 @@ def bernoulli(input, p=_M, *, generator=None, out=None):
         _bad("bernoulli", [_ops.bernoulli, _ops.bernoulli_p], (input,), {})
     if p is _M:
         if out is not None:
-            return _ops.bernoulli_out.table[_tks(input, out)](input, generator, out)
-        return _ops.bernoulli.table[_tks(input)](input, generator)
+            return _ops.bernoulli_out.call(input, generator, out)
+        return _ops.bernoulli.call(input, generator)
     if out is not None:
         _bad("bernoulli", [_ops.bernoulli, _ops.bernoulli_p], (input, p), {"out": out})
     if isinstance(p, _TI):
-        return _ops.bernoulli_Tensor.table[_tks(input, p)](input, p, generator)
+        return _ops.bernoulli_Tensor.call(input, p, generator)
     if not _is_real(p):
         _bad("bernoulli", [_ops.bernoulli, _ops.bernoulli_p], (input, p), {})
-    return _ops.bernoulli_p.table[_tks(input)](input, float(p), generator)
+    return _ops.bernoulli_p.call(input, float(p), generator)
 
 
 # ---- *_like -----------------------------------------------------------------------------------
@@ -404,9 +389,9 @@ def _like(name, op, gop=None):
             _bad(name, [op], (input,), {})
         dtype, device = _opts(dtype, device)
         if generator is not None and gop is not None:
-            r = gop.table[_tks(input)](input, generator, dtype, layout, device, pin_memory, memory_format)
+            r = gop.call(input, generator, dtype, layout, device, pin_memory, memory_format)
         else:
-            r = op.table[_tks(input)](input, dtype, layout, device, pin_memory, memory_format)
+            r = op.call(input, dtype, layout, device, pin_memory, memory_format)
         return _finish(r, requires_grad)
     fn.__name__ = fn.__qualname__ = name
     return fn
@@ -424,7 +409,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     if not isinstance(input, _TI):
         _bad("full_like", [_ops.full_like], (input, fill_value), {})
     dtype, device = _opts(dtype, device)
-    r = _ops.full_like.table[_tks(input)](input, _scalar(fill_value), dtype, layout, device,
+    r = _ops.full_like.call(input, _scalar(fill_value), dtype, layout, device,
                                           pin_memory, memory_format)
     return _finish(r, requires_grad)
 
@@ -442,7 +427,7 @@ def randint_like(input, low=_M, high=_M, *, generator=None, dtype=None, layout=N
     if not isinstance(input, _TI) or high is _M or not _is_int(high) or not _is_int(low):
         _bad("randint_like", _RANDINT_LIKE_OPS, (input,), {"low": low, "high": high})
     dtype, device = _opts(dtype, device)
-    r = _ops.randint_like_low_generator_dtype.table[_tks(input)](
+    r = _ops.randint_like_low_generator_dtype.call(
         input, int(low), int(high), generator, dtype, layout, device, pin_memory, memory_format)
     return _finish(r, requires_grad)
 
@@ -453,7 +438,7 @@ def _new(name, op):
            requires_grad=False):
         sz = _size_of(name, _size, size, [op])
         dtype, device = _opts(dtype, device)
-        return _finish(op.table[_tks(self)](self, sz, dtype, layout, device, pin_memory), requires_grad)
+        return _finish(op.call(self, sz, dtype, layout, device, pin_memory), requires_grad)
     fn.__name__ = fn.__qualname__ = name
     return fn
 
@@ -461,7 +446,7 @@ def _new(name, op):
 def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=False,
              requires_grad=False):
     dtype, device = _opts(dtype, device)
-    r = _ops.new_full.table[_tks(self)](self, _il(size), _scalar(fill_value), dtype, layout, device,
+    r = _ops.new_full.call(self, _il(size), _scalar(fill_value), dtype, layout, device,
                                         pin_memory)
     return _finish(r, requires_grad)
 
@@ -469,7 +454,7 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pi
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
                       requires_grad=False):
     dtype, device = _opts(dtype, device)
-    r = _ops.new_empty_strided.table[_tks(self)](self, _il(size), _il(stride), dtype, layout, device,
+    r = _ops.new_empty_strided.call(self, _il(size), _il(stride), dtype, layout, device,
                                                  pin_memory)
     return _finish(r, requires_grad)
 
@@ -487,6 +472,6 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=
                   requires_grad=requires_grad)
 
 
-METHODS = {"new_empty": _new("new_empty", _ops.new_empty), "new_zeros": _new("new_zeros", _ops.new_zeros),
-           "new_ones": _new("new_ones", _ops.new_ones), "new_full": new_full,
-           "new_empty_strided": new_empty_strided, "new_tensor": new_tensor}
+new_empty = _new("new_empty", _ops.new_empty)
+new_zeros = _new("new_zeros", _ops.new_zeros)
+new_ones = _new("new_ones", _ops.new_ones)

@@ -2,4 +2,3 @@
 from ember._indexing import nonzero
 
 __all__ = ["nonzero"]
-METHODS = {"nonzero": nonzero}

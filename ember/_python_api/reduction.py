@@ -1,30 +1,29 @@
 """torch/functional.py-style reductions and sorts: norm, unique, unique_consecutive, and sort /
 argsort with `stable=` (their stable overloads have no generated binding)."""
-from ember._generated import functions as _F, methods as _Mt, ops as _ops
-from ember.core import tls as _tls
+import ember
+from ember._generated import functions as _F, ops as _ops
+# the generated Tensor methods, where the fast paths below fall back for anything unusual
+from ember._generated.tensor_base import _TensorBase as _TB
 from ember.core.tensor_impl import TensorImpl as _TI
 
 __all__ = ["norm", "unique", "unique_consecutive", "sort", "argsort", "max", "min", "var", "std"]
-
-_st = _tls.state
 
 
 # ---- fast paths for the overloaded max/min/var/std (the generated bindings resolve them by
 # ---- schema, which costs several microseconds); anything unusual goes to the generated binding
 def _minmax(full, dim_op, other_op, gen):
-    full_t, dim_t, other_t = full.table, dim_op.table, other_op.table
+    full_t, dim_t, other_t = full.call, dim_op.call, other_op.call
 
     def fn(input, *args, **kwargs):
         if isinstance(input, _TI) and not kwargs:
             n = len(args)
             if n == 0:
-                return full_t[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+                return full_t(input)
             a = args[0]
             if n <= 2 and a.__class__ is int and (n == 1 or args[1].__class__ is bool):
-                return dim_t[(input._keys | (_d := _st.dk)[0]) & _d[1]](
-                    input, a, args[1] if n == 2 else False)
+                return dim_t(input, a, args[1] if n == 2 else False)
             if n == 1 and isinstance(a, _TI):
-                return other_t[(input._keys | a._keys | (_d := _st.dk)[0]) & _d[1]](input, a)
+                return other_t(input, a)
             if n == 1 and isinstance(a, (float, complex, bool)):  # torch takes no number `other`
                 name = full.schema.name
                 raise TypeError(
@@ -33,19 +32,20 @@ def _minmax(full, dim_op, other_op, gen):
                     "\n * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor input, int "
                     "dim, bool keepdim = False, *, tuple of Tensors out = None)")
         return gen(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = full.schema.name
     return fn
 
 
 max = _minmax(_ops.max, _ops.max_dim, _ops.max_other, _F.max)
 min = _minmax(_ops.min, _ops.min_dim, _ops.min_other, _F.min)
-_max_method = _minmax(_ops.max, _ops.max_dim, _ops.max_other, _Mt.max)
-_min_method = _minmax(_ops.min, _ops.min_dim, _ops.min_other, _Mt.min)
+_max_method = _minmax(_ops.max, _ops.max_dim, _ops.max_other, _TB.max)
+_min_method = _minmax(_ops.min, _ops.min_dim, _ops.min_other, _TB.min)
 
 _VAR_KW = frozenset(("keepdim", "correction", "unbiased"))
 
 
 def _varstd(op, gen):
-    table = op.table
+    call = op.call
 
     def fn(input, *args, **kwargs):
         if isinstance(input, _TI) and len(args) <= 1 and (not kwargs or kwargs.keys() <= _VAR_KW):
@@ -66,15 +66,16 @@ def _varstd(op, gen):
                     keepdim.__class__ is bool:
                 if ub is not None:
                     corr = 1 if ub else 0
-                return table[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, corr, keepdim)
+                return call(input, dim, corr, keepdim)
         return gen(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = gen.__name__
     return fn
 
 
 var = _varstd(_ops.var_correction, _F.var)
 std = _varstd(_ops.std_correction, _F.std)
-_var_method = _varstd(_ops.var_correction, _Mt.var)
-_std_method = _varstd(_ops.std_correction, _Mt.std)
+_var_method = _varstd(_ops.var_correction, _TB.var)
+_std_method = _varstd(_ops.std_correction, _TB.std)
 
 _gen_sort = _F.sort
 _gen_argsort = _F.argsort
@@ -107,14 +108,9 @@ def argsort(input, *args, **kwargs):
     return _ops.argsort_stable_out(input, bool(stable), dim, descending, out)
 
 
-_sort_method = sort
-_argsort_method = argsort
-
-
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: vector norms through linalg.vector_norm, 'nuc' and matrix orders through
     linalg.matrix_norm."""
-    import ember
     if dim is not None and not isinstance(dim, (list, tuple)):
         _dim = [dim]
     else:
@@ -134,7 +130,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _norm_method(self, p="fro", dim=None, keepdim=False, dtype=None):
-    return norm(self, p, dim, keepdim, dtype=dtype)
+    """Tensor.norm: torch.norm without out= (its fifth positional argument is dtype)."""
+    return norm(self, p, dim, keepdim, None, dtype)
 
 
 def _pick(output, inverse, counts, return_inverse, return_counts):
@@ -158,17 +155,3 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     output, inverse, counts = _ops.unique_consecutive(input, return_inverse, return_counts, dim)
     return _pick(output, inverse, counts, return_inverse, return_counts)
-
-
-def _unique_method(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    return unique(self, sorted, return_inverse, return_counts, dim)
-
-
-def _unique_consecutive_method(self, return_inverse=False, return_counts=False, dim=None):
-    return unique_consecutive(self, return_inverse, return_counts, dim)
-
-
-METHODS = {"norm": _norm_method, "unique": _unique_method,
-           "unique_consecutive": _unique_consecutive_method, "sort": _sort_method,
-           "argsort": _argsort_method, "max": _max_method, "min": _min_method,
-           "var": _var_method, "std": _std_method}

@@ -4,17 +4,13 @@ from ember._bindings import is_dtype as _is_dtype, to_dtype as _to_dtype
 import warnings as _warnings
 from collections.abc import Sequence as _Sequence
 
-from ember._generated import functions as _gf, methods as _gm, ops as _ops
+from ember._generated import functions as _gf, ops as _ops
+# the generated Tensor methods, where the hand-written ones below fall back
+from ember._generated.tensor_base import _TensorBase as _TB
 from ember.core import keys as _keys
-from ember.core import tls as _tls
 from ember.core.tensor_impl import TensorImpl as _TI
 
-_st = _tls.state
-_gen_view = _gm.view
-
-
-def _ks(t):
-    return (t._keys | (_d := _st.dk)[0]) & _d[1]
+_gen_view = _TB.view
 
 
 _int = int
@@ -28,17 +24,17 @@ def _view(self, *shape, dtype=None, size=None):
             if isinstance(s0, (tuple, list)):
                 shape = tuple(s0)
             elif s0 is not None and not isinstance(s0, _TI) and _is_dtype(s0):
-                return _ops.view_dtype.table[_ks(self)](self, _to_dtype(s0))
+                return _ops.view_dtype.call(self, _to_dtype(s0))
             else:
                 return _gen_view(self, *shape)
         for s in shape:
             if s.__class__ is not _int:
                 return _gen_view(self, shape)
-        return _ops.view.table[(self._keys | (_d := _st.dk)[0]) & _d[1]](self, shape)
+        return _ops.view.call(self, shape)
     if dtype is not None:
         if shape or size is not None:
             raise TypeError("view() received an invalid combination of arguments")
-        return _ops.view_dtype.table[_ks(self)](self, _to_dtype(dtype))
+        return _ops.view_dtype.call(self, _to_dtype(dtype))
     if size is not None:
         return _gen_view(self, size=size)
     return _gen_view(self, *shape)
@@ -53,21 +49,18 @@ def movedim(input, source, destination):
                     destination if isinstance(destination, _int) else tuple(destination))
 
 
-_gen_squeeze = _gm.squeeze
+_gen_squeeze = _TB.squeeze
 
 
 def squeeze(input, dim=None):
     """ember.squeeze / Tensor.squeeze: all size-1 dims, one dim, or a list of dims."""
-    try:
-        ks = (input._keys | (_d := _st.dk)[0]) & _d[1]
+    if isinstance(input, _TI):
         if dim is None:
-            return _ops.squeeze.table[ks](input)
+            return _ops.squeeze.call(input)
         if dim.__class__ is int:
-            return _ops.squeeze_dim.table[ks](input, dim)
+            return _ops.squeeze_dim.call(input, dim)
         if dim.__class__ in (tuple, list) and all(d.__class__ is int for d in dim):
-            return _ops.squeeze_dims.table[ks](input, tuple(dim))
-    except AttributeError:
-        pass
+            return _ops.squeeze_dims.call(input, tuple(dim))
     return _gen_squeeze(input) if dim is None else _gen_squeeze(input, dim)
 
 
@@ -97,9 +90,9 @@ def split(tensor, split_size_or_sections, dim=0):
         s = int(s.item())
     dim = dim.__index__()
     if isinstance(s, int) or (_is_int_like(s) and not isinstance(s, _TI)):
-        return _ops.split_Tensor.table[_ks(tensor)](tensor, s.__index__(), dim)
+        return _ops.split_Tensor.call(tensor, s.__index__(), dim)
     sizes = tuple(_to_int(x) for x in s)
-    return _ops.split_with_sizes.table[_ks(tensor)](tensor, sizes, dim)
+    return _ops.split_with_sizes.call(tensor, sizes, dim)
 
 
 def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
@@ -128,8 +121,8 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         s = int(s.item()) if s.dim() == 0 else [int(x) for x in s.tolist()]
     if isinstance(s, (list, tuple)):
         idx = tuple(_to_int(x) for x in s)
-        return _ops.tensor_split_indices.table[_ks(input)](input, idx, dim)
-    return _ops.tensor_split_sections.table[_ks(input)](input, s.__index__(), dim)
+        return _ops.tensor_split_indices.call(input, idx, dim)
+    return _ops.tensor_split_sections.call(input, s.__index__(), dim)
 
 
 
@@ -204,14 +197,12 @@ def cat(tensors, dim=0, *, out=None, axis=None):
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         if out is None and dim.__class__ is int:
             try:
-                ks = 0
                 d0 = tensors[0]._device
                 for t in tensors:
-                    ks |= t._keys
                     if t._device is not d0:
                         break
                 else:
-                    return _ops.cat.table[(ks | (_d := _st.dk)[0]) & _d[1]](list(tensors), dim)
+                    return _ops.cat.call(list(tensors), dim)
             except AttributeError:
                 pass
     _same_device(tensors)
@@ -347,7 +338,7 @@ def broadcast_tensors(*tensors):
     for t in tensors:
         shape = _infer_size(shape, t._shape)
     # a tensor already of the common shape is returned as it is (PyTorch's expand_outplace)
-    return tuple(t if t._shape == shape else _ops.expand.table[_ks(t)](t, shape, False)
+    return tuple(t if t._shape == shape else _ops.expand.call(t, shape, False)
                  for t in tensors)
 
 
@@ -406,8 +397,8 @@ def meshgrid(*tensors, indexing=None):
     for i, t in enumerate(ts):
         vs = [1] * n
         vs[i] = -1
-        v = _ops.view.table[_ks(t)](t, tuple(vs))
-        grids.append(_ops.expand.table[_ks(v)](v, shape, False))
+        v = _ops.view.call(t, tuple(vs))
+        grids.append(_ops.expand.call(v, shape, False))
     if swap:
         grids[0], grids[1] = grids[1], grids[0]
     return tuple(grids)
@@ -423,11 +414,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if repeats is None:
         if not isinstance(input, _TI):
             raise TypeError("repeat_interleave(): argument 'repeats' must be Tensor")
-        return _ops.repeat_interleave_Tensor.table[_ks(input)](input, output_size)
+        return _ops.repeat_interleave_Tensor.call(input, output_size)
     if isinstance(repeats, _TI):
-        ks = ((input._keys | repeats._keys | (_d := _st.dk)[0]) & _d[1])
-        return _ops.repeat_interleave_self_Tensor.table[ks](input, repeats, dim, output_size)
-    return _ops.repeat_interleave_self_int.table[_ks(input)](input, repeats.__index__(), dim,
+        return _ops.repeat_interleave_self_Tensor.call(input, repeats, dim, output_size)
+    return _ops.repeat_interleave_self_int.call(input, repeats.__index__(), dim,
                                                            output_size)
 
 
@@ -439,10 +429,4 @@ moveaxis = movedim
 
 
 def _view_as(self, other):
-    return _view(self, *other._shape) if other._shape else _ops.view.table[_ks(self)](self, ())
-
-
-METHODS = {"view": _view, "view_as": _view_as, "movedim": movedim, "moveaxis": movedim,
-           "split": _split_method, "tensor_split": tensor_split, "squeeze": _squeeze_method,
-           "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
-           "repeat_interleave": repeat_interleave}
+    return _view(self, *other._shape) if other._shape else _ops.view.call(self, ())

@@ -4,11 +4,9 @@ from ember.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabl
 
 
 def _tensors(x):
-    from ember.autograd.graph import GradientEdge
-    from ember.core.tensor_impl import TensorImpl
     if x is None:
         return ()
-    if isinstance(x, TensorImpl) or x.__class__ is GradientEdge:
+    if isinstance(x, _TensorImpl) or x.__class__ is _GradientEdge:
         return (x,)
     return tuple(x)
 
@@ -39,76 +37,63 @@ def _make_grads(outputs, grad_outputs, create_graph=False):
 
 
 def _root_edges(outputs):
-    from ember.autograd.graph import edge
     edges = []
     for i, t in enumerate(outputs):
-        e = edge(t)
+        e = _edge(t)
         if e is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         edges.append(e)
     return edges
 
 
-def _backward_fast(t, g, retain_graph):
-    """The common t.backward(g) without create_graph or inputs: one tensor, a gradient of its class
-    and shape, straight to the engine. Returns False (nothing done) for anything else."""
-    if g.__class__ is not t.__class__ or g._shape != t._shape:
-        return False
-    m = t._ameta
-    if m is not None and m.grad_fn is not None and t._base is None:
-        e = (m.grad_fn, m.output_nr)
-    else:
-        from ember.autograd.graph import edge
-        e = edge(t)
+def _input_edges(inputs):
+    edges = []
+    for t in inputs:
+        e = _edge(t)
         if e is None:
-            return False  # the general path raises torch's error
-    from ember.autograd.engine import run_backward
-    run_backward([e], [g], bool(retain_graph), False)
-    return True
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append(e)
+    return edges
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
              inputs=None):
-    from ember.autograd.engine import run_backward
-    from ember.autograd.graph import edge
-    if (inputs is None and grad_variables is None and not create_graph and grad_tensors is not None
-            and hasattr(tensors, "_ameta") and _backward_fast(tensors, grad_tensors, retain_graph)):
-        return
-    outputs = _tensors(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables
-    roots = _root_edges(outputs)
-    grads = _make_grads(outputs, _tensors(grad_tensors) if grad_tensors is not None else None,
-                        create_graph)
+    g = grad_tensors
+    if (g.__class__ is tensors.__class__ and hasattr(tensors, "_ameta") and g._shape == tensors._shape
+            and (e := _edge(tensors)) is not None):
+        # the common loss.backward(g): one tensor, a gradient of its class and shape
+        roots, grads = (e,), (g,)
+    else:
+        outputs = _tensors(tensors)
+        roots = _root_edges(outputs)
+        grads = _make_grads(outputs, _tensors(grad_tensors) if grad_tensors is not None else None,
+                            create_graph)
+    g = None
     if retain_graph is None:
         retain_graph = create_graph
-    if inputs is not None:
-        inputs = _tensors(inputs)
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-        caps = [edge(t) for t in inputs]
-        for c in caps:
-            if c is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-        vals = run_backward(roots, grads, retain_graph, create_graph, accumulate=False, captures=caps)
-        for t, g in zip(inputs, vals):
-            if g is None:
-                continue
-            from ember.autograd.meta import get_meta
-            m = get_meta(t)
-            if m.grad is None:
-                m.grad = g if create_graph else g.detach().clone()
-            else:
-                m.grad = m.grad + g
+    if inputs is None:
+        _execute(roots, grads, retain_graph, create_graph)
         return
-    run_backward(roots, grads, retain_graph, create_graph)
+    inputs = _tensors(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    vals = _execute(roots, grads, retain_graph, create_graph, accumulate_grad=False,
+                    outputs=_input_edges(inputs))
+    for t, g in zip(inputs, vals):
+        if g is None:
+            continue
+        m = _get_meta(t)
+        if m.grad is None:
+            m.grad = g if create_graph else g.detach().clone()
+        else:
+            m.grad = m.grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     import ember
-    from ember.autograd.engine import run_backward
-    from ember.autograd.graph import edge
     outs = _tensors(outputs)
     ins = _tensors(inputs)
     if allow_unused is None:
@@ -119,14 +104,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads = _make_grads(outs, _tensors(grad_outputs) if grad_outputs is not None else None, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    caps = []
-    for t in ins:
-        e = edge(t)
-        if e is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        caps.append(e)
-    vals = run_backward(_root_edges(outs), grads, retain_graph, create_graph, accumulate=False,
-                        captures=caps)
+    caps = _input_edges(ins)
+    vals = _execute(_root_edges(outs), grads, retain_graph, create_graph, accumulate_grad=False,
+                    outputs=caps)
     res = []
     for t, v in zip(ins, vals):
         if v is None:
@@ -142,6 +122,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 from ember.autograd import graph  # noqa: E402,F401
+from ember.autograd.engine import execute as _execute  # noqa: E402
+from ember.autograd.graph import GradientEdge as _GradientEdge, edge as _edge  # noqa: E402
+from ember.autograd.meta import get_meta as _get_meta  # noqa: E402
+from ember.core.tensor_impl import TensorImpl as _TensorImpl  # noqa: E402
 from ember.autograd.function import Function, FunctionCtx, once_differentiable  # noqa: E402,F401
 from ember.autograd.anomaly import (detect_anomaly, is_anomaly_enabled, set_detect_anomaly)  # noqa: E402,F401
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401

@@ -7,7 +7,6 @@ ops/derivatives/activation.yaml, whose double-backward formulas below are writte
 import ember
 from ember._generated import ops as _ops
 from ember.core import dtype as _dt
-from ember.core import tls as _tls
 
 __all__ = [
     "threshold_backward", "hardtanh_backward", "gelu_backward", "silu_backward", "mish_backward",
@@ -21,53 +20,48 @@ __all__ = [
     "hardsigmoid_double_backward", "masked_fill_backward",
 ]
 
-_st = _tls.state
 _GELU_BETA = 0.7978845608028654       # sqrt(2 / pi)
 _GELU_KAPPA = 0.044715
 _PDF_BETA = 0.3989422804014327        # 1 / sqrt(2 pi)
 
 
-def _ks(a, b):
-    return (a._keys | b._keys | (_d := _st.dk)[0]) & _d[1]
-
-
 # ---- first order: one ATen backward kernel each -----------------------------------------------
 def threshold_backward(grad, self, threshold):
-    return _ops.threshold_backward.table[_ks(grad, self)](grad, self, threshold)
+    return _ops.threshold_backward.call(grad, self, threshold)
 
 
 def hardtanh_backward(grad, self, min_val, max_val):
-    return _ops.hardtanh_backward.table[_ks(grad, self)](grad, self, min_val, max_val)
+    return _ops.hardtanh_backward.call(grad, self, min_val, max_val)
 
 
 def gelu_backward(grad, self, approximate):
-    return _ops.gelu_backward.table[_ks(grad, self)](grad, self, approximate)
+    return _ops.gelu_backward.call(grad, self, approximate)
 
 
 def silu_backward(grad, self):
     if self._dtype.category == _dt.COMPLEX:
         raise RuntimeError("silu does not support automatic differentiation for outputs with complex dtype.")
-    return _ops.silu_backward.table[_ks(grad, self)](grad, self)
+    return _ops.silu_backward.call(grad, self)
 
 
 def mish_backward(grad, self):
-    return _ops.mish_backward.table[_ks(grad, self)](grad, self)
+    return _ops.mish_backward.call(grad, self)
 
 
 def hardsigmoid_backward(grad, self):
-    return _ops.hardsigmoid_backward.table[_ks(grad, self)](grad, self)
+    return _ops.hardsigmoid_backward.call(grad, self)
 
 
 def hardswish_backward(grad, self):
-    return _ops.hardswish_backward.table[_ks(grad, self)](grad, self)
+    return _ops.hardswish_backward.call(grad, self)
 
 
 def softplus_backward(grad, self, beta, threshold):
-    return _ops.softplus_backward.table[_ks(grad, self)](grad, self, beta, threshold)
+    return _ops.softplus_backward.call(grad, self, beta, threshold)
 
 
 def elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result):
-    return _ops.elu_backward.table[_ks(grad, self_or_result)](
+    return _ops.elu_backward.call(
         grad, alpha, scale, input_scale, is_result, self_or_result)
 
 
@@ -76,30 +70,29 @@ def celu_backward(grad, self_or_result, alpha, is_result):
 
 
 def leaky_relu_backward(grad, self, negative_slope, self_is_result):
-    return _ops.leaky_relu_backward.table[_ks(grad, self)](grad, self, negative_slope, self_is_result)
+    return _ops.leaky_relu_backward.call(grad, self, negative_slope, self_is_result)
 
 
 def softshrink_backward(grad, self, lambd):
-    return _ops.softshrink_backward.table[_ks(grad, self)](grad, self, lambd)
+    return _ops.softshrink_backward.call(grad, self, lambd)
 
 
 def hardshrink_backward(grad, self, lambd):
-    return _ops.hardshrink_backward.table[_ks(grad, self)](grad, self, lambd)
+    return _ops.hardshrink_backward.call(grad, self, lambd)
 
 
 def glu_backward(grad, self, dim):
-    return _ops.glu_backward.table[_ks(grad, self)](grad, self, dim)
+    return _ops.glu_backward.call(grad, self, dim)
 
 
 def log_sigmoid_backward(grad, self, buffer=None):
     # the kernel recomputes what log_sigmoid_forward's buffer holds; any tensor will do
-    return _ops.log_sigmoid_backward.table[_ks(grad, self)](grad, self, self if buffer is None else buffer)
+    return _ops.log_sigmoid_backward.call(grad, self, self if buffer is None else buffer)
 
 
 def prelu_backward(grad, self, weight):
     """(grad_self, grad_weight) of prelu: _prelu_kernel_backward."""
-    return _ops._prelu_kernel_backward.table[(grad._keys | self._keys | weight._keys | (_d := _st.dk)[0])
-                                             & _d[1]](grad, self, weight)
+    return _ops._prelu_kernel_backward.call(grad, self, weight)
 
 
 def _prelu_weight(weight, ndim):
@@ -177,7 +170,7 @@ def silu_double_backward(ggI, gO, self):
 
 def mish_double_backward(ggI, gO, self):
     s = self.sigmoid()
-    t = _ops.softplus.table[_ks(self, self)](self, 1, 20).tanh()
+    t = _ops.softplus.call(self, 1, 20).tanh()
     sech2 = 1 - t * t
     return ggI * gO * (s * sech2 * (2 + self * (1 - s - 2 * t * s)))
 

@@ -1,6 +1,7 @@
 """Backward helpers of ember/ops/derivatives/nn_norm_loss.yaml (prefixed nnl_), written with ember
 ops so that double backward works."""
 import ember
+from ember._generated import ops as _ops
 
 __all__ = ["nnl_nll_loss_backward", "nnl_nll_loss_double", "nnl_layer_norm_backward", "nnl_batch_norm_backward",
            "nnl_group_norm_backward", "nnl_mse_loss_backward", "nnl_smooth_l1_loss_backward",
@@ -12,9 +13,8 @@ __all__ = ["nnl_nll_loss_backward", "nnl_nll_loss_double", "nnl_layer_norm_backw
 def nnl_nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight):
     """d nll_loss_forward / d self (ATen's nll_loss_backward_out_frame)."""
     if not ember.is_grad_enabled():
-        from ember._generated import functions_nn
-        return functions_nn.nll_loss_backward(grad, self, target, weight, reduction,
-                                              ignore_index, total_weight)
+        return _ops.nll_loss_backward.call(grad, self, target, weight, reduction, ignore_index,
+                                           total_weight)
     valid = target != ignore_index
     tsafe = target.masked_fill(~valid, 0).long()
     if weight is not None:
@@ -186,8 +186,7 @@ def nnl_bce_logits_backward(grad, self, target, weight, pos_weight, reduction):
 
 def nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, reduction):
     if pos_weight is not None:
-        from ember._generated import functions_nn
-        g = -self - (pos_weight - 1) * functions_nn.log_sigmoid(self)
+        g = -self - (pos_weight - 1) * _ops.log_sigmoid.call(self)
     else:
         g = -self
     g = g * grad
@@ -198,10 +197,9 @@ def nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, reduc
 
 def nnl_nll_loss_double(grad, target, weight, reduction, ignore_index):
     """d nll_loss_backward / d grad_output: nll_loss of the incoming gradient."""
-    from ember._generated import functions_nn
     if grad.dim() == 4:
-        return functions_nn.nll_loss2d_forward(grad, target, weight, reduction, ignore_index)[0]
-    return functions_nn.nll_loss_forward(grad, target, weight, reduction, ignore_index)[0]
+        return _ops.nll_loss2d_forward.call(grad, target, weight, reduction, ignore_index)[0]
+    return _ops.nll_loss_forward.call(grad, target, weight, reduction, ignore_index)[0]
 
 
 def nnl_sdpa_flash_backward(grad, query, key, value, output, logsumexp, dropout_p, is_causal, attn_mask,

@@ -28,14 +28,6 @@ __all__ = [
 _st = _tls.state
 
 
-def _ks(*ts):
-    k = 0
-    for t in ts:
-        if t is not None:
-            k |= t._keys
-    return (k | (_d := _st.dk)[0]) & _d[1]
-
-
 def _records(*ts):
     if not _st.ag:  # grad mode off
         return False
@@ -52,7 +44,7 @@ def _conv_bwd(go, input, weight, stride, padding, dilation, transposed, output_p
     if _records(go, input, weight):
         mask = (True, True, True)
     bias_sizes = (weight._shape[1] * groups if transposed else weight._shape[0],) if mask[2] else None
-    return _ops.convolution_backward.table[_ks(go, input, weight)](
+    return _ops.convolution_backward.call(
         go, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
         mask)
 
@@ -68,7 +60,7 @@ def spatial_convolution_backward(grad, input, weight, stride, padding, dilation,
 
 
 def _conv(x, w, stride, padding, dilation, transposed, output_padding, groups):
-    return _ops.convolution.table[_ks(x, w)](x, w, None, stride, padding, dilation, transposed,
+    return _ops.convolution.call(x, w, None, stride, padding, dilation, transposed,
                                              output_padding, groups)
 
 
@@ -101,12 +93,12 @@ def spatial_convolution_double_backward(ggI, ggW, ggb, gO, weight, input, stride
 
 # ---- pooling --------------------------------------------------------------------------------------
 def spatial_max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _ops.max_pool2d_with_indices_backward.table[_ks(grad, self, indices)](
+    return _ops.max_pool2d_with_indices_backward.call(
         grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
 def spatial_max_pool3d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    return _ops.max_pool3d_with_indices_backward.table[_ks(grad, self, indices)](
+    return _ops.max_pool3d_with_indices_backward.call(
         grad, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
 
 
@@ -120,43 +112,43 @@ def spatial_max_pool_double_backward(grad, indices, dim):
 
 def spatial_avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override):
-    return _ops.avg_pool2d.table[_ks(grad)](grad, kernel_size, stride, padding, ceil_mode,
+    return _ops.avg_pool2d.call(grad, kernel_size, stride, padding, ceil_mode,
                                             count_include_pad, divisor_override)
 
 
 def spatial_avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad,
                        divisor_override):
-    return _ops.avg_pool3d.table[_ks(grad)](grad, kernel_size, stride, padding, ceil_mode,
+    return _ops.avg_pool3d.call(grad, kernel_size, stride, padding, ceil_mode,
                                             count_include_pad, divisor_override)
 
 
 def spatial_avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                 divisor_override):
-    return _ops.avg_pool2d_backward.table[_ks(grad, self)](
+    return _ops.avg_pool2d_backward.call(
         grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def spatial_avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                                 divisor_override):
-    return _ops.avg_pool3d_backward.table[_ks(grad, self)](
+    return _ops.avg_pool3d_backward.call(
         grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def spatial_adaptive_avg_pool2d(grad, output_size):
-    return _ops._adaptive_avg_pool2d.table[_ks(grad)](grad, tuple(output_size))
+    return _ops._adaptive_avg_pool2d.call(grad, tuple(output_size))
 
 
 def spatial_adaptive_avg_pool2d_backward(grad, self):
-    return _ops._adaptive_avg_pool2d_backward.table[_ks(grad, self)](grad, self)
+    return _ops._adaptive_avg_pool2d_backward.call(grad, self)
 
 
 def spatial_adaptive_max_pool2d_backward(grad, self, indices):
-    return _ops.adaptive_max_pool2d_backward.table[_ks(grad, self, indices)](grad, self, indices)
+    return _ops.adaptive_max_pool2d_backward.call(grad, self, indices)
 
 
 # ---- embedding ------------------------------------------------------------------------------------
 def spatial_embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
-    return _ops.embedding_backward.table[_ks(grad, indices)](grad, indices, num_weights, padding_idx,
+    return _ops.embedding_backward.call(grad, indices, num_weights, padding_idx,
                                                             scale_grad_by_freq, sparse)
 
 
@@ -170,45 +162,45 @@ def spatial_embedding_dense_double_backward(grad, indices, padding_idx):
 def spatial_embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, max_indices,
                                    num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights,
                                    padding_idx):
-    return _ops._embedding_bag_backward.table[_ks(grad, indices, per_sample_weights)](
+    return _ops._embedding_bag_backward.call(
         grad, indices, offsets, offset2bag, bag_size, max_indices, num_weights, scale_grad_by_freq,
         mode, sparse, per_sample_weights, padding_idx)
 
 
 def spatial_embedding_bag_psw_backward(grad, weight, indices, offsets, offset2bag, mode, padding_idx):
-    return _ops._embedding_bag_per_sample_weights_backward.table[_ks(grad, weight, indices)](
+    return _ops._embedding_bag_per_sample_weights_backward.call(
         grad, weight, indices, offsets, offset2bag, mode, padding_idx)
 
 
 # ---- padding, upsampling, im2col, pixel shuffle ------------------------------------------------------
 def spatial_pad(grad, kind, padding):
-    return getattr(_ops, kind).table[_ks(grad)](grad, padding)
+    return getattr(_ops, kind).call(grad, padding)
 
 
 def spatial_pad_backward(grad, self, kind, padding):
-    return getattr(_ops, kind + "_backward").table[_ks(grad, self)](grad, self, padding)
+    return getattr(_ops, kind + "_backward").call(grad, self, padding)
 
 
 def spatial_upsample(grad, op, output_size, *args):
-    return getattr(_ops, op).table[_ks(grad)](grad, output_size, *args)
+    return getattr(_ops, op).call(grad, output_size, *args)
 
 
 def spatial_upsample_backward(grad, op, output_size, input_size, *args):
-    return getattr(_ops, op + "_backward").table[_ks(grad)](grad, output_size, tuple(input_size), *args)
+    return getattr(_ops, op + "_backward").call(grad, output_size, tuple(input_size), *args)
 
 
 def spatial_im2col(grad, kernel_size, dilation, padding, stride):
-    return _ops.im2col.table[_ks(grad)](grad, kernel_size, dilation, padding, stride)
+    return _ops.im2col.call(grad, kernel_size, dilation, padding, stride)
 
 
 def spatial_col2im(grad, output_size, kernel_size, dilation, padding, stride):
-    return _ops.col2im.table[_ks(grad)](grad, tuple(output_size), kernel_size, dilation, padding, stride)
+    return _ops.col2im.call(grad, tuple(output_size), kernel_size, dilation, padding, stride)
 
 
 def spatial_pixel_shuffle(grad, r):
-    return _ops.pixel_shuffle.table[_ks(grad)](grad, r)
+    return _ops.pixel_shuffle.call(grad, r)
 
 
 def spatial_pixel_unshuffle(grad, r):
-    return _ops.pixel_unshuffle.table[_ks(grad)](grad, r)
+    return _ops.pixel_unshuffle.call(grad, r)
 

@@ -6,6 +6,7 @@ history becomes a strided slice of the base's (PyTorch's rebase_history in Varia
 """
 from ember.autograd.graph import Node, edge, set_history
 from ember.core import tls
+from ember.core.tensor_impl import TensorImpl, contiguous_strides
 
 _state = tls.state
 
@@ -85,7 +86,6 @@ class AsStridedBackward0(Node):
 
 
 def _contig(shape):
-    from ember.core.tensor_impl import contiguous_strides
     return contiguous_strides(shape)
 
 
@@ -103,8 +103,6 @@ def rebase_history(t, node):
 
 
 def out_kernel(name):
-    from ember.core.tensor_impl import TensorImpl
-
     def run(below, *args):
         if _state.ag:  # grad mode on
             for a in args:

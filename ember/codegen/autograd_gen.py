@@ -94,6 +94,12 @@ def _slot(n):
     return n + "_"
 
 
+def _meta_slot(info, n):
+    """The slot of saved metadata `n`. A dtype read only by handle_r_to_c is no saved field of
+    PyTorch's node (no `_saved_` accessor): its slot name starts with an underscore."""
+    return "_" + n if n in info.r_to_c_only else n
+
+
 def _meta_expr(n, src):
     base, suf = n.rsplit("_", 1)
     if base in src:
@@ -161,51 +167,96 @@ def _inline_helpers(info, expr):
     return expr if out == ast.unparse(ast.parse(expr, mode="eval")) else out
 
 
-def _emit_unpack(e, info, n, ind):
-    """Unpack saved tensor `n` into a local of the same name, as inline as possible."""
-    v = pyname(n)
-    if n in info.list_args:
-        e(f"{ind}{v} = _unpack_list(_node.{_slot(n)})")
-    elif n in info.saved_outputs:  # outputs are always SavedVariables (see graph.save)
-        e(f"{ind}{v} = _node.{_slot(n)}.unpack(_node)")
-    else:  # the tuple form (tensor, version, output_nr), or a SavedVariable
-        e(f"{ind}_s = _node.{_slot(n)}")
-        e(f"{ind}if _s.__class__ is _T:  # saved at version 0")
-        e(f"{ind}    {v} = _s")
-        e(f"{ind}    if _s._vc is not None and _s._vc[0]:")
-        e(f"{ind}        _verr((_s, 0, 0))")
-        e(f"{ind}elif _s.__class__ is tuple:")
-        e(f"{ind}    {v} = _s[0]")
-        e(f"{ind}    _vc = {v}._vc")
-        e(f"{ind}    if _vc is not None and _vc[0] != _s[1]:")
-        e(f"{ind}        _verr(_s)")
-        e(f"{ind}else:")
-        e(f"{ind}    {v} = _s.unpack(_node)")
+class _Fields(ast.NodeTransformer):
+    """Read saved argument values and metadata straight from the node's slots (`_node.alpha_`), as
+    PyTorch's formulas read a node's members."""
+
+    def __init__(self, fields):
+        self.fields = fields  # name -> the expression that reads it
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.fields:
+            return ast.parse(self.fields[node.id], mode="eval").body
+        return node
+
+
+def _formula_body(info, expr, names, grad=False):
+    """The formula's expression for apply(), and the locals it needs first: the saved tensors it reads
+    (unpacked: version-checked once), and values read more than once (one attribute read). With
+    `grad`, the formula's `grad` is grads[0] (a local where it is read more than once). The last item:
+    what to do to the result, a function of the variable that holds it."""
+    post = lambda t: []  # noqa: E731
+    rc = _split_r_to_c(expr)
+    if rc is not None and rc[0] in info.saved_meta:
+        # handle_r_to_c(dtype, g) only for a complex g: reading a dtype stored only for complex
+        # results (getattr with a default) raises and catches an AttributeError when it is missing
+        n, expr = rc
+        dtype = f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{n}"
+        post = lambda t: [f"if {t} is not None and {t}._dtype.category == 3:",  # noqa: E731
+                          f"    {t} = handle_r_to_c({dtype}, {t})"]
+    expr = _inline_helpers(info, expr)
+    pre, slots = [], {}
+    for n in info.saved_tensors + info.saved_outputs:
+        if n in names:
+            v, slot = pyname(n), _slot(n)
+            if n in info.list_args:
+                pre.append(f"{v} = _unpack_list(_node.{slot}, _node)")
+            elif n in info.saved_outputs:
+                pre.append(f"{v} = _node.{slot}.unpack(_node)")  # a SavedVariable
+            else:  # inline: a tensor saved bare that no in-place op has touched since (no counter yet)
+                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and _s._vc is None "
+                           f"else _unpack(_s, _node)")
+    counts = {}
+    for x in ast.walk(ast.parse(expr, mode="eval")):
+        if isinstance(x, ast.Name):
+            counts[x.id] = counts.get(x.id, 0) + 1
+    fields = [(pyname(n), f"_node.{_slot(n)}") for n in info.saved_values if n in names]
+    # a dtype read only by handle_r_to_c is stored only for a complex result
+    fields += [(n, f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{n}")
+               for n in info.saved_meta if n in names]
+    if grad:
+        fields.insert(0, ("grad", "grads[0]"))
+    for v, get in fields:
+        if counts.get(v, 0) > 1:
+            pre.append(f"{v} = {get}")
+        else:
+            slots[v] = get
+    if slots:
+        expr = ast.unparse(_Fields(slots).visit(ast.parse(expr, mode="eval")))
+    return pre, expr, post
 
 
 def emit_node(e, info):
-    slots = ([_slot(n) for n in info.saved_tensors + info.saved_outputs] + info.saved_meta
-             + [_slot(n) for n in info.saved_values])
-    if info.list_args & set(info.diff_inputs):
+    """The Node class: its slots (the saved fields, see record.TraceableFunction) and apply()."""
+    slots = ([_slot(n) for n in info.saved_tensors + info.saved_outputs]
+             + [_meta_slot(info, n) for n in info.saved_meta] + [_slot(n) for n in info.saved_values])
+    lst = next((n for n in info.diff_inputs if n in info.list_args), None)
+    if lst:
         slots.append("_nlist")
-    e(f"class {info.cls}(Node):")
+    e(f"class {info.cls}(TraceableFunction):")
     e(f"    __slots__ = {tuple(slots)!r}")
+    if info.saved_tensors or info.saved_outputs:
+        e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
     if getattr(info, "node_name", info.cls) != info.cls:
-        e()
-        e("    def name(_node):")
-        e(f"        return {info.node_name!r}")
-    e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
-    if not (info.saved_tensors or info.saved_outputs):
-        e("    _saves = False")
-    e("    __init__ = object.__init__  # the kernel sets the fields: a C-level init is the cheapest call")
-    e()
+        e(f"    _node_name = {info.node_name!r}")
     e("    def apply(_node, grads):")
-    single = len(info.outnames) == 1
-    if single:
+    if len(info.diff_inputs) == 1 and not lst:
+        # one input: the node exists only because that input needs a gradient
+        (_keys, expr), names = info.formulas[0], info.uses[0]
+        pre, expr, post = _formula_body(info, expr, names, len(info.outnames) == 1)
+        for x in pre:
+            e(f"        {x}")
+        if post("_o0"):
+            e(f"        _o0 = {expr}")
+            for x in post("_o0"):
+                e(f"        {x}")
+            expr = "_o0"
+        e(f"        return ({expr},)")
+        e()
+        return
+    if len(info.outnames) == 1:
         e("        grad = grads[0]")
     e("        _nf = _node._next")
-    # positions of each differentiable input in _nf
-    lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         # a Tensor[] input: its gradients fill a slice of the output list
         e("        _out = [None] * len(_nf)")
@@ -222,7 +273,6 @@ def emit_node(e, info):
         target = {n: f"_o{i}" for i, n in enumerate(info.diff_inputs)}
         e("        " + " = ".join(target[n] for n in info.diff_inputs) + " = None")
     for (keys, expr), names in zip(info.formulas, info.uses):
-        expr = _inline_helpers(info, expr)
         conds = []
         for k in keys:
             p = pos[k]
@@ -231,200 +281,112 @@ def emit_node(e, info):
             else:
                 conds.append(f"_nf[{p}] is not None")
         e(f"        if {' or '.join(conds)}:")
-        for n in info.saved_tensors + info.saved_outputs:
-            if n in names:
-                _emit_unpack(e, info, n, "            ")
-        for n in info.saved_values:
-            if n in names:
-                e(f"            {pyname(n)} = _node.{_slot(n)}")
-        for n in info.saved_meta:
-            if n in names and n not in info.r_to_c_only:
-                e(f"            {n} = _node.{n}")
+        # saved tensors are unpacked only where a formula needs them: a tensor changed in place
+        # since it was saved is an error only for the gradients that read it
+        pre, expr, post = _formula_body(info, expr, names)
+        for x in pre:
+            e(f"            {x}")
         if len(keys) == 1:
             k = keys[0]
             if k in info.list_args:
                 e(f"            _out[{pos[k]}:{pos[k]} + _k] = {expr}")
             else:
-                rc = _split_r_to_c(expr)
-                if rc is None:
-                    e(f"            {target[k]} = {expr}")
-                else:
-                    e(f"            _g = {rc[1]}")
-                    dt = (f"getattr(_node, {rc[0]!r}, _REAL)" if rc[0] in info.r_to_c_only
-                          else rc[0])  # (unset: the output and so the inputs were real)
-                    e(f"            if _g is not None and _g._dtype.category == 3 and {dt}.category != 3:")
-                    e("                _g = _g.real")
-                    e(f"            {target[k]} = _g")
+                e(f"            {target[k]} = {expr}")
+                for x in post(target[k]):
+                    e(f"            {x}")
         else:
-            e(f"            _r = {expr}")
-            for i, k in enumerate(keys):
-                e(f"            {target[k]} = _r[{i}]")
+            e(f"            {', '.join(target[k] for k in keys)}, *_ = {expr}")
     if lst:
         e("        return _out")
     else:
-        e("        return (" + "".join(target[n] + ", " for n in info.diff_inputs).rstrip() + ")")
-    e()
-    e("    def release_variables(_node):")
-    e("        _node._released = True")
-    saved = info.saved_tensors + info.saved_outputs
-    if saved:
-        e("        " + " = ".join(f"_node.{_slot(n)}" for n in saved) + " = _FREED")
-    e()
-    for n in info.saved_tensors + info.saved_outputs:
-        e("    @property")
-        e(f"    def _saved_{n}(_node):")
-        if n in info.list_args:
-            e(f"        return _unpack_list(_node.{_slot(n)})")
-        else:
-            e(f"        return _unpack(_node.{_slot(n)})")
-        e()
-    for n in info.saved_values:
-        e("    @property")
-        e(f"    def _saved_{n}(_node):")
-        e(f"        return _node.{_slot(n)}")
-        e()
-    for n in info.saved_meta:
-        if n in info.r_to_c_only:
-            continue
-        e("    @property")
-        e(f"    def _saved_{n}(_node):")
-        e(f"        return _node.{n}")
-        e()
+        e("        return (" + ", ".join(target[n] for n in info.diff_inputs) + ")")
     e()
 
 
-def _emit_edge(e, v, i):
-    """The edge of differentiable input `v` into _e<i> (edge() inlined for a non-view with history),
-    keeping its AutogradMeta in _m<i> (None for a number or a tensor without autograd fields)."""
-    e("    try:")
-    e(f"        _m{i} = {v}._ameta")
-    e("    except AttributeError:")
-    e(f"        _m{i} = None")
-    e(f"    if _m{i} is None:")
-    e(f"        _e{i} = None")
-    e(f"    elif {v}._base is None:")
-    e(f"        _f = _m{i}.grad_fn")
-    e("        if _f is not None:")
-    e(f"            _e{i} = (_f, _m{i}.output_nr)")
-    e(f"        elif _m{i}.requires_grad:  # a leaf: its AccumulateGrad while the graph holds it")
-    e(f"            _f = _m{i}.grad_accumulator")
-    e("            _f = _f() if _f is not None else None")
-    e(f"            _e{i} = (_f, 0) if _f is not None else _edge({v})")
-    e("        else:")
-    e(f"            _e{i} = None")
-    e("    else:")
-    e(f"        _e{i} = _edge({v})")
+def _assign(e, targets, values):
+    """`_n.a, _n.b = x, y` on one line where it fits, else one line each."""
+    line = f"    {', '.join(targets)} = {', '.join(values)}"
+    if len(targets) == 1 or len(line) <= 150:
+        e(line)
+    else:
+        for t, v in zip(targets, values):
+            e(f"    {t} = {v}")
 
 
 def emit_kernel(e, info, decl, kind):
-    """Autograd kernel for the functional op or its in-place variant."""
+    """Autograd kernel for the functional op or its in-place variant (VariableType's kernels): the
+    node with its edges, the saved inputs, the call below, the history of the results."""
     params = [pyname(a.name) for a in decl.schema.arguments]
     fn = f"_ag_{decl.ident}"
-    e(f"def {fn}(below, {', '.join(params)}):")
     call = f"below({', '.join(params)})"
-    e("    _ag = _st.ag")
-    e("    if not _ag:")
-    e(f"        return {call}")
-    has_list = any(n in info.list_args for n in info.diff_inputs)
-    meta_of = {}  # diff input -> the local holding its AutogradMeta
-    edges = []
-    for i, n in enumerate(info.diff_inputs):
-        v = pyname(n)
-        if n in info.list_args:
-            edges.append(f"*[_edge(t) for t in {v}]")
-        else:
-            _emit_edge(e, v, i)
-            meta_of[n] = f"_m{i}"
-            edges.append(f"_e{i}")
-    if has_list:
-        e(f"    _e = ({', '.join(edges)},)")
-        e("    if _e.count(None) == len(_e):")
-        e(f"        return {call}")
-    else:
-        e(f"    if {' and '.join(x + ' is None' for x in edges)}:")
-        e(f"        return {call}")
     inplace = kind == "inplace"
+    e(f"def {fn}(below, {', '.join(params)}):")
+    inputs = [("*" if n in info.list_args else "") + pyname(n) for n in info.diff_inputs]
+    if len(inputs) == 1 and inputs[0][0] == "*":
+        edges = f"_collect_next_edges({inputs[0][1:]})"  # a Tensor[]
+    elif len(inputs) <= 2 and not any(x[0] == "*" for x in inputs):
+        edges = f"_collect_next_edges_{len(inputs)}({', '.join(inputs)})"  # no loop: most ops
+    else:
+        edges = f"_collect_next_edges(({', '.join(inputs)}))"
+    # grad mode off, or no input needs a gradient: nothing to record
+    e(f"    if not (_ag := _st.ag) or not (_next := {edges}):")
+    e(f"        return {call}")
     if inplace:
         e(f"    _check_inplace({params[0]})")
-    # saves of inputs happen before the call (the in-place op changes self)
     e(f"    _n = {info.cls}()")
-    e("    _n._seq = _nseq()")
-    e("    _n._next = _e" if has_list else f"    _n._next = ({''.join(x + ', ' for x in edges).rstrip()})")
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         e(f"    _n._nlist = len({pyname(lst)})")
-    single_tensor = (kind != "inplace" and len(info.outnames) == 1 and info.decl.schema.returns
+    single_tensor = (not inplace and len(info.outnames) == 1 and info.decl.schema.returns
                      and not info.decl.schema.returns[0].is_list)
     deferred = info.r_to_c_only if single_tensor else []  # stored after the call, if complex
     for n in info.saved_meta:
         if n not in deferred:
-            e(f"    _n.{n} = {_meta_expr(n, info.list_args)}")
-    for n in info.saved_values:
-        e(f"    _n.{_slot(n)} = {pyname(n)}")
-    plain = []  # saved inputs that take the inline tuple form
+            e(f"    _n.{_meta_slot(info, n)} = {_meta_expr(n, info.list_args)}")
+    if info.saved_values:
+        _assign(e, [f"_n.{_slot(n)}" for n in info.saved_values], [pyname(n) for n in info.saved_values])
+    # inputs are saved before the call (an in-place op changes self), in schema order
+    targets, values = [], []
     for n in info.saved_tensors:
         v = pyname(n)
+        targets.append(f"_n.{_slot(n)}")
         if inplace and n == info.argnames[0]:
-            e(f"    _n.{_slot(n)} = _save(_clone_nograd({v}))")
+            values.append(f"_save_input(_clone_nograd({v}), _ag)")
         elif n in info.list_args:
-            e(f"    _n.{_slot(n)} = [_save(t) for t in {v}]")
-        elif n in meta_of:
-            plain.append(n)
+            values.append(f"_save_inputs({v}, _ag)")
         else:
-            e(f"    _n.{_slot(n)} = _save({v})")
-    if plain:
-        # saved-tensor hooks see the tensors in schema order; without hooks, the tuple form
-        e("    if _ag == 2:  # saved-tensor hooks (or anomaly mode): SavedVariable")
-        for n in plain:
-            e(f"        _n.{_slot(n)} = _SV({pyname(n)}, False)")
-        e("    else:")
-        for n in plain:
-            v, m = pyname(n), meta_of[n]
-            e("        try:")
-            e(f"            _vc = {v}._vc")
-            e("        except AttributeError:")
-            e(f"            _n.{_slot(n)} = _SV({v}, False)")
-            e("        else:")
-            e(f"            if _vc is None and {v}.__class__ is _T and ({m} is None or not {m}.output_nr):")
-            e(f"                _n.{_slot(n)} = {v}  # at version 0, output 0: no tuple needed")
-            e("            else:")
-            e(f"                _n.{_slot(n)} = ({v}, 0 if _vc is None else _vc[0], "
-              f"0 if {m} is None else {m}.output_nr)")
+            values.append(f"_save_input({v}, _ag)")
+    if targets:
+        _assign(e, targets, values)
     if inplace:
-        e("    _n._input_meta = []")
         e(f"    {call}")
-        e(f"    _rebase({params[0]}, _n)")
-        for n in info.saved_outputs:
-            e(f"    _n.{_slot(n)} = _SV({params[0]}, True)")
-        e(f"    return {params[0]}")
-    else:
-        e(f"    result = {call}")
-        if deferred:
-            e("    if result._dtype.category == 3:  # a complex result: its real inputs take .real")
-            for n in deferred:
-                e(f"        _n.{n} = {_meta_expr(n, info.list_args)}")
-        if len(info.outnames) == 1:
-            if info.decl.schema.returns and info.decl.schema.returns[0].is_list:
-                e("    _n._input_meta = []")
-                e("    for _i, _t in enumerate(result):")
-                e("        _sh(_t, _n, _i)")
-            else:
-                # set_history inlined for a fresh non-view result (the common case)
-                e("    if result._ameta is None and result._base is None and _ag == 1:")
-                e("        _m = result._ameta = _AM()")
-                e("        _m.requires_grad = True")
-                e("        _m.grad_fn = _n")
-                e("        result._keys = _WAG.get(result._keys) or _wag(result)")
-                e("        _n._input_meta = [(result._shape, result._dtype, result._device)]")
-                e("    else:")
-                e("        _n._input_meta = []")
-                e("        _sh(result, _n)")
+        if not info.saved_outputs:
+            e(f"    return _n._rebase_history({params[0]}, _next)")
         else:
-            e("    _n._input_meta = []")
-            for i, d in enumerate(info.out_diff):
-                if d:  # an output left out by a mask (None) gets no history
-                    e(f"    if result[{i}] is not None:")
-                    e(f"        _sh(result[{i}], _n, {i})")
+            e(f"    _n._rebase_history({params[0]}, _next)")
+            for n in info.saved_outputs:
+                e(f"    _n.{_slot(n)} = _SV({params[0]}, True)")
+            e(f"    return {params[0]}")
+        e()
+        return fn
+    if deferred:
+        e(f"    result = {call}")
+        e("    if result._dtype.category == 3:  # a complex result: its real inputs take .real")
+        for n in deferred:
+            e(f"        _n.{_meta_slot(info, n)} = {_meta_expr(n, info.list_args)}")
+        call = "result"
+    rets = info.decl.schema.returns
+    if len(info.outnames) == 1 and not rets[0].is_list:
+        hist = f"_n._set_history({call}, _next, _ag)"
+    elif len(info.outnames) == 1 or all(info.out_diff):
+        hist = f"_n._set_outputs_history({call}, _next)"
+    else:
+        which = tuple(i for i, d in enumerate(info.out_diff) if d)
+        hist = f"_n._set_outputs_history({call}, _next, {which!r})"
+    if not info.saved_outputs:
+        e(f"    return {hist}")
+    else:
+        e(f"    result = {hist}")
         for n in info.saved_outputs:
             idx = info.outnames.index(n)
             val = "result" if len(info.outnames) == 1 else f"result[{idx}]"
@@ -436,12 +398,12 @@ def emit_kernel(e, info, decl, kind):
 
 HEADER = """from ember.autograd.formulas import *  # noqa: F401,F403
 from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of  # noqa: F401
-from ember.autograd.graph import FREED as _FREED, Node, SavedVariable as _SV, edge as _edge, \\
-    next_seq as _nseq, raise_version_error as _verr, save as _save, set_history as _sh, unpack as _unpack, \\
-    unpack_list as _unpack_list
-from ember.autograd.meta import _WITH_AUTOGRAD as _WAG, AutogradMeta as _AM, with_autograd_key as _wag
-from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd, \\
-    rebase_history as _rebase
+from ember.autograd.graph import SavedVariable as _SV, collect_next_edges as _collect_next_edges
+from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
+from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
+from ember.autograd.record import TraceableFunction, save_input as _save_input, save_inputs as _save_inputs
+from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd
+from ember.autograd.views import out_kernel as _out_kernel
 from ember.core import tls as _tls
 from ember.core.dtype import float32 as _REAL
 from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
@@ -449,8 +411,34 @@ import ember  # noqa: F401
 
 _st = _tls.state
 _T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
-_new = object.__new__
 """
+
+
+def _wrap(line, limit=150):
+    """A long generated line broken after commas inside brackets, continuation lines indented 8 more."""
+    if len(line) <= limit or "#" in line:
+        return [line]
+    cuts, depth, quote = [], 0, None
+    for i, c in enumerate(line):
+        if quote:
+            quote = None if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth > 0 and line[i + 1:i + 2] == " ":
+            cuts.append(i + 2)
+    pad = " " * (len(line) - len(line.lstrip()) + 8)
+    out, start, width = [], 0, 0
+    for j, cut in enumerate(cuts):
+        nxt = cuts[j + 1] if j + 1 < len(cuts) else len(line)
+        if width + nxt - start > limit:
+            out.append(line[start:cut].rstrip())
+            start, width = cut, len(pad)
+    out.append(line[start:])
+    return [out[0]] + [pad + x for x in out[1:]]
 
 
 def gen_autograd(decls, header):
@@ -499,6 +487,13 @@ def gen_autograd(decls, header):
             registrations.append((decl.inplace.ident, fn))
         if decl.out is not None:
             registrations.append((decl.out.ident, f"_out_kernel({decl.name!r})"))
-    e("from ember.autograd.views import out_kernel as _out_kernel  # noqa: E402")
-    e("REGISTRATIONS = [" + ", ".join(f"({i!r}, {f})" for i, f in registrations) + "]")
-    return "\n".join(lines) + "\n"
+    outs = [(i, f) for i, f in registrations if f.startswith("_out_kernel(")]
+    assert all(f == "_ag_" + i for i, f in registrations if not f.startswith("_out_kernel("))
+    e("# (operator overload, Autograd kernel) pairs: each _ag_<overload> above; then the out= variants,")
+    e("# whose kernel refuses arguments that require grad")
+    e('REGISTRATIONS = [(name[4:], fn) for name, fn in list(globals().items()) if name.startswith("_ag_")]')
+    e("REGISTRATIONS += [")
+    for i, f in outs:
+        e(f"    ({i!r}, {f}),")
+    e("]")
+    return "\n".join(x for line in lines for x in _wrap(line)) + "\n"

@@ -72,236 +72,260 @@ def mod_alias(path):
 
 
 # ---------------------------------------------------------------------------------------------
-# ops.py: definitions and kernel registrations
+# Line layout: generated lines stay under LIMIT characters
 # ---------------------------------------------------------------------------------------------
-def unwrap_expr(a, i, numbers_first):
-    n = pyname(a.name)
-    if a.is_tensor_list:
-        if a.optional:
-            return f"[None if t is None else t._np for t in {n}]"
-        return f"[t._np for t in {n}]"
-    if a.base == "Tensor":
-        if a.optional:
-            return f"(None if {n} is None else {n}._np)"
-        if i == 0 and not numbers_first:
-            return f"{n}._np"
-        return f"({n}._np if {n}.__class__ is _T else _u({n}))"
-    return n
+LIMIT = 200
+WRAP = 110  # how far continuation lines are filled
 
 
-def ret_wrap(d, expr, backend):
-    """Expression wrapping kernel result `expr` into Tensors for decl d."""
-    s = d.schema
-    rets = s.returns
-    W, V = ("_cw", "_cv") if backend == "cpu" else ("_mw", "_mv")
-    alias_arg = None
-    if s.is_view:
-        alias_arg = pyname(next(a.name for a in s.arguments if a.alias and not a.is_write))
-    if len(rets) == 0:
-        return expr, False
-    if len(rets) == 1:
-        r = rets[0]
-        if not r.type.startswith("Tensor"):
-            return (expr if backend == "cpu" else f"_mscalar({expr})"), False
-        if r.is_list:
-            if alias_arg:
-                return f"tuple([{V}({alias_arg}, x) for x in {expr}])", False
-            return f"tuple([{W}(x) for x in {expr}])", False
-        if alias_arg:
-            return f"{V}({alias_arg}, {expr})", False
-        return f"{W}({expr})", False
-    parts = ", ".join(f"{W}(_r[{i}])" if r.type.startswith("Tensor") else f"_r[{i}]"
-                      for i, r in enumerate(rets))
-    tup = f"_RT_{s.name}" if all(r.name for r in rets) else ""
-    return f"{tup}({parts})" + ("" if tup else ""), True
-
-
-def emit_same_dtype_path(e, d):
-    """`cpu_same_dtype: module.NAME`, NAME = (ufunc, the ember dtypes it serves): when every Tensor
-    argument is a plain CPU Tensor of one such dtype and every other argument has its default, the
-    result is ufunc(arrays) of that dtype, which is what the kernel returns then. Inlined, with the
-    Tensor built here, it skips three calls and the dtype look-up on the hottest ops."""
-    s = d.schema
-    tensors = [pyname(a.name) for a in s.arguments if a.base == "Tensor"]
-    others = [a for a in s.arguments if a.base != "Tensor"]
-    if any(a.optional or a.is_list for a in s.arguments if a.base == "Tensor") or any(
-            a.base != "Scalar" or a.default != 1 for a in others):
-        raise SystemExit(f"{d.name}: cpu_same_dtype takes Tensors and Scalars defaulting to 1 only")
-    fn, dts = f"_SD_{d.ident}", f"_SDT_{d.ident}"
-    first, rest = tensors[0], tensors[1:]
-    numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS  # then self may be a number too
-    cls = " and ".join(f"{t}.__class__ is _T" for t in (tensors if numbers_first else rest))
-    ind = "    "
-    if cls:
-        e(f"{ind}if {cls}:")
-        ind += "    "
-    e(f"{ind}_d = {first}._dtype")
-    conds = [f"_d is {t}._dtype" for t in rest] + [f"_d in {dts}"] + [f"{pyname(a.name)} is _ONE" for a in others]
-    e(f"{ind}if {' and '.join(conds)}:")
-    ind += "    "
-    call = f"{fn}({', '.join(t + '._np' for t in tensors)})"
-    if rest:  # several Tensors may not broadcast: the kernel then says so in torch's words
-        e(f"{ind}try:")
-        e(f"{ind}    _r = {call}")
-        e(f"{ind}except ValueError:")
-        e(f"{ind}    _r = None")
-    else:
-        e(f"{ind}_r = {call}")
-    e(f"{ind}if _r.__class__ is _nd:  # else (no broadcast; a 0-d NumPy scalar) the kernel below answers")
-    ind += "    "
-    e(f"{ind}_t = _new(_T)  # what _cw does, with the dtype known")
-    e(f"{ind}_t._np = _r")
-    same = " and ".join(f"{first}._shape == {t}._shape" for t in rest)
-    e(f"{ind}_t._shape = {first}._shape if {same} else _r.shape" if same else f"{ind}_t._shape = {first}._shape")
-    e(f"{ind}_t._dtype = _d")
-    e(f"{ind}_t._device = _CPU")
-    e(f"{ind}_t._keys = _CPU_KEYS")
-    e(f"{ind}_t._base = _t._vc = _t._ameta = None")
-    e(f"{ind}return _t")
-
-
-def emit_backend_wrapper(e, d, kfn, backend):
-    """A function registered on CPU/Meta that unwraps Tensors, runs kernel kfn, wraps results."""
-    s = d.schema
-    params = [pyname(a.name) for a in s.arguments]
-    fname = f"_{backend}_{d.ident}"
-    numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS
-    same_dtype = backend == "cpu" and d.kind == "functional" and d.entry.get("cpu_same_dtype")
-    if same_dtype:
-        mod, name = same_dtype.rsplit(".", 1)
-        e(f"_SD_{d.ident}, _SDT_{d.ident} = {mod_alias('cpu.' + mod)}.{name}")
-    e(f"def {fname}({', '.join(params)}):")
-    if backend == "cpu":
-        call_args = [unwrap_expr(a, i, numbers_first) for i, a in enumerate(s.arguments)]
-        if same_dtype:
-            emit_same_dtype_path(e, d)
-    else:
-        call_args = params
-    if d.kind == "functional" or d.functional is None:
-        call = f"{kfn}({', '.join(call_args)})"
-        wrapped, multi = ret_wrap(d, "_r" if False else call, backend)
-        if d.kind != "functional" and d.functional is None:
-            # explicit in-place / out kernel: it writes into the arrays it was given
-            e(f"    {call}")
-            outs = [pyname(a.name) for a in s.arguments if a.is_write]
-            e(f"    return {outs[0] if len(outs) == 1 else '(' + ', '.join(outs) + ')'}")
-        elif multi:
-            e(f"    _r = {call}")
-            e(f"    return {wrapped}")
+def wrapped(head, items, tail, indent="", one_per_line=False):
+    """`head + items joined by ', ' + tail` as one line when it fits, else the items on continuation
+    lines (filled up to WRAP characters, or one per line with the tail on its own line)."""
+    line = f"{indent}{head}{', '.join(items)}{tail}"
+    if len(line) <= LIMIT or not items:
+        return [line]
+    pad = indent + "    "
+    if one_per_line:
+        return [f"{indent}{head}"] + [f"{pad}{it}," for it in items] + [f"{indent}{tail}"]
+    rows, cur = [], ""
+    for it in items:
+        if cur and len(pad) + len(cur) + len(it) + 2 > WRAP:
+            rows.append(cur + ",")
+            cur = it
         else:
-            e(f"    return {wrapped}")
-    elif d.kind == "inplace":
-        n = d.functional.schema
-        fargs = call_args
-        store = "_cstore" if backend == "cpu" else "_mstore"
-        fast = d.functional.entry.get("cpu_inplace") if backend == "cpu" else None
-        if fast:
-            # a kernel that writes straight into self when it can (same dtype and shape), else None
-            fk = kfn.rsplit(".", 1)[0] + "." + fast.rsplit(".", 1)[1]
-            e(f"    if {fk}({', '.join(fargs)}) is None:")
-            e(f"        {store}({params[0]}, {kfn}({', '.join(fargs)}), {n.name + '_'!r})")
-        else:
-            e(f"    {store}({params[0]}, {kfn}({', '.join(fargs)}), {n.name + '_'!r})")
-        e(f"    return {params[0]}")
-    else:  # out
-        f = d.functional.schema
-        nin = len(f.arguments)
-        outs = params[nin:]
-        store = "_cstore_out" if backend == "cpu" else "_mstore_out"
-        call = f"{kfn}({', '.join(call_args[:nin])})"
-        if len(outs) == 1:
-            e(f"    {store}({outs[0]}, {call})")
-            e(f"    return {outs[0]}")
-        else:
-            e(f"    _r = {call}")
-            for i, o in enumerate(outs):
-                e(f"    {store}({o}, _r[{i}])")
-            tup = f"_RT_{f.name}" if all(r.name for r in f.returns) else ""
-            e(f"    return {tup}({', '.join(outs)})")
-    e()
-    return fname
+            cur = f"{cur}, {it}" if cur else it
+    rows.append(cur + tail)
+    return [f"{indent}{head}"] + [pad + r for r in rows]
 
 
+def block(name, items, opener="[", closer="]"):
+    """A list/tuple/dict literal, one entry per line."""
+    return [f"{name}{opener}"] + [f"    {it}," for it in items] + [closer]
+
+
+# ---------------------------------------------------------------------------------------------
+# ops.py: the operator handles (torchgen's Operators.h); kernels register in register_<key>.py
+# ---------------------------------------------------------------------------------------------
 def gen_ops(decls):
     e = Emitter()
     e(HEADER)
-    e('"""Operator definitions and their kernel registrations."""')
+    e('"""The aten operator handles and the named tuples of their results. No kernel is imported here:')
+    e('each dispatch key\'s kernels register in register_<key>.py, so anything can import this module."""')
     e("import collections")
     e()
-    e("from ember.autograd import inplace_or_view as _iov")
-    e("from ember.core.keys import DispatchKey as K")
     e("from ember.dispatch.library import define_op")
-    e("from ember.kernels.cpu._glue import T as _T, unwrap as _u, wrap as _cw, view as _cv, "
-      "store_inplace as _cstore, store_out as _cstore_out")
-    e("from ember.kernels.cpu._glue import CPU as _CPU, CPU_KEYS as _CPU_KEYS")
-    e("from numpy import ndarray as _nd")
-    e("from ember.kernels.meta._glue import wrap as _mw, view as _mv, scalar as _mscalar, "
-      "store_inplace as _mstore, store_out as _mstore_out")
-    mods = set()
-    for d in decls:
-        for key, path in d.dispatch.items():
-            mod = path.rsplit(".", 1)[0]
-            if key == "CPU":
-                mods.add("cpu." + mod)
-            elif key == "Meta":
-                mods.add("meta." + mod)
-            else:
-                mods.add(mod)
-    for m in sorted(mods):
-        e(f"import ember.kernels.{m} as {mod_alias(m)}")
-    e()
-    e("_ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do")
-    e("_new = object.__new__")
-    e()
-    # named tuples for multiple returns
-    seen = set()
+    seen, rets = [], {}
     for d in decls:
         s = d.schema
         if len(s.returns) > 1 and all(r.name for r in s.returns) and s.name not in seen:
-            seen.add(s.name)
-            fields = [r.name for r in s.returns]
-            e(f"_RT_{s.name} = collections.namedtuple({s.name!r}, {fields!r})")
-            e(f"_RT_{s.name}.__module__ = 'ember.return_types'")
-    e("RETURN_TYPES = {" + ", ".join(f"{n!r}: _RT_{n}" for n in sorted(seen)) + "}")
+            seen.append(s.name)
+            rets[s.name] = s.returns
+    e()
+    e()
+    e("def _result(name, fields):")
+    e('    """The named tuple of an operator\'s several results (torch.return_types.<name>)."""')
+    e("    return collections.namedtuple(name, fields, module='ember.return_types')")
+    e()
+    e()
+    for ln in block("RETURN_TYPES = ", [f"{n!r}: _result({n!r}, {' '.join(r.name for r in rets[n])!r})"
+                                        for n in sorted(seen)], "{", "}"):
+        e(ln)
+    e()
+    e()
+    e("def _aten(schema, tags=()):")
+    e('    """An aten operator; its schema is parsed on first use (a thousand parses would slow `import ember`)."""')
+    e("    return define_op('aten', schema, tags, True)")
+    e()
     e()
     for d in decls:
-        e(f"{d.ident} = define_op('aten', {d.text!r}, {tuple(d.tags)!r}, True)")
-    e()
+        args = [repr(d.text)] + ([repr(tuple(d.tags))] if d.tags else [])
+        line = f"{d.ident} = _aten({', '.join(args)})"
+        if len(line) <= LIMIT:
+            e(line)
+            continue
+        head = f"{d.ident} = _aten("
+        text, pieces = d.text, []
+        while len(head) + len(text) + 2 > 170:  # a long schema as adjacent string literals, cut after a comma
+            cut = text.rindex(", ", 0, 170 - len(head)) + 2
+            pieces.append(text[:cut])
+            text = text[cut:]
+        pieces.append(text)
+        e(f"{head}{pieces[0]!r}")
+        for i, p_ in enumerate(pieces[1:]):
+            last = i == len(pieces) - 2
+            e(" " * len(head) + repr(p_) + ((", " + args[1] if len(args) > 1 else "") + ")" if last else ""))
+    return e.text()
+
+
+# ---------------------------------------------------------------------------------------------
+# register_<key>.py: one module per dispatch key imports that key's kernels and registers them
+# ---------------------------------------------------------------------------------------------
+REGISTER_FILES = {  # dispatch key -> module; ember/__init__ imports them in this order
+    "CPU": "register_cpu",
+    "Meta": "register_meta",
+    "CompositeImplicitAutograd": "register_composite",
+    "CompositeExplicitAutograd": "register_composite",
+    "ADInplaceOrView": "register_inplace_or_view",
+    "Autograd": "register_autograd",
+}
+
+
+def arg_pattern(d, args):
+    """The CPU glue's argument pattern (see ember/kernels/cpu/_glue.py): one letter per argument."""
+    numbers_first = d.name.rstrip("_") in NUMBERS_AS_TENSORS
+    out = []
+    for i, a in enumerate(args):
+        if a.is_tensor_list:
+            out.append("L" if a.optional else "l")
+        elif a.base != "Tensor":
+            out.append(".")
+        elif a.optional:
+            out.append("o")
+        else:
+            out.append("t" if i == 0 and not numbers_first else "n")
+    return "".join(out)
+
+
+def return_spec(d):
+    """(factory, extra arguments) of the glue for decl d's results."""
+    s = d.schema
+    rets = s.returns
+    base = None
+    if s.is_view:
+        base = next(i for i, a in enumerate(s.arguments) if a.alias and not a.is_write)
+    if len(rets) == 0 or (len(rets) == 1 and not rets[0].type.startswith("Tensor")):
+        return "value", []
+    if len(rets) == 1:
+        if rets[0].is_list:
+            return "tensors", [] if base is None else [str(base)]
+        if base is not None:
+            return "view_of", [] if base == 0 else [str(base)]
+        return "functional", []
+    kinds = "".join("t" if r.type.startswith("Tensor") else "." for r in rets)
+    make = [f"_RT[{s.name!r}]"] if all(r.name for r in rets) else []
+    return "returns", [repr(kinds)] + make
+
+
+def glue_expr(d, kfn, backend):
+    """The glue factory call that makes decl d's CPU or Meta kernel from kernel function kfn."""
+    s = d.schema
+    cpu = backend == "cpu"
+    if d.kind == "functional" or d.functional is None:
+        pat = arg_pattern(d, s.arguments)
+        first = [kfn, repr(pat)] if cpu else [kfn]
+        if d.kind != "functional":  # explicit in-place / out kernel: it writes into the arrays it gets
+            outs = tuple(i for i, a in enumerate(s.arguments) if a.is_write)
+            return f"_g.writes({', '.join(first + ([] if outs == (0,) else [repr(outs)]))})"
+        same_dtype = cpu and d.entry.get("cpu_same_dtype")
+        if same_dtype:
+            mod, name = same_dtype.rsplit(".", 1)
+            return f"_g.same_dtype({kfn}, {mod_alias(mod)}.{name}, {pat!r})"
+        fac, extra = return_spec(d)
+        if fac == "functional" and not cpu:
+            return f"_g.functional({kfn}, {len(s.arguments)})"
+        return f"_g.{fac}({', '.join(first + extra)})"
+    f = d.functional.schema
+    if d.kind == "inplace":
+        if not cpu:
+            return f"_g.inplace({kfn}, {f.name + '_'!r})"
+        fast = d.functional.entry.get("cpu_inplace")
+        extra = []
+        if fast:  # a kernel that writes straight into self when it can, else returns None
+            extra = [f"fast={kfn.rsplit('.', 1)[0]}.{fast.rsplit('.', 1)[1]}"]
+        return f"_g.inplace({', '.join([kfn, repr(arg_pattern(d, s.arguments)), repr(f.name + '_')] + extra)})"
+    nin = len(f.arguments)
+    nout = len(s.arguments) - nin
+    first = [kfn, repr(arg_pattern(d, s.arguments[:nin]))] if cpu else [kfn, str(nin)]
+    if nout == 1:
+        return f"_g.out({', '.join(first)})"
+    make = [f"_RT[{f.name!r}]"] if all(r.name for r in f.returns) else []
+    return f"_g.out({', '.join(first + [str(nout)] + make)})"
+
+
+def kernel_package(key, mod):
+    """Where a `dispatch:` kernel module lives: in the autograd layer when ember/autograd has the module
+    (kernels that record their own nodes: decompositions_linalg.py, inplace_views.py), else under
+    ember/kernels."""
+    if os.path.exists(os.path.join(_HERE, "..", "autograd", mod + ".py")):
+        return "ember.autograd"
+    return "ember.kernels"
+
+
+def registration(ident, key, fn, name=None, redispatch=False):
+    items = [f"K.{key}", fn] + (["redispatch=True"] if redispatch else []) + \
+        ([f"name={name!r}"] if name else [])
+    return wrapped(f"_ops.{ident}.register(", items, ")", "")
+
+
+def gen_registrations(decls):
+    lines = {f: [] for f in REGISTER_FILES.values()}
+    imports = {f: set() for f in REGISTER_FILES.values()}
     for d in decls:
         src = d if d.kind == "functional" or d.functional is None else d.functional
         for key, path in src.dispatch.items():
             mod, fn = path.rsplit(".", 1)
+            f = REGISTER_FILES[key]
             if key in ("CPU", "Meta"):
                 backend = key.lower()
-                if d is not src and src.kind == "functional":
-                    pass
-                kfn = f"{mod_alias(backend + '.' + mod)}.{fn}"
-                w = emit_backend_wrapper(e, d, kfn, backend)
-                e(f"{d.ident}.register(K.{key}, {w}, name={(backend + '.' + path)!r})")
-                e()
+                imports[f].add((f"ember.kernels.{backend}.{mod}", mod_alias(mod)))
+                same_dtype = d.entry.get("cpu_same_dtype") if d is src and backend == "cpu" else None
+                if same_dtype:
+                    sd_mod = same_dtype.rsplit(".", 1)[0]
+                    imports[f].add((f"ember.kernels.cpu.{sd_mod}", mod_alias(sd_mod)))
+                expr = glue_expr(d, f"{mod_alias(mod)}.{fn}", backend)
+                lines[f] += registration(d.ident, key, expr, f"{backend}.{path}")
             elif d is src:
-                e(f"{d.ident}.register(K.{key}, {mod_alias(mod)}.{fn}, name={path!r})")
-                e()
+                imports[f].add((f"{kernel_package(key, mod)}.{mod}", mod_alias(mod)))
+                lines[f] += registration(d.ident, key, f"{mod_alias(mod)}.{fn}", path)
             else:
-                e(f"{d.ident}.register(K.{key}, _iov.{'inplace' if d.kind == 'inplace' else 'out'}"
-                  f"_from_functional({src.ident}, {len(d.schema.out_args)}), "
-                  f"name={('composite.' + d.kind + '_of.' + src.name)!r})")
-                e()
+                kind = "inplace" if d.kind == "inplace" else "out"
+                expr = f"_iov.{kind}_from_functional(_ops.{src.ident}, {len(d.schema.out_args)})"
+                imports[f].add(("ember.autograd.inplace_or_view", "_iov"))
+                lines[f] += registration(d.ident, key, expr, f"composite.{d.kind}_of.{src.name}")
         backend = any(k in ("CPU", "Meta", "CUDA") for k in src.dispatch)
+        iov = REGISTER_FILES["ADInplaceOrView"]
         if d.kind == "inplace" and backend:  # a composite in-place op bumps through what it calls
-            e(f"{d.ident}.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)")
+            lines[iov] += registration(d.ident, "ADInplaceOrView", "_iov.bump_first", redispatch=True)
         elif d.kind == "out" and backend:
             n = len(d.schema.out_args)
-            e(f"{d.ident}.register(K.ADInplaceOrView, _iov.bump_last[{n}], redispatch=True)")
-    e()
-    e("# the autograd layer: kernels generated from ember/ops/derivatives*.yaml")
-    e("from ember._generated import autograd as _ag  # noqa: E402")
-    e("from ember.autograd import views as _agv  # noqa: E402")
-    e()
-    e("for _ident, _fn in _ag.REGISTRATIONS:")
-    e("    globals()[_ident].register(K.Autograd, _fn, redispatch=True, name='autograd.' + _fn.__name__)")
-    e("detach.register(K.ADInplaceOrView, _agv.detach_iov, redispatch=True)")
-    return e.text()
+            lines[iov] += registration(d.ident, "ADInplaceOrView", f"_iov.bump_last[{n}]", redispatch=True)
+    iov = REGISTER_FILES["ADInplaceOrView"]
+    imports[iov] |= {("ember.autograd.inplace_or_view", "_iov"), ("ember.autograd.views", "_views")}
+    lines[iov] += registration("detach", "ADInplaceOrView", "_views.detach_iov", redispatch=True)
+    ag = REGISTER_FILES["Autograd"]
+    imports[ag].add(("ember._generated.autograd", "_autograd"))
+    lines[ag] += [
+        "",
+        "# the Autograd kernels generated from ember/ops/derivatives*.yaml",
+        "for _ident, _fn in _autograd.REGISTRATIONS:",
+        "    getattr(_ops, _ident).register(K.Autograd, _fn, redispatch=True, name='autograd.' + _fn.__name__)",
+    ]
+    docs = {
+        "register_cpu": "CPU kernels: NumPy kernels behind the glue of ember/kernels/cpu/_glue.py.",
+        "register_meta": "Meta kernels: shape and dtype functions behind the glue of ember/kernels/meta/_glue.py.",
+        "register_composite": "CompositeImplicitAutograd and CompositeExplicitAutograd kernels.",
+        "register_inplace_or_view": "ADInplaceOrView kernels: version-counter bumps of in-place and out= ops.",
+        "register_autograd": "Autograd kernels.",
+    }
+    files = {}
+    for f, body in lines.items():
+        if f in files:
+            continue
+        e = Emitter()
+        e(HEADER)
+        e(f'"""{docs[f]}"""')
+        e("from ember.core.keys import DispatchKey as K")
+        e("from ember._generated import ops as _ops")
+        if f in ("register_cpu", "register_meta"):
+            e(f"from ember.kernels.{f[9:]} import _glue as _g")
+            e("from ember._generated.ops import RETURN_TYPES as _RT")
+        for m, alias in sorted(imports[f]):
+            e(f"import {m} as {alias}")
+        e()
+        for ln in body:
+            e(ln)
+        files[f + ".py"] = e.text()
+    return files
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,21 +345,29 @@ def is_factory(d):
         a.base == "Tensor" for a in d.schema.arguments)
 
 
-def keyset_expr(d, names, numbers_first):
+def keyset_parts(d, names, numbers_first):
+    """The key-set terms of decl d's Tensor arguments (or of its Device argument, for a factory)."""
     parts = []
     for i, a in enumerate(d.schema.arguments):
         n = names[i]
         if a.is_tensor_list:
             parts.append(f"_kl({n})")
         elif a.base == "Tensor":
-            if i == 0 and not a.optional and not numbers_first:
+            if a.is_write and a.kwarg_only:
+                parts.append(f"_k({n})")  # out=: not the hot path, the short form
+            elif i == 0 and not a.optional and not numbers_first:
                 parts.append(f"{n}._keys")
             else:
                 parts.append(f"({n}._keys if {n}.__class__ is _T else _k({n}))")
     if not parts:
         dev = next((names[i] for i, a in enumerate(d.schema.arguments) if a.base == "Device"), None)
         parts.append(f"_dk({dev})" if dev else "_dk(None)")
-    return "((" + " | ".join(parts) + " | (_d := _st.dk)[0]) & _d[1])"  # one thread-local read
+    return parts
+
+
+def keyset(parts):
+    """The key set of a call: its arguments' keys with the thread-local include/exclude sets, read once."""
+    return f"({' | '.join(parts)} | (_d := _st.dk)[0]) & _d[1]"
 
 
 def convert_lines(d, names, indent):
@@ -414,28 +446,47 @@ def varargs_decl(d, method):
     return None
 
 
-def emit_group(e, pyn, ds, method, idx):
+def handles(ds, indent):
+    """The handles of a group as the tuple argument of _generic/_fallback (their slow paths)."""
+    items = [f"_ops.{d.ident}" for d in ds]
+    return items[0] + "," if len(items) == 1 else ", ".join(items), items
+
+
+def emit_slow_call(e, indent, fn, pyn, ds, rest):
+    """`return fn(pyn, (handles), *rest)`, with the handles one per line when the line is long."""
+    text, items = handles(ds, indent)
+    line = f"{indent}return {fn}({pyn!r}, ({text}), {', '.join(rest)})"
+    if len(line) <= LIMIT:
+        e(line)
+        return
+    e(f"{indent}return {fn}({pyn!r}, (")
+    for it in items:
+        e(f"{indent}    {it},")
+    e(f"{indent}), {', '.join(rest)})")
+
+
+def emit_group(e, pyn, ds, method):
     """One Python function for all functional overloads `ds` named `pyn`."""
-    gname = f"_G{idx}"
     outs = [d.out for d in ds if d.out is not None]
-    e(f"{gname} = [" + ", ".join(f"_ops.{d.ident}" for d in ds + outs) + "]")
-    for d in ds + outs:  # the tables themselves: one global read per call instead of three look-ups
-        e(f"_tb_{d.ident} = _ops.{d.ident}.table")
+    everything = ds + outs
     if method and any(d.schema.arguments and d.schema.arguments[0].name != "self" for d in ds):
         # Tensor.where(condition, other): the method's self is not the schema's first argument
         k = next(i for i, a in enumerate(ds[0].schema.arguments) if a.name == "self")
-        e(f"def {pyn}(self, *args, **kwargs):")
-        e(f"    return _generic({pyn!r}, {gname}, args[:{k}] + (self,) + args[{k}:], kwargs)")
         e()
+        e(f"def {pyn}(self, *args, **kwargs):")
+        emit_slow_call(e, "    ", "_generic", pyn, everything, [f"args[:{k}] + (self,) + args[{k}:]", "kwargs"])
         return
     factory = any(is_factory(d) for d in ds)
     m = mergeable(ds, method)
     va = varargs_decl(ds[0], method) if len(ds) == 1 else None
     if m is None or (len(ds) > 1 and any(varargs_decl(d, method) for d in ds)):
-        e(f"def {pyn}(*args, **kwargs):")
-        e(f"    return _generic({pyn!r}, {gname}, args, kwargs)")
         e()
+        e(f"def {pyn}(*args, **kwargs):")
+        emit_slow_call(e, "    ", "_generic", pyn, everything, ["args", "kwargs"])
         return
+    e()
+    for d in ds:  # the tables themselves: one global read per call instead of three look-ups
+        e(f"_tb_{d.ident} = _ops.{d.ident}.table")
     pos, kws = m
     # signature
     defaults = {}
@@ -487,7 +538,10 @@ def emit_group(e, pyn, ds, method, idx):
             sig.append("*")
         sig.append("requires_grad=False")
     allnames = pos + kwnames + (["out"] if outs else []) + (["requires_grad"] if factory else [])
-    e(f"def {pyn}({', '.join(sig)}):")
+    if any(n.startswith("_") for n in allnames):  # the fallback passes locals() less names with _
+        raise SystemExit(f"{pyn}: a parameter name starting with _ would be lost on the slow path")
+    for ln in wrapped(f"def {pyn}(", sig, "):", ""):
+        e(ln)
     e("    try:")
     if va:
         e(f"        if {va} is None: {va} = _{va}[0] if len(_{va}) == 1 and not _is_int(_{va}[0]) else _{va}")
@@ -524,42 +578,77 @@ def emit_group(e, pyn, ds, method, idx):
                     lines.append(f"if {n} is _M: {n} = {pdefault(a)}")
         lines += convert_lines(d, names_in, "")
         nf = d.name in NUMBERS_AS_TENSORS
-        ks = keyset_expr(d, names_in, nf)
-        call = f"_tb_{d.ident}[{ks}]({', '.join(names_in)})"
-        if d.out is not None:
+        parts = keyset_parts(d, names_in, nf)
+        if d.out is not None:  # out=: not the hot path, so the short form of each key-set term
             o = d.out
             nout = len(o.schema.out_args)
-            ks_out = keyset_expr(o, names_in + ["out"] * 0 + [f"out[{i}]" for i in range(nout)]
-                                 if nout > 1 else names_in + ["out"], nf)
-            outargs = ", ".join(names_in + (["*out"] if nout > 1 else ["out"]))
-            lines.append("if out is not None:")
-            lines.append(f"    return _tb_{o.ident}[{ks_out}]({outargs})")
+            outs_in = [f"out[{i}]" for i in range(nout)] if nout > 1 else ["out"]
+            out_parts = [p_ if p_.endswith("._keys") else short_keys(p_)
+                         for p_ in keyset_parts(o, names_in + outs_in, nf)]
+            outargs = names_in + (["*out"] if nout > 1 else ["out"])
+            ret = call_lines(f"_ops.{o.ident}.table", out_parts, outargs, "return ")
+            if len(ret) == 1 and len(ret[0]) + 32 <= LIMIT:
+                lines.append(f"if out is not None: {ret[0]}")
+            else:
+                lines.append("if out is not None:")
+                lines += ["    " + ln for ln in ret]
+        call = call_lines(f"_tb_{d.ident}", parts, names_in, "_r = " if factory else "return ")
+        if len(call[0]) + 12 > LIMIT and len(parts) > 1:  # a long key set gets its own lines
+            lines += ks_lines(parts)
+            call = call_lines(f"_tb_{d.ident}", ["_ks"], names_in, "_r = " if factory else "return ")
+        lines += call
         if factory:
-            lines.append(f"_r = {call}")
             lines.append("if requires_grad: _rgf(_r)")
             lines.append("return _r")
-        else:
-            lines.append(f"return {call}")
         body.append((cond, lines))
     if len(body) == 1:
         for ln in body[0][1]:
             e("        " + ln)
     else:
         for cond, lines in body:
-            e(f"        if {' and '.join(cond) or 'True'}:")
+            for ln in wrapped("if ", [" and ".join(cond) or "True"], ":", "        "):
+                e(ln)
             for ln in lines:
                 e("            " + ln)
         e("        raise TypeError('no overload matched')")
-    e("    except (AttributeError, TypeError, IndexError) as _e:")
+    # the arguments' errors (a wrong type, a missing overload): the slow path says what was wrong
     if va:
         head = f"({pos[0]},) + " if has_self else ""
         argv = f"{head}(({va},) if {va} is not None else (_{va}[0],) if len(_{va}) == 1 else (tuple(_{va}),))"
-        kwd = ", ".join(f"{n!r}: {n}" for n in kwnames + (["out"] if outs else []))
-        e(f"        return _fallback({pyn!r}, {gname}, {argv}, {{{kwd}}}, _e, {len(ds)})")
+        skip = tuple(([pos[0]] if has_self else []) + [va])
+        rest = ["locals()", "_e", argv, repr(skip)]
     else:
-        kwd = ", ".join(f"{n!r}: {n}" for n in allnames if n != "requires_grad")
-        e(f"        return _fallback({pyn!r}, {gname}, (), {{{kwd}}}, _e, {len(ds)})")
-    e()
+        rest = ["locals()", "_e"]
+    text, items = handles(everything, "")
+    line = f"    except _ARG_ERRORS as _e: return _fallback({pyn!r}, ({text}), {', '.join(rest)})"
+    if len(line) <= LIMIT:
+        e(line)
+    else:
+        e("    except _ARG_ERRORS as _e:")
+        emit_slow_call(e, "        ", "_fallback", pyn, everything, rest)
+
+
+def short_keys(term):
+    """`(x._keys if x.__class__ is _T else _k(x))` -> `_k(x)`: the same value, one call slower."""
+    if term.startswith("(") and " if " in term:
+        return "_k(" + term[1:term.index("._keys")] + ")"
+    return term
+
+
+def ks_lines(parts):
+    """`_ks = ` the key-set terms, one per line when long."""
+    line = "_ks = " + " | ".join(parts)
+    if len(line) + 12 <= LIMIT:  # 12: the deepest indent of a binding's body
+        return [line]
+    return ["_ks = ("] + ["    " + parts[0]] + [f"    | {p}" for p in parts[1:]] + [")"]
+
+
+def call_lines(table, parts, args, lead):
+    """`lead + table[key set](args)`, the arguments on a second line when it would be long."""
+    line = f"{lead}{table}[{keyset(parts)}]({', '.join(args)})"
+    if len(line) + 12 <= LIMIT:
+        return [line]
+    return wrapped(f"{lead}{table}[{keyset(parts)}](", args, ")", "")
 
 
 BINDING_HEADER = '''from ember.core import tls as _tls
@@ -572,11 +661,11 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              to_device as _devc, to_scalar as _sc, to_tensor_list as _tl,
                              to_floatlist as _fl, is_int as _is_int, is_intlist as _is_il,
                              is_dtype as _is_dtype, generic as _generic, fallback as _fallback,
-                             factory_requires_grad as _rgf)
+                             factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
-from ember.kernels.cpu._glue import T as _T
 
 _st = _tls.state
+_T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 '''
 
 
@@ -596,42 +685,101 @@ def groups_for(decls, want_method, module=None):
     return groups
 
 
+def method_sources(decls):
+    """Each Tensor method -> the module of its binding: `_fn` where the function binding serves
+    (same overloads, self first), else `_m` (methods.py)."""
+    funcs = groups_for(decls, False, None)
+    out = {}
+    for pyn, ds in sorted(groups_for(decls, True).items()):
+        same = funcs.get(pyn)
+        shared = same is not None and [d.ident for d in same] == [d.ident for d in ds] and \
+            all(d.schema.arguments and d.schema.arguments[0].name == "self" for d in ds)
+        out[pyn] = "_fn" if shared else "_m"
+    return out
+
+
 def gen_bindings(decls, method, module=None):
     e = Emitter()
     e(HEADER)
+    if method:
+        e('"""Tensor methods whose binding differs from the function\'s; tensor_base.py lists them all."""')
+    else:
+        e(f'"""The Python bindings of ember{"." + module if module else ""}\'s generated functions."""')
+    if not method:
+        e("from types import FunctionType as _FunctionType")
+        e()
     e(BINDING_HEADER)
-    names = []
-    funcs = groups_for(decls, False, None) if method else {}
+    groups = groups_for(decls, method, module)
     if method:
         e("from ember._generated import functions as _fn")
-        e()
-    for i, (pyn, ds) in enumerate(sorted(groups_for(decls, method, module).items())):
-        same = funcs.get(pyn)
-        if same is not None and [d.ident for d in same] == [d.ident for d in ds] and \
-                all(d.schema.arguments and d.schema.arguments[0].name == "self" for d in ds):
-            e(f"{pyn} = _fn.{pyn}  # the function binding serves as the method")
-        else:
-            emit_group(e, pyn, ds, method, i)
-        names.append(pyn)
+        sources = method_sources(decls)
+        groups = {n: ds for n, ds in groups.items() if sources[n] == "_m"}
+    for pyn, ds in sorted(groups.items()):
+        emit_group(e, pyn, ds, method)
+    e()
     if method:
-        e("METHODS = {" + ", ".join(f"{n!r}: {n}" for n in names) + "}")
-        avail = set(names)
-        e("DUNDERS = {" + ", ".join(f"{k!r}: {v}" for k, v in DUNDERS.items() if v in avail) + "}")
+        e()
+        e("def __getattr__(name):")
+        e('    """methods.<name> of a method that the function binding serves (tensor_base.py names it)."""')
+        e("    return getattr(_fn, name)")
     else:
-        e("__all__ = [" + ", ".join(repr(n) for n in names) + "]")
+        e("# every binding defined above, names with a leading _ too (torch._softmax and the like)")
+        e("__all__ = [_n for _n, _v in list(globals().items())")
+        e("           if _v.__class__ is _FunctionType and _v.__module__ == __name__]")
+    return e.text()
+
+
+def gen_tensor_base(decls, modules):
+    sources = method_sources(decls)
+    bound = ["_fn", "_m"] + [f"_fn_{m.replace('.', '_')}" for m in modules]
+    e = Emitter()
+    e(HEADER)
+    e('"""_TensorBase: ember.Tensor\'s generated methods. class Tensor(_TensorBase) in ember/tensor.py adds the')
+    e('hand-written ones, which win as a subclass\'s do."""')
+    e("from ember.core.tensor_impl import TensorImpl")
+    e("from ember._generated import functions as _fn, methods as _m")
+    for m in modules:
+        e(f"from ember._generated import functions_{m.replace('.', '_')} as _fn_{m.replace('.', '_')}")
+    e()
+    e()
+    e("def bind_tensor_class(cls):")
+    e('    """The bindings test `x.__class__ is _T` to read an exact Tensor\'s keys with no call. _T is')
+    e("    ember.Tensor, which subclasses _TensorBase and so exists only after this module: ember/tensor.py")
+    e('    calls this right after defining Tensor (until then _T is None and every argument takes _k)."""')
+    e("    for module in (")
+    for b in bound:
+        e(f"        {b},")
+    e("    ):")
+    e("        module._T = cls")
+    e()
+    e()
+    e("class _TensorBase(TensorImpl):")
+    e("    __slots__ = ()")
+    e()
+    for n, src in sources.items():
+        e(f"    {n} = {src}.{n}")
+    e()
+    e("    # Python operators; reflected forms of commutative ops reuse the op")
+    for k, v in DUNDERS.items():
+        if v in sources:
+            e(f"    {k} = {v}")
+    e("    __hash__ = object.__hash__  # defining __eq__ would otherwise unset it")
     return e.text()
 
 
 def generate():
     decls = load()
+    modules = sorted({d.python_module for d in decls if d.python_module})
     files = {"ops.py": gen_ops(decls), "autograd.py": _agen.gen_autograd(decls, HEADER),
              "methods.py": gen_bindings(decls, True),
-             "functions.py": gen_bindings(decls, False)}
-    modules = sorted({d.python_module for d in decls if d.python_module})
+             "functions.py": gen_bindings(decls, False),
+             "tensor_base.py": gen_tensor_base(decls, modules)}
     for m in modules:
         files[f"functions_{m.replace('.', '_')}.py"] = gen_bindings(decls, False, m)
-    files["__init__.py"] = HEADER + '"""Generated bindings and operator registrations."""\n' + \
-        f"PYTHON_MODULES = {modules!r}\n"
+    files.update(gen_registrations(decls))
+    files["__init__.py"] = "\n".join(
+        [HEADER, '"""Generated code: handles (ops.py), bindings, _TensorBase and one registration module per key."""']
+        + block("PYTHON_MODULES = ", [repr(m) for m in modules])) + "\n"
     return files
 
 

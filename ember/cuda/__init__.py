@@ -1,6 +1,7 @@
 """ember.cuda (torch.cuda): devices, streams, events, memory statistics, seeding.
 
-The backend is numba.cuda (ember/kernels/cuda): on a machine with a GPU and a driver,
+The runtime (devices, streams, memory) is ember/cuda/_runtime.py over numba.cuda, and the
+backend's kernels are in ember/kernels/cuda: on a machine with a GPU and a driver,
 numba.cuda.is_available() says so; with EMBER_CUDA_SIM=1 numba's CUDA simulator stands in for a
 GPU, so the same code paths run anywhere (slowly: it runs each GPU thread in Python). Nothing
 here imports numba until CUDA is first touched: `import ember` stays cheap.
@@ -9,20 +10,19 @@ Without either, this is torch.cuda on a build without CUDA: queries answer "noth
 (is_available() is False, device_count() is 0, memory counters are 0, seeding is a no-op) and
 every call that needs a device raises AssertionError, as torch's lazy init does, with a message
 that says what is missing. Tensor.cuda(), .to("cuda") and factories with device="cuda" raise the
-same error: the check is registered as the "cuda" device check of ember._bindings.
+same error: the check is registered as BackendSelect's "cuda" device check.
 
 Random numbers for CUDA tensors are drawn on the host from ember's default generator and copied
 (so ember.manual_seed makes CPU and CUDA runs draw the same values); ember.cuda.manual_seed seeds
 that generator too, as torch.manual_seed seeds every device.
 """
-import importlib.util
 import os
 
-from ember import _bindings
 from ember.core import generator as _gen
 from ember.core.device import device as _device
-from ember.cuda.streams import Event, ExternalStream, Stream
-from ember.kernels.cuda import _glue
+from ember.cuda import _runtime
+from ember.cuda.streams import Event, ExternalStream, Stream, StreamContext
+from ember.dispatch.backend_select import device_checks
 
 __all__ = ["is_available", "device_count", "is_initialized", "init", "current_device",
            "set_device", "device", "device_of", "get_device_name", "get_device_properties",
@@ -35,68 +35,30 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "current_de
            "get_rng_state_all", "set_rng_state_all", "is_bf16_supported", "get_arch_list",
            "OutOfMemoryError"]
 
-_TORCH_MSG = "Torch not compiled with CUDA enabled"
-
-
-def _unavailable_message():
-    why = "needs numba with a GPU and a driver, or EMBER_CUDA_SIM=1 with numba's simulator"
-    if importlib.util.find_spec("numba") is None:
-        why += "; numba is not installed"
-    else:
-        v = os.environ.get("EMBER_CUDA_SIM")
-        if v is None:
-            why += "; EMBER_CUDA_SIM is not set"
-        elif v != "1":
-            why += f"; EMBER_CUDA_SIM is {v!r}, not '1'"
-        r = _glue.unavailable_reason()
-        if r and "EMBER_CUDA_SIM" not in r:
-            why += f"; {r}"
-        elif r:
-            why += "; numba found no GPU or no CUDA driver"
-    return f"{_TORCH_MSG}: ember has no CUDA backend registered ({why})"
-
-
-def _lazy_init():
-    if _glue.is_initialized():
-        return
-    if not _glue.available():
-        raise AssertionError(_unavailable_message())
-    _glue.lazy_init()
+_lazy_init = _runtime.init              # torch.cuda._lazy_init
+_device_index = _runtime.device_index   # torch.cuda._utils._get_device_index
 
 
 def _check_device(dev):
     """ember._bindings device check: CUDA must be usable, and the index must exist."""
     _lazy_init()
-    _glue.normalize(dev)
+    _runtime.normalize(dev)
 
 
-_bindings._device_checks["cuda"] = _check_device
-
-
-def _device_index(dev, optional=True):
-    """torch.cuda._utils._get_device_index: an index from a device, string, int or None."""
-    if dev is None:
-        return current_device()
-    if isinstance(dev, str):
-        dev = _device(dev)
-    if isinstance(dev, _device):
-        if dev.type != "cuda":
-            raise ValueError(f"Expected a cuda device, but got: {dev}")
-        return current_device() if dev.index is None else dev.index
-    return int(dev)
+device_checks["cuda"] = _check_device
 
 
 # ---- queries -----------------------------------------------------------------------------------
 def is_available():
-    return _glue.available()
+    return _runtime.available()
 
 
 def device_count():
-    return _glue.device_count()
+    return _runtime.device_count()
 
 
 def is_initialized():
-    return _glue.is_initialized()
+    return _runtime.is_initialized()
 
 
 def is_bf16_supported(including_emulation=True):
@@ -104,7 +66,7 @@ def is_bf16_supported(including_emulation=True):
 
 
 def get_arch_list():
-    if not is_available() or _glue.is_sim():
+    if not is_available() or _runtime.is_sim():
         return []
     return [f"sm_{a}{b}" for a, b in {get_device_capability(i) for i in range(device_count())}]
 
@@ -115,7 +77,7 @@ def init():
 
 def current_device():
     _lazy_init()
-    return _glue.current_index()
+    return _runtime.current_index()
 
 
 def set_device(device):
@@ -123,8 +85,8 @@ def set_device(device):
     if idx >= 0:
         _lazy_init()
         if idx >= device_count():
-            raise _glue._ordinal_error()
-        _glue.set_current_index(idx)
+            raise _runtime._ordinal_error()
+        _runtime.set_current_index(idx)
 
 
 def _checked_index(device):
@@ -158,8 +120,8 @@ def get_device_properties(device=None):
     idx = _checked_index(device)
     p = _props.get(idx)
     if p is None:
-        c = _glue.cuda()
-        if _glue.is_sim():
+        c = _runtime.cuda()
+        if _runtime.is_sim():
             total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
             p = _CudaDeviceProperties("ember CUDA simulator (numba)", 0, 0, total, 1)
         else:
@@ -186,16 +148,16 @@ def get_device_capability(device=None):
 def synchronize(device=None):
     """Wait for all kernels on all streams of the device to finish."""
     _lazy_init()
-    _glue.synchronize(_device_index(device))
+    _runtime.synchronize(_device_index(device))
 
 
 def mem_get_info(device=None):
     """(free, total) bytes of device memory."""
     idx = _checked_index(device)
-    if _glue.is_sim():
+    if _runtime.is_sim():
         total = get_device_properties(idx).total_memory
         return total - memory_reserved(idx), total
-    c = _glue.cuda()
+    c = _runtime.cuda()
     with c.gpus[idx]:
         free, total = c.current_context().get_memory_info()
     return int(free), int(total)
@@ -204,45 +166,19 @@ def mem_get_info(device=None):
 # ---- streams -------------------------------------------------------------------------------------
 def current_stream(device=None):
     _lazy_init()
-    return _glue.current_stream(_device_index(device))
+    return _runtime.current_stream(_device_index(device))
 
 
 def default_stream(device=None):
     _lazy_init()
-    return _glue.state(_device_index(device)).default_stream
+    return _runtime.state(_device_index(device)).default_stream
 
 
 def set_stream(stream):
     if stream is None:
         return
     _lazy_init()
-    _glue.set_current_stream(stream)
-
-
-class StreamContext:
-    """Select a stream (and its device) for the block; stream(None) does nothing."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self._prev = None
-
-    def __enter__(self):
-        s = self.stream
-        if s is None:
-            return None
-        _lazy_init()
-        self._prev = (_glue.current_index(), _glue.current_stream(s.device_index))
-        _glue.set_current_index(s.device_index)
-        _glue.set_current_stream(s)
-        return s
-
-    def __exit__(self, *args):
-        if self._prev is not None:
-            idx, prev = self._prev
-            _glue.set_current_stream(prev)
-            _glue.set_current_index(idx)
-            self._prev = None
-        return False
+    _runtime.set_current_stream(stream)
 
 
 _StreamContext = StreamContext
@@ -277,13 +213,13 @@ class device:
         if self.idx != -1:
             _lazy_init()
             if self.idx >= device_count():
-                raise _glue._ordinal_error()
-            self.prev_idx = _glue.current_index()
-            _glue.set_current_index(self.idx)
+                raise _runtime._ordinal_error()
+            self.prev_idx = _runtime.current_index()
+            _runtime.set_current_index(self.idx)
 
     def __exit__(self, *args):
         if self.prev_idx != -1:
-            _glue.set_current_index(self.prev_idx)
+            _runtime.set_current_index(self.prev_idx)
             self.prev_idx = -1
         return False
 

@@ -6,7 +6,8 @@ counters read 0 and memory_stats() is empty.
 import collections
 
 from ember.core.allocator import OutOfMemoryError  # noqa: F401 - torch.cuda.OutOfMemoryError
-from ember.kernels.cuda import _glue
+from ember.cuda import _runtime
+from ember.cuda._runtime import device_index as _device_index, init as _lazy_init
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "reset_peak_memory_stats", "reset_max_memory_allocated",
@@ -16,16 +17,15 @@ __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved", "max_m
 
 def _alloc(device, init=False):
     """The allocator of a device, or None when CUDA (or that device) was never touched."""
-    from ember.cuda import _device_index, _lazy_init
     if init:
         _lazy_init()
-    if not _glue.is_initialized():
+    if not _runtime.is_initialized():
         return None
     idx = _device_index(device)
-    st = _glue._states.get(idx)
+    st = _runtime._states.get(idx)
     if st is None:
         if init:
-            st = _glue.state(idx)
+            st = _runtime.state(idx)
         else:
             return None
     return st.allocator
@@ -69,14 +69,13 @@ def reset_accumulated_memory_stats(device=None):
 
 
 def memory_summary(device=None, abbreviated=False):
-    from ember.cuda import _device_index
     a = _alloc(device, init=True)
     return a.memory_summary(device=_device_index(device), abbreviated=abbreviated)
 
 
 def empty_cache():
     """Give every cached (unused) block back to the device."""
-    if not _glue.is_initialized():
+    if not _runtime.is_initialized():
         return
-    for st in list(_glue._states.values()):
+    for st in list(_runtime._states.values()):
         st.allocator.empty_cache()

@@ -10,9 +10,10 @@ with the host clock between the two record() calls.
 """
 import time
 
-from ember.kernels.cuda import _glue
+from ember.cuda import _runtime
+from ember.cuda._runtime import device_index as _device_index, init as _lazy_init
 
-__all__ = ["Stream", "Event", "ExternalStream"]
+__all__ = ["Stream", "Event", "ExternalStream", "StreamContext"]
 
 # torch maps priorities into the device's range, lowest (0) to highest; numba creates streams
 # without a priority, so ember keeps the mapped value for .priority only
@@ -20,20 +21,18 @@ _PRIO_RANGE = (-3, 0)
 
 
 def _index_of(device):
-    from ember.cuda import _device_index
     return _device_index(device, optional=True)
 
 
-class Stream(_glue.StreamBase):
+class Stream(_runtime.StreamBase):
     """A CUDA stream (torch.cuda.Stream(device=None, priority=0))."""
 
     def __new__(cls, device=None, priority=0, **kwargs):
-        from ember.cuda import _lazy_init
         _lazy_init()
         idx = _index_of(device)
-        _glue.state(idx)
-        c = _glue.cuda()
-        with _glue._ctx(idx):
+        _runtime.state(idx)
+        c = _runtime.cuda()
+        with _runtime._ctx(idx):
             ns = c.stream()
         prio = max(_PRIO_RANGE[0], min(_PRIO_RANGE[1], int(priority)))
         s = object.__new__(cls)
@@ -64,7 +63,7 @@ class Stream(_glue.StreamBase):
 
     def query(self):
         """Whether all work submitted so far has completed."""
-        if _glue.is_sim():
+        if _runtime.is_sim():
             return True
         return self._record_event().query()
 
@@ -85,7 +84,7 @@ class Stream(_glue.StreamBase):
         return 1
 
     def __eq__(self, other):
-        return isinstance(other, _glue.StreamBase) and other._ns is self._ns
+        return isinstance(other, _runtime.StreamBase) and other._ns is self._ns
 
     def __hash__(self):
         return hash((self.device_index, id(self._ns)))
@@ -95,8 +94,7 @@ class Stream(_glue.StreamBase):
 
     # torch.Stream is a context manager selecting itself
     def __enter__(self):
-        from ember.cuda import _StreamContext
-        self._ctx = _StreamContext(self)
+        self._ctx = StreamContext(self)
         self._ctx.__enter__()
         return self
 
@@ -105,14 +103,13 @@ class Stream(_glue.StreamBase):
         return False
 
 
-_glue.STREAM_CLASS[0] = Stream
+_runtime.STREAM_CLASS[0] = Stream
 
 
 class ExternalStream(Stream):
     """A stream made elsewhere: wraps a numba stream object."""
 
     def __new__(cls, stream_ptr, device=None, **kwargs):
-        from ember.cuda import _lazy_init
         _lazy_init()
         idx = _index_of(device)
         s = object.__new__(cls)
@@ -124,7 +121,6 @@ class Event:
     """A CUDA event (torch.cuda.Event(enable_timing=False, blocking=False, interprocess=False))."""
 
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
-        from ember.cuda import _lazy_init
         _lazy_init()
         self.enable_timing = bool(enable_timing)
         self.blocking = bool(blocking)
@@ -135,10 +131,10 @@ class Event:
 
     def record(self, stream=None):
         if stream is None:
-            stream = _glue.current_stream()
+            stream = _runtime.current_stream()
         if self._ev is None:
-            with _glue._ctx(stream.device_index):
-                self._ev = _glue.new_event(self.enable_timing)
+            with _runtime._ctx(stream.device_index):
+                self._ev = _runtime.new_event(self.enable_timing)
         elif self._stream is not None and stream.device_index != self._stream.device_index:
             raise RuntimeError(f"Event device cuda:{stream.device_index} does not match recording "
                                f"stream's device cuda:{self._stream.device_index}.")
@@ -148,12 +144,12 @@ class Event:
 
     def wait(self, stream=None):
         if stream is None:
-            stream = _glue.current_stream()
+            stream = _runtime.current_stream()
         if self._ev is not None:
             self._ev.wait(stream._ns)
 
     def query(self):
-        if self._ev is None or _glue.is_sim():
+        if self._ev is None or _runtime.is_sim():
             return True
         return bool(self._ev.query())
 
@@ -167,7 +163,7 @@ class Event:
             raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
         if self._ev is None or end_event._ev is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time.")
-        if _glue.is_sim():
+        if _runtime.is_sim():
             return (end_event._host_t - self._host_t) * 1000.0
         if not end_event.query():
             raise RuntimeError("CUDA error: device not ready")
@@ -180,3 +176,29 @@ class Event:
     def __repr__(self):
         return f"<ember.cuda.Event {self.cuda_event:#x}>" if self._ev is not None else \
             "<ember.cuda.Event uninitialized>"
+
+
+class StreamContext:
+    """Select a stream (and its device) for the block; stream(None) does nothing."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._prev = None
+
+    def __enter__(self):
+        s = self.stream
+        if s is None:
+            return None
+        _lazy_init()
+        self._prev = (_runtime.current_index(), _runtime.current_stream(s.device_index))
+        _runtime.set_current_index(s.device_index)
+        _runtime.set_current_stream(s)
+        return s
+
+    def __exit__(self, *args):
+        if self._prev is not None:
+            idx, prev = self._prev
+            _runtime.set_current_stream(prev)
+            _runtime.set_current_index(idx)
+            self._prev = None
+        return False

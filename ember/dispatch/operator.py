@@ -9,7 +9,7 @@ receive the entry for the keys below them as their first argument, bound once in
 import functools
 
 from ember.core import tls
-from ember.core.keys import (AUTOCAST_KEYS, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
+from ember.core.keys import (AUTOCAST_KEYS, AUTOGRAD_KEYS, AUTOGRAD_MASK, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
                              DispatchKey as K, keys_in)
 
 FALLTHROUGH = object()  # marker: this key passes the call to the keys below it
@@ -19,7 +19,9 @@ _LAYER_ALIASES = {K.Autograd: AUTOGRAD_KEYS, K.Autocast: AUTOCAST_KEYS}
 # global state ------------------------------------------------------------------------------
 OPERATORS = {}            # "ns::name.overload" -> OperatorHandle
 BACKEND_FALLBACKS = {}    # runtime key -> Kernel or FALLTHROUGH
-observers = []            # dispatch observers (ember.dispatch_trace); empty means off
+# dispatch observers (ember.dispatch_trace), empty when off. An observer wraps entries as they are
+# built: wrap_call(op, ks, entry) for a whole call, wrap_kernel(op, key, kernel, fn) for one layer
+observers = []
 
 
 class Kernel:
@@ -159,8 +161,7 @@ class OperatorHandle:
             # a CompositeImplicitAutograd op has no wrapper of its own: the ops it calls check
             entry = _device_check(self, ks, entry)
         if observers:
-            from ember.dispatch.trace import traced_call
-            entry = traced_call(self, ks, entry)
+            entry = observers[-1].wrap_call(self, ks, entry)
         return entry
 
     # ---- calling ---------------------------------------------------------------------------
@@ -211,45 +212,64 @@ def _keys_of(x):
     return 0
 
 
+def _list_keys(xs):
+    """Keys of a Tensor[] / Tensor?[] argument."""
+    ks = 0
+    for t in xs:
+        if t is not None:
+            ks |= t._keys
+    return ks
+
+
 def _typed_call(op, drop):
     """The positional call of `op` (all arguments given): the key set is the OR of its Tensor-typed
     arguments' keys (or, with none, the backend of its device=, BackendSelect's rule), with the
-    thread-local include/exclude sets, less `drop`. One- and two-Tensor ops get a short path."""
-    from ember.dispatch.backend_select import dev_keys
-    table, st, args = op.table, tls.state, op.schema.arguments
-    tpos = tuple(i for i, a in enumerate(args) if a.base == "Tensor")
-    keep = ~drop
-    plain = all(not args[i].is_list and not args[i].optional for i in tpos)
-    if plain and tpos == (0,):
-        def call(a, *rest):
-            d = st.dk
-            try:
-                ks = a._keys
-            except AttributeError:
-                ks = _keys_of(a)
-            return table[(ks | d[0]) & d[1] & keep](a, *rest)
-    elif plain and tpos == (0, 1):
-        def call(a, b, *rest):
-            d = st.dk
-            try:
-                ks = a._keys | b._keys
-            except AttributeError:
-                ks = _keys_of(a) | _keys_of(b)
-            return table[(ks | d[0]) & d[1] & keep](a, b, *rest)
-    elif tpos:
-        def call(*a):
-            ks = 0
-            for i in tpos:
-                ks |= _keys_of(a[i])
-            d = st.dk
-            return table[(ks | d[0]) & d[1] & keep](*a)
-    else:
-        dpos = next((i for i, a in enumerate(args) if a.base == "Device"), None)
+    thread-local include/exclude sets, less `drop`.
 
-        def call(*a):
-            d = st.dk
-            ks = dev_keys(a[dpos] if dpos is not None else None)
-            return table[(ks | d[0]) & d[1] & keep](*a)
+    Its source is written per schema, with one parameter per argument: composites and formulas run
+    it in every training step, and a fixed-arity call with the key-set OR inline costs what the
+    hand-written table look-up it replaces cost (a `*args` call costs a tenth more)."""
+    from ember.dispatch.backend_select import dev_keys
+    args = op.schema.arguments
+    names = [f"a{i}" for i in range(len(args))]
+    params = []
+    defaults = {}
+    for n, a in zip(names, args):
+        if a.has_default:
+            defaults[f"_d{n}"] = a.default
+            params.append(f"{n}=_d{n}")
+        elif a.optional:
+            params.append(f"{n}=None")
+        elif params and params[-1].count("="):  # a required argument after a defaulted one
+            params = [p.split("=")[0] for p in params]
+            params.append(n)
+        else:
+            params.append(n)
+    fast, slow = [], []
+    for n, a in zip(names, args):
+        if a.base != "Tensor":
+            continue
+        slow.append(f"_keys_of({n})")
+        if a.is_list:
+            fast.append(f"_list_keys({n})")
+        elif a.optional:
+            fast.append(f"(0 if {n} is None else {n}._keys)")
+        else:
+            fast.append(f"{n}._keys")
+    mask = "" if not drop else f" & {~drop}"
+    if fast:
+        body = (f"    try:\n        ks = {' | '.join(fast)}\n"
+                f"    except AttributeError:  # a number where a Tensor goes (where.Scalar's composites)\n"
+                f"        ks = {' | '.join(slow)}\n")
+    else:
+        dev = next((n for n, a in zip(names, args) if a.base == "Device"), "None")
+        body = f"    ks = dev_keys({dev})\n"
+    src = (f"def call({', '.join(params)}):\n{body}"
+           f"    d = st.dk\n    return table[(ks | d[0]) & d[1]{mask}]({', '.join(names)})\n")
+    ns = dict(defaults, table=op.table, st=tls.state, dev_keys=dev_keys, _keys_of=_keys_of,
+              _list_keys=_list_keys)
+    exec(compile(src, f"<front door of {op.qualname}>", "exec"), ns)
+    call = ns["call"]
     call.__qualname__ = call.__name__ = f"{op.name}_{op.overload or 'default'}_call"
     return call
 
@@ -263,8 +283,7 @@ def _bind(op, key, k, below):
     else:
         fn = k.fn
     if observers:
-        from ember.dispatch.trace import traced
-        fn = traced(op, key, k, fn)
+        fn = observers[-1].wrap_kernel(op, key, k, fn)
     return fn
 
 
@@ -346,6 +365,14 @@ def _iter_tensors(args):
             for x in a:
                 if isinstance(x, TensorImpl):
                     yield x
+
+
+def reaches_autograd(t):
+    """Whether a call on Tensor `t` would pass through an Autograd key now: `t` carries one and the
+    thread's exclusions (a below-autograd region, backward with grad mode off) keep it. For
+    composites that record their own node, or pick their inner call, by where they run."""
+    d = tls.state.dk
+    return ((t._keys | d[0]) & d[1] & AUTOGRAD_MASK) != 0
 
 
 def keyset_of(args):

@@ -217,8 +217,8 @@ def _passed(schema, args, kwargs):
             continue
         if k == "out" and v is None:
             continue
-        if a is not None and not a.kwarg_only and len(kw) == 0:
-            pos.append(v)
+        if a is not None and not a.kwarg_only and len(kw) == 0 and schema.arguments.index(a) == len(pos):
+            pos.append(v)  # positional only while no parameter before it was left out
         else:
             kw.append((k, v))
     return pos, kw
@@ -227,10 +227,15 @@ def _passed(schema, args, kwargs):
 def fail(name, schemas, args, kwargs, method=False):
     funcs = [s for s in schemas if not s.is_out]
     has_out = {s.name for s in schemas if s.is_out}
-    pos, kw = _passed(funcs[0] if funcs else schemas[0], args, kwargs)
+    # rendered against the overload that takes most of the arguments positionally
+    pos, kw = min((_passed(f, args, kwargs) for f in funcs or schemas), key=lambda pk: len(pk[1]))
     got = "(" + ", ".join([_tn(v) for v in pos] + [f"{k}={_tn(v)}" for k, v in kw]) + ")"
-    if len(funcs) == 1:
-        sch = funcs[0]
+    # torch's parser names the bad argument when only one overload can take that many arguments
+    n = len(pos) + len(kw)
+    fit = [s for s in funcs if sum(1 for a in s.arguments if not a.has_default and not a.optional) <= n
+           <= sum(1 for a in s.arguments if not (a.is_write and a.kwarg_only))]
+    if len(funcs) == 1 or len(fit) == 1:
+        sch = funcs[0] if len(funcs) == 1 else fit[0]
         params = [a for a in sch.arguments if not (a.is_write and a.kwarg_only)]
         vals = {}
         for i, v in enumerate(pos):

@@ -45,6 +45,16 @@ class DispatchTrace:
         _op.observers.remove(self)
         _op.invalidate()
 
+    # the operator builds its entries with these while a trace is on (see operator.observers);
+    # the wrappers find the innermost trace when called
+    @staticmethod
+    def wrap_call(op, ks, entry):
+        return traced_call(op, ks, entry)
+
+    @staticmethod
+    def wrap_kernel(op, key, kernel, fn):
+        return traced(op, key, kernel, fn)
+
     # attach points
     def _sink(self):
         return self._stack[-1].calls if self._stack else self.calls

@@ -4,6 +4,7 @@ import ember
 from ember.core.dtype import check_cast
 from ember.core.errors import warn_resized
 from ember.core.tensor_impl import contiguous_strides
+from ember.kernels.meta.layout import dense_strides_like  # noqa: F401 - composite_creation uses it here
 
 
 def store_out(out, r, stacklevel=3):
@@ -15,22 +16,6 @@ def store_out(out, r, stacklevel=3):
             warn_resized(out.shape, r.shape, stacklevel + 1)
         out.resize_(r.shape)
     return out.copy_(r)
-
-
-def dense_strides_like(t):
-    """t's strides when t is a permutation of a dense layout (preserve_format), else contiguous."""
-    shape, strides = t._shape, t.stride()
-    if t.is_contiguous():
-        return contiguous_strides(shape)
-    order = sorted(range(len(shape)), key=lambda i: (strides[i], -i))
-    out = [0] * len(shape)
-    acc = 1
-    for i in order:
-        if shape[i] != 1 and strides[i] != acc:
-            return contiguous_strides(shape)
-        out[i] = acc
-        acc *= max(shape[i], 1)
-    return tuple(out)
 
 
 def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,

@@ -2,16 +2,11 @@
 number in place of a tensor (its kernels take numbers), so autograd records WhereBackward0 for every
 overload."""
 from ember._generated import ops as _ops
-from ember.core import tls as _tls
-
-_st = _tls.state
 
 
 def where_scalar_self(condition, self, other):
-    return _ops.where_self.table[(condition._keys | other._keys | (_d := _st.dk)[0]) & _d[1]](
-        condition, self, other)
+    return _ops.where_self.call(condition, self, other)
 
 
 def where_scalar_other(condition, self, other):
-    return _ops.where_self.table[(condition._keys | self._keys | (_d := _st.dk)[0]) & _d[1]](
-        condition, self, other)
+    return _ops.where_self.call(condition, self, other)

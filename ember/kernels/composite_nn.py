@@ -10,6 +10,8 @@ generator) and multiplies: its node is MulBackward0, as on PyTorch's CPU.
 import math
 
 import ember
+from ember._generated import ops as _ops
+from ember.dispatch.resolve import to_intlist as _to_intlist
 from ember.core import dtype as _dt
 
 # caffe2::TypeMeta names PyTorch's messages print for dtypes
@@ -268,11 +270,10 @@ def pad(self, pad, mode="constant", value=None):
     # PyTorch's _pad_enum: the mode's dedicated operator (reflection_pad2d, _pad_circular, ...,
     # declared by the spatial family), so autograd records its node; below, the same result from
     # index_select where such an operator is not declared
-    from ember._generated import functions_nn as _fnn
-    fn = getattr(_fnn, "_pad_circular" if mode == "circular" else
+    op = getattr(_ops, "_pad_circular" if mode == "circular" else
                  f"{'reflection' if mode == 'reflect' else 'replication'}_pad{k}d", None)
-    if fn is not None:
-        return fn(self, pad)
+    if op is not None:
+        return op.call(self, _to_intlist(pad))  # the binding's argument parsing
     return _pad_by_index(self, pad, mode)
 
 

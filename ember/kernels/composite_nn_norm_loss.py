@@ -8,6 +8,7 @@ NllLossBackward0 as in PyTorch). N-D nll_loss is flattened to 2-D (PyTorch: nll_
 import math
 
 import ember
+from ember._generated import ops as _ops
 from ember.core import dtype as _dt
 
 _MEAN, _SUM = 1, 2
@@ -21,14 +22,6 @@ def _cpp(d):
     return _CPP.get(d, d.name)
 
 
-_FNN = []
-
-
-def _nn():
-    if not _FNN:
-        from ember._generated import functions_nn
-        _FNN.append(functions_nn)
-    return _FNN[0]
 
 
 def _reduce(loss, reduction):
@@ -41,7 +34,7 @@ def _reduce(loss, reduction):
 
 # ---- nll / cross entropy --------------------------------------------------------------------------
 def nll_loss(self, target, weight=None, reduction=_MEAN, ignore_index=-100):
-    return _nn().nll_loss_forward(self, target, weight, reduction, ignore_index)[0]
+    return _ops.nll_loss_forward.call(self, target, weight, reduction, ignore_index)[0]
 
 
 def nll_loss_nd(self, target, weight=None, reduction=_MEAN, ignore_index=-100):
@@ -53,22 +46,22 @@ def nll_loss_nd(self, target, weight=None, reduction=_MEAN, ignore_index=-100):
                          f"batch_size ({target._shape[0] if target.dim() else 1}).")
     # through nll_loss / nll_loss2d, as torch's nll_loss_nd: autocast lists those names (fp32)
     if nd <= 2:
-        return _nn().nll_loss(self, target, weight, reduction, ignore_index)
+        return _ops.nll_loss.call(self, target, weight, reduction, ignore_index)
     if nd == 4:
-        return _nn().nll_loss2d(self, target, weight, reduction, ignore_index)
+        return _ops.nll_loss2d.call(self, target, weight, reduction, ignore_index)
     n, c = self._shape[0], self._shape[1]
     expected = (n,) + tuple(self._shape[2:])
     if tuple(target._shape) != expected:
         raise RuntimeError(f"Expected target size {list(expected)}, got {list(target._shape)}")
     x = self.reshape(n, c, 1, -1)
-    out = _nn().nll_loss2d(x, target.reshape(n, 1, -1), weight, reduction, ignore_index)
+    out = _ops.nll_loss2d.call(x, target.reshape(n, 1, -1), weight, reduction, ignore_index)
     if reduction == 0:
         return out.view(expected)
     return out
 
 
 def nll_loss2d(self, target, weight=None, reduction=_MEAN, ignore_index=-100):
-    return _nn().nll_loss2d_forward(self, target, weight, reduction, ignore_index)[0]
+    return _ops.nll_loss2d_forward.call(self, target, weight, reduction, ignore_index)[0]
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=_MEAN, ignore_index=-100,

@@ -17,14 +17,6 @@ from ember.kernels.meta import nn_spatial as _m
 _st = _tls.state
 
 
-def _ks(*ts):
-    k = 0
-    for t in ts:
-        if t is not None:
-            k |= t._keys
-    return (k | (_d := _st.dk)[0]) & _d[1]
-
-
 # ---- convolution ------------------------------------------------------------------------------------
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask):
@@ -48,16 +40,16 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 
 
 def _convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
-    return _ops.convolution.table[_ks(x, w, b)](x, w, b, stride, padding, dilation, transposed,
+    return _ops.convolution.call(x, w, b, stride, padding, dilation, transposed,
                                                  output_padding, groups)
 
 
 def _unsqueeze0(x):
-    return _ops.unsqueeze.table[_ks(x)](x, 0)
+    return _ops.unsqueeze.call(x, 0)
 
 
 def _squeeze(x, dim):
-    return _ops.squeeze_dim.table[_ks(x)](x, dim)
+    return _ops.squeeze_dim.call(x, dim)
 
 
 def _convnd(input, weight, bias, stride, padding, dilation, groups, nd, name):
@@ -123,7 +115,7 @@ def _convolution_same(x, w, b, stride, dilation, groups):
         else:
             pad_nd[idx] = delta
             pl[i] = pr[i]
-    xp = _ops.constant_pad_nd.table[_ks(x)](x, pad_nd, 0)
+    xp = _ops.constant_pad_nd.call(x, pad_nd, 0)
     return _convolution(xp, w, b, stride, pl, dilation, False, (0,) * dim, groups)
 
 
@@ -193,7 +185,7 @@ def _check1d(name, arg, v):
 
 
 def _unsq(x, dim):
-    return _ops.unsqueeze.table[_ks(x)](x, dim)
+    return _ops.unsqueeze.call(x, dim)
 
 
 def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_mode=False):
@@ -204,7 +196,7 @@ def max_pool1d_with_indices(self, kernel_size, stride=(), padding=(0,), dilation
                    ("dilation", dilation)):
         _check1d("max_pool1d", arg, v)
     x = _unsq(self, -2)
-    out, idx = _ops.max_pool2d_with_indices.table[_ks(x)](
+    out, idx = _ops.max_pool2d_with_indices.call(
         x, (1, kernel_size[0]), (1, stride[0]), (0, padding[0]), (1, dilation[0]), ceil_mode)
     return _squeeze(out, -2), _squeeze(idx, -2)
 
@@ -258,12 +250,12 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
 
 
 def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
-    return _ops.max_pool2d_with_indices.table[_ks(self)](self, kernel_size, stride, padding, dilation,
+    return _ops.max_pool2d_with_indices.call(self, kernel_size, stride, padding, dilation,
                                                           ceil_mode)[0]
 
 
 def max_pool3d(self, kernel_size, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False):
-    return _ops.max_pool3d_with_indices.table[_ks(self)](self, kernel_size, stride, padding, dilation,
+    return _ops.max_pool3d_with_indices.call(self, kernel_size, stride, padding, dilation,
                                                           ceil_mode)[0]
 
 
@@ -274,7 +266,7 @@ def avg_pool1d(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, coun
     for arg, v in (("kernel_size", kernel_size), ("stride", stride), ("padding", padding)):
         _check1d("avg_pool1d", arg, v)
     x = _unsq(self, -2)
-    out = _ops.avg_pool2d.table[_ks(x)](x, (1, kernel_size[0]), (1, stride[0]), (0, padding[0]),
+    out = _ops.avg_pool2d.call(x, (1, kernel_size[0]), (1, stride[0]), (0, padding[0]),
                                         ceil_mode, count_include_pad, None)
     return _squeeze(out, -2)
 
@@ -286,8 +278,8 @@ def adaptive_avg_pool2d(self, output_size):
         raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal "
                            f"to 0 but received {{{output_size[0]}, {output_size[1]}}}")
     if output_size[0] == 1 and output_size[1] == 1:
-        return _ops.mean_dim.table[_ks(self)](self, (-1, -2), True, None)
-    return _ops._adaptive_avg_pool2d.table[_ks(self)](self, output_size)
+        return _ops.mean_dim.call(self, (-1, -2), True, None)
+    return _ops._adaptive_avg_pool2d.call(self, output_size)
 
 
 def adaptive_avg_pool1d(self, output_size):
@@ -307,7 +299,7 @@ def adaptive_max_pool1d(self, output_size):
                                f"dimensions, but input has sizes {fmt_shape(sh)} with dimension {i} being "
                                f"empty")
     x = _unsq(self, -2)
-    out, idx = _ops.adaptive_max_pool2d.table[_ks(x)](x, (1, output_size[0]))
+    out, idx = _ops.adaptive_max_pool2d.call(x, (1, output_size[0]))
     return _squeeze(out, -2), _squeeze(idx, -2)
 
 
@@ -315,7 +307,7 @@ def adaptive_max_pool1d(self, output_size):
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
     if sparse:
         raise NotImplementedError("embedding_backward: sparse gradients are not supported by ember")
-    return _ops.embedding_dense_backward.table[_ks(grad, indices)](grad, indices, num_weights,
+    return _ops.embedding_dense_backward.call(grad, indices, num_weights,
                                                                   padding_idx, scale_grad_by_freq)
 
 
@@ -328,7 +320,7 @@ def embedding_bag_padding_idx(weight, indices, offsets, scale_grad_by_freq, mode
             raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through "
                                f"{n - 1}, but got {padding_idx}")
         pi = padding_idx % n
-    return _ops._embedding_bag.table[_ks(weight, indices, offsets, per_sample_weights)](
+    return _ops._embedding_bag.call(
         weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
         include_last_offset, pi)
 
@@ -403,7 +395,7 @@ def _scale(scale_factors, i):
 def _upsample_vec(op, input, output_size, scale_factors, *flags):
     osize = _output_size(input._shape, output_size, scale_factors)
     scales = tuple(_scale(scale_factors, i) for i in range(len(osize)))
-    return op.table[_ks(input)](input, osize, *flags, *scales)
+    return op.call(input, osize, *flags, *scales)
 
 
 def upsample_nearest1d_vec(input, output_size, scale_factors):

@@ -1,67 +1,46 @@
 """Composite view and shape operators, written with other ember operators (every backend)."""
 import ember
+from ember._generated import ops as _ops
 from ember.core import tls as _tls
 from ember.core.errors import fmt_shape, wrap_dim
-from ember.core.keys import AUTOGRAD_MASK as _AG, DispatchKey as _K
 from ember.core.tensor_impl import make_view_cpu, make_view_meta
 from ember.kernels.meta import views as _mv
 
 _st = _tls.state
-_ops = None
-
-
-def _g():
-    global _ops
-    if _ops is None:
-        from ember._generated import ops
-        _ops = ops
-    return _ops
-
-
-def _ks(t):
-    return (t._keys | (_d := _st.dk)[0]) & _d[1]
-
-
-_BELOW = _AG | (1 << _K.ADInplaceOrView)
-
-
-def _kb(t):
-    """The key set below autograd (what a kernel that records its own node calls)."""
-    return (t._keys | (_d := _st.dk)[0]) & _d[1] & ~_BELOW
 
 
 # ---- views -------------------------------------------------------------------------------------
 def _view(t, shape):
-    return _g().view.table[_ks(t)](t, shape)
+    return _ops.view.call(t, shape)
 
 
 def _slice(t, dim, start, end, step=1):
-    return _g().slice_Tensor.table[_ks(t)](t, dim, start, end, step)
+    return _ops.slice_Tensor.call(t, dim, start, end, step)
 
 
 def _select(t, dim, index):
-    return _g().select_int.table[_ks(t)](t, dim, index)
+    return _ops.select_int.call(t, dim, index)
 
 
 def _transpose(t, d0, d1):
-    return _g().transpose_int.table[_ks(t)](t, d0, d1)
+    return _ops.transpose_int.call(t, d0, d1)
 
 
 def _permute(t, dims):
-    return _g().permute.table[_ks(t)](t, dims)
+    return _ops.permute.call(t, dims)
 
 
 def reshape(self, shape):
     try:
-        return _g().view.table[_ks(self)](self, shape)
+        return _ops.view.call(self, shape)
     except RuntimeError as e:
         if str(e) != _mv.VIEW_ERROR:
             raise
     # PyTorch: _unsafe_view(clone(contiguous)) -> UnsafeViewBackward0 <- CloneBackward0
     shape = _mv.infer_size(shape, self.numel())
-    g = _g()
-    c = g.clone.table[_ks(self)](self, ember.contiguous_format)
-    return g._unsafe_view.table[_ks(c)](c, shape)
+    g = _ops
+    c = g.clone.call(self, ember.contiguous_format)
+    return g._unsafe_view.call(c, shape)
 
 
 def reshape_as(self, other):
@@ -75,12 +54,12 @@ def view_as(self, other):
 def ravel(self):
     # PyTorch: contiguous().view(-1) (ViewBackward0 also after a copy)
     if not self.is_contiguous():
-        self = _g().clone.table[_ks(self)](self, ember.contiguous_format)
+        self = _ops.clone.call(self, ember.contiguous_format)
     return _view(self, (-1,))
 
 
 def expand_as(self, other):
-    return _g().expand.table[_ks(self)](self, other._shape, False)
+    return _ops.expand.call(self, other._shape, False)
 
 
 def flatten(self, start_dim=0, end_dim=-1):
@@ -183,7 +162,7 @@ def movedim(self, source, destination):
     if len(set(nd)) != len(nd):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({fmt_shape(dst)})")
     if n == 0:
-        return _g().alias.table[_ks(self)](self)
+        return _ops.alias.call(self)
     order = [-1] * n
     rest_src = list(range(n))
     rest_dst = list(range(n))
@@ -212,7 +191,7 @@ def _retype_view(self, spec_cpu, spec_meta, dtype):
 def view_dtype(self, dtype):
     from ember.kernels.cpu import views as cv
     if dtype is self._dtype:  # view.dtype is not differentiable (no AliasBackward0)
-        return _g().alias.table[_kb(self)](self)
+        return _ops.alias.call_below_autograd(self)
     return _retype_view(self, lambda a: cv.view_dtype(a, dtype),
                         lambda t: _mv.view_dtype(t, dtype), dtype)
 
@@ -248,7 +227,7 @@ def split(self, split_size, dim=0):
                            f"size of {size}")
     num = max((size + split_size - 1) // split_size, 1) if split_size else 1
     last = split_size - (split_size * num - size)
-    sl = _g().slice_Tensor.table[_ks(self)]
+    sl = _ops.slice_Tensor.call
     out = []
     for i in range(num):
         length = split_size if i < num - 1 else last
@@ -274,7 +253,7 @@ def split_with_sizes(self, split_sizes, dim=0):
     if start != size:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={fmt_shape(sizes)}")
-    sl = _g().slice_Tensor.table[_ks(self)]
+    sl = _ops.slice_Tensor.call
     return tuple([sl(self, d, b, b + s, 1) for b, s in out])
 
 
@@ -320,10 +299,10 @@ def chunk(self, chunks, dim=0):
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = self._shape[wrap_dim(dim, n)]
     split_size = (size + chunks - 1) // chunks
-    g = _g()
+    g = _ops
     if split_size == 0 and size == 0:
-        return g.split_with_sizes.table[_ks(self)](self, (0,) * chunks, dim)
-    return g.split_Tensor.table[_ks(self)](self, split_size, dim)
+        return g.split_with_sizes.call(self, (0,) * chunks, dim)
+    return g.split_Tensor.call(self, split_size, dim)
 
 
 def unbind(self, dim=0):
@@ -331,119 +310,8 @@ def unbind(self, dim=0):
     if n == 0:
         raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     d = wrap_dim(dim, n)
-    sel = _g().select_int.table[_ks(self)]
+    sel = _ops.select_int.call
     return tuple([sel(self, d, i) for i in range(self._shape[d])])
-
-
-# ---- in-place views: new metadata, same storage -------------------------------------------------
-def _become(self, r):
-    if self._base is None:
-        self.untyped_storage()  # keep the storage of the memory it owns
-    if self._np is not None:
-        self._np = r._np
-    else:
-        self._strides = r._strides
-        self._offset = r._offset
-    self._shape = r._shape
-    self._bump_version()  # PyTorch's in-place view ops bump the version counter
-    return self
-
-
-def _records(self):
-    """Whether an in-place view op on `self` records a node (grad mode on, self requires grad)."""
-    m = self._ameta
-    return m is not None and m.requires_grad and _st.ag and (_ks(self) & _AG)
-
-
-def _inplace_view(self, compute, node):
-    """PyTorch's in-place view ops under autograd: check_inplace, the new geometry (computed below
-    autograd), then set_history(self, node()): no CopySlices, the data does not change, and a view
-    stays a view of its base."""
-    from ember.autograd.graph import edge, set_history
-    from ember.autograd.views import check_inplace
-    check_inplace(self)
-    e = edge(self)
-    r = compute(_kb(self))
-    n = node()
-    n._next = (e,)
-    _become(self, r)
-    set_history(self, n)
-    return self
-
-
-def transpose_(self, dim0, dim1):
-    if _records(self):
-        from ember.autograd.formulas_shape import TransposeBackward1
-        return _inplace_view(self, lambda ks: _g().transpose_int.table[ks](self, dim0, dim1),
-                             lambda: TransposeBackward1(dim0, dim1))
-    return _become(self, _transpose(self, dim0, dim1))
-
-
-def _t(self, ks):
-    n = len(self._shape)
-    if n > 2:
-        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {n}D")
-    return _g().transpose_int.table[ks](self, 0, n - 1 if n else 0)
-
-
-def t_(self):
-    if _records(self):
-        from ember.autograd.formulas_shape import TBackward1
-        return _inplace_view(self, lambda ks: _t(self, ks), TBackward1)
-    return _become(self, _t(self, _ks(self)))
-
-
-def _squeeze(self, dim, ks):
-    g = _g()
-    if dim is None:
-        return g.squeeze.table[ks](self)
-    if isinstance(dim, int):
-        return g.squeeze_dim.table[ks](self, dim)
-    return g.squeeze_dims.table[ks](self, dim)
-
-
-def squeeze_(self, dim=None):
-    if _records(self):
-        from ember.autograd import formulas_shape as f
-        sizes = tuple(self._shape)
-        node = (lambda: f.SqueezeBackward3(sizes)) if dim is None else \
-            (lambda: f.SqueezeBackward4(sizes, dim)) if isinstance(dim, int) else \
-            (lambda: f.SqueezeBackward5(sizes, tuple(dim)))
-        return _inplace_view(self, lambda ks: _squeeze(self, dim, ks), node)
-    return _become(self, _squeeze(self, dim, _ks(self)))
-
-
-def unsqueeze_(self, dim):
-    if _records(self):
-        from ember.autograd.formulas_shape import UnsqueezeBackward1
-        return _inplace_view(self, lambda ks: _g().unsqueeze.table[ks](self, dim),
-                             lambda: UnsqueezeBackward1(wrap_dim(dim, len(self._shape) + 1)))
-    return _become(self, _g().unsqueeze.table[_ks(self)](self, dim))
-
-
-def as_strided_autograd(self, size, stride, storage_offset=None):
-    """as_strided's Autograd kernel: AsStridedBackward0 keeps the input's geometry (PyTorch's
-    TensorGeometry), so writes into the input after the call do not invalidate the node."""
-    r = _g().as_strided.table[_kb(self)](self, size, stride, storage_offset)
-    if _st.ag:  # grad mode on
-        from ember.autograd.graph import edge, set_history
-        e = edge(self)
-        if e is not None:
-            from ember.autograd.formulas_shape import AsStridedBackward0
-            n = AsStridedBackward0((tuple(self._shape), tuple(self.stride()), self.storage_offset()),
-                                   tuple(size), tuple(stride), storage_offset)
-            n._next = (e,)
-            set_history(r, n)
-    return r
-
-
-def as_strided_(self, size, stride, storage_offset=None):
-    if _records(self):
-        from ember.autograd.formulas_shape import AsStridedBackward1
-        geom = (tuple(self._shape), tuple(self.stride()), self.storage_offset())
-        return _inplace_view(self, lambda ks: _g().as_strided.table[ks](self, size, stride, storage_offset),
-                             lambda: AsStridedBackward1(geom, tuple(size), tuple(stride), storage_offset))
-    return _become(self, _g().as_strided.table[_ks(self)](self, size, stride, storage_offset))
 
 
 # ---- shape-manipulating copies ------------------------------------------------------------------
@@ -460,14 +328,14 @@ def rot90(self, k=1, dims=(0, 1)):
                            f"dim1 = {d1}")
     d0, d1 = wrap_dim(d0, n), wrap_dim(d1, n)
     k = (4 + (k % 4)) % 4
-    g = _g()
-    flip = g.flip.table[_ks(self)]
+    g = _ops
+    flip = g.flip.call
     if k == 1:
-        return transpose_(flip(self, (d1,)), d0, d1)
+        return g.transpose_.call(flip(self, (d1,)), d0, d1)
     if k == 2:
         return flip(self, (d0, d1))
     if k == 3:
-        return transpose_(flip(self, (d0,)), d0, d1)
+        return g.transpose_.call(flip(self, (d0,)), d0, d1)
     r = ember.empty(self._shape, dtype=self._dtype, device=self._device)
     r.copy_(self)
     return r
@@ -476,13 +344,13 @@ def rot90(self, k=1, dims=(0, 1)):
 def fliplr(self):
     if len(self._shape) < 2:
         raise RuntimeError("Input must be >= 2-d.")
-    return _g().flip.table[_ks(self)](self, (1,))
+    return _ops.flip.call(self, (1,))
 
 
 def flipud(self):
     if len(self._shape) < 1:
         raise RuntimeError("Input must be >= 1-d.")
-    return _g().flip.table[_ks(self)](self, (0,))
+    return _ops.flip.call(self, (0,))
 
 
 def tile(self, dims):
@@ -490,11 +358,11 @@ def tile(self, dims):
     n = len(self._shape)
     if len(dims) < n:
         dims = (1,) * (n - len(dims)) + dims
-    return _g().repeat.table[_ks(self)](self, dims)
+    return _ops.repeat.call(self, dims)
 
 
 def broadcast_to(self, size):
-    return _g().expand.table[_ks(self)](self, size, False)
+    return _ops.expand.call(self, size, False)
 
 
 # ---- repeat_interleave under autograd: PyTorch's composites (their graph) ---------------------------
@@ -518,6 +386,6 @@ def repeat_interleave_self_tensor_autograd(self, repeats, dim=None, output_size=
     r = repeats
     if r.dim() == 0 or (r.dim() == 1 and r._shape[0] == 1):
         r = r.reshape(1).expand(x._shape[wrap_dim(d, len(x._shape))])
-    g = _g()
-    idx = g.repeat_interleave_Tensor.table[_ks(r)](r, output_size)
+    g = _ops
+    idx = g.repeat_interleave_Tensor.call(r, output_size)
     return x.index_select(d, idx)

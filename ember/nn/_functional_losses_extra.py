@@ -10,8 +10,8 @@ import math
 
 import ember
 from ember.kernels.composite_nn_norm_loss import _reduce  # ATen's apply_loss_reduction
+from ember._generated.functions_nn import log_sigmoid as logsigmoid  # F.logsigmoid
 from ember.nn._functional_norm_loss import _enum, _legacy
-from ember.nn.functional import logsigmoid
 
 __all__ = [
     "margin_ranking_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",

@@ -1,11 +1,11 @@
 """torch.nn.functional's instance_norm, local_response_norm, channel_shuffle and pdist, composed of
-ember ops the way torch/nn/functional.py and ATen's composite kernels compose them. The pooling
-functions come from a later _functional_* file, so F's attributes are read at call time."""
+ember ops the way torch/nn/functional.py and ATen's composite kernels compose them."""
 import operator
 
 import ember
+from ember._generated import functions_nn as _nn
 from ember._python_api.distance import pdist
-from ember.nn import functional as F
+from ember.nn._functional_spatial import avg_pool2d, avg_pool3d
 
 __all__ = ["instance_norm", "local_response_norm", "channel_shuffle", "pdist"]
 
@@ -56,13 +56,13 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     div = input.mul(input)
     if dim == 3:
         div = div.unsqueeze(1)
-        div = F.pad(div, (0, 0, size // 2, (size - 1) // 2))
-        div = F.avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+        div = _nn.pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
     else:
         sizes = input.size()
         div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
-        div = F.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
-        div = F.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = _nn.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
         div = div.view(sizes)
     div = div.mul(alpha).add(k).pow(beta)
     return input / div

@@ -7,24 +7,25 @@ Where PyTorch binds a torch._C._nn function directly (linear, gelu, softplus, lo
 
 Extending it (other layer families: convolution, pooling, normalization, losses, embedding,
 attention, ...): put the functions in a new file `ember/nn/_functional_<family>.py` with an
-`__all__` list. At the end of this module every such file is imported (in name order) and the
-names of its `__all__` become attributes of ember.nn.functional; they may replace the ones defined
-here. Such a file may import helpers from this module (`from ember.nn.functional import pad`):
-everything above the import loop at the bottom is defined by then. ember.nn is imported while
-`import ember` runs (ember/_python_api/nn.py), so module-level code of such a file must not read
-attributes of the ember package (ember.tensor, ember.no_grad, functions of ember/_python_api/...):
-look them up inside the functions. A file that fails to import is skipped with a RuntimeWarning
-rather than breaking `import ember`. Finally, each function of
+`__all__` list, and name that file in the import at the end of this module; the names of its
+`__all__` become attributes of ember.nn.functional and may replace the ones defined here. Such a
+file sits below this module, which imports it: it takes what it needs from the layers below
+(ember/_generated/functions_nn.py, where F.pad, F.linear, F.logsigmoid come from) or from another
+family file, never from ember.nn.functional. ember.nn is imported while `import ember` runs, so
+module-level code of such a file must not read attributes of the ember package (ember.no_grad,
+functions of ember/_python_api/...): look them up inside the functions. A file that fails to
+import breaks `import ember`, loudly. Finally, each function of
 ember/_generated/functions_nn.py (ops declared with `python_module: nn`) that is still missing is
 exposed as is, so a new torch._C._nn op is reachable as F.<name> even before a wrapper with
 torch.nn.functional's signature is written.
 """
-import importlib
-import os
 import warnings
 
 import ember
 from ember._generated import functions_nn as _nn
+# the other families of functions (see above), exported at the end of this module
+from ember.nn import (_functional_grid, _functional_losses_extra, _functional_norm_extra,
+                      _functional_norm_loss, _functional_pool_extra, _functional_rnn, _functional_spatial)
 
 # ---- linear layers (torch._C._nn.linear, torch.bilinear) ----------------------------------------
 linear = _nn.linear
@@ -341,29 +342,19 @@ __all__ = [
 ]
 
 
-# ---- extensions: ember/nn/_functional_*.py, then torch._C._nn functions not wrapped yet --------
-def _load_extensions():
-    here = os.path.dirname(os.path.abspath(__file__))
+# ---- the other families (ember/nn/_functional_*.py), then torch._C._nn functions not wrapped yet --
+# In this order: a later family's name replaces an earlier one's.
+def _export(families):
     g = globals()
-    for fname in sorted(os.listdir(here)):
-        if fname.startswith("_functional_") and fname.endswith(".py"):
-            try:
-                mod = importlib.import_module(f"{__package__}.{fname[:-3]}")
-            except Exception as e:  # a broken family must not break `import ember`
-                warnings.warn(f"ember.nn.functional: ember/nn/{fname} failed to import "
-                              f"({type(e).__name__}: {e}); its functions are missing",
-                              RuntimeWarning, stacklevel=2)
-                continue
-            names = getattr(mod, "__all__", None)
-            if names is None:
-                names = [n for n in vars(mod) if not n.startswith("_")]
-            for n in names:
-                g[n] = getattr(mod, n)
-                if n not in __all__:
-                    __all__.append(n)
+    for mod in families:
+        for n in mod.__all__:
+            g[n] = getattr(mod, n)
+            if n not in __all__:
+                __all__.append(n)
     for n in _nn.__all__:
         if n not in g:
             g[n] = getattr(_nn, n)
 
 
-_load_extensions()
+_export((_functional_grid, _functional_losses_extra, _functional_norm_extra, _functional_norm_loss,
+         _functional_pool_extra, _functional_rnn, _functional_spatial))

@@ -1,8 +1,8 @@
 """Base optimizer (torch/optim/optimizer.py): param groups, per-parameter state, state_dict
 round-trips in PyTorch's format, step/state-dict hooks and zero_grad.
 
-This module is imported while `ember` itself is still initialising (through
-ember/_python_api/optim_data.py), so it only reaches for `ember.<name>` inside functions.
+This module is imported while `ember` itself is still initialising (ember/__init__.py imports
+ember.optim), so it only reaches for `ember.<name>` inside functions.
 """
 import functools
 import threading
@@ -16,7 +16,9 @@ import ember
 import numpy as np
 
 from ember.core import tls as _tls
+from ember._python_api.typename import typename
 from ember.tensor import Tensor
+from ember.utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -33,26 +35,6 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
-
-
-from ember.utils.hooks import RemovableHandle  # noqa: E402
-
-
-def typename(obj):
-    """torch.typename: 'torch.FloatTensor' for tensors, the qualified type name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{module}.{qualname}"
 
 
 def _use_grad_for_differentiable(func):

@@ -1,7 +1,11 @@
 """ember.utils (torch.utils): data, checkpoint, hooks, backend registration."""
 import importlib
 
-_SUBMODULES = ("checkpoint", "data", "hooks", "backend_registration")
+from ember.utils import backend_registration  # noqa: F401
+from ember.utils.backend_registration import (generate_methods_for_privateuse1_backend,  # noqa: F401
+                                              rename_privateuse1_backend)
+
+_SUBMODULES = ("checkpoint", "data", "hooks")
 
 
 def __getattr__(name):

@@ -105,7 +105,7 @@ def _generate_tensor_methods(name):
 
 def _generate_module_methods(name):
     import ember
-    from ember.nn import Module
+    Module = ember.nn.Module  # the public namespace, read when called (nn sits beside utils)
 
     if not hasattr(ember.Tensor, name):
         raise RuntimeError(f"Can not automatically generate {name}() method for torch.nn.Module."

@@ -6,14 +6,12 @@ import torch
 from autograd_harness import compare_grads
 from harness import check, make_pair, pair_from, same_error
 
+from opdb import ACTIVATIONS as UNARY
+from opdb import ACTIVATIONS_FIRST_ORDER as FIRST_ORDER_ONLY
+from opdb import nn, second_order
+
 import ember
 import ember._generated.functions_nn as enn
-
-tnn = torch._C._nn
-
-
-def nn(lib):
-    return enn if lib is ember else tnn
 
 
 def _sum_differentiable():
@@ -30,72 +28,6 @@ def scalar_pair(v, dtype):
     return ember.tensor(v, dtype=getattr(ember, dtype)), torch.tensor(v, dtype=getattr(torch, dtype))
 
 
-def _inplace_saved_self_has_history():
-    x = ember.ones(2, dtype=ember.float64, requires_grad=True)
-    y = enn.silu_(x * 1)
-    g, = ember.autograd.grad(y, x, ember.ones(2, dtype=ember.float64), create_graph=True)
-    return g.requires_grad
-
-
-# An in-place op that saves its input saves a clone of it; PyTorch records that clone in the graph
-# (CloneBackward0), so double backward reaches the input's history. Until the autograd codegen's
-# clone keeps history, second order through these is skipped.
-SAVES_SELF_INPLACE = {"relu6_", "hardtanh_", "gelu_", "silu_", "mish_", "hardswish_", "threshold_",
-                      "rrelu_", "hardsigmoid_"}
-_INPLACE_HISTORY = _inplace_saved_self_has_history()
-
-
-def second_order(name):
-    return name not in SAVES_SELF_INPLACE or _INPLACE_HISTORY
-
-
-# name -> fn(lib, x); x is a float tensor that requires grad
-UNARY = {
-    "relu": lambda L, x: L.relu(x),
-    "relu_": lambda L, x: L.relu_(x.clone()),
-    "relu_method_": lambda L, x: x.clone().relu_(),
-    "relu6": lambda L, x: nn(L).relu6(x * 2),
-    "relu6_": lambda L, x: nn(L).relu6_(x * 2),
-    "hardtanh": lambda L, x: nn(L).hardtanh(x, -0.5, 1.5),
-    "hardtanh_": lambda L, x: nn(L).hardtanh_(x.clone(), -0.5, 1.5),
-    "gelu": lambda L, x: nn(L).gelu(x),
-    "gelu_tanh": lambda L, x: nn(L).gelu(x, approximate="tanh"),
-    "gelu_": lambda L, x: nn(L).gelu_(x.clone(), approximate="tanh"),
-    "silu": lambda L, x: nn(L).silu(x),
-    "silu_": lambda L, x: nn(L).silu_(x.clone()),
-    "mish": lambda L, x: nn(L).mish(x),
-    "mish_": lambda L, x: nn(L).mish_(x.clone()),
-    "softplus": lambda L, x: nn(L).softplus(x),
-    "softplus_beta": lambda L, x: nn(L).softplus(x, 2, 1.5),
-    "elu": lambda L, x: nn(L).elu(x),
-    "elu_args": lambda L, x: nn(L).elu(x, 0.5, 2.0, 1.5),
-    "elu_neg_alpha": lambda L, x: nn(L).elu(x, -0.7),
-    "elu_": lambda L, x: nn(L).elu_(x.clone(), 0.7, 1.5, 0.5),
-    "selu": lambda L, x: L.selu(x),
-    "selu_": lambda L, x: L.selu_(x.clone()),
-    "celu": lambda L, x: L.celu(x, 0.5),
-    "celu_": lambda L, x: L.celu_(x.clone(), 2.0),
-    "leaky_relu": lambda L, x: nn(L).leaky_relu(x, 0.2),
-    "leaky_relu_neg": lambda L, x: nn(L).leaky_relu(x, -0.3),
-    "leaky_relu_": lambda L, x: nn(L).leaky_relu_(x.clone(), 0.1),
-    "hardswish": lambda L, x: nn(L).hardswish(x * 2),
-    "hardswish_": lambda L, x: nn(L).hardswish_(x * 2),
-    "softshrink": lambda L, x: nn(L).softshrink(x, 0.3),
-    "hardshrink": lambda L, x: L.hardshrink(x, 0.3),
-    "hardshrink_method": lambda L, x: x.hardshrink(),
-    "log_sigmoid": lambda L, x: nn(L).log_sigmoid(x * 3),
-    "threshold": lambda L, x: L.threshold(x, 0.1, 2.0),
-    "threshold_": lambda L, x: L.threshold_(x.clone(), -0.2, 5.0),
-    "rrelu": lambda L, x: L.rrelu(x, 0.1, 0.3),
-    "rrelu_": lambda L, x: L.rrelu_(x.clone(), 0.2, 0.25),
-    "glu": lambda L, x: nn(L).glu(x),
-    "glu_dim0": lambda L, x: nn(L).glu(x, 0),
-}
-FIRST_ORDER_ONLY = {
-    # PyTorch: "derivative for aten::hardsigmoid_backward is not implemented"
-    "hardsigmoid": lambda L, x: nn(L).hardsigmoid(x * 3),
-    "hardsigmoid_": lambda L, x: nn(L).hardsigmoid_(x * 3),
-}
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

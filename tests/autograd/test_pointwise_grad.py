@@ -4,8 +4,11 @@ fmax, ...), gradcheck, and the errors PyTorch raises in backward."""
 import numpy as np
 import pytest
 import torch
-from autograd_harness import _req
+from autograd_harness import compare_grads
 from harness import check, make_pair, pair_from, same_error
+
+from opdb import POINTWISE_GRAD as UNARY
+from opdb import POS, SYM
 
 import ember
 
@@ -18,154 +21,10 @@ def _sum_differentiable():
 needs_sum_grad = pytest.mark.skipif(not _sum_differentiable(), reason="sum has no derivative yet")
 
 
-def _dense(g):
-    # PyTorch returns ZeroTensors for some second-order gradients (sgn's), which harness.check
-    # cannot convert to NumPy
-    return g if g is None or not g._is_zerotensor() else torch.zeros(g.shape, dtype=g.dtype)
-
-
-def compare_grads(fn, e_inputs, t_inputs, second_order=True, atol=None, rtol=None, seed=0):
-    """autograd_harness.compare_grads, tolerating PyTorch's ZeroTensor gradients."""
-    e_in = [x.detach().clone().requires_grad_() if _req(x, ember) else x for x in e_inputs]
-    t_in = [x.detach().clone().requires_grad_() if _req(x, torch) else x for x in t_inputs]
-    e_out, t_out = fn(ember, *e_in), fn(torch, *t_in)
-    check(e_out, t_out, atol=atol, rtol=rtol)
-    if not t_out.requires_grad:
-        return
-    rng = np.random.default_rng(seed)
-    go = rng.standard_normal(tuple(t_out.shape))
-    e_x = [x for x in e_in if isinstance(x, ember.Tensor) and x.requires_grad]
-    t_x = [x for x in t_in if isinstance(x, torch.Tensor) and x.requires_grad]
-    e_g = ember.autograd.grad(e_out, e_x, ember.tensor(go, dtype=e_out.dtype), create_graph=second_order,
-                              allow_unused=True)
-    t_g = torch.autograd.grad(t_out, t_x, torch.tensor(go, dtype=t_out.dtype), create_graph=second_order,
-                              allow_unused=True)
-    t_g = [_dense(g) for g in t_g]
-    for a, b in zip(e_g, t_g):
-        if b is None:
-            assert a is None or float(a.abs().sum()) == 0
-            continue
-        check(a, b, atol=atol, rtol=rtol)
-    idx = [i for i, b in enumerate(t_g) if b is not None and b.requires_grad] if second_order else []
-    if not idx:
-        return
-    vs = [rng.standard_normal(tuple(t_g[i].shape)) for i in idx]
-    e_g2 = ember.autograd.grad([e_g[i] for i in idx], e_x,
-                               [ember.tensor(v, dtype=e_g[i].dtype) for v, i in zip(vs, idx)], allow_unused=True)
-    t_g2 = torch.autograd.grad([t_g[i] for i in idx], t_x,
-                               [torch.tensor(v, dtype=t_g[i].dtype) for v, i in zip(vs, idx)], allow_unused=True)
-    for a, b in zip(e_g2, map(_dense, t_g2)):
-        if b is None or a is None:
-            assert float((a if b is None else b).abs().sum()) == 0 if (a is not None or b is not None) else True
-            continue
-        check(a, b, atol=atol, rtol=rtol)
-
-
 def scalar_pair(v, dtype):
     return ember.tensor(v, dtype=getattr(ember, dtype)), torch.tensor(v, dtype=getattr(torch, dtype))
 
 
-# name -> (fn(lib, x), low, high)
-POS = (0.3, 3.0)
-SYM = (-2.0, 2.0)
-UNIT = (-0.9, 0.9)
-UNARY = {
-    "abs": (lambda L, x: x.abs(), *SYM),
-    "absolute": (lambda L, x: L.absolute(x), *SYM),
-    "abs_": (lambda L, x: L.abs_(x * 1), *SYM),
-    "absolute_": (lambda L, x: (x * 1).absolute_(), *SYM),
-    "sign": (lambda L, x: L.sign(x), *SYM),
-    "sgn": (lambda L, x: x.sgn(), *SYM),
-    "neg": (lambda L, x: L.negative(x), *SYM),
-    "negative_": (lambda L, x: L.negative_(x * 1), *SYM),
-    "exp": (lambda L, x: L.exp(x), *SYM),
-    "exp_": (lambda L, x: (x * 1).exp_(), *SYM),
-    "exp2": (lambda L, x: L.exp2(x), *SYM),
-    "expm1": (lambda L, x: L.expm1(x), *SYM),
-    "log": (lambda L, x: L.log(x), *POS),
-    "log_": (lambda L, x: (x * 1).log_(), *POS),
-    "log2": (lambda L, x: L.log2(x), *POS),
-    "log10": (lambda L, x: L.log10(x), *POS),
-    "log1p": (lambda L, x: L.log1p(x), -0.5, 2.0),
-    "sqrt": (lambda L, x: L.sqrt(x), *POS),
-    "sqrt_": (lambda L, x: L.sqrt_(x * 1), *POS),
-    "rsqrt": (lambda L, x: L.rsqrt(x), *POS),
-    "square": (lambda L, x: L.square(x), *SYM),
-    "square_": (lambda L, x: L.square_(x * 1), *SYM),
-    "sin": (lambda L, x: L.sin(x), *SYM),
-    "cos": (lambda L, x: L.cos(x), *SYM),
-    "tan": (lambda L, x: L.tan(x), -1.2, 1.2),
-    "asin": (lambda L, x: L.asin(x), *UNIT),
-    "acos": (lambda L, x: L.acos(x), *UNIT),
-    "atan": (lambda L, x: L.atan(x), *SYM),
-    "arcsin": (lambda L, x: L.arcsin(x), *UNIT),
-    "arccos": (lambda L, x: x.arccos(), *UNIT),
-    "arctan": (lambda L, x: L.arctan(x), *SYM),
-    "arctan_": (lambda L, x: (x * 1).arctan_(), *SYM),
-    "sinh": (lambda L, x: L.sinh(x), *SYM),
-    "cosh": (lambda L, x: L.cosh(x), *SYM),
-    "tanh": (lambda L, x: L.tanh(x), *SYM),
-    "tanh_": (lambda L, x: L.tanh_(x * 1), *SYM),
-    "asinh": (lambda L, x: L.asinh(x), *SYM),
-    "acosh": (lambda L, x: L.acosh(x), 1.2, 3.0),
-    "atanh": (lambda L, x: L.atanh(x), *UNIT),
-    "arcsinh": (lambda L, x: L.arcsinh(x), *SYM),
-    "arccosh": (lambda L, x: L.arccosh(x), 1.2, 3.0),
-    "arctanh": (lambda L, x: L.arctanh(x), *UNIT),
-    "sigmoid": (lambda L, x: L.sigmoid(x), *SYM),
-    "sigmoid_": (lambda L, x: (x * 1).sigmoid_(), *SYM),
-    "logit": (lambda L, x: L.logit(x), 0.05, 0.95),
-    "logit_eps": (lambda L, x: L.logit(x, 0.2), 0.05, 0.95),
-    "logit_": (lambda L, x: L.logit_(x * 1, 0.1), 0.05, 0.95),
-    "erf": (lambda L, x: L.erf(x), *SYM),
-    "erfc": (lambda L, x: L.erfc(x), *SYM),
-    "erfinv": (lambda L, x: L.erfinv(x), *UNIT),
-    "erfinv_": (lambda L, x: (x * 1).erfinv_(), *UNIT),
-    "reciprocal": (lambda L, x: L.reciprocal(x), *POS),
-    "reciprocal_": (lambda L, x: L.reciprocal_(x * 1), *POS),
-    "deg2rad": (lambda L, x: L.deg2rad(x), *SYM),
-    "rad2deg": (lambda L, x: L.rad2deg(x), *SYM),
-    "floor": (lambda L, x: L.floor(x), *SYM),
-    "ceil": (lambda L, x: L.ceil(x), *SYM),
-    "trunc": (lambda L, x: L.trunc(x), *SYM),
-    "fix": (lambda L, x: L.fix(x), *SYM),
-    "round": (lambda L, x: L.round(x), *SYM),
-    "round_decimals": (lambda L, x: L.round(x, decimals=1), *SYM),
-    "round_": (lambda L, x: L.round_(x * 1), *SYM),
-    "frac": (lambda L, x: L.frac(x), *SYM),
-    "frac_": (lambda L, x: L.frac_(x * 1), *SYM),
-    "nan_to_num": (lambda L, x: L.nan_to_num(x), *SYM),
-    "pow_2": (lambda L, x: x ** 2, *SYM),
-    "pow_3": (lambda L, x: L.pow(x, 3), *SYM),
-    "pow_0": (lambda L, x: L.pow(x, 0), *SYM),
-    "pow_neg_half": (lambda L, x: x.pow(-1.5), *POS),
-    "pow_half": (lambda L, x: x.pow(0.5), *POS),
-    "pow_": (lambda L, x: (x * 1).pow_(2.5), *POS),
-    "float_power_2": (lambda L, x: L.float_power(x, 2), *SYM),
-    "float_power_half": (lambda L, x: x.float_power(0.5), *POS),
-    "clamp": (lambda L, x: L.clamp(x, -0.5, 0.5), *SYM),
-    "clamp_min_only": (lambda L, x: L.clamp(x, min=-0.5), *SYM),
-    "clamp_max_only": (lambda L, x: x.clamp(max=0.5), *SYM),
-    "clamp_": (lambda L, x: L.clamp_(x * 1, -0.5, 0.5), *SYM),
-    "clip": (lambda L, x: L.clip(x, -1, 1), *SYM),
-    "clip_": (lambda L, x: (x * 1).clip_(None, 1), *SYM),
-    "clamp_min": (lambda L, x: L.clamp_min(x, 0.2), *SYM),
-    "clamp_max": (lambda L, x: x.clamp_max(0.2), *SYM),
-    "clamp_min_": (lambda L, x: (x * 1).clamp_min_(0.2), *SYM),
-    "div_scalar": (lambda L, x: x / 2, *SYM),
-    "rdiv_scalar": (lambda L, x: 2 / x, *POS),
-    "div_trunc_scalar": (lambda L, x: L.div(x, 0.7, rounding_mode="trunc"), *SYM),
-    "div_floor_": (lambda L, x: (x * 1).div_(0.7, rounding_mode="floor"), *SYM),
-    "rsub_scalar": (lambda L, x: L.rsub(x, 2, alpha=3), *SYM),
-    "rsub_op": (lambda L, x: 2 - x, *SYM),
-    "remainder_scalar": (lambda L, x: x % 0.7, *SYM),
-    "fmod_scalar": (lambda L, x: L.fmod(x, 0.7), *SYM),
-    "copysign_scalar": (lambda L, x: L.copysign(x, -1.0), *SYM),
-    "lerp_scalar_end": (lambda L, x: L.lerp(x, x * x, 0.3), *SYM),
-    "subtract_": (lambda L, x: (x * 1).subtract_(x, alpha=0.5), *SYM),
-    "multiply_": (lambda L, x: (x * 1).multiply_(x), *SYM),
-    "true_divide_": (lambda L, x: (x * 1).true_divide_(x + 3), *POS),
-}
 
 
 def _unary(name):

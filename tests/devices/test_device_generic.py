@@ -22,11 +22,8 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from examples import async_device  # noqa: E402
-from autograd.test_activation_grad import UNARY as ACTIVATIONS  # noqa: E402
-from autograd.test_linalg_grad import CASES as LINALG_CASES  # noqa: E402
-from ops.test_compare import CMP  # noqa: E402  (the op tables of the CPU suite, run here per device)
-from ops.test_pointwise import BINARY, UNARY  # noqa: E402
-from ops.test_reduction import META as REDUCTIONS  # noqa: E402
+from opdb import REDUCTION_META as REDUCTIONS  # noqa: E402  (the op database, run here per device)
+from opdb import _with_domain, materialize, op_db, op_ids  # noqa: E402
 
 DEVICES = ["cpu", "meta", "cuda", "adev"]
 
@@ -152,20 +149,48 @@ def _pair(shape, seed, low=-0.9, high=0.9, transposed=False):
     return [("T" if transposed else "", a)]
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("op", UNARY)
-def test_unary_table_on_device(op, device):
-    arrays = _pair((2, 3), 3, transposed=True)  # inputs in (-0.9, 0.9): inside every op's domain but acosh's
-    (tx,), (ex,) = _torch_inputs(arrays), _ember_inputs(arrays, device)
-    _same(getattr(ember, op)(ex), getattr(torch, op)(tx), device, atol=1e-5, rtol=1e-4)
+DEVICE_OPS = [op for op in op_db if op.device_sample]
+
+
+def _device_sample(op):
+    """The entry's device sample in float32, its tensors inside the op's device domain."""
+    sample = next(s for s in op.sample_inputs("float32") if s.name == op.device_sample)
+    return _with_domain(sample, *op.device_domain)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("op", list(BINARY))
-def test_binary_table_on_device(op, device):
-    arrays = _pair((2, 3), 4) + _pair((3,), 5, 0.5, 2.0)  # broadcast; the divisor stays away from 0
-    ta, ea = _torch_inputs(arrays), _ember_inputs(arrays, device)
-    _same(BINARY[op](ember, *ea), BINARY[op](torch, *ta), device, atol=1e-5, rtol=1e-4)
+@pytest.mark.parametrize("op", DEVICE_OPS, ids=op_ids(DEVICE_OPS))
+def test_op_db_on_device(op, device):
+    """Every op_db entry with a device sample (pointwise, comparisons, reductions, activations,
+    matrix products): its values on the device, non-contiguous inputs viewed there; and where it
+    has a gradient, the first-order gradients of sum(op(x) ** 2)."""
+    sample = _device_sample(op)
+    ea, ta, ek, tk = materialize(sample, "float32", seed=3, device=device)
+    _same(op.op(ember, *ea, **ek), op.op(torch, *ta, **tk), device, atol=1e-5, rtol=1e-4)
+    if not op.supports_autograd:
+        return
+    req = [i for i, x in enumerate(ta) if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    ex, tx = list(ea), list(ta)
+    for i in req:
+        ex[i], tx[i] = ea[i].detach().requires_grad_(), ta[i].detach().requires_grad_()
+    tl, el = _loss(op.op(torch, *tx, **tk)), _loss(op.op(ember, *ex, **ek))
+    _same(el, tl, device, atol=1e-4, rtol=1e-4)
+    el.backward()
+    if device == "meta":
+        assert all(ex[i].grad.device.type == "meta" and ex[i].grad.shape == ex[i].shape for i in req)
+        return
+    tl.backward()
+    for i in req:
+        _same(ex[i].grad, tx[i].grad, device, atol=1e-4, rtol=1e-4)
+
+
+def _loss(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return sum((o ** 2).sum() for o in outs if o.is_floating_point())
+
+
+def test_device_suite_reads_op_db():
+    assert {op.family for op in DEVICE_OPS} >= {"pointwise", "comparison", "reduction", "activation", "linalg"}
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -176,14 +201,6 @@ def test_reduction_table_on_device(i, device):
     arrays = _pair((3, 4), 10, -2.0, 2.0, transposed=True)
     (tx,), (ex,) = _torch_inputs(arrays), _ember_inputs(arrays, device)
     _same(fn(ember, ex), fn(torch, tx), device, atol=1e-5, rtol=1e-4)
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("op", CMP)
-def test_compare_table_on_device(op, device):
-    arrays = _pair((2, 3), 6, transposed=True) + _pair((3,), 7)
-    ta, ea = _torch_inputs(arrays), _ember_inputs(arrays, device)
-    _same(getattr(ember, op)(*ea), getattr(torch, op)(*ta), device)
 
 
 FACTORIES = [
@@ -241,50 +258,6 @@ def test_grad_on_device(case, device):
             if t.grad is None:
                 continue
             _same(e.grad, t.grad, device, atol=1e-5, rtol=1e-4)
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("name", list(ACTIVATIONS))
-def test_activation_grad_table_on_device(name, device):
-    """The autograd suite's activation table (functional and in-place forms), first order."""
-    fn = ACTIVATIONS[name]
-    arrays = _pair((2, 4), 8, -2.0, 2.0)  # even last dim for glu
-    tx = [x.requires_grad_() for x in _torch_inputs(arrays)]
-    ex = [x.requires_grad_() for x in _ember_inputs(arrays, device)]
-    tl, el = (fn(torch, *tx) ** 2).sum(), (fn(ember, *ex) ** 2).sum()
-    _same(el, tl, device, atol=1e-5, rtol=1e-4)
-    el.backward()
-    if device == "meta":
-        assert ex[0].grad.device.type == "meta" and tuple(ex[0].grad.shape) == (2, 4)
-        return
-    tl.backward()
-    _same(ex[0].grad, tx[0].grad, device, atol=1e-5, rtol=1e-4)
-
-
-PRODUCTS = [n for n, (_, specs, _) in LINALG_CASES.items()
-            if n.startswith(("mm", "matmul", "linalg_matmul", "bmm", "addmm", "addmv", "addr", "baddbmm",
-                             "addbmm", "dot", "vdot", "mv", "outer", "inner", "einsum"))
-            and all(kind == "gen" for kind, _ in specs)]
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-@pytest.mark.parametrize("name", PRODUCTS)
-def test_product_grad_table_on_device(name, device):
-    """The autograd suite's matrix-product table (mm/bmm/addmm/einsum...), first order, float32."""
-    fn, specs, _ = LINALG_CASES[name]
-    rng = np.random.default_rng(9)
-    arrays = [("", rng.standard_normal(shape).astype(np.float32)) for _, shape in specs]
-    tx = [x.requires_grad_() for x in _torch_inputs(arrays)]
-    ex = [x.requires_grad_() for x in _ember_inputs(arrays, device)]
-    tl, el = (fn(torch, *tx) ** 2).sum(), (fn(ember, *ex) ** 2).sum()
-    _same(el, tl, device, atol=1e-4, rtol=1e-4)
-    el.backward()
-    if device == "meta":
-        assert all(e.grad.device.type == "meta" and e.grad.shape == e.shape for e in ex)
-        return
-    tl.backward()
-    for e, t in zip(ex, tx):
-        _same(e.grad, t.grad, device, atol=1e-4, rtol=1e-4)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

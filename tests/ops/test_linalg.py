@@ -2,6 +2,7 @@
 decompositions. Values, dtypes, shapes, errors, meta, in-place and out= variants."""
 import warnings
 
+import harness
 import numpy as np
 import pytest
 import torch
@@ -28,42 +29,12 @@ def make_pair(shape, dtype, rng, layout="contiguous", low=None, high=None):
 
 
 def tol_of(*ts):
-    names = {str(t.dtype).replace("torch.", "") for t in ts if isinstance(t, torch.Tensor)}
-    for n in ("bfloat16", "float16", "float32", "complex64"):
-        if n in names:
-            return TOL[n]
-    return (None, None)
+    return harness.tol_of(*ts, tols=TOL)
 
 
 def compare(fn, e_args, t_args, tol=None, meta=False):
-    """fn(lib, *args) in both libraries: the same error, or the same result (and on meta)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = fn(torch, *t_args)
-    except Exception as te:
-        with pytest.raises(Exception) as ee:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fn(ember, *e_args)
-        assert isinstance(ee.value, type(te)) or isinstance(te, type(ee.value)), \
-            f"torch {type(te).__name__}: {te}; ember {type(ee.value).__name__}: {ee.value}"
-        assert str(ee.value).split("\n")[0] == str(te).split("\n")[0], \
-            f"ember: {ee.value!r}\ntorch: {te!r}"
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = fn(ember, *e_args)
-    atol, rtol = tol or tol_of(t, *t_args)
-    check(e, t, atol=atol, rtol=rtol)
-    if meta:
-        em = [x.to("meta") if isinstance(x, ember.Tensor) else x for x in e_args]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            r = fn(ember, *em)
-        assert r.device.type == "meta"
-        assert tuple(r.shape) == tuple(t.shape) and r.dtype.name == str(t.dtype)[6:]
-    return e, t
+    """harness.compare with this family's tolerances, NumPy's warnings silenced (and on meta)."""
+    return harness.compare(fn, e_args, t_args, tol=tol, tols=TOL, meta=meta, ember_warnings="ignore")
 
 
 def pairs(rng, dtype, *shapes, layout="contiguous", low=None, high=None):

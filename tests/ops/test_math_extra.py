@@ -1,4 +1,4 @@
-"""ember/_python_api/math_extra.py against torch: diff, cov/corrcoef, windows, tril/triu_indices,
+"""ember/kernels/composite_math.py (ops/native_functions/math.yaml) against torch: diff, cov/corrcoef, windows, tril/triu_indices,
 cartesian_prod, combinations, block_diag, trapezoid family, vander, dist, renorm, logaddexp(2),
 sinc, heaviside, ldexp: values, dtypes, gradients and errors."""
 import warnings

@@ -6,44 +6,13 @@ import harness
 import numpy as np
 import pytest
 import torch
-from harness import COMPLEX, DTYPES, INTS, LAYOUTS, check, pair_from, same_error
+from harness import COMPLEX, check, make_pair, pair_from, same_error
+from opdb import INT_DIV, POINTWISE_BINARY, POINTWISE_TOL, POINTWISE_UNARY
 
 import ember
 
 
-def make_pair(shape, dtype, rng, layout="contiguous", low=None, high=None):
-    """harness.make_pair, with float16 data really float16 (harness.np_data returns float32 for it)."""
-    if dtype != "float16":
-        return harness.make_pair(shape, dtype, rng, layout, low, high)
-    orig = harness.np_data
-    harness.np_data = lambda *a, **k: orig(*a, **k).astype(np.float16)
-    try:
-        return harness.make_pair(shape, dtype, rng, layout, low, high)
-    finally:
-        harness.np_data = orig
-
-
-def unary_inputs(dtype, rng, low=None, high=None, shapes=harness.SHAPES, layouts=LAYOUTS):
-    for shape in shapes:
-        for layout in layouts:
-            if layout != "contiguous" and (len(shape) < 1 or 0 in shape):
-                continue
-            yield make_pair(shape, dtype, rng, layout, low, high)
-
-
-def binary_inputs(dtype_a, dtype_b, rng, low=None, high=None, shapes=harness.BINARY_SHAPES):
-    for sa, sb in shapes:
-        for layout in ("contiguous", "transposed", "expanded"):
-            if layout != "contiguous" and (len(sa) < 2 or 0 in sa):
-                continue
-            ea, ta = make_pair(sa, dtype_a, rng, layout, low, high)
-            eb, tb = make_pair(sb, dtype_b, rng, "contiguous", low, high)
-            yield (ea, eb), (ta, tb)
-
-SMALL_SHAPES = [(), (0,), (3, 4)]
-# float16 / bfloat16 results may differ from PyTorch's by one unit in the last place (PyTorch's
-# vectorized and scalar loops round differently)
-TOL = {"float16": (1e-3, 2e-3), "bfloat16": (1.6e-2, 1.6e-2)}
+TOL = POINTWISE_TOL
 
 
 # tolerance by the dtype a result was computed in (for out= of a wider dtype)
@@ -52,51 +21,19 @@ COMPUTE_TOL = {"float32": (1e-5, 1.3e-6), "complex64": (1e-5, 1.3e-6), "int64": 
 
 
 def tol_of(*ts, tols=None):
-    names = {str(t.dtype).replace("torch.", "") for t in ts if isinstance(t, torch.Tensor)}
-    for n in ("bfloat16", "float16"):
-        if n in names:
-            return (tols or TOL).get(n, TOL[n])
-    return (None, None)
+    return harness.tol_of(*ts, tols={**TOL, **(tols or {})})
 
 
 def compare(fn, e_args, t_args, e_kw=None, t_kw=None, tol=None, tols=None, same_msg=True):
-    """fn(lib, *args) in both libraries: same error, or same result."""
-    e_kw, t_kw = e_kw or {}, t_kw or {}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t = fn(torch, *t_args, **t_kw)
-    except Exception as te:
-        with pytest.raises(Exception) as ee:
-            fn(ember, *e_args, **e_kw)
-        assert isinstance(ee.value, type(te)) or isinstance(te, type(ee.value)), \
-            f"torch {type(te).__name__}: {te}; ember {type(ee.value).__name__}: {ee.value}"
-        assert not same_msg or str(ee.value).split("\n")[0] == str(te).split("\n")[0], \
-            f"ember: {ee.value!r}\ntorch: {te!r}"
-        return None
-    e = fn(ember, *e_args, **e_kw)
-    atol, rtol = tol or tol_of(t, *t_args, tols=tols)
-    check(e, t, atol=atol, rtol=rtol)
-    return e, t
+    """harness.compare with this family's float16 / bfloat16 tolerances."""
+    return harness.compare(fn, e_args, t_args, e_kw, t_kw, tol=tol, tols={**TOL, **(tols or {})},
+                           same_msg=same_msg)
 
 
 # ---- unary ops -------------------------------------------------------------------------------
-UNARY = ["neg", "negative", "abs", "absolute", "sign", "sgn", "exp", "exp2", "expm1", "log", "log2",
-         "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
-         "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh",
-         "arccosh", "arctanh", "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round",
-         "trunc", "fix", "frac", "reciprocal", "nan_to_num", "deg2rad", "rad2deg"]
-UNIT_DOMAIN = {"asin", "acos", "arcsin", "arccos", "atanh", "arctanh", "erfinv", "logit"}
-
-
-@pytest.mark.parametrize("op", UNARY)
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_unary(op, dtype, rng):
-    lo, hi = (-1, 1) if op in UNIT_DOMAIN and dtype not in INTS + ["bool"] else (None, None)
-    for e, t in unary_inputs(dtype, rng, lo, hi, shapes=SMALL_SHAPES):
-        compare(lambda lib, x: getattr(lib, op)(x), (e,), (t,))
-    e, t = make_pair((2, 3), dtype, rng, "transposed", lo, hi)
-    compare(lambda lib, x: getattr(x, op)(), (e,), (t,))
+UNARY = POINTWISE_UNARY
+# test_unary (every op in every dtype on 0-d, zero-size and 2-d inputs in every layout, and the
+# method) is the op_db value test of the pointwise entries: tests/ops/test_opdb.py
 
 
 STRICT_OUT = {"neg", "negative", "abs", "absolute", "sign", "sgn", "floor", "ceil", "round", "trunc",
@@ -190,68 +127,11 @@ def test_logit_eps_and_nan_to_num(rng):
 
 
 # ---- binary ops ------------------------------------------------------------------------------
-def _div_trunc(lib, a, b):
-    return lib.div(a, b, rounding_mode="trunc")
+BINARY = POINTWISE_BINARY
 
 
-def _div_floor(lib, a, b):
-    return lib.div(a, b, rounding_mode="floor")
-
-
-BINARY = {
-    "add": lambda lib, a, b: lib.add(a, b),
-    "add_alpha": lambda lib, a, b: lib.add(a, b, alpha=2),
-    "sub": lambda lib, a, b: lib.sub(a, b),
-    "sub_alpha": lambda lib, a, b: lib.sub(a, b, alpha=3),
-    "subtract": lambda lib, a, b: lib.subtract(a, b),
-    "rsub": lambda lib, a, b: lib.rsub(a, b),
-    "mul": lambda lib, a, b: lib.mul(a, b),
-    "multiply": lambda lib, a, b: lib.multiply(a, b),
-    "div": lambda lib, a, b: lib.div(a, b),
-    "divide": lambda lib, a, b: lib.divide(a, b),
-    "true_divide": lambda lib, a, b: lib.true_divide(a, b),
-    "div_trunc": _div_trunc,
-    "div_floor": _div_floor,
-    "floor_divide": lambda lib, a, b: lib.floor_divide(a, b),
-    "remainder": lambda lib, a, b: lib.remainder(a, b),
-    "fmod": lambda lib, a, b: lib.fmod(a, b),
-    "pow": lambda lib, a, b: lib.pow(a, b),
-    "float_power": lambda lib, a, b: lib.float_power(a, b),
-    "atan2": lambda lib, a, b: lib.atan2(a, b),
-    "arctan2": lambda lib, a, b: lib.arctan2(a, b),
-    "hypot": lambda lib, a, b: lib.hypot(a, b),
-    "copysign": lambda lib, a, b: lib.copysign(a, b),
-    "minimum": lambda lib, a, b: lib.minimum(a, b),
-    "maximum": lambda lib, a, b: lib.maximum(a, b),
-    "fmin": lambda lib, a, b: lib.fmin(a, b),
-    "fmax": lambda lib, a, b: lib.fmax(a, b),
-    "clamp_min": lambda lib, a, b: lib.clamp_min(a, b),
-    "clamp_max": lambda lib, a, b: lib.clamp_max(a, b),
-    "lerp": lambda lib, a, b: lib.lerp(a, b, 0.3),
-    "lerp_big": lambda lib, a, b: lib.lerp(a, b, 0.7),
-    "lerp_tensor": lambda lib, a, b: lib.lerp(a, b, b),
-    "addcmul": lambda lib, a, b: lib.addcmul(a, b, b, value=2),
-    "addcdiv": lambda lib, a, b: lib.addcdiv(a, b, b, value=0.5),
-}
-INT_DIV = {"div_trunc", "div_floor", "floor_divide", "remainder", "fmod"}
-
-
-def _nonzero(dtype):
-    return (1, 10) if dtype in INTS or dtype == "bool" else (None, None)
-
-
-@pytest.mark.parametrize("op", list(BINARY))
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_binary_same_dtype(op, dtype, rng):
-    fn = BINARY[op]
-    lo, hi = _nonzero(dtype) if op in INT_DIV or op == "addcdiv" else (None, None)
-    if op == "pow" and dtype in INTS:
-        lo, hi = 0, 5
-    for (ea, eb), (ta, tb) in binary_inputs(dtype, dtype, rng, lo, hi):
-        compare(fn, (ea, eb), (ta, tb))
-    ea, ta = make_pair((3, 4), dtype, rng, "strided", lo, hi)
-    eb, tb = make_pair((4, 3), dtype, rng, "transposed", lo, hi)
-    compare(fn, (ea, eb.t()), (ta, tb.t()))
+# test_binary_same_dtype (every op in every dtype on harness.BINARY_SHAPES in each layout, and a
+# strided slice with a transposed view) is the op_db value test: tests/ops/test_opdb.py
 
 
 MIXED = [("int32", "int64"), ("uint8", "int8"), ("bool", "int16"), ("float16", "bfloat16"),

@@ -1,17 +1,16 @@
 """Reductions, scans, sorting and unique against PyTorch: values, dtypes, shapes, errors."""
-import warnings
-
+import harness
 import numpy as np
 import pytest
 import torch
 from harness import DTYPES, FLOATS, check, make_pair, pair_from, same_error
+from opdb import INF, NAN
+from opdb import REDUCTION_META as META
 
 import ember
 
 SHAPES = [(), (0,), (5,), (3, 4), (2, 3, 4), (0, 3), (3, 0)]
 LAYOUTS = ["contiguous", "transposed", "strided", "expanded"]
-INF = float("inf")
-NAN = float("nan")
 
 _cache = {}
 
@@ -56,39 +55,9 @@ def distinct_inputs(dtype):
 
 
 def compare(fn, e, t, **kw):
-    """fn(lib, x): same result, or the same error (type and first line), in both libraries."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tr = fn(torch, t)
-    except Exception as te:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                warnings.simplefilter("error", RuntimeWarning)
-                er = fn(ember, e)
-        except Exception as ee:
-            assert isinstance(ee, type(te)) or isinstance(te, type(ee)), \
-                f"torch raised {type(te).__name__}: {te}; ember raised {type(ee).__name__}: {ee}"
-            assert str(ee).split("\n")[0] == str(te).split("\n")[0], f"ember: {ee}\ntorch: {te}"
-            return
-        raise AssertionError(f"torch raised {type(te).__name__}: {te}; ember returned {er!r}")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("error", RuntimeWarning)  # no NumPy warning may reach the user
-        er = fn(ember, e)
-    if not kw and _has_bf16(tr):
-        kw = BF16_TOL  # the harness compares bfloat16 as float32; use torch.testing's bf16 tolerance
-    check(er, tr, **kw)
-
-
-BF16_TOL = {"atol": 1e-5, "rtol": 1.6e-2}
-
-
-def _has_bf16(r):
-    if isinstance(r, torch.Tensor):
-        return r.dtype == torch.bfloat16
-    return isinstance(r, (tuple, list)) and any(_has_bf16(x) for x in r)
+    """harness.compare of fn(lib, x): the same result, or the same error; no NumPy warning may
+    reach the user."""
+    harness.compare(fn, (e,), (t,), tol=(kw["atol"], kw["rtol"]) if kw else None, ember_warnings="error")
 
 
 def run(fn, dtype, distinct=False, **kw):
@@ -96,84 +65,7 @@ def run(fn, dtype, distinct=False, **kw):
         compare(fn, e, t, **kw)
 
 
-# ---- one table entry per op: calls that exercise its overloads ---------------------------------
-REDUCE = {
-    "sum": [lambda L, x: x.sum(), lambda L, x: L.sum(x, 0), lambda L, x: x.sum((0, -1), keepdim=True),
-            lambda L, x: x.sum(dim=None), lambda L, x: x.sum(-1, dtype=L.float64),
-            lambda L, x: L.sum(x, dtype=L.int32), lambda L, x: x.sum(dim=[])],
-    "nansum": [lambda L, x: x.nansum(), lambda L, x: L.nansum(x, -1, keepdim=True),
-               lambda L, x: x.nansum(dtype=L.float64)],
-    "mean": [lambda L, x: x.mean(), lambda L, x: L.mean(x, -1), lambda L, x: x.mean((0,), True),
-             lambda L, x: x.mean(dtype=L.float64), lambda L, x: x.mean(0, dtype=L.int32)],
-    "nanmean": [lambda L, x: x.nanmean(), lambda L, x: L.nanmean(x, 0, keepdim=True)],
-    "prod": [lambda L, x: x.prod(), lambda L, x: L.prod(x, 0), lambda L, x: x.prod(-1, True),
-             lambda L, x: x.prod(dtype=L.float64)],
-    "max": [lambda L, x: x.max(), lambda L, x: L.max(x, 0), lambda L, x: x.max(-1, keepdim=True),
-            lambda L, x: L.max(x, dim=0).values, lambda L, x: L.max(x, x.flip(0) if x.ndim else x)],
-    "min": [lambda L, x: x.min(), lambda L, x: L.min(x, 0), lambda L, x: x.min(-1, True),
-            lambda L, x: L.min(x, dim=-1).indices, lambda L, x: L.min(x, x.flip(0) if x.ndim else x)],
-    "amax": [lambda L, x: x.amax(), lambda L, x: L.amax(x, 0), lambda L, x: x.amax((0, -1), True)],
-    "amin": [lambda L, x: x.amin(), lambda L, x: L.amin(x, -1), lambda L, x: x.amin(dim=())],
-    "aminmax": [lambda L, x: x.aminmax(), lambda L, x: L.aminmax(x, dim=0),
-                lambda L, x: L.aminmax(x, dim=-1, keepdim=True), lambda L, x: L.aminmax(x, keepdim=True)],
-    "argmax": [lambda L, x: x.argmax(), lambda L, x: L.argmax(x, 0), lambda L, x: x.argmax(-1, True),
-               lambda L, x: x.argmax(keepdim=True)],
-    "argmin": [lambda L, x: x.argmin(), lambda L, x: L.argmin(x, -1), lambda L, x: x.argmin(0, True)],
-    "var": [lambda L, x: x.var(), lambda L, x: L.var(x, 0), lambda L, x: x.var(-1, keepdim=True),
-            lambda L, x: x.var(unbiased=False), lambda L, x: L.var(x, 0, False, True),
-            lambda L, x: x.var(dim=-1, correction=0), lambda L, x: L.var(x, correction=2),
-            lambda L, x: x.var(False)],
-    "std": [lambda L, x: x.std(), lambda L, x: L.std(x, -1), lambda L, x: x.std(0, keepdim=True),
-            lambda L, x: x.std(unbiased=False), lambda L, x: L.std(x, (0,), correction=0.5)],
-    "var_mean": [lambda L, x: L.var_mean(x), lambda L, x: L.var_mean(x, 0),
-                 lambda L, x: L.var_mean(x, -1, keepdim=True, correction=0),
-                 lambda L, x: L.var_mean(x, False)],
-    "std_mean": [lambda L, x: L.std_mean(x), lambda L, x: L.std_mean(x, -1, True, True),
-                 lambda L, x: L.std_mean(x, dim=0, correction=0)],
-    "norm": [lambda L, x: x.norm(), lambda L, x: L.norm(x, 1), lambda L, x: x.norm(INF, dim=0),
-             lambda L, x: L.norm(x, -INF), lambda L, x: x.norm(0), lambda L, x: x.norm(3, -1, True),
-             lambda L, x: L.norm(x, "fro", dim=(0,)), lambda L, x: x.norm(0.5),
-             lambda L, x: L.norm(x, dtype=L.float64), lambda L, x: x.norm(p=None),
-             lambda L, x: x.norm(-1.0, dim=-1), lambda L, x: L.norm(x, "nuc"),
-             lambda L, x: x.norm("fro", dim=(0, -1), keepdim=True), lambda L, x: L.norm(x, "abc"),
-             lambda L, x: x.norm(INF, dim=(0, -1))],
-    "vector_norm": [lambda L, x: L.linalg.vector_norm(x), lambda L, x: L.linalg.vector_norm(x, 1, 0),
-                    lambda L, x: L.linalg.vector_norm(x, INF, -1, True),
-                    lambda L, x: L.linalg.vector_norm(x, -INF), lambda L, x: L.linalg.vector_norm(x, 0),
-                    lambda L, x: L.linalg.vector_norm(x, 2.5, dim=(0,)),
-                    lambda L, x: L.linalg.vector_norm(x, dtype=L.float64),
-                    lambda L, x: L.linalg.vector_norm(x, dtype=L.complex128)],
-    "aten_norm": [lambda L, x: L.ops.aten.norm.Scalar(x), lambda L, x: L.ops.aten.norm.ScalarOpt_dim(x, 1, [0]),
-                  lambda L, x: L.ops.aten.norm.ScalarOpt_dtype(x, 2, dtype=L.float64)],
-    "logsumexp": [lambda L, x: x.logsumexp(0), lambda L, x: L.logsumexp(x, (0, -1)),
-                  lambda L, x: x.logsumexp(-1, keepdim=True)],
-    "softmax": [lambda L, x: x.softmax(0), lambda L, x: L.softmax(x, -1),
-                lambda L, x: x.softmax(-1, dtype=L.float64), lambda L, x: L.special.softmax(x, 0)],
-    "log_softmax": [lambda L, x: x.log_softmax(0), lambda L, x: L.log_softmax(x, -1),
-                    lambda L, x: x.log_softmax(-1, dtype=L.float32),
-                    lambda L, x: L.special.log_softmax(x, 0)],
-    "_softmax": [lambda L, x: L._softmax(x, 0, False), lambda L, x: L._log_softmax(x, -1, False),
-                 lambda L, x: L._softmax(x, -1, True)],
-    "cumsum": [lambda L, x: x.cumsum(0), lambda L, x: L.cumsum(x, -1),
-               lambda L, x: x.cumsum(0, dtype=L.float64), lambda L, x: x.cumsum(0, dtype=L.int32)],
-    "cumprod": [lambda L, x: x.cumprod(0), lambda L, x: L.cumprod(x, -1, dtype=L.float64)],
-    "cummax": [lambda L, x: x.cummax(0), lambda L, x: L.cummax(x, -1)],
-    "cummin": [lambda L, x: x.cummin(0), lambda L, x: L.cummin(x, -1)],
-    "logcumsumexp": [lambda L, x: x.logcumsumexp(0), lambda L, x: L.logcumsumexp(x, -1)],
-    "all": [lambda L, x: x.all(), lambda L, x: L.all(x, 0), lambda L, x: x.all(-1, keepdim=True),
-            lambda L, x: L.all(x, dim=(0, -1)), lambda L, x: x.all(dim=())],
-    "any": [lambda L, x: x.any(), lambda L, x: L.any(x, -1), lambda L, x: x.any(0, True),
-            lambda L, x: L.any(x, dim=None), lambda L, x: x.any(dim=[0])],
-    "count_nonzero": [lambda L, x: x.count_nonzero(), lambda L, x: L.count_nonzero(x, 0),
-                      lambda L, x: L.count_nonzero(x, (0, -1)), lambda L, x: x.count_nonzero(dim=[])],
-    "sort": [lambda L, x: x.sort(), lambda L, x: L.sort(x, 0), lambda L, x: x.sort(descending=True),
-             lambda L, x: L.sort(x, stable=True, dim=0, descending=True), lambda L, x: L.msort(x)],
-    "argsort": [lambda L, x: x.argsort(), lambda L, x: L.argsort(x, 0, True),
-                lambda L, x: x.argsort(stable=True, descending=True), lambda L, x: L.argsort(x, stable=True)],
-    "mode": [lambda L, x: x.mode(), lambda L, x: L.mode(x, 0), lambda L, x: x.mode(-1, True)],
-    "median_full": [lambda L, x: x.median(), lambda L, x: L.nanmedian(x)],
-}
-
+# ---- one table entry per op: calls that exercise its overloads (opdb.REDUCE) ---------------------
 DISTINCT = {
     "topk": [lambda L, x: x.topk(1), lambda L, x: L.topk(x, 2, 0), lambda L, x: x.topk(3, largest=False),
              lambda L, x: L.topk(x, 0, -1)],
@@ -185,13 +77,8 @@ DISTINCT = {
 }
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("op", sorted(REDUCE))
-def test_reduction(op, dtype):
-    # PyTorch multiplies float16 in float16 in its vectorized order; ember rounds the exact product
-    kw = {"atol": 1e-3, "rtol": 1e-2} if op == "prod" and dtype == "float16" else {}
-    for fn in REDUCE[op]:
-        run(fn, dtype, **kw)
+# test_reduction (every REDUCE call in every dtype on harness.SHAPES + (3, 0) in every layout) is the
+# op_db value test of the reduction entries: tests/ops/test_opdb.py
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -370,15 +257,6 @@ def test_return_types(rng):
 
 
 # ---- meta device ----------------------------------------------------------------------------------
-META = [lambda L, x: x.sum(), lambda L, x: x.sum(0, keepdim=True, dtype=L.float64), lambda L, x: x.mean(-1),
-        lambda L, x: x.prod(0), lambda L, x: x.max(0), lambda L, x: x.max(), lambda L, x: x.amin((0, 1)),
-        lambda L, x: x.aminmax(dim=1), lambda L, x: x.argmax(1, True), lambda L, x: x.var(0),
-        lambda L, x: L.std_mean(x, 1), lambda L, x: L.linalg.vector_norm(x, 3, 1),
-        lambda L, x: x.logsumexp(1), lambda L, x: x.softmax(0), lambda L, x: x.cumsum(1),
-        lambda L, x: x.cummin(0), lambda L, x: x.all(1), lambda L, x: x.count_nonzero(),
-        lambda L, x: x.topk(2), lambda L, x: x.sort(0), lambda L, x: x.argsort(), lambda L, x: x.kthvalue(2),
-        lambda L, x: x.median(1), lambda L, x: x.mode(0), lambda L, x: x.nansum(), lambda L, x: x.msort(),
-        lambda L, x: x.logcumsumexp(0), lambda L, x: L.max(x, x), lambda L, x: x.nanmedian(0)]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool", "float16"])

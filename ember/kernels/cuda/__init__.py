@@ -1,6 +1,7 @@
 """The CUDA backend's registrations (done once, when the backend first initialises).
 
-`register()` puts under the CUDA key: the factories and copies that need device memory
+`register()` runs when CUDA first initialises (the runtime's on_init hook, set at the end) and
+puts under the CUDA key: the factories and copies that need device memory
 (empty.memory_format, empty_strided, zeros/ones/full, copy_, fill_, _local_scalar_dense), every
 view operator (their Meta kernels are valid for any strided backend), the numba kernels of the
 modules in this package (each exposes `KERNELS = {"add.Tensor": fn, ...}`), and a boxed fallback
@@ -19,7 +20,17 @@ import warnings
 
 import numpy as np
 
+from ember.core.device import CPU, device as _device
+from ember.core.dtype import bool_, complex64, get_default_dtype, int64
+from ember.core.generator import Generator
+from ember.core.tensor_impl import TensorImpl, contiguous_strides
+from ember.cuda import _runtime
+from ember.dispatch.library import Library
+from ember.dispatch.operator import OPERATORS
+from ember.kernels.cpu._glue import wrap
 from ember.kernels.cuda import _glue
+from ember.kernels.meta.layout import dense_strides_like
+from ember.kernels.strided_views import register_strided_views
 
 __all__ = ["register", "registered_kernels", "fallback_ops_seen"]
 
@@ -32,7 +43,6 @@ _warn_lock = threading.Lock()
 # ---- factories and copies ----------------------------------------------------------------------
 def _dtype(dtype):
     if dtype is None:
-        from ember.core.dtype import get_default_dtype
         return get_default_dtype()
     return dtype
 
@@ -43,7 +53,6 @@ def _dev(device):
 
 def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None,
                         memory_format=None):
-    from ember.core.tensor_impl import contiguous_strides
     size = tuple(size)
     _check_size(size)
     strides = None
@@ -69,13 +78,12 @@ def _check_size(size):
 
 def _full_of(size, value, dtype, device):
     if dtype is None:
-        from ember.core.dtype import get_default_dtype
         if isinstance(value, bool):
-            from ember.core.dtype import bool_ as dtype
+            dtype = bool_
         elif isinstance(value, int):
-            from ember.core.dtype import int64 as dtype
+            dtype = int64
         elif isinstance(value, complex):
-            from ember.core.dtype import complex64 as dtype
+            dtype = complex64
         else:
             dtype = get_default_dtype()
     t = empty_memory_format(size, dtype, None, device)
@@ -114,15 +122,12 @@ def fill_tensor(self, value):
 
 
 def local_scalar_dense(self):
-    from ember.kernels.cpu._glue import wrap
     if self.numel() != 1:
         raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
     return wrap(_glue.to_host(self)).item()
 
 
 def clone(self, memory_format=None):
-    from ember.core.tensor_impl import contiguous_strides
-    from ember.kernels.composite import dense_strides_like
     mf = getattr(memory_format, "name", "preserve_format")
     if mf == "contiguous_format":
         strides = contiguous_strides(self._shape)
@@ -138,7 +143,6 @@ def clone(self, memory_format=None):
 
 def resize_(self, size, memory_format=None):
     """Tensor.resize_ on CUDA: keeps the elements that fit; grows into new device memory."""
-    from ember.core.tensor_impl import contiguous_strides
     size = tuple(size)
     _check_size(size)
     strides = contiguous_strides(size)
@@ -188,7 +192,6 @@ def fallback_ops_seen():
 
 def _host_generator(g):
     """A CPU view of a CUDA generator: the same bit stream (CUDA numbers come from the host)."""
-    from ember.core.generator import Generator
     h = Generator("cpu")
     h._seed = g._seed
     h._rng = g._rng
@@ -196,10 +199,6 @@ def _host_generator(g):
 
 
 def _cuda_fallback(op, below, args):
-    from ember.core.device import CPU
-    from ember.core.tensor_impl import TensorImpl
-    from ember.kernels.cpu._glue import wrap
-
     schema = op.schema
     dev = None
     moved = {}  # id(cpu copy) -> original CUDA tensor
@@ -224,7 +223,7 @@ def _cuda_fallback(op, below, args):
         if a.base == "Generator" and v is not None and v.device.type == "cuda":
             v = _host_generator(v)
         elif a.base == "Device" and v is not None:
-            d = v if not isinstance(v, str) else _glue._device(v)
+            d = v if not isinstance(v, str) else _device(v)
             explicit = d
             if getattr(d, "type", None) == "cuda":
                 v = CPU
@@ -234,13 +233,9 @@ def _cuda_fallback(op, below, args):
         dev = _glue.normalize(explicit) if explicit.type == "cuda" else None
     new_dev = dev
     _warn_once(op)
-    from ember.core import tls
-    from ember.dispatch.operator import keyset_of
-    from ember.core.keys import backend_keyset
-    ks = keyset_of(new)
-    if not ks & backend_keyset("cpu"):
-        ks |= backend_keyset("cpu") & ~tls.state.excluded
-    r = op.table[ks](*new)
+    # every tensor is on the host now and a CUDA device= is the CPU: dispatch again from the top,
+    # which reaches the CPU kernels (a factory with no device= goes to the default, the CPU)
+    r = op.call(*new)
     if not moved and new_dev is None:
         return r
     # written-to arguments: the CPU kernel changed the host copy; put it back on the device
@@ -309,16 +304,10 @@ def register():
     """Register the CUDA backend under the CUDA key (idempotent)."""
     if _lib[0] is not None:
         return _lib[0]
-    import ember.library
-    from ember.dispatch.operator import OPERATORS
-    lib = ember.library.Library("aten", "IMPL")
+    lib = Library("aten", "IMPL")
     for name, fn in _BASIC.items():
         if _has_op(OPERATORS, name):
             lib.impl(name, fn, "CUDA")
-    try:
-        from ember.kernels.strided_views import register_strided_views
-    except ImportError:  # not written yet: the same thing inline
-        register_strided_views = _register_views_inline
     register_strided_views(lib, "CUDA")
     for mod in _kernel_modules():
         try:
@@ -341,12 +330,4 @@ def _has_op(ops, name):
     return q in ops
 
 
-def _register_views_inline(lib, key):
-    from ember.core.keys import DispatchKey
-    from ember.dispatch.operator import FALLTHROUGH, OPERATORS
-    for q, op in list(OPERATORS.items()):
-        k = op.kernels.get(DispatchKey.Meta)
-        if k is None or k is FALLTHROUGH or k.redispatch or k.boxed or not op.schema.is_view:
-            continue
-        lib.impl(q, k.fn, key)
-    return lib
+_runtime.on_init(register)

@@ -11,6 +11,8 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.tensor_impl import TensorImpl
+from ember.dispatch.operator import OPERATORS
+from ember.kernels.cuda import _glue
 
 # dtypes the kernels handle; others (bfloat16, complex) go to the backend's host fallback
 SUPPORTED = frozenset((_dt.bool_, _dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64,
@@ -23,7 +25,6 @@ class Unsupported(Exception):
 
 
 def glue():
-    from ember.kernels.cuda import _glue
     return _glue
 
 
@@ -368,7 +369,6 @@ def flat(t):
 
 def fallback(name, args):
     """The backend's boxed host fallback for aten overload `name` (dtypes numba cannot do)."""
-    from ember.dispatch.operator import OPERATORS
     from ember.kernels.cuda import _cuda_fallback
     return _cuda_fallback(OPERATORS["aten::" + name], None, tuple(args))
 

@@ -212,8 +212,7 @@ def gemm(C, A, B, bshape, st, M, N, K, alpha=1, beta=0, D=None):
     epi = "addmm" if (D is not None and beta != 0) else (
         "plain" if (alpha.__class__ is int and alpha == 1) else "alpha")
     if K == 0 and epi != "addmm":
-        from ember.kernels.cuda import _glue
-        return _glue.fill_(C, 0)
+        return L.glue().fill_(C, 0)
     cp = _cupy_mod() if od in _BLAS else None
     if cp is not None:
         return _gemm_cupy(cp, C, A, B, D, bshape, st, M, N, K, alpha, beta, epi)

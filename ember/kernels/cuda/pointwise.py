@@ -650,32 +650,7 @@ def _isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
                       ct=L.opmath(ct), raw=(0, 1))
 
 
-def _all_true(t):
-    from ember.kernels.cuda import reduction as R  # noqa: PLC0415 - sibling module
-    out = L.empty((), _dt.bool_, t._device)
-    R.reduce(t, tuple(range(len(t._shape))), out, "{0} and {1}", _dt.bool_, True, load="{0} != 0")
-    return bool(L.glue().to_host(out).reshape(()).item())
-
-
-def _equal(self, other):
-    if not L.is_dev(other) or not L.is_dev(self):
-        raise L.Unsupported()
-    if self._shape != other._shape:
-        return False
-    ct = _dt.promote_types(self._dtype, other._dtype)
-    r = functional("a == b", (self._shape, _dt.bool_), (self, other), ct=L.opmath(ct))
-    return _all_true(r)
-
-
-def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    if not L.is_dev(other):
-        raise L.Unsupported()
-    return _all_true(_isclose(self, other, rtol, atol, equal_nan))
-
-
-_reg("isclose", _isclose)
-_reg("equal", _equal)
-_reg("allclose", _allclose)
+_reg("isclose", _isclose)  # equal and allclose reduce it: kernels/cuda/reduction.py
 
 
 def _logical_not_(self):

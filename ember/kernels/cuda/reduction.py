@@ -20,7 +20,9 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.tensor_impl import contiguous_strides, make_view_meta
+from ember._generated.ops import RETURN_TYPES
 from ember.kernels.cuda import _launch as L
+from ember.kernels.cuda import pointwise as P
 from ember.kernels.meta import reduction as MR
 
 _kcache = {}
@@ -255,8 +257,7 @@ def _arg_reduce(x, dims, vspec, ispec, keepdim, which, values=True):
 
 
 def _return_type(name, a, b):
-    from ember._generated.ops import RETURN_TYPES  # noqa: PLC0415 - the namedtuple lives above
-    return RETURN_TYPES[name](a, b)
+    return RETURN_TYPES[name](a, b)  # torch.return_types.<name>, defined with the op handles
 
 
 def _dim_extreme(which):
@@ -354,7 +355,6 @@ def _squeezed(t, shape):
 
 
 def _var_core(x, dim, correction, keepdim, spec, take_sqrt, mean_spec=None):
-    from ember.kernels.cuda import pointwise as P  # noqa: PLC0415 - sibling module
     if x._dtype not in L.SUPPORTED or x._dtype.category != _dt.FLOAT:
         raise L.Unsupported()
     nd = len(x._shape)
@@ -400,7 +400,6 @@ def _var_family(take_sqrt, with_mean, kind):
 
 
 def _logsumexp(self, dim, keepdim=False):
-    from ember.kernels.cuda import pointwise as P  # noqa: PLC0415 - sibling module
     spec = MR.logsumexp(self, dim, keepdim)
     nd = len(self._shape)
     dims = MR.dims_of(dim, nd)
@@ -420,6 +419,31 @@ def _logsumexp(self, dim, keepdim=False):
     return P.run(f"log(a) + {shift}", _new(spec, self), (s, m), ct=acc)
 
 
+# ---- equal / allclose: an elementwise comparison reduced to one bool ------------------------
+def _all_true(t):
+    out = L.empty((), _dt.bool_, t._device)
+    reduce(t, tuple(range(len(t._shape))), out, "{0} and {1}", _dt.bool_, True, load="{0} != 0")
+    return bool(L.glue().to_host(out).reshape(()).item())
+
+
+def _equal(self, other):
+    if not L.is_dev(other) or not L.is_dev(self):
+        raise L.Unsupported()
+    if self._shape != other._shape:
+        return False
+    ct = _dt.promote_types(self._dtype, other._dtype)
+    r = P.functional("a == b", (self._shape, _dt.bool_), (self, other), ct=L.opmath(ct))
+    return _all_true(r)
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if not L.is_dev(other):
+        raise L.Unsupported()
+    return _all_true(P._isclose(self, other, rtol, atol, equal_nan))
+
+
+KERNELS["equal"] = _equal
+KERNELS["allclose"] = _allclose
 KERNELS["linalg_vector_norm"] = _vector_norm
 KERNELS["logsumexp"] = _logsumexp
 for _sq in (False, True):

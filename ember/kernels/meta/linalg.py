@@ -657,8 +657,381 @@ def norm(a, ord=None, dim=None, keepdim=False, dtype=None):
     return s, d
 
 
+# ---- multi_dot ----------------------------------------------------------------------------
+def chain_order(shapes):
+    """ATen's multi_dot order for matrices of these shapes: split(i, j) -> k, the product of
+    mats[i..j] is (mats[i..k]) @ (mats[k+1..j])."""
+    n = len(shapes)
+    if n == 2:
+        return lambda i, j: i
+    if n == 3:
+        a, b = shapes[0][0], shapes[1][0]
+        c, dd = shapes[2]
+        right = (a * c) * (b + dd) > (b * dd) * (a + c)  # A(BC) is cheaper
+        return lambda i, j: (0 if right else 1) if (i, j) == (0, 2) else i
+    p = [s[0] for s in shapes] + [shapes[-1][1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for ln in range(1, n):
+        for i in range(n - ln):
+            j = i + ln
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j] = q
+                    split[i][j] = k
+    return lambda i, j: split[i][j]
+
+
+
+# ---- einsum: the algorithm, over an operations table (B); kernels/cpu runs it on arrays ------
+class _Sym:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = dtype
+
+
+class _SymOps:
+    """The same operations on (shape, dtype) only: einsum's meta function."""
+
+    @staticmethod
+    def shape(x):
+        return x.shape
+
+    @staticmethod
+    def dtype(x):
+        return x.dtype
+
+    @staticmethod
+    def diagonal(x, d1, d2):
+        s = [v for i, v in enumerate(x.shape) if i not in (d1, d2)]
+        s.insert(d1, x.shape[d1])
+        return _Sym(s, x.dtype)
+
+    @staticmethod
+    def unsqueeze(x, d):
+        s = list(x.shape)
+        s.insert(d, 1)
+        return _Sym(s, x.dtype)
+
+    @staticmethod
+    def permute(x, perm):
+        return _Sym([x.shape[p] for p in perm], x.dtype)
+
+    @staticmethod
+    def reshape(x, shape):
+        return _Sym(shape, x.dtype)
+
+    @staticmethod
+    def sum(x, dims, keepdim=True):
+        dims = set(dims)
+        s = [1 if i in dims else v for i, v in enumerate(x.shape) if keepdim or i not in dims]
+        return _Sym(s, _dt.int64 if x.dtype.category <= _dt.INT else x.dtype)
+
+    @staticmethod
+    def mul(a, b):
+        return _Sym(broadcast_shapes(a.shape, b.shape), _dt.promote_types(a.dtype, b.dtype))
+
+    @staticmethod
+    def bmm(a, b):
+        if a.dtype is not b.dtype:
+            raise RuntimeError(f"expected scalar type {a.dtype._short} but found {b.dtype._short}")
+        return _Sym((a.shape[0], a.shape[1], b.shape[2]), a.dtype)
+
+
+_ELL = 52
+
+
+def _subscript(c):
+    return ord(c) - 65 if c.isupper() else ord(c) - 97 + 26
+
+
+def _label(s):
+    return chr(s + 65) if s < 26 else chr(s - 26 + 97)
+
+
+def _isalpha(c):
+    return ("a" <= c <= "z") or ("A" <= c <= "Z")
+
+
+def _sumproduct_pair(left, right, sum_dims, B):
+    if not sum_dims:
+        return B.mul(left, right)
+    n = len(B.shape(left))
+    sd = set(sum_dims)
+    lro, lo, ro = [], [], []
+    lro_size = lo_size = ro_size = sum_size = 1
+    for i in range(n):
+        sL, sR = B.shape(left), B.shape(right)
+        sl, sr = sL[i] != 1, sR[i] != 1
+        if i in sd:
+            if sl and sr:
+                if sL[i] != sR[i]:
+                    raise RuntimeError("non-broadcast dimensions must match")
+                sum_size *= sL[i]
+            elif sl:
+                left = B.sum(left, (i,))
+            elif sr:
+                right = B.sum(right, (i,))
+        elif sl and sr:
+            if sL[i] != sR[i]:
+                raise RuntimeError("non-broadcast dimensions must match")
+            lro.append(i)
+            lro_size *= sL[i]
+        elif sl:
+            lo.append(i)
+            lo_size *= sL[i]
+        else:
+            ro.append(i)
+            ro_size *= sR[i]
+    sL, sR = B.shape(left), B.shape(right)
+    out_size = [sL[d] for d in lro] + [sL[d] for d in lo] + [1] * len(sum_dims) + \
+        [sR[d] for d in ro]
+    lperm = lro + lo + list(sum_dims) + ro
+    rperm = lro + list(sum_dims) + ro + lo
+    operm = [0] * len(out_size)
+    for k, d in enumerate(lro + lo + list(sum_dims) + ro):
+        operm[d] = k
+    left = B.reshape(B.permute(left, lperm), (lro_size, lo_size, sum_size))
+    right = B.reshape(B.permute(right, rperm), (lro_size, sum_size, ro_size))
+    r = B.bmm(left, right)
+    return B.permute(B.reshape(r, out_size), operm)
+
+
+def _einsum(equation, operands, path, B):
+    num_ops = len(operands)
+    if num_ops == 0:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    if path is not None:
+        ps = 1 if num_ops == 1 else (num_ops - 1) * 2
+        if len(path) != ps:
+            raise RuntimeError("einsum(): expected contraction path given in path parameter to "
+                               f"have size {ps} but got {len(path)}")
+    arrow = equation.find("->")
+    lhs = equation if arrow < 0 else equation[:arrow]
+    op_labels = [[] for _ in range(num_ops)]
+    ell_in_input = False
+    cur = 0
+    i, n = 0, len(lhs)
+    while i < n:
+        c = lhs[i]
+        if c == " ":
+            pass
+        elif c == ".":
+            if ell_in_input:
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} for which an ellipsis "
+                                   "was already found")
+            if not (i + 2 < n and lhs[i + 1] == "." and lhs[i + 2] == "."):
+                raise RuntimeError(f"einsum(): found '.' for operand {cur} that is not part of any "
+                                   "ellipsis")
+            i += 2
+            op_labels[cur].append(_ELL)
+            ell_in_input = True
+        elif c == ",":
+            cur += 1
+            if cur >= num_ops:
+                raise RuntimeError("einsum(): fewer operands were provided than specified in the "
+                                   "equation")
+            ell_in_input = False
+        else:
+            if not _isalpha(c):
+                raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                                   "string, subscripts must be in [a-zA-Z]")
+            op_labels[cur].append(_subscript(c))
+        i += 1
+    if cur != num_ops - 1:
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+
+    label_count = [0] * 52
+    ell_num_dim = 0
+    for k, op in enumerate(operands):
+        labels = op_labels[k]
+        ndims = len(B.shape(op))
+        nlabels = len(labels)
+        has_ell = False
+        for lb in labels:
+            if lb == _ELL:
+                nlabels -= 1
+                has_ell = True
+                ell_num_dim = max(ell_num_dim, ndims - nlabels)
+            else:
+                label_count[lb] += 1
+        if (nlabels > ndims) if has_ell else (nlabels != ndims):
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation ({nlabels}"
+                + (") is more than the number of dimensions (" if has_ell else
+                   ") does not match the number of dimensions (")
+                + f"{ndims}) for operand {k}" + ("" if has_ell else " and no ellipsis was given"))
+
+    perm_of = [-1] * 52
+    perm_index = 0
+    ell_index = 0
+    ell_in_output = False
+    if arrow < 0:
+        perm_index = ell_num_dim
+        ell_in_output = True
+        for lb in range(52):
+            if label_count[lb] == 1:
+                perm_of[lb] = perm_index
+                perm_index += 1
+    else:
+        rhs = equation[arrow + 2:]
+        i, n = 0, len(rhs)
+        while i < n:
+            c = rhs[i]
+            if c == " ":
+                pass
+            elif c == ".":
+                if ell_in_output:
+                    raise RuntimeError("einsum(): found '.' for output but an ellipsis (...) was "
+                                       "already found")
+                if not (i + 2 < n and rhs[i + 1] == "." and rhs[i + 2] == "."):
+                    raise RuntimeError("einsum(): found '.' for output that is not part of any "
+                                       "ellipsis (...)")
+                i += 2
+                ell_index = perm_index
+                perm_index += ell_num_dim
+                ell_in_output = True
+            else:
+                if not _isalpha(c):
+                    raise RuntimeError(f"einsum(): invalid subscript given at index "
+                                       f"{len(lhs) + 2 + i} in the equation string, subscripts "
+                                       "must be in [a-zA-Z]")
+                idx = _subscript(c)
+                if not (label_count[idx] > 0 and perm_of[idx] == -1):
+                    raise RuntimeError(f"einsum(): output subscript {c}" + (
+                        " appears more than once in the output" if perm_of[idx] > -1 else
+                        " does not appear in the equation for any input operand"))
+                perm_of[idx] = perm_index
+                perm_index += 1
+            i += 1
+    out_num_dim = perm_index
+    if not ell_in_output:
+        ell_index = perm_index
+        perm_index += ell_num_dim
+    for lb in range(52):
+        if label_count[lb] > 0 and perm_of[lb] == -1:
+            perm_of[lb] = perm_index
+            perm_index += 1
+
+    label_size = [1] * 52
+    ell_sizes = [1] * ell_num_dim
+    dim_counts = [0] * perm_index
+    ops = []
+    for k, op in enumerate(operands):
+        permutation = [-1] * perm_index
+        dim = 0
+        for s in op_labels[k]:
+            if s == _ELL:
+                ndim = len(B.shape(operands[k])) - (len(op_labels[k]) - 1)
+                for j in range(ell_num_dim - ndim, ell_num_dim):
+                    sz = B.shape(op)[dim]
+                    if sz != 1:
+                        if not (ell_sizes[j] == 1 or ell_sizes[j] == sz):
+                            raise RuntimeError(
+                                f"einsum(): dimension {dim} covered by ellipsis in operand {k}has "
+                                f"size {sz} which does not broadcast with previously seen ellipsis "
+                                f"with size {ell_sizes[j]} for the respective dimension")
+                        ell_sizes[j] = sz
+                        dim_counts[ell_index + j] += 1
+                    permutation[ell_index + j] = dim
+                    dim += 1
+            elif permutation[perm_of[s]] == -1:
+                sz = B.shape(op)[dim]
+                if sz != 1:
+                    if not (label_size[s] == 1 or label_size[s] == sz):
+                        raise RuntimeError(
+                            f"einsum(): subscript {_label(s)} has size {sz} for operand {k} which "
+                            f"does not broadcast with previously seen size {label_size[s]}")
+                    label_size[s] = sz
+                    dim_counts[perm_of[s]] += 1
+                permutation[perm_of[s]] = dim
+                dim += 1
+            else:
+                prev = permutation[perm_of[s]]
+                sh = B.shape(op)
+                if sh[dim] != sh[prev]:
+                    raise RuntimeError(f"einsum(): subscript {_label(s)} is repeated for operand {k} "
+                                       f"but the sizes don't match, {sh[dim]} != {sh[prev]}")
+                op = B.diagonal(op, prev, dim)
+        for p in range(perm_index):
+            if permutation[p] == -1:
+                op = B.unsqueeze(op, dim)
+                permutation[p] = dim
+                dim += 1
+        ops.append(B.permute(op, permutation))
+
+    it = 0
+    while len(ops) > 1:
+        i, j = 0, 1
+        if path is not None:
+            i, j = path[it], path[it + 1]
+            it += 2
+            if j < i:
+                i, j = j, i
+            if not (i != j and i >= 0 and j < len(ops)):
+                raise RuntimeError(f"einsum(): invalid contraction ({i}, {j}" + (
+                    ") cannot contract an operand with itself" if i == j else
+                    ") operand index is out of bounds"))
+        a, b = ops[i], ops[j]
+        del ops[j]
+        del ops[i]
+        sum_dims, a_sum, b_sum = [], [], []
+        sa, sb = B.shape(a), B.shape(b)
+        for d in range(out_num_dim, perm_index):
+            if sa[d] != 1 and sb[d] != 1:
+                dim_counts[d] -= 1
+                if dim_counts[d] == 1:
+                    sum_dims.append(d)
+                    dim_counts[d] = 0
+            elif dim_counts[d] == 1:
+                if sa[d] != 1:
+                    a_sum.append(d)
+                    dim_counts[d] = 0
+                elif sb[d] != 1:
+                    b_sum.append(d)
+                    dim_counts[d] = 0
+        if a_sum:
+            a = B.sum(a, a_sum)
+        if b_sum:
+            b = B.sum(b, b_sum)
+        r = _sumproduct_pair(a, b, sum_dims, B)
+        if path is not None:
+            ops.append(r)
+        else:
+            ops.insert(0, r)
+
+    if perm_index - out_num_dim > 0:
+        if num_ops > 1:
+            return B.reshape(ops[0], tuple(B.shape(ops[0])[:out_num_dim]))
+        return B.sum(ops[0], range(out_num_dim, perm_index), False)
+    if num_ops == 1:
+        return None  # the (permuted / diagonal) operand itself: a view in PyTorch
+    return ops[0]
+
+
+def einsum_plan(equation, shapes, dtypes, path=None):
+    ops = [_Sym(s, d) for s, d in zip(shapes, dtypes)]
+    r = _einsum(equation, ops, path, _SymOps)
+    if r is None:
+        r = ops[0]
+        # single operand, nothing summed: the permuted/diagonal operand
+        class _Keep(_SymOps):
+            last = None
+
+            @staticmethod
+            def permute(x, perm):
+                _Keep.last = _SymOps.permute(x, perm)
+                return _Keep.last
+        _einsum(equation, ops, path, _Keep)
+        r = _Keep.last
+    return tuple(r.shape), r.dtype
+
+
 def einsum(equation, tensors, path=None):
-    from ember.kernels.cpu.linalg import einsum_plan
     return einsum_plan(equation, [t._shape for t in tensors], [t._dtype for t in tensors], path)
 
 

@@ -1,17 +1,16 @@
 """ember.nn.modules: every layer class.
 
-Each file of this package (except those whose name starts with "_") is imported here in name order
-after module.py and container.py, and the names in its `__all__` become attributes of
-ember.nn.modules and of ember.nn. A new layer family (conv.py, pooling.py, normalization.py,
-loss.py, rnn.py, transformer.py, ...) needs only its file with an `__all__`: nothing here changes.
-ember.nn is imported while `import ember` runs, so module-level code of a layer file must not read
-attributes of the ember package (look them up inside functions); a file that fails to import is
-skipped with a RuntimeWarning rather than breaking `import ember`.
+Each layer family is one file of this package, imported here by name (module.py and container.py
+first); the names in its `__all__` become attributes of ember.nn.modules and of ember.nn. A new
+family (conv.py, pooling.py, normalization.py, loss.py, rnn.py, transformer.py, ...) is its file
+with an `__all__` plus one line in `_FAMILIES` below. ember.nn is imported while `import ember`
+runs, so module-level code of a layer file must not read attributes of the ember package (look
+them up inside functions). A file that fails to import breaks `import ember`, loudly.
 """
-import importlib as _importlib
-import os as _os
-import warnings as _warnings
-
+from ember.nn.modules import module, container  # the base classes every family uses
+from ember.nn.modules import (activation, activation_attention, batchnorm, conv, distance, dropout, flatten,
+                              fold, linear, loss, loss_extra, norm_extra, normalization, padding, pixelshuffle,
+                              pooling, pooling_extra, rnn, sparse, transformer, upsampling)
 from ember.nn.modules.module import Module  # noqa: F401
 from ember.nn.modules.container import (Container, ModuleDict, ModuleList, ParameterDict,  # noqa: F401
                                         ParameterList, Sequential)
@@ -19,23 +18,16 @@ from ember.nn.modules.container import (Container, ModuleDict, ModuleList, Param
 __all__ = ["Module", "Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
            "ParameterDict"]
 
+# in this order: a later family's name replaces an earlier one's
+_FAMILIES = (module, container, activation, activation_attention, batchnorm, conv, distance, dropout,
+             flatten, fold, linear, loss, loss_extra, norm_extra, normalization, padding, pixelshuffle,
+             pooling, pooling_extra, rnn, sparse, transformer, upsampling)
 
-def _load_all():
-    here = _os.path.dirname(_os.path.abspath(__file__))
+
+def _export(families):
     g = globals()
-    first = ("module.py", "container.py")
-    files = sorted(f for f in _os.listdir(here)
-                   if f.endswith(".py") and not f.startswith("_") and f not in first)
-    for fname in first + tuple(files):
-        try:
-            mod = _importlib.import_module(f"{__name__}.{fname[:-3]}")
-        except Exception as e:  # a broken family must not break `import ember`
-            if fname in first:
-                raise
-            _warnings.warn(f"ember.nn.modules: {fname} failed to import ({type(e).__name__}: "
-                           f"{e}); its layers are missing", RuntimeWarning, stacklevel=2)
-            continue
-        for n in getattr(mod, "__all__", ()):
+    for mod in families:
+        for n in mod.__all__:
             if n.startswith("register_module_") or n == "RemovableHandle":
                 continue  # module.py's hook functions are ember.nn.modules.module.*
             g[n] = getattr(mod, n)
@@ -43,4 +35,4 @@ def _load_all():
                 __all__.append(n)
 
 
-_load_all()
+_export(_FAMILIES)

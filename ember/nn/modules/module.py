@@ -18,8 +18,10 @@ import ember
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import no_grad
 from ember.core import tls as _tls
+from ember._python_api.typename import typename as _typename  # torch.typename
 from ember.nn.parameter import Buffer, Parameter, is_lazy
 from ember.tensor import Tensor
+from ember.utils.hooks import RemovableHandle
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_pre_hook", "register_module_backward_hook",
@@ -28,26 +30,6 @@ __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_parameter_registration_hook", "Module", "RemovableHandle"]
 
 _state = _tls.state
-
-
-def _typename(obj):
-    """torch.typename: 'torch.FloatTensor' for a tensor, 'module.Qualname' for other objects."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    if module in ("", "builtins"):
-        return qualname
-    return f"{module}.{qualname}"
-
-
-from ember.utils.hooks import RemovableHandle  # noqa: E402
 
 
 class BackwardHookFunction(Function):

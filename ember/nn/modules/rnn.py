@@ -4,8 +4,7 @@ LSTMCell, GRUCell, with torch's constructor arguments, parameter names and shape
 initialization (every parameter uniform in +-1/sqrt(hidden_size)), input checks and error messages.
 The recurrences themselves are in ember/nn/_functional_rnn.py, written with ember ops so that
 autograd differentiates them. Padded (L, N, H_in) / (N, L, H_in) / unbatched (L, H_in) input;
-or PackedSequence input (ember/nn/_functional_rnn.py defines PackedSequence and the pack/unpack
-functions)."""
+or PackedSequence input (ember/nn/utils/rnn.py, as in torch)."""
 import math
 import numbers
 import warnings
@@ -15,7 +14,7 @@ from ember.nn import _functional_rnn as _VF
 from ember.nn import init
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
-from ember.tensor import Tensor
+from ember.nn.utils.rnn import PackedSequence
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -25,19 +24,11 @@ def _apply_permutation(tensor, permutation, dim=1):
 
 
 def _is_packed(x):
-    if isinstance(x, Tensor):
-        return False
-    if isinstance(x, _VF.PackedSequence):
-        return True
-    from ember.nn.utils import rnn as _rnn_utils
-    cls = getattr(_rnn_utils, "PackedSequence", None)
-    return cls is not None and isinstance(x, cls)
+    return isinstance(x, PackedSequence)
 
 
 def _packed(data, batch_sizes, sorted_indices, unsorted_indices):
-    from ember.nn.utils import rnn as _rnn_utils
-    cls = getattr(_rnn_utils, "PackedSequence", _VF.PackedSequence)
-    return cls(data, batch_sizes, sorted_indices, unsorted_indices)
+    return PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
 
 
 class RNNBase(Module):

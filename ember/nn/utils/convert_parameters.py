@@ -1,6 +1,6 @@
 """parameters_to_vector / vector_to_parameters (torch/nn/utils/convert_parameters.py)."""
 import ember
-from ember.nn.modules.module import _typename
+from ember._python_api.typename import typename as _typename
 from ember.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

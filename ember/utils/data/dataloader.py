@@ -2,7 +2,6 @@
 function, in this process (num_workers=0) or in worker processes that each hold a copy of the dataset
 and receive (task index, batch indices) over queues; results come back in order."""
 import itertools
-import multiprocessing as python_multiprocessing
 import os
 import queue
 import threading
@@ -13,7 +12,7 @@ import ember
 from ember.utils.data import _utils
 from ember.utils.data._utils import ExceptionWrapper
 from ember.utils.data._utils.collate import default_collate, default_convert
-from ember.utils.data._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+from ember.utils.data._utils.fetch import _DatasetKind
 from ember.utils.data._utils.worker import get_worker_info
 from ember.utils.data.dataset import IterableDataset
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
@@ -28,17 +27,6 @@ _persistent_workers_atexit = weakref.WeakSet()
 # the queues' finalizers would then stop their feeder threads before the iterator's __del__ sends
 # the workers their stop signal. Keeping them here makes shutdown prompt in that case too.
 _live_worker_resources = {}
-
-
-class _DatasetKind:
-    Map = 0
-    Iterable = 1
-
-    @staticmethod
-    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
-        if kind == _DatasetKind.Map:
-            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
-        return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -56,6 +44,7 @@ def _cpu_count():
 
 
 def _default_mp_context():
+    import multiprocessing as python_multiprocessing  # only workers need it: ~9 ms off `import ember`
     # fork keeps datasets, collate functions and worker_init_fn usable without pickling them
     if "fork" in python_multiprocessing.get_all_start_methods():
         return python_multiprocessing.get_context("fork")
@@ -168,6 +157,7 @@ class DataLoader:
     def multiprocessing_context(self, multiprocessing_context):
         if multiprocessing_context is not None:
             if self.num_workers > 0:
+                import multiprocessing as python_multiprocessing  # see _default_mp_context
                 if isinstance(multiprocessing_context, str):
                     valid_start_methods = python_multiprocessing.get_all_start_methods()
                     if multiprocessing_context not in valid_start_methods:

@@ -1,4 +1,7 @@
-"""Helpers shared by DataLoader and its worker processes (torch/utils/data/_utils)."""
+"""Helpers shared by DataLoader and its worker processes (torch/utils/data/_utils).
+
+Its submodules (collate, fetch, worker, pin_memory) import this package's helpers, so the package
+does not import them: ember/utils/data/dataloader.py imports each one it uses."""
 import atexit
 import sys
 import traceback
@@ -54,5 +57,3 @@ def _set_python_exit_flag():
 
 
 atexit.register(_set_python_exit_flag)
-
-from ember.utils.data._utils import collate, fetch, worker  # noqa: E402,F401

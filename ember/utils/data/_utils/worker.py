@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import ember
 from ember.utils.data._utils import HAS_NUMPY, MP_STATUS_CHECK_INTERVAL, ExceptionWrapper
+from ember.utils.data._utils.fetch import _DatasetKind
 
 
 class ManagerWatchdog:
@@ -101,7 +102,6 @@ def _generate_state(base_seed, worker_id):
 
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
                  drop_last, base_seed, init_fn, worker_id, num_workers, persistent_workers, shared_seed):
-    from ember.utils.data.dataloader import _DatasetKind
     try:
         seed = base_seed + worker_id
         random.seed(seed)

@@ -1,44 +1,42 @@
-"""Math and factory functions torch has as composite ops (ATen's CompositeImplicitAutograd kernels
-and torch/functional.py): diff, cov/corrcoef, the spectral windows, tril/triu_indices,
-cartesian_prod, combinations, block_diag, trapezoid/cumulative_trapezoid, vander, dist, renorm,
-logaddexp(2), sinc, heaviside and ldexp. Each is composed of ember ops, so autograd and every
-device come for free; values, dtypes and error messages follow ATen's kernels."""
-import functools
+"""Math and factory operators ATen implements as compositions (CompositeImplicitAutograd kernels,
+declared in ember/ops/native_functions/math.yaml): diff, cov/corrcoef, the spectral windows,
+tril/triu_indices, cartesian_prod, combinations, block_diag, trapezoid/trapz/cumulative_trapezoid,
+vander, dist, renorm, logaddexp(2), sinc, heaviside and ldexp. Each kernel takes its schema's
+arguments positionally and is composed of ember ops, so autograd and every device come with them;
+values, dtypes and error messages follow ATen's kernels."""
 import math
 import warnings
 
 import ember
+from ember._generated import ops as _ops
 from ember.core.dtype import result_type_of
+from ember.core.tensor_impl import TensorImpl
+from ember.dispatch.resolve import python_signature
 from ember.core.errors import fmt_shape, wrap_dim
-from ember.dispatch.resolve import bind, fail
-from ember.dispatch.schema import parse_schema
 from ember.kernels.meta.pointwise import part
 
-__all__ = ["diff", "cov", "corrcoef", "hann_window", "hamming_window", "bartlett_window",
-           "blackman_window", "kaiser_window", "tril_indices", "triu_indices", "cartesian_prod",
-           "combinations", "block_diag", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "dist",
-           "renorm", "logaddexp", "logaddexp2", "sinc", "heaviside", "ldexp"]
+
+# ---- argument checks the generated bindings leave to the kernel (torch's parser makes them) --------
+def _overloads(name):
+    return [op.schema for op in vars(_ops).values() if getattr(op, "name", None) == name
+            and not op.schema.is_out]
 
 
-# ---- argument parsing for the overloaded bindings (torch's python_arg_parser) ---------------------
-_FACTORY_KW = "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None"
+def _tn(a):
+    return "Tensor" if isinstance(a, TensorImpl) else type(a).__name__
 
 
-def _schemas(*texts):
-    return [parse_schema(t + " -> Tensor") for t in texts]
+def _invalid(name, args, **kwargs):
+    """torch's "invalid combination of arguments" TypeError for `name` called with `args`."""
+    got = ", ".join([_tn(a) for a in args] + [f"{k}={_tn(v)}" for k, v in kwargs.items()])
+    sigs = "\n".join(" * " + python_signature(s) for s in _overloads(name))
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                    f"one of:\n{sigs}")
 
 
-def _parse(name, schemas, args, kwargs):
-    """(overload index, bound values) of the first schema that fits, else torch's TypeError."""
-    for i, s in enumerate(schemas):
-        vals = bind(s, args, kwargs, allow_numbers=False)
-        if vals is not None:
-            return i, vals
-    # torch names the bad argument when only one overload could take that many arguments
-    n = len(args) + len(kwargs)
-    fit = [s for s in schemas if sum(1 for a in s.arguments if not a.has_default and not a.optional) <= n
-           <= len(s.arguments)]
-    fail(name, fit if len(fit) == 1 else schemas, args, kwargs)
+def _tensor_arg(fn, name, pos, value):
+    if not isinstance(value, TensorImpl):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(value).__name__}")
 
 
 # ---- diff -----------------------------------------------------------------------------------------
@@ -97,7 +95,7 @@ def _check_weights(name, w, num_observations, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
-def cov(input, *, correction=1, fweights=None, aweights=None):
+def cov(input, correction=1, fweights=None, aweights=None):
     """Covariance of the variables in the rows of input (observations in columns), ATen's formula."""
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
@@ -160,30 +158,11 @@ _CPP_TYPES = {"float32": "float", "float64": "double", "float16": "c10::Half", "
               "complex128": "c10::complex<double>"}
 
 
-def _window_schemas(name, *extra):
-    base = f"{name}(int window_length, "
-    out = [base + _FACTORY_KW + ")"]
-    params = "bool periodic"
-    for e in ("",) + extra:
-        if e:
-            params += ", " + e
-        out.append(f"{name}.p(int window_length, {params}, {_FACTORY_KW})")
-    return _schemas(*out)
-
-
-_WINDOW_SCHEMAS = {"hann_window": _window_schemas("hann_window"),
-                   "hamming_window": _window_schemas("hamming_window", "float alpha", "float beta"),
-                   "bartlett_window": _window_schemas("bartlett_window"),
-                   "blackman_window": _window_schemas("blackman_window"),
-                   "kaiser_window": _window_schemas("kaiser_window", "float beta")}
-
-
-def _window_args(name, args, kwargs):
-    """(window_length, periodic, extra floats, dtype, device, requires_grad) after ATen's checks."""
-    requires_grad = kwargs.pop("requires_grad", False)
-    _, vals = _parse(name, _WINDOW_SCHEMAS[name], args, kwargs)
-    *head, dtype, layout, device, pin_memory = vals
-    window_length, periodic, extra = head[0], (head[1] if len(head) > 1 else True), head[2:]
+def _window(name, body, window_length, periodic, extra, dtype, layout, device, pin_memory):
+    """Shared frame of ATen's windows: its checks, empty / ones for lengths 0 / 1, one extra point
+    when periodic."""
+    if periodic.__class__ is not bool:  # the binding lets a number through where torch's parser does not
+        _invalid(name, (window_length, periodic) + tuple(extra))
     if dtype is None:
         dtype = ember.get_default_dtype()
     if not (dtype.is_floating_point or dtype.is_complex):
@@ -194,42 +173,20 @@ def _window_args(name, args, kwargs):
         raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={dt}, device={dev}, "
                            f"layout={lay}, requires_grad=false (default), pinned_memory={pin}, "
                            "memory_format=(nullopt))")
-    if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    return window_length, periodic, extra, dtype, device, requires_grad
-
-
-def _window(name, args, kwargs, body):
-    """Shared frame of ATen's windows: empty / ones for lengths 0 / 1, one extra point when periodic."""
-    n, periodic, extra, dtype, device, requires_grad = _window_args(name, args, kwargs)
+    n = window_length
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
     if n == 0:
-        w = ember.empty(0, dtype=dtype, device=device)
-    elif n == 1:
-        w = ember.ones(1, dtype=dtype, device=device)
-    else:
-        m = n + 1 if periodic else n
-        w = body(ember.arange(m, dtype=dtype, device=device), m, *extra)
-        if periodic:
-            w = w.narrow(0, 0, n)
-    if requires_grad:
-        w.requires_grad_()
-    return w
+        return ember.empty(0, dtype=dtype, device=device)
+    if n == 1:
+        return ember.ones(1, dtype=dtype, device=device)
+    m = n + 1 if periodic else n
+    w = body(ember.arange(m, dtype=dtype, device=device), m, *extra)
+    return w.narrow(0, 0, n) if periodic else w
 
 
 def _hamming(k, m, alpha=0.54, beta=0.46):
     return (k * (math.pi * 2.0 / (m - 1))).cos() * -beta + alpha
-
-
-def hann_window(*args, **kwargs):
-    """hann_window(window_length, periodic=True, *, dtype=None, layout=torch.strided, device=None,
-    requires_grad=False): 0.5 - 0.5 cos(2 pi k / (N - 1))."""
-    return _window("hann_window", args, kwargs, lambda k, m: _hamming(k, m, 0.5, 0.5))
-
-
-def hamming_window(*args, **kwargs):
-    """hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, ...):
-    alpha - beta cos(2 pi k / (N - 1))."""
-    return _window("hamming_window", args, kwargs, _hamming)
 
 
 def _bartlett(k, m):
@@ -238,26 +195,9 @@ def _bartlett(k, m):
     return ember.cat([w.narrow(0, 0, first_half), 2 - w.narrow(0, first_half, m - first_half)])
 
 
-def bartlett_window(*args, **kwargs):
-    """bartlett_window(window_length, periodic=True, *, dtype=None, ...): the triangular window."""
-    return _window("bartlett_window", args, kwargs, _bartlett)
-
-
 def _blackman(k, m):
     w = k * (math.pi / (m - 1))
     return (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
-
-
-def blackman_window(*args, **kwargs):
-    """blackman_window(window_length, periodic=True, *, dtype=None, ...):
-    0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))."""
-    return _window("blackman_window", args, kwargs, _blackman)
-
-
-def kaiser_window(*args, **kwargs):
-    """kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, ...):
-    I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta) with a = (N - 1) / 2."""
-    return _window("kaiser_window", args, kwargs, _kaiser)
 
 
 def _kaiser(k, m, beta=12.0):
@@ -271,19 +211,71 @@ def _kaiser(k, m, beta=12.0):
     return (ember.i0(x) / ember.i0(beta_t)).to(dtype)
 
 
+def hann_window(window_length, dtype, layout, device, pin_memory):
+    """0.5 - 0.5 cos(2 pi k / (N - 1))."""
+    return hann_window_periodic(window_length, True, dtype, layout, device, pin_memory)
+
+
+def hann_window_periodic(window_length, periodic, dtype, layout, device, pin_memory):
+    return _window("hann_window", lambda k, m: _hamming(k, m, 0.5, 0.5), window_length, periodic, (),
+                   dtype, layout, device, pin_memory)
+
+
+def hamming_window(window_length, dtype, layout, device, pin_memory):
+    """alpha - beta cos(2 pi k / (N - 1)), alpha = 0.54 and beta = 0.46 by default."""
+    return _window("hamming_window", _hamming, window_length, True, (), dtype, layout, device, pin_memory)
+
+
+def hamming_window_periodic(window_length, periodic, dtype, layout, device, pin_memory):
+    return _window("hamming_window", _hamming, window_length, periodic, (), dtype, layout, device, pin_memory)
+
+
+def hamming_window_periodic_alpha(window_length, periodic, alpha, dtype, layout, device, pin_memory):
+    return _window("hamming_window", _hamming, window_length, periodic, (alpha,), dtype, layout, device,
+                   pin_memory)
+
+
+def hamming_window_periodic_alpha_beta(window_length, periodic, alpha, beta, dtype, layout, device, pin_memory):
+    return _window("hamming_window", _hamming, window_length, periodic, (alpha, beta), dtype, layout, device,
+                   pin_memory)
+
+
+def bartlett_window(window_length, dtype, layout, device, pin_memory):
+    """The triangular window."""
+    return _window("bartlett_window", _bartlett, window_length, True, (), dtype, layout, device, pin_memory)
+
+
+def bartlett_window_periodic(window_length, periodic, dtype, layout, device, pin_memory):
+    return _window("bartlett_window", _bartlett, window_length, periodic, (), dtype, layout, device, pin_memory)
+
+
+def blackman_window(window_length, dtype, layout, device, pin_memory):
+    """0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1))."""
+    return _window("blackman_window", _blackman, window_length, True, (), dtype, layout, device, pin_memory)
+
+
+def blackman_window_periodic(window_length, periodic, dtype, layout, device, pin_memory):
+    return _window("blackman_window", _blackman, window_length, periodic, (), dtype, layout, device, pin_memory)
+
+
+def kaiser_window(window_length, dtype, layout, device, pin_memory):
+    """I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta) with a = (N - 1) / 2, beta = 12 by default."""
+    return _window("kaiser_window", _kaiser, window_length, True, (), dtype, layout, device, pin_memory)
+
+
+def kaiser_window_periodic(window_length, periodic, dtype, layout, device, pin_memory):
+    return _window("kaiser_window", _kaiser, window_length, periodic, (), dtype, layout, device, pin_memory)
+
+
+def kaiser_window_beta(window_length, periodic, beta, dtype, layout, device, pin_memory):
+    return _window("kaiser_window", _kaiser, window_length, periodic, (beta,), dtype, layout, device, pin_memory)
+
+
 # ---- tril_indices / triu_indices ------------------------------------------------------------------
-_TRI_SCHEMAS = {n: _schemas(f"{n}(int row, int col, int offset=0, {_FACTORY_KW})")
-                for n in ("tril_indices", "triu_indices")}
-
-
-def _tri_indices(name, args, kwargs, lower):
-    requires_grad = kwargs.pop("requires_grad", False)
-    _, (row, col, offset, dtype, layout, device, pin_memory) = _parse(name, _TRI_SCHEMAS[name], args, kwargs)
+def _tri_indices(name, row, col, offset, dtype, device, lower):
     dtype = ember.long if dtype is None else dtype
     if dtype not in (ember.int32, ember.int64):
         raise NotImplementedError(f'"{name}" not implemented for \'{dtype._short}\'')
-    if requires_grad:
-        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -294,16 +286,14 @@ def _tri_indices(name, args, kwargs, lower):
     return ember.stack([i.masked_select(mask), j.masked_select(mask)])
 
 
-def tril_indices(*args, **kwargs):
-    """tril_indices(row, col, offset=0, *, dtype=torch.long, device=None, layout=torch.strided):
-    the (2, N) coordinates of the lower triangle of a row x col matrix, row-major."""
-    return _tri_indices("tril_indices", args, kwargs, True)
+def tril_indices(row, col, offset, dtype, layout, device, pin_memory):
+    """The (2, N) coordinates of the lower triangle of a row x col matrix, row-major."""
+    return _tri_indices("tril_indices", row, col, offset, dtype, device, True)
 
 
-def triu_indices(*args, **kwargs):
-    """triu_indices(row, col, offset=0, *, dtype=torch.long, device=None, layout=torch.strided):
-    the (2, N) coordinates of the upper triangle of a row x col matrix, row-major."""
-    return _tri_indices("triu_indices", args, kwargs, False)
+def triu_indices(row, col, offset, dtype, layout, device, pin_memory):
+    """The (2, N) coordinates of the upper triangle of a row x col matrix, row-major."""
+    return _tri_indices("triu_indices", row, col, offset, dtype, device, False)
 
 
 # ---- cartesian_prod / combinations / block_diag ---------------------------------------------------
@@ -312,7 +302,7 @@ def _check_1d(t):
         raise RuntimeError(f"Expect a 1D vector, but got shape {fmt_shape(t.shape)}")
 
 
-def cartesian_prod(*tensors):
+def cartesian_prod(tensors):
     """Cartesian product of 1-D tensors, one row per combination (itertools.product order)."""
     for t in tensors:
         _check_1d(t)
@@ -343,7 +333,7 @@ def _result_type(tensors):
     return result_type_of(tuple(part(t) for t in tensors)) if tensors else None
 
 
-def block_diag(*tensors):
+def block_diag(tensors):
     """Block-diagonal matrix of the given (0-D, 1-D as a row, or 2-D) tensors."""
     if not tensors:
         return ember.empty(1, 0)
@@ -370,28 +360,7 @@ def block_diag(*tensors):
     return ember.cat(rows, 0)
 
 
-# ---- trapezoid / cumulative_trapezoid -------------------------------------------------------------
-def _integration_schemas(name, dx_type):
-    return _schemas(f"{name}.x(Tensor y, Tensor x, *, int dim=-1)",
-                    f"{name}.dx(Tensor y, *, {dx_type} dx=1, int dim=-1)")
-
-
-_INTEGRATION_SCHEMAS = {"trapezoid": _integration_schemas("trapezoid", "Scalar"),
-                        "trapz": _integration_schemas("trapz", "float"),
-                        "cumulative_trapezoid": _integration_schemas("cumulative_trapezoid", "Scalar")}
-
-
-def _integration_args(name, y, x, dx, dim):
-    args = (y,) if x is None else (y, x)
-    if name == "trapz" and isinstance(dx, bool):
-        dx = float(dx)  # trapz's float dx takes a bool, as torch's parser does
-    kwargs = {k: v for k, v in (("dx", dx), ("dim", dim)) if v is not None}
-    overload, vals = _parse(name, _INTEGRATION_SCHEMAS[name], args, kwargs)
-    if overload == 0:
-        return vals[1], None, vals[2]
-    return None, vals[1], vals[2]
-
-
+# ---- trapezoid / trapz / cumulative_trapezoid -----------------------------------------------------
 def _slice(t, dim, start, stop=None):
     """t[..., start:stop, ...] along dim (clamped like ATen's slice, unlike narrow)."""
     return t[(slice(None),) * dim + (slice(start, stop),)]
@@ -416,17 +385,29 @@ def _check_dx(op, dx):
     return float(dx)
 
 
-def _trapezoid(name, y, x, dx, dim):
-    x, dx, dim = _integration_args(name, y, x, dx, dim)
+def _trapezoid_empty(y, dim):
+    # no samples: NumPy's (and ATen's) zero integral
+    return ember.zeros(y.shape[:dim] + y.shape[dim + 1:], dtype=y.dtype, device=y.device)
+
+
+def trapezoid_x(y, x, dim):
+    """Trapezoidal rule integral of y along dim, with sample points x."""
+    if not isinstance(x, TensorImpl):
+        _invalid("trapezoid", (y, x))
     dim = wrap_dim(dim, y.dim())
     if y.shape[dim] == 0:
-        # no samples: NumPy's (and ATen's) zero integral
-        return ember.zeros(y.shape[:dim] + y.shape[dim + 1:], dtype=y.dtype, device=y.device)
-    if x is not None:
-        if y.dtype is ember.bool or x.dtype is ember.bool:
-            raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
-        dx = _x_spacing("trapezoid", y, x, dim)
-        return ((_slice(y, dim, 1) + _slice(y, dim, 0, -1)) * dx).sum(dim) / 2.0
+        return _trapezoid_empty(y, dim)
+    if y.dtype is ember.bool or x.dtype is ember.bool:
+        raise RuntimeError("trapezoid: received a bool input for `x` or `y`, but bool is not supported")
+    dx = _x_spacing("trapezoid", y, x, dim)
+    return ((_slice(y, dim, 1) + _slice(y, dim, 0, -1)) * dx).sum(dim) / 2.0
+
+
+def trapezoid_dx(y, dx, dim):
+    """Trapezoidal rule integral of y along dim, with constant spacing dx."""
+    dim = wrap_dim(dim, y.dim())
+    if y.shape[dim] == 0:
+        return _trapezoid_empty(y, dim)
     if y.dtype is ember.bool:
         raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
     dx = _check_dx("trapezoid", dx)
@@ -434,29 +415,39 @@ def _trapezoid(name, y, x, dx, dim):
     return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """Trapezoidal rule integral of y along dim, with sample points x or constant spacing dx (default 1)."""
-    return _trapezoid("trapezoid", y, x, dx, dim)
-
-
-def trapz(y, x=None, *, dx=None, dim=-1):
-    """Alias of trapezoid (its dx is a float)."""
-    return _trapezoid("trapz", y, x, dx, dim)
-
-
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+def cumulative_trapezoid_x(y, x, dim):
     """Cumulative trapezoidal integral of y along dim (one element fewer than y along dim)."""
     name = "cumulative_trapezoid"
-    x, dx, dim = _integration_args(name, y, x, dx, dim)
+    if not isinstance(x, TensorImpl):
+        _invalid(name, (y, x))
     dim = wrap_dim(dim, y.dim())
-    if x is not None:
-        if y.dtype is ember.bool or x.dtype is ember.bool:
-            raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
-        dx = _x_spacing(name, y, x, dim)
-    else:
-        if y.dtype is ember.bool:
-            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
-        dx = _check_dx(name, dx)
+    if y.dtype is ember.bool or x.dtype is ember.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not supported")
+    return _cumulative(y, _x_spacing(name, y, x, dim), dim)
+
+
+def trapz_x(y, x, dim):
+    if not isinstance(x, TensorImpl):
+        _invalid("trapz", (y, x))
+    return trapezoid_x(y, x, dim)
+
+
+def trapz_dx(y, dx, dim):
+    """trapezoid_dx with trapz's float dx, which takes a bool as torch's parser does."""
+    if not isinstance(dx, (int, float)):
+        _invalid("trapz", (y,), dx=dx)
+    return trapezoid_dx(y, float(dx) if isinstance(dx, bool) else dx, dim)
+
+
+def cumulative_trapezoid_dx(y, dx, dim):
+    name = "cumulative_trapezoid"
+    dim = wrap_dim(dim, y.dim())
+    if y.dtype is ember.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    return _cumulative(y, _check_dx(name, dx), dim)
+
+
+def _cumulative(y, dx, dim):
     return ((_slice(y, dim, 0, -1) + _slice(y, dim, 1)) * (dx / 2.0)).cumsum(dim)
 
 
@@ -508,8 +499,7 @@ def renorm(input, p, dim, maxnorm):
     return input * factor
 
 
-def _renorm_(self, p, dim, maxnorm):
-    """In-place renorm."""
+def renorm_(self, p, dim, maxnorm):
     return self.copy_(renorm(self.clone(), p, dim, maxnorm))
 
 
@@ -528,8 +518,7 @@ def _complex_logaddexp(a, b):
 
 
 def _logaddexp(name, input, other, exp, scale):
-    if not isinstance(other, ember.Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    _tensor_arg(name, "other", 2, other)
     _check_real_float(name, input, other, scale is None)
     if input.dtype.is_complex or other.dtype.is_complex:
         return _complex_logaddexp(input, other)
@@ -576,64 +565,35 @@ def _cant_cast(what, self, result_dtype):
         raise RuntimeError(f"{what} can't be cast to the desired output type {self.dtype._short}")
 
 
-def _sinc_(self):
-    """In-place sinc."""
+def sinc_(self):
     _cant_cast(f"result type {_float_dtype(self.dtype)._short}", self, _float_dtype(self.dtype))
     return self.copy_(sinc(self.clone()))
 
 
-@functools.cache
-def _heaviside_no_grad():
-    """An autograd Function whose backward raises, as ATen has no derivative for heaviside."""
-    class HeavisideBackward(ember.autograd.Function):
-        @staticmethod
-        def forward(ctx, input, values):
-            return _heaviside_values(input, values)
-
-        @staticmethod
-        def backward(ctx, grad):
-            raise RuntimeError("derivative for aten::heaviside is not implemented")
-    return HeavisideBackward
-
-
-def _heaviside_values(input, values):
-    return ember.where(input == 0, values, (input > 0).to(values.dtype))
-
-
 def heaviside(input, values):
-    """Step function: 0 where input < 0, values where input == 0, 1 where input > 0."""
-    if not isinstance(values, ember.Tensor):
-        raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
+    """Step function: 0 where input < 0, values where input == 0, 1 where input > 0. A
+    CompositeExplicitAutograd kernel: ATen has no derivative for it (its backward raises)."""
+    _tensor_arg("heaviside", "values", 2, values)
     if input.dtype.is_complex or values.dtype.is_complex:
         raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
-    if ember.is_grad_enabled() and (input.requires_grad or values.requires_grad):
-        return _heaviside_no_grad().apply(input, values)
-    return _heaviside_values(input, values)
+    return ember.where(input == 0, values, (input > 0).to(values.dtype))
 
 
-def _heaviside_(self, values):
-    """In-place heaviside."""
-    return self.copy_(heaviside(self.clone(), values))
+def heaviside_(self, values):
+    _tensor_arg("heaviside_", "values", 1, values)
+    return self.copy_(ember.heaviside(self.clone(), values))
 
 
 def ldexp(input, other):
     """input * 2^other, in the floating dtype the two promote to."""
-    if not isinstance(other, ember.Tensor):
-        raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    _tensor_arg("ldexp", "other", 2, other)
     dtype = _float_dtype(ember.result_type(input, other))
     return input.to(dtype) * ember.pow(2.0, other).to(dtype)
 
 
-def _ldexp_(self, other):
-    """In-place ldexp."""
-    if not isinstance(other, ember.Tensor):
-        raise TypeError(f"ldexp_(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+def ldexp_(self, other):
+    _tensor_arg("ldexp_", "other", 1, other)
     _cant_cast("ldexp", self, _float_dtype(ember.result_type(self, other)))
     return self.mul_(ember.pow(2.0, other))
-
-
-METHODS = {"diff": diff, "cov": cov, "corrcoef": corrcoef, "dist": dist, "renorm": renorm, "renorm_": _renorm_,
-           "logaddexp": logaddexp, "logaddexp2": logaddexp2, "sinc": sinc, "sinc_": _sinc_,
-           "heaviside": heaviside, "heaviside_": _heaviside_, "ldexp": ldexp, "ldexp_": _ldexp_}

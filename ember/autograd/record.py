@@ -1,0 +1,138 @@
+"""How the generated Autograd kernels record an op (torch/csrc/autograd/VariableTypeUtils.h).
+
+A kernel runs: edges = collect_next_edges*(inputs) (graph.py; nothing to record when no input needs a
+gradient), node = <Op>Backward(), the inputs it saves (save_input), the op below, then one of the
+node's methods here, which gives the node its sequence number and edges and the results their
+history."""
+import operator
+import types
+
+from ember.autograd import views
+from ember.autograd.graph import _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
+from ember.autograd.graph import set_history as _set_history
+from ember.autograd.meta import _WITH_AUTOGRAD, AutogradMeta, with_autograd_key
+from ember.core.tensor_impl import tensor_class
+
+_tensor_class = tensor_class
+_autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a slow attribute read
+
+
+def save_input(t, ag):
+    """What a node keeps of input `t` (SavedVariable(t, is_output=False)). Without saved-tensor hooks
+    (ag == 1) a cheaper form: the tensor itself when it is at version 0 and output 0 of its node,
+    else (tensor, version, output_nr); graph.unpack reads all three."""
+    if ag == 2:  # saved-tensor hooks or anomaly mode
+        return SavedVariable(t, False)
+    try:
+        vc = t._vc
+    except AttributeError:  # a Python number given for a Tensor argument
+        return SavedVariable(t, False)
+    m = t._ameta
+    if vc is None and t.__class__ is _tensor_class[0] and (m is None or not m.output_nr):
+        return t
+    return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
+
+
+def save_inputs(ts, ag):
+    """save_input for each tensor of a Tensor[] argument."""
+    return [save_input(t, ag) for t in ts]
+
+
+class _PerClass:
+    """A method that each node class runs its own copy of, made on first use and then found on the
+    class itself. The methods below store to the node: CPython (3.11+) specialises an attribute store
+    for one class at a time, so one copy shared by every op's node would miss its cache on each call."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __set_name__(self, owner, name):
+        self.owner, self.name = owner, name
+
+    def __get__(self, node, cls):
+        f = self.fn
+        own = types.FunctionType(f.__code__.replace(), f.__globals__, f.__name__, f.__defaults__)
+        if cls is not self.owner:  # the base keeps the descriptor, for the classes still to come
+            setattr(cls, self.name, own)
+        return own if node is None else own.__get__(node, cls)
+
+
+class TraceableFunction(Node):
+    """The base of the generated nodes (as in PyTorch's generated Functions.h). A generated node is
+    made without __init__: the Autograd kernel fills its fields. It declares its saved fields as
+    slots, `<name>_` for a saved tensor (listed in `_saved_tensors_names`) or argument value and
+    `<tensor>_sizes` (`_dtype`, ...) for saved metadata; each gets PyTorch's `_saved_<name>`
+    accessor, and release_variables frees the saved tensors."""
+    __init__ = object.__init__  # a C-level call: the cheapest way to make one per recorded op
+    _saved_tensors_names = ()
+    _tensor_slots = ()  # the slots release_variables frees
+    _node_name = None  # PyTorch's name of the node, where the class name differs
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        tensors = cls._saved_tensors_names
+        cls._tensor_slots = tuple(n + "_" for n in tensors)
+        cls._saves = bool(tensors)
+        for slot in cls.__dict__.get("__slots__", ()):
+            if slot.startswith("_"):
+                continue  # bookkeeping, not a saved field
+            name = slot[:-1] if slot.endswith("_") else slot
+            get = operator.attrgetter(slot)
+            acc = (lambda node, get=get: unpack_saved(get(node))) if name in tensors else get
+            setattr(cls, "_saved_" + name, property(acc))
+
+    def name(self):
+        n = self._node_name
+        return type(self).__name__ if n is None else n
+
+    def release_variables(self):
+        # The first call for a class makes its own release_variables, one attribute store per saved
+        # tensor (as PyTorch's generated release_variables resets each SavedVariable), which the class
+        # answers from then on: setattr in a loop costs three times as much per node.
+        cls = type(self)
+        frees = "".join(f"\n    node.{slot} = FREED" for slot in cls._tensor_slots)
+        ns = {}
+        exec(f"def release_variables(node):\n    node._released = True{frees}\n", {"FREED": FREED}, ns)
+        cls.release_variables = ns["release_variables"]
+        self.release_variables()
+
+    @_PerClass
+    def _set_history(node, result, next_edges, ag):
+        """The node (with its next edges) produced `result`, its only output; returns result. A fresh
+        result that is no view, outside anomaly mode, takes the short way: a new AutogradMeta."""
+        node._seq = next(_seq_numbers)  # after the op below, which records nothing: same order
+        node._next = next_edges
+        if result._ameta is None and result._base is None and ag == 1:
+            m = result._ameta = AutogradMeta()
+            m.requires_grad = True
+            m.grad_fn = node
+            m.output_nr = 0  # on the instance: reading a class-level default is several times slower
+            result._keys = _autograd_keys(result._keys) or with_autograd_key(result)
+            node._input_meta = [(result._shape, result._dtype, result._device)]
+        else:
+            node._input_meta = []
+            _set_history(result, node)
+        return result
+
+    @_PerClass
+    def _set_outputs_history(node, results, next_edges, which=None):
+        """The node (with its next edges) produced `results`: results[i] is its output i for each i in
+        `which` (all when None; a result an output mask left out, None, gets no history)."""
+        node._seq = next(_seq_numbers)
+        node._next = next_edges
+        node._input_meta = []
+        for i in range(len(results)) if which is None else which:
+            t = results[i]
+            if t is not None:
+                _set_history(t, node, i)
+        return results
+
+    @_PerClass
+    def _rebase_history(node, t, next_edges):
+        """An in-place op: the node (with its next edges) now produced `t` (for a view, through its
+        base); returns t."""
+        node._seq = next(_seq_numbers)
+        node._next = next_edges
+        node._input_meta = []
+        views.rebase_history(t, node)
+        return t

@@ -30,7 +30,6 @@ from ember._python_api.dtype_info import *  # noqa: E402,F401,F403
 from ember._python_api.functional import *  # noqa: E402,F401,F403
 from ember._python_api.indexing import *  # noqa: E402,F401,F403
 from ember._python_api.linalg import *  # noqa: E402,F401,F403
-from ember._python_api.linalg_extra import *  # noqa: E402,F401,F403
 from ember._python_api.printing import *  # noqa: E402,F401,F403
 from ember._python_api.reduction import *  # noqa: E402,F401,F403
 from ember._python_api.shape import *  # noqa: E402,F401,F403
@@ -64,7 +63,6 @@ cfloat, cdouble = complex64, complex128
 return_types = type("return_types", (), dict(_gen_ops.RETURN_TYPES))
 # named tuples of hand-written composites, listed as torch lists them
 return_types.frexp = _python_api.complex_search._frexp_result
-return_types.linalg_lstsq = _python_api.linalg_extra._lstsq_result
 __version__ = "0.1.0"
 
 # torch.cuda and the libraries, bound as attributes of the package as torch/__init__.py binds

@@ -3002,6 +3002,13 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         return _tb_ones_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('ones_like', (_ops.ones_like,), locals(), _e)
 
+_tb_orgqr = _ops.orgqr.table
+def orgqr(input, input2, *, out=None):
+    try:
+        if out is not None: return _ops.orgqr_out.table[(input._keys | _k(input2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, input2, out)
+        return _tb_orgqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1]](input, input2)
+    except _ARG_ERRORS as _e: return _fallback('orgqr', (_ops.orgqr, _ops.orgqr_out), locals(), _e)
+
 _tb_outer = _ops.outer.table
 def outer(input, vec2, *, out=None):
     try:

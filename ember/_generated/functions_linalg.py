@@ -115,6 +115,13 @@ def eigvalsh(input, UPLO='L', *, out=None):
         return _tb_linalg_eigvalsh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, UPLO)
     except _ARG_ERRORS as _e: return _fallback('eigvalsh', (_ops.linalg_eigvalsh, _ops.linalg_eigvalsh_out), locals(), _e)
 
+_tb_linalg_householder_product = _ops.linalg_householder_product.table
+def householder_product(input, tau, *, out=None):
+    try:
+        if out is not None: return _ops.linalg_householder_product_out.table[(input._keys | _k(tau) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, tau, out)
+        return _tb_linalg_householder_product[(input._keys | (tau._keys if tau.__class__ is _T else _k(tau)) | (_d := _st.dk)[0]) & _d[1]](input, tau)
+    except _ARG_ERRORS as _e: return _fallback('householder_product', (_ops.linalg_householder_product, _ops.linalg_householder_product_out), locals(), _e)
+
 _tb_linalg_inv = _ops.linalg_inv.table
 def inv(A, *, out=None):
     try:
@@ -128,6 +135,13 @@ def inv_ex(A, *, check_errors=False, out=None):
         if out is not None: return _ops.linalg_inv_ex_inverse.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, check_errors, *out)
         return _tb_linalg_inv_ex[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, check_errors)
     except _ARG_ERRORS as _e: return _fallback('inv_ex', (_ops.linalg_inv_ex, _ops.linalg_inv_ex_inverse), locals(), _e)
+
+_tb_linalg_lstsq = _ops.linalg_lstsq.table
+def lstsq(input, b, rcond=None, *, driver=None, out=None):
+    try:
+        if out is not None: return _ops.linalg_lstsq_out.table[(input._keys | _k(b) | _k(out[0]) | _k(out[1]) | _k(out[2]) | _k(out[3]) | (_d := _st.dk)[0]) & _d[1]](input, b, rcond, driver, *out)
+        return _tb_linalg_lstsq[(input._keys | (b._keys if b.__class__ is _T else _k(b)) | (_d := _st.dk)[0]) & _d[1]](input, b, rcond, driver)
+    except _ARG_ERRORS as _e: return _fallback('lstsq', (_ops.linalg_lstsq, _ops.linalg_lstsq_out), locals(), _e)
 
 _tb_linalg_lu = _ops.linalg_lu.table
 def lu(A, *, pivot=True, out=None):
@@ -291,6 +305,13 @@ def tensorsolve(input, other, dims=None, *, out=None):
         if out is not None: return _ops.linalg_tensorsolve_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dims, out)
         return _tb_linalg_tensorsolve[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dims)
     except _ARG_ERRORS as _e: return _fallback('tensorsolve', (_ops.linalg_tensorsolve, _ops.linalg_tensorsolve_out), locals(), _e)
+
+_tb_linalg_vander = _ops.linalg_vander.table
+def vander(x, *, N=None):
+    try:
+        if N is not None and N.__class__ is not int: N = _int(N)
+        return _tb_linalg_vander[(x._keys | (_d := _st.dk)[0]) & _d[1]](x, N)
+    except _ARG_ERRORS as _e: return _fallback('vander', (_ops.linalg_vander,), locals(), _e)
 
 _tb_linalg_vecdot = _ops.linalg_vecdot.table
 def vecdot(x, y, *, dim=-1, out=None):

@@ -26,6 +26,7 @@ RETURN_TYPES = {
     'linalg_eig': _result('linalg_eig', 'eigenvalues eigenvectors'),
     'linalg_eigh': _result('linalg_eigh', 'eigenvalues eigenvectors'),
     'linalg_inv_ex': _result('linalg_inv_ex', 'inverse info'),
+    'linalg_lstsq': _result('linalg_lstsq', 'solution residuals rank singular_values'),
     'linalg_lu': _result('linalg_lu', 'P L U'),
     'linalg_lu_factor': _result('linalg_lu_factor', 'LU pivots'),
     'linalg_lu_factor_ex': _result('linalg_lu_factor_ex', 'LU pivots info'),
@@ -569,6 +570,14 @@ linalg_tensorinv = _aten('linalg_tensorinv(Tensor self, int ind=2) -> Tensor')
 linalg_tensorinv_out = _aten('linalg_tensorinv.out(Tensor self, int ind=2, *, Tensor(a!) out) -> Tensor(a!)')
 linalg_tensorsolve = _aten('linalg_tensorsolve(Tensor self, Tensor other, int[]? dims=None) -> Tensor')
 linalg_tensorsolve_out = _aten('linalg_tensorsolve.out(Tensor self, Tensor other, int[]? dims=None, *, Tensor(a!) out) -> Tensor(a!)')
+linalg_lstsq = _aten('linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)')
+linalg_lstsq_out = _aten('linalg_lstsq.out(Tensor self, Tensor b, float? rcond=None, *, str? driver=None, Tensor(a!) solution, Tensor(b!) residuals, Tensor(c!) rank, '
+                         'Tensor(d!) singular_values) -> (Tensor(a!) solution, Tensor(b!) residuals, Tensor(c!) rank, Tensor(d!) singular_values)')
+linalg_vander = _aten('linalg_vander(Tensor x, *, SymInt? N=None) -> Tensor')
+linalg_householder_product = _aten('linalg_householder_product(Tensor input, Tensor tau) -> Tensor')
+linalg_householder_product_out = _aten('linalg_householder_product.out(Tensor input, Tensor tau, *, Tensor(a!) out) -> Tensor(a!)')
+orgqr = _aten('orgqr(Tensor self, Tensor input2) -> Tensor')
+orgqr_out = _aten('orgqr.out(Tensor self, Tensor input2, *, Tensor(a!) out) -> Tensor(a!)')
 diff = _aten('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor')
 cov = _aten('cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor')
 corrcoef = _aten('corrcoef(Tensor self) -> Tensor')

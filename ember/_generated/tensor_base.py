@@ -326,6 +326,7 @@ class _TensorBase(TensorImpl):
     normal_ = _m.normal_
     not_equal = _fn.not_equal
     not_equal_ = _m.not_equal_
+    orgqr = _fn.orgqr
     outer = _fn.outer
     permute = _fn.permute
     pinverse = _fn.pinverse

@@ -5,6 +5,7 @@ from ember.core.device import device as _device
 from ember.core.dtype import dtype as _dtype
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.backend_select import CPU_KEYS, DEVICE_KEYS, default_device, dev_keys, device_checks  # noqa: F401
+from ember.dispatch.operator import list_keys
 from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
                                     to_intlist, to_scalar)
 
@@ -19,12 +20,7 @@ def keys_of(x):
     return x._keys if isinstance(x, TensorImpl) else 0
 
 
-def keys_of_list(xs):
-    ks = 0
-    for x in xs:
-        if x is not None:
-            ks |= x._keys
-    return ks
+keys_of_list = list_keys  # the dispatcher's: keys of a Tensor[] / Tensor?[] argument
 
 
 def to_tensor_list(xs):

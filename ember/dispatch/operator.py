@@ -212,7 +212,7 @@ def _keys_of(x):
     return 0
 
 
-def _list_keys(xs):
+def list_keys(xs):
     """Keys of a Tensor[] / Tensor?[] argument."""
     ks = 0
     for t in xs:
@@ -251,7 +251,7 @@ def _typed_call(op, drop):
             continue
         slow.append(f"_keys_of({n})")
         if a.is_list:
-            fast.append(f"_list_keys({n})")
+            fast.append(f"list_keys({n})")
         elif a.optional:
             fast.append(f"(0 if {n} is None else {n}._keys)")
         else:
@@ -267,7 +267,7 @@ def _typed_call(op, drop):
     src = (f"def call({', '.join(params)}):\n{body}"
            f"    d = st.dk\n    return table[(ks | d[0]) & d[1]{mask}]({', '.join(names)})\n")
     ns = dict(defaults, table=op.table, st=tls.state, dev_keys=dev_keys, _keys_of=_keys_of,
-              _list_keys=_list_keys)
+              list_keys=list_keys)
     exec(compile(src, f"<front door of {op.qualname}>", "exec"), ns)
     call = ns["call"]
     call.__qualname__ = call.__name__ = f"{op.name}_{op.overload or 'default'}_call"

@@ -4,16 +4,12 @@ import numpy as np
 from ember.core.device import device as _device
 from ember.core.dtype import dtype as _dtype
 from ember.core.tensor_impl import TensorImpl
-from ember.dispatch.backend_select import CPU_KEYS, DEVICE_KEYS, default_device, dev_keys, device_checks  # noqa: F401
+from ember.dispatch.backend_select import dev_keys  # noqa: F401  (the bindings' BackendSelect)
 from ember.dispatch.operator import list_keys
 from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
                                     to_intlist, to_scalar)
 
 NUMS = frozenset((int, float, bool, complex))
-# BackendSelect's state lives in the dispatcher; these names are kept for the generated bindings
-_DEV_KEYS = DEVICE_KEYS
-_device_checks = device_checks
-_CPU_KEYS = CPU_KEYS
 
 
 def keys_of(x):

@@ -7,6 +7,7 @@ import numpy as np
 from ember.core import dtype as _dt
 from ember.core.device import device as _device
 from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta, wrap_cpu
+from ember.dispatch.backend_select import default_device
 from ember.dispatch.resolve import to_dtype
 
 _PROMOTE = _dt.PROMOTE
@@ -185,7 +186,6 @@ def _to_array(data, d, flags):
 
 
 def _default_device():
-    from ember._bindings import default_device
     return default_device.device
 
 

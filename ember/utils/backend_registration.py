@@ -9,6 +9,7 @@ and ember.foo with ember._register_device_module("foo", module).
 import sys
 
 from ember.core import device as _devmod
+from ember.dispatch.backend_select import DEVICE_KEYS
 
 __all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
 
@@ -40,7 +41,6 @@ def rename_privateuse1_backend(backend_name: str) -> None:
 
 def _forget_devices(names):
     """Drop the parser's cached devices of these type names."""
-    from ember import _bindings
 
     def named(k):
         s = k[0] if isinstance(k, tuple) else k
@@ -50,8 +50,8 @@ def _forget_devices(names):
         del _devmod._CACHE[k]
     for k in [k for k in _devmod._CANON if k[0] in names]:
         del _devmod._CANON[k]
-    for k in [k for k in _bindings._DEV_KEYS if k.type in names]:
-        del _bindings._DEV_KEYS[k]
+    for k in [k for k in DEVICE_KEYS if k.type in names]:
+        del DEVICE_KEYS[k]
 
 
 def _normalization_device(custom_backend_name, device=None):

@@ -10,6 +10,8 @@ with torch's error. The suites read it:
 - tests/autograd/test_opdb_grad.py: gradients against torch, gradcheck and gradgradcheck (float64);
 - tests/meta/test_opdb_meta.py: meta tensors give the CPU's shape, dtype and strides;
 - tests/devices/test_device_generic.py: the same calls on cpu, meta, cuda (the simulator) and adev.
+- tests/devices/test_device_tables.py: the pointwise, comparison, activation and product tables
+  on every device in the (2, 3) / (0.5, 2) shapes and ranges of the device tables they replaced.
 
 The tables further down were the op tables of the ops and autograd suites; those suites import
 them from here.
@@ -972,6 +974,104 @@ def _linalg(name, fn, specs, second):
         gradcheck=product, supports_meta=product, device_sample="ordinary" if product else None)
 
 
+# ---- nn: losses, normalization, channel shuffle, 3-d adaptive pooling, max unpooling --------------
+# (ember/ops/native_functions/nn_norm_loss.yaml, nn_spatial.yaml; torch.nn.functional's wrappers). Targets,
+# labels and indices are fixed arrays made in the call (in the input's dtype), so that only the inputs get
+# gradients; each entry's variants run its other reductions.
+_NN_SIGNS = np.array([[1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, 1.0, 1.0], [1.0, 1.0, -1.0, -1.0]])
+_NN_LABELS = np.array([[1, 2, -1, 0], [3, -1, 0, 0], [0, 1, 2, 3]])
+
+
+def _nn_const(L, x, a):
+    """A fixed target in x's dtype (labels: int64) on x's device."""
+    return L.tensor(a, dtype=x.dtype if a.dtype.kind == "f" else None, device=x.device)
+
+
+def _nn_samples(*specs, transposed=True):
+    """Samples: the shapes `specs` contiguous ("ordinary") and, for 2-d first inputs, the first one
+    transposed."""
+    def func(op, dtype):
+        lo, hi = op.domain
+        yield SampleInput(tuple(T(s, "contiguous", lo, hi) for s in specs), name="ordinary")
+        if transposed and len(specs[0]) == 2:
+            yield SampleInput((T(specs[0], "transposed", lo, hi),) + tuple(T(s, "contiguous", lo, hi)
+                                                                          for s in specs[1:]), name="transposed")
+    return func
+
+
+def _nn_loss(name, fn, specs, gradgrad=True, domain=(-2.0, 2.0), reductions=("mean", "none", "sum"),
+             meta=True):
+    """An nn.functional loss: fn(F, L, *inputs, reduction=...)."""
+    calls = [lambda L, *xs, r=r: fn(L.nn.functional, L, *xs, reduction=r) for r in reductions]
+    return OpInfo(
+        "nn.functional." + name, op=calls[0], variants=tuple(calls[1:]), family="nn",
+        sample_inputs_func=_nn_samples(*specs), dtypes=("float32", "float64"), domain=domain,
+        supports_autograd=True, supports_gradgrad=gradgrad, grad_domain=domain, supports_meta=meta,
+        device_sample="ordinary" if meta else None, device_domain=domain)
+
+
+def _nn_fn(name, fn, specs, gradgrad=True, domain=(-2.0, 2.0), transposed=True, variants=()):
+    return OpInfo(
+        "nn.functional." + name, op=lambda L, *xs: fn(L.nn.functional, L, *xs), variants=variants, family="nn",
+        sample_inputs_func=_nn_samples(*specs, transposed=transposed), dtypes=("float32", "float64"),
+        domain=domain, supports_autograd=True, supports_gradgrad=gradgrad, grad_domain=domain,
+        device_sample="ordinary", device_domain=domain)
+
+
+def _nn_unpool(nd):
+    def fn(F, L, x):
+        pool = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+        unpool = (F.max_unpool1d, F.max_unpool2d, F.max_unpool3d)[nd - 1]
+        y, i = pool(x, 2, return_indices=True)
+        return unpool(y, i, 2)
+    return fn
+
+
+NN_OPS = [
+    _nn_loss("margin_ranking_loss", lambda F, L, a, b, reduction: F.margin_ranking_loss(
+        a, b, _nn_const(L, a, _NN_SIGNS), margin=0.3, reduction=reduction), [(3, 4), (3, 4)]),
+    _nn_loss("hinge_embedding_loss", lambda F, L, a, reduction: F.hinge_embedding_loss(
+        a, _nn_const(L, a, _NN_SIGNS), margin=0.5, reduction=reduction), [(3, 4)]),
+    _nn_loss("cosine_embedding_loss", lambda F, L, a, b, reduction: F.cosine_embedding_loss(
+        a, b, _nn_const(L, a, _NN_SIGNS[:, 0]), margin=0.1, reduction=reduction), [(3, 4), (3, 4)]),
+    _nn_loss("poisson_nll_loss", lambda F, L, a, b, reduction: F.poisson_nll_loss(
+        a, b, full=True, reduction=reduction), [(3, 4), (3, 4)], domain=(0.5, 2.0)),
+    _nn_loss("poisson_nll_loss_no_log", lambda F, L, a, b, reduction: F.poisson_nll_loss(
+        a, b, log_input=False, reduction=reduction), [(3, 4), (3, 4)], domain=(0.5, 2.0)),
+    _nn_loss("triplet_margin_loss", lambda F, L, a, p, n, reduction: F.triplet_margin_loss(
+        a, p, n, swap=True, reduction=reduction), [(3, 4), (3, 4), (3, 4)]),
+    _nn_loss("soft_margin_loss", lambda F, L, a, reduction: F.soft_margin_loss(
+        a, _nn_const(L, a, _NN_SIGNS), reduction=reduction), [(3, 4)]),
+    # PyTorch has no formula for multi_margin_loss_backward / multilabel_margin_loss_backward
+    _nn_loss("multi_margin_loss", lambda F, L, a, reduction: F.multi_margin_loss(
+        a, _nn_const(L, a, np.array([1, 0, 3])), p=2, margin=0.7, weight=_nn_const(L, a, np.array([1.0, 2.0, 0.5, 1.5])),
+        reduction=reduction), [(3, 4)], gradgrad=False),
+    _nn_loss("multilabel_margin_loss", lambda F, L, a, reduction: F.multilabel_margin_loss(
+        a, _nn_const(L, a, _NN_LABELS), reduction=reduction), [(3, 4)], gradgrad=False),
+    _nn_loss("multilabel_soft_margin_loss", lambda F, L, a, reduction: F.multilabel_soft_margin_loss(
+        a, _nn_const(L, a, (_NN_SIGNS + 1) / 2), reduction=reduction), [(3, 4)]),
+    _nn_loss("gaussian_nll_loss", lambda F, L, a, b, v, reduction: F.gaussian_nll_loss(
+        a, b, v, full=True, reduction=reduction), [(3, 4), (3, 4), (3, 4)], domain=(0.5, 2.0),
+        meta=False),  # it reads var's values (`if torch.any(var < 0)`): torch raises on meta too
+    _nn_loss("triplet_margin_with_distance_loss", lambda F, L, a, p, n, reduction:
+             F.triplet_margin_with_distance_loss(a, p, n, swap=True, reduction=reduction),
+             [(3, 4), (3, 4), (3, 4)]),
+    _nn_fn("instance_norm", lambda F, L, x, w, b: F.instance_norm(x, weight=w, bias=b),
+           [(2, 4, 6), (4,), (4,)], transposed=False),
+    _nn_fn("local_response_norm", lambda F, L, x: F.local_response_norm(x, 3), [(2, 4, 6)], transposed=False),
+    _nn_fn("channel_shuffle", lambda F, L, x: F.channel_shuffle(x, 2), [(2, 4, 6)], transposed=False),
+    _nn_fn("adaptive_avg_pool3d", lambda F, L, x: F.adaptive_avg_pool3d(x, (2, 3, 4)), [(2, 3, 5, 4, 6)],
+           transposed=False),
+    _nn_fn("adaptive_max_pool3d", lambda F, L, x: F.adaptive_max_pool3d(x, (2, 3, 4)), [(2, 3, 5, 4, 6)],
+           transposed=False, variants=(lambda L, x: L.nn.functional.adaptive_max_pool3d(x, (2, 3, 4), True),)),
+    _nn_fn("max_unpool1d", _nn_unpool(1), [(2, 3, 8)], transposed=False),
+    _nn_fn("max_unpool2d", _nn_unpool(2), [(2, 3, 4, 6)], transposed=False),
+    _nn_fn("max_unpool3d", _nn_unpool(3), [(1, 2, 4, 4, 6)], transposed=False),
+    _nn_fn("lp_pool3d", lambda F, L, x: F.lp_pool3d(x, 2, 2), [(1, 2, 4, 4, 6)], domain=(0.5, 2.0),
+           transposed=False),
+]
+
+
 def _build():
     db = [_pointwise_unary(n) for n in POINTWISE_UNARY]
     db += [_binary(n, f) for n, f in POINTWISE_BINARY.items()]
@@ -980,6 +1080,7 @@ def _build():
     db += [_activation(n, f, second_order(n)) for n, f in ACTIVATIONS.items()]
     db += [_activation(n, f, False) for n, f in ACTIVATIONS_FIRST_ORDER.items()]
     db += [_linalg(n, *case) for n, case in LINALG_CASES.items()]
+    db += NN_OPS
     names = [op.name for op in db]
     assert len(names) == len(set(names)), "op_db names must be unique"
     return db

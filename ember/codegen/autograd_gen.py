@@ -255,8 +255,9 @@ def emit_node(e, info):
         e()
         return
     if len(info.outnames) == 1:
-        e("        grad = grads[0]")
-    e("        _nf = _node._next")
+        e("        grad, _nf = grads[0], _node._next")
+    else:
+        e("        _nf = _node._next")
     if lst:
         # a Tensor[] input: its gradients fill a slice of the output list
         e("        _out = [None] * len(_nf)")
@@ -474,7 +475,7 @@ def gen_autograd(decls, header):
         cls = re.sub(r"\W", "_", node_name)
         k = 1
         while cls in used_cls:  # two entries may share PyTorch's node name: classes must differ
-            cls = f"{node_name}_{k}"
+            cls = re.sub(r"\W", "_", node_name) + f"_{k}"
             k += 1
         used_cls.add(cls)
         info = Info(entry, decl, cls)
@@ -496,4 +497,7 @@ def gen_autograd(decls, header):
     for i, f in outs:
         e(f"    ({i!r}, {f}),")
     e("]")
-    return "\n".join(x for line in lines for x in _wrap(line)) + "\n"
+    # a Node class and its Autograd kernels read as one block: no blank line inside it
+    out = [x for line in lines for x in _wrap(line)]
+    out = [x for i, x in enumerate(out) if x or i + 1 == len(out) or not out[i + 1].startswith("def _ag_")]
+    return "\n".join(out) + "\n"

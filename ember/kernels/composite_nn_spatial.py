@@ -7,8 +7,12 @@ mode's kernel, _pad_circular copies slices (CopySlices), upsample *.vec resolve 
 `convolution_backward` (CompositeExplicitAutograd) returns None for the gradients output_mask
 does not ask for, as ATen's does; it runs the NumPy kernel on CPU and computes shapes on Meta.
 """
+import math
 import warnings
 
+import numpy as np
+
+import ember
 from ember._generated import ops as _ops
 from ember.core import tls as _tls
 from ember.core.errors import fmt_shape
@@ -420,3 +424,196 @@ def upsample_linear1d_vec(input, output_size, align_corners, scale_factors):
 
 def upsample_bilinear2d_vec(input, output_size, align_corners, scale_factors):
     return _upsample_vec(_ops.upsample_bilinear2d, input, output_size, scale_factors, align_corners)
+
+
+# ---- 3-d adaptive pooling, max unpooling, channel_shuffle ------------------------------------------
+# PyTorch's kernels (AdaptiveAveragePooling3d.cpp, AdaptiveMaxPooling3d.cpp, MaxUnpooling.cpp,
+# ChanelShuffle.cpp) as CompositeExplicitAutograd compositions of ember ops: they run below Autograd,
+# whose nodes come from ember/ops/derivatives/nn_spatial.yaml.
+def _not_implemented(kernel, dtype):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._short}'")
+
+
+def _bin_table(in_size, out_size):
+    """Input positions of every adaptive bin along one dim, as an (out_size, k) table.
+
+    Bin i covers [floor(i*in/out), ceil((i+1)*in/out)) as in ATen; k is the longest bin, and
+    shorter bins repeat their last position (harmless for max, masked out for the average).
+    Returns the table and the bin lengths.
+    """
+    i = np.arange(out_size, dtype=np.int64)
+    start = (i * in_size) // out_size
+    end = -((-(i + 1) * in_size) // out_size)
+    length = end - start
+    k = int(length.max()) if out_size else 1
+    return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1), length
+
+
+def _adaptive_checks(name, input, sep):
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"{name}(): Expected 4D or 5D tensor, but got{sep} {fmt_shape(input.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] <= 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {fmt_shape(input.shape)} with dimension {d} being empty")
+
+
+def _adaptive_avg_dim(x, dim, out_size):
+    """Average the adaptive bins of one dim (the 3-d average is separable: a mean of means)."""
+    table, length = _bin_table(x.shape[dim], out_size)
+    k = table.shape[1]
+    win = x.index_select(dim, ember.tensor(table.reshape(-1), device=x.device)).unflatten(dim, (out_size, k))
+    if (length == k).all():
+        return win.mean(dim + 1)
+    trailing = (1,) * (x.dim() - dim - 1)
+    valid = ember.tensor(np.arange(k) < length[:, None], device=x.device).reshape((out_size, k) + trailing)
+    count = ember.tensor(length, dtype=x.dtype, device=x.device).reshape((out_size,) + trailing)
+    return ember.where(valid, win, 0).sum(dim + 1) / count
+
+
+def adaptive_avg_pool3d(self, output_size):
+    """ATen's adaptive_avg_pool3d: a mean for a 1x1x1 output, _adaptive_avg_pool3d otherwise."""
+    out = tuple(output_size)
+    if len(out) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    if any(o < 0 for o in out):
+        raise RuntimeError("adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{out[0]}, {out[1]},{out[2]}}}")
+    if out == (1, 1, 1):
+        return _ops.mean_dim.call(self, (-1, -2, -3), True, None)
+    return _ops._adaptive_avg_pool3d.call(self, out)
+
+
+def _half_to_float(x):
+    # half/bfloat16 are summed in float32 and rounded once
+    return x.float() if x.dtype in (ember.float16, ember.bfloat16) else x
+
+
+def adaptive_avg_pool3d_kernel(self, output_size):
+    """_adaptive_avg_pool3d over (N, C, D, H, W) or (C, D, H, W)."""
+    out = tuple(output_size)
+    _adaptive_checks("adaptive_avg_pool3d", self, "")
+    if not self.is_floating_point():
+        raise _not_implemented("adaptive_avg_pool3d_cpu", self.dtype)
+    x = _half_to_float(self)
+    nd = x.dim()
+    for i, o in enumerate(out):
+        x = _adaptive_avg_dim(x, nd - 3 + i, o)
+    return x.to(self.dtype)
+
+
+def adaptive_avg_pool3d_backward(grad_output, self):
+    """Each input element gets grad / (bin volume) of every bin it belongs to: the transposed
+    averaging matrices of the three dims applied to grad_output."""
+    g = _half_to_float(grad_output)
+    nd = g.dim()
+    for i in range(3):
+        d = nd - 3 + i
+        n_in, n_out = self.shape[d], g.shape[d]
+        table, length = _bin_table(n_in, n_out)
+        m = np.zeros((n_out, n_in))
+        for o in range(n_out):
+            m[o, table[o, 0]:table[o, 0] + length[o]] = 1.0 / length[o]
+        mt = ember.tensor(m.T.copy(), dtype=g.dtype, device=g.device)  # (n_in, n_out)
+        g = ember.matmul(g.movedim(d, -1), mt.t()).movedim(-1, d)
+    return g.to(grad_output.dtype).contiguous()
+
+
+def adaptive_max_pool3d(self, output_size):
+    """3-d adaptive max pooling: (values, indices), indices flat over each (D, H, W) plane."""
+    out = tuple(output_size)
+    _adaptive_checks("adaptive_max_pool3d", self, ":")
+    if len(out) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must be 3")
+    nd = self.dim()
+    batch = tuple(self.shape[:-3])
+    if any(o < 0 for o in out):
+        ember.empty(batch + out)  # raises ATen's "Trying to create tensor with negative dimension"
+    if not self.is_floating_point():
+        raise _not_implemented("adaptive_max_pool3d_cpu", self.dtype)
+    sizes = tuple(self.shape[-3:])
+    tables = [_bin_table(n, o)[0] for n, o in zip(sizes, out)]
+    ks = tuple(t.shape[1] for t in tables)
+    win = self
+    for i, t in enumerate(tables):
+        dim = nd - 3 + 2 * i  # each earlier dim was split into (out, k)
+        win = win.index_select(dim, ember.tensor(t.reshape(-1), device=self.device)).unflatten(dim, (out[i], ks[i]))
+    b = len(batch)
+    # (..., oD, kD, oH, kH, oW, kW) -> (..., oD, oH, oW, kD*kH*kW): one window per output, in (d, h, w) order
+    win = win.permute(tuple(range(b)) + (b, b + 2, b + 4, b + 1, b + 3, b + 5)).reshape(batch + out + (math.prod(ks),))
+    td, th, tw = tables
+    flat = (td[:, None, None, :, None, None] * (sizes[1] * sizes[2]) + th[None, :, None, None, :, None] * sizes[2]
+            + tw[None, None, :, None, None, :]).reshape(out + (math.prod(ks),))
+    flat = ember.tensor(flat, device=self.device).expand(win.shape)
+    # ATen keeps the first maximum, but a NaN always wins, so the last NaN of a window is taken
+    kpos = ember.arange(win.shape[-1], device=self.device)
+    last_nan = ember.where(win.isnan(), kpos, -1).amax(-1, keepdim=True)
+    sel = ember.where(last_nan >= 0, last_nan, win.argmax(-1, keepdim=True))
+    return win.gather(-1, sel).squeeze(-1), flat.gather(-1, sel).squeeze(-1)
+
+
+def adaptive_max_pool3d_backward(grad_output, self, indices):
+    """grad_output summed into each plane at its argmax positions."""
+    batch = tuple(self.shape[:-3])
+    plane = math.prod(self.shape[-3:])
+    out = ember.zeros(batch + (plane,), dtype=grad_output.dtype, device=grad_output.device)
+    return out.scatter_add(-1, indices.flatten(-3), grad_output.flatten(-3)).view(self.shape)
+
+
+def _max_unpool(input, indices, output_size, nsp, stride=None):
+    """ATen's max_unpool2d (nsp=2) / max_unpool3d (nsp=3): scatter each plane's values to their indices."""
+    name = f"max_unpooling{nsp}d"
+    if indices.dtype != ember.int64:
+        extra = f" but got: {indices.dtype._short}" if nsp == 2 else ""
+        raise RuntimeError(f"elements in indices should be type int64{extra}")
+    if input.dim() not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f"Input to {name} should be a {nsp + 1}d or {nsp + 2}d Tensor, but got a tensor with "
+                           f"{input.dim()} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({fmt_shape(input.shape)}) but got indices tensor with shape: {fmt_shape(indices.shape)}")
+    for d in range(1, input.dim()):
+        if input.shape[d] <= 0:
+            raise RuntimeError(f"{name}_forward_out_cpu(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but got {fmt_shape(input.shape)} with dimension {d} being empty.")
+    if stride is not None and not all(s > 0 for s in stride):
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {fmt_shape(stride)}")
+    if not input.is_floating_point():
+        raise _not_implemented(f"max_unpool{nsp}d", input.dtype)
+    output_size = tuple(int(s) for s in output_size)
+    plane = math.prod(output_size)
+    batch = tuple(input.shape[:-nsp])
+    flat_idx = indices.flatten(-nsp)
+    if input.device.type != "meta":  # meta tensors hold no indices to check
+        bad = (flat_idx < 0) | (flat_idx >= plane)
+        if bad.any().item():
+            # ATen reports one invalid index: the last one it met when it runs on one thread
+            raise RuntimeError(f"Found an invalid max index: {flat_idx[bad][-1].item()} (output volumes are of "
+                               "size " + "x".join(str(s) for s in output_size) + ")")
+    out = ember.zeros(batch + (plane,), dtype=input.dtype, device=input.device)
+    return out.scatter(-1, flat_idx, input.flatten(-nsp)).reshape(batch + output_size)
+
+
+def max_unpool2d(self, indices, output_size):
+    return _max_unpool(self, indices, output_size, 2)
+
+
+def max_unpool3d(self, indices, output_size, stride, padding):
+    return _max_unpool(self, indices, output_size, 3, stride)
+
+
+def channel_shuffle(self, groups):
+    """(N, C, *) -> (N, C, *) with the channels, seen as (groups, C // groups), transposed."""
+    if self.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+                           f"{list(self.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    b, c = self.shape[0], self.shape[1]
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} "
+                           "groups.")
+    rest = math.prod(self.shape[2:])
+    # always a new tensor, as torch's kernel returns (the transpose is a plain view when groups is 1)
+    shuffled = self.reshape(b, groups, c // groups, rest).transpose(1, 2)
+    return shuffled.clone(memory_format=ember.contiguous_format).view(self.shape)

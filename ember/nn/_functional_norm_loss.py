@@ -1,38 +1,29 @@
 """torch.nn.functional's normalization, loss, distance and attention functions (signatures,
-legacy size_average/reduce arguments, warnings and Python-level checks of torch/nn/functional.py);
-the operators are in ember/ops/native_functions/nn_norm_loss.yaml."""
+legacy size_average/reduce arguments with torch's warnings (ember/nn/_reduction.py), and the
+Python-level checks of torch/nn/functional.py); the operators are in
+ember/ops/native_functions/nn_norm_loss.yaml. The functions torch writes in Python
+(multilabel_soft_margin_loss, gaussian_nll_loss, triplet_margin_with_distance_loss,
+local_response_norm) are written here the same way."""
+import math
 import warnings
 
 import ember
+from ember._generated import functions as _f
 from ember._generated import functions_nn as _nn
+from ember._python_api.distance import pdist
+from ember.nn import _reduction as _Reduction
+from ember.nn._functional_spatial import avg_pool2d, avg_pool3d
 
 __all__ = [
     "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
-    "pairwise_distance", "layer_norm", "batch_norm", "group_norm", "rms_norm",
+    "pairwise_distance", "pdist", "layer_norm", "batch_norm", "group_norm", "rms_norm", "instance_norm",
+    "local_response_norm", "channel_shuffle", "native_channel_shuffle",
     "scaled_dot_product_attention", "multi_head_attention_forward",
+    "margin_ranking_loss", "soft_margin_loss", "multilabel_soft_margin_loss", "hinge_embedding_loss",
+    "cosine_embedding_loss", "poisson_nll_loss", "gaussian_nll_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss", "multi_margin_loss", "multilabel_margin_loss",
 ]
-
-_ENUM = {"none": 0, "mean": 1, "sum": 2}
-
-
-def _legacy(size_average, reduce):
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        return "mean"
-    if reduce:
-        return "sum"
-    return "none"
-
-
-def _enum(reduction):
-    r = _ENUM.get(reduction)
-    if r is None:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return r
 
 
 def _size_warn(input, target):
@@ -47,16 +38,16 @@ def _size_warn(input, target):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
-    return _nn.cross_entropy_loss(input, target, weight, _enum(reduction), ignore_index,
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    return _nn.cross_entropy_loss(input, target, weight, _Reduction.get_enum(reduction), ignore_index,
                                   label_smoothing)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
-    return _nn.nll_loss_nd(input, target, weight, _enum(reduction), ignore_index)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    return _nn.nll_loss_nd(input, target, weight, _Reduction.get_enum(reduction), ignore_index)
 
 
 def _weighted(loss, weight, input, reduction):
@@ -75,31 +66,31 @@ def _weighted(loss, weight, input, reduction):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _size_warn(input, target)
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
     i, t = ember.broadcast_tensors(input, target) if input.shape != target.shape else (input, target)
     if weight is not None:
         return _weighted(_nn.mse_loss(i, t, 0), weight, input, reduction)
-    return _nn.mse_loss(i, t, _enum(reduction))
+    return _nn.mse_loss(i, t, _Reduction.get_enum(reduction))
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _size_warn(input, target)
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
     i, t = ember.broadcast_tensors(input, target) if input.shape != target.shape else (input, target)
     if weight is not None:
         return _weighted(_nn.l1_loss(i, t, 0), weight, input, reduction)
-    return _nn.l1_loss(i, t, _enum(reduction))
+    return _nn.l1_loss(i, t, _Reduction.get_enum(reduction))
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _size_warn(input, target)
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
     i, t = ember.broadcast_tensors(input, target) if input.shape != target.shape else (input, target)
     if beta == 0.0:
-        return _nn.l1_loss(i, t, _enum(reduction))
-    return _nn.smooth_l1_loss(i, t, _enum(reduction), beta)
+        return _nn.l1_loss(i, t, _Reduction.get_enum(reduction))
+    return _nn.smooth_l1_loss(i, t, _Reduction.get_enum(reduction), beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -107,14 +98,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     i, t = ember.broadcast_tensors(input, target) if input.shape != target.shape else (input, target)
     if weight is not None:
         return _weighted(_nn.huber_loss(i, t, 0, delta), weight, input, reduction)
-    return _nn.huber_loss(i, t, _enum(reduction), delta)
+    return _nn.huber_loss(i, t, _Reduction.get_enum(reduction), delta)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
-    r = _enum(reduction)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    r = _Reduction.get_enum(reduction)
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
                          f"size ({input.size()}) is deprecated. Please ensure they have the same "
@@ -128,8 +119,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     if size_average is not None or reduce is not None:
-        reduction = _legacy(size_average, reduce)
-    r = _enum(reduction)
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    r = _Reduction.get_enum(reduction)
     if not (target.size() == input.size()):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")
@@ -138,7 +129,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
-        reduction_enum = _enum(_legacy(size_average, reduce))
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
     else:
         if reduction == "mean":
             warnings.warn(
@@ -146,7 +137,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                 "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
                 "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
                 "major release.", stacklevel=2)
-        reduction_enum = 2 if reduction == "batchmean" else _enum(reduction)
+        reduction_enum = 2 if reduction == "batchmean" else _Reduction.get_enum(reduction)
     out = ember.kl_div(input, target, reduction_enum, log_target=log_target)
     if reduction == "batchmean" and input.dim() != 0:
         out = out / input.size()[0]
@@ -155,6 +146,162 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 cosine_similarity = ember.cosine_similarity
 pairwise_distance = ember.pairwise_distance
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return ember.margin_ranking_loss(input1, input2, target, margin, reduction_enum)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    return ember.hinge_embedding_loss(input, target, margin, reduction_enum)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    return ember.cosine_embedding_loss(input1, input2, target, margin, reduction_enum)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        raise ValueError(reduction + " is not a valid value for reduction")
+    return ember.poisson_nll_loss(input, target, log_input, full, eps, _Reduction.get_enum(reduction))
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log likelihood of target ~ N(input, var); var is clamped to eps without gradient."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ember.ones_like(input)
+    elif ember.any(var < 0):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            # homoscedastic: one variance for the whole last dimension
+            var = ember.unsqueeze(var, -1)
+        elif not (input.ndim == var.ndim
+                  and sum(y for x, y in zip(input.size(), var.size(), strict=True) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction != "none" and reduction != "mean" and reduction != "sum":
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with ember.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (ember.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    return ember.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction_enum)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance_function(x1, x2) (default: pairwise_distance)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same "
+                           f"number of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and "
+                           f"negative {n_dim}D inputs")
+    if distance_function is None:
+        distance_function = ember.pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        # Balntas et al.: use the positive as anchor when it is closer to the negative
+        dist_neg = ember.minimum(dist_neg, distance_function(positive, negative))
+    loss = ember.clamp_min(margin + dist_pos - dist_neg, 0)
+    if reduction == "sum":
+        return ember.sum(loss)
+    if reduction == "mean":
+        return ember.mean(loss)
+    return loss
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    return _nn.soft_margin_loss(input, target, reduction_enum)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Binary logistic loss per class, averaged over the last (class) dimension."""
+    if size_average is not None or reduce is not None:
+        reduction = _Reduction.legacy_get_string(size_average, reduce)
+    loss = -(target * _nn.log_sigmoid(input) + (1 - target) * _nn.log_sigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(reduction + " is not valid")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    return _nn.multilabel_margin_loss(input, target, reduction_enum)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    if size_average is not None or reduce is not None:
+        reduction_enum = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        reduction_enum = _Reduction.get_enum(reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None:
+        if weight.dim() != 1:
+            raise ValueError("weight must be one-dimensional")
+    return _nn.multi_margin_loss(input, target, p, margin, weight, reduction_enum)
 
 
 # ---- normalization ------------------------------------------------------------------------------
@@ -188,6 +335,53 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         _verify_batch_size(input.size())
     return ember.batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
                             eps, False)
+
+
+def _verify_spatial_size(size):
+    size_prods = 1
+    for i in range(2, len(size)):
+        size_prods *= size[i]
+    if size_prods == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    # (torch passes torch.backends.cudnn.enabled, which only picks a CUDA kernel)
+    return ember.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                               momentum, eps, False)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Divides each element by (k + alpha * mean of squares over `size` neighbouring channels)^beta."""
+    dim = input.dim()
+    if dim < 3:
+        # torch's message has this run of spaces
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = div.unsqueeze(1)
+        div = _nn.pad(div, (0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = _nn.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1)
+        div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+# torch.nn.functional binds these directly (torch.channel_shuffle, torch.native_channel_shuffle)
+channel_shuffle = _f.channel_shuffle
+native_channel_shuffle = _f.native_channel_shuffle
+
 
 
 # ---- attention ----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""torch.nn.functional's convolution, pooling, embedding, padding, upsampling, fold/unfold and pixel
-shuffle functions (signatures and Python-level logic of torch/nn/functional.py); the operators are
-in ember/ops/native_functions/nn_spatial.yaml.
+"""torch.nn.functional's convolution, pooling (lp_pool*, adaptive, max unpooling), embedding, padding,
+upsampling, fold/unfold and pixel shuffle functions (signatures and Python-level logic of
+torch/nn/functional.py); the operators are in ember/ops/native_functions/nn_spatial.yaml.
 
 F.pad is ember/nn/functional.py's (torch._C._nn.pad, nn_basic.yaml); its non-constant modes call this
 family's reflection_pad*/replication_pad*/_pad_circular operators, so autograd records PyTorch's
@@ -20,6 +20,8 @@ __all__ = [
     "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "lp_pool1d", "lp_pool2d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+    "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "adaptive_avg_pool3d", "lp_pool3d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d",
     "embedding", "embedding_bag", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
     "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
 ]
@@ -125,6 +127,19 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_finish(out, kw * kh, norm_type)
 
 
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = _triple(kernel_size)
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool3d(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool3d(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if stride is not None:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    else:
+        out = avg_pool3d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    return _lp_finish(out, kd * kw * kh, norm_type)
+
 # ---- adaptive pooling ------------------------------------------------------------------------------
 def _list_with_default(out_size, defaults):
     if isinstance(out_size, int):
@@ -158,6 +173,76 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_avg_pool2d(input, output_size):
     return _nn.adaptive_avg_pool2d(input, _pair(_list_with_default(output_size, tuple(input.shape))))
 
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    output_size = _triple(_list_with_default(output_size, tuple(input.shape)))
+    return _nn.adaptive_max_pool3d(input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    if return_indices:
+        return adaptive_max_pool3d_with_indices(input, output_size)
+    return adaptive_max_pool3d_with_indices(input, output_size)[0]
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _nn.adaptive_avg_pool3d(input, _triple(_list_with_default(output_size, tuple(input.shape))))
+
+
+# ---- max unpooling (partial inverses of max_pool*d) --------------------------------------------------
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    """torch.nn.functional's output size of max_unpoolNd: the default or a checked output_size."""
+    n = len(kernel_size)
+    input_size = input.size()
+    default = [(input_size[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        ret = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, but it has "
+                             f"a length of '{len(output_size)}'")
+        for d in range(n):
+            min_size, max_size = default[d] - stride[d], default[d] + stride[d]
+            if not (min_size < output_size[d] < max_size):
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between {min_size} and '
+                                 f'{max_size})')
+        ret = output_size
+    for d in range(n):
+        if ret[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial dimensions, but got "
+                             f"output_size[{d}]={ret[d]}")
+    return ret
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _single(kernel_size)
+    _stride = _single(stride) if stride is not None else kernel_size
+    padding = _single(padding)
+    output_size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    if isinstance(output_size, list):
+        output_size = output_size + [1]
+    else:
+        output_size = output_size + (1,)
+    return _nn.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), output_size).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _pair(kernel_size)
+    _stride = _pair(stride) if stride is not None else kernel_size
+    padding = _pair(padding)
+    output_size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    return _nn.max_unpool2d(input, indices, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    kernel_size = _triple(kernel_size)
+    _stride = _triple(stride) if stride is not None else kernel_size
+    padding = _triple(padding)
+    output_size = _unpool_output_size(input, kernel_size, _stride, padding, output_size)
+    return _nn.max_unpool3d(input, indices, output_size, _stride, padding)
 
 # ---- embedding ---------------------------------------------------------------------------------------
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,

@@ -6,8 +6,6 @@ of examples/async_device. Each case runs in torch on the CPU as the oracle; embe
 inputs on the device (contiguous and non-contiguous), and the result must come back equal, on the
 same device. Shapes are tiny: the simulator runs every GPU thread in Python.
 """
-import os
-import sys
 import warnings
 
 import numpy as np
@@ -15,79 +13,9 @@ import pytest
 import torch
 
 import ember
-from harness import check
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-
-from examples import async_device  # noqa: E402
-from opdb import REDUCTION_META as REDUCTIONS  # noqa: E402  (the op database, run here per device)
-from opdb import _with_domain, materialize, op_db, op_ids  # noqa: E402
-
-DEVICES = ["cpu", "meta", "cuda", "adev"]
-
-
-@pytest.fixture(params=DEVICES)
-def device(request):
-    d = request.param
-    if d == "cuda" and not ember.cuda.is_available():
-        pytest.skip("no CUDA backend here (numba with a GPU, or EMBER_CUDA_SIM=1)")
-    if d == "adev":
-        async_device.install()
-        try:
-            yield d
-        finally:
-            async_device.uninstall()
-        return
-    yield d
-
-
-def _arrays(specs, seed):
-    """specs: shapes (float32, standard normal), ("T", shape) for a transposed view of a
-    (shape[::-1]) array, ("i", shape, high) for int64 indices in [0, high)."""
-    rng = np.random.default_rng(seed)
-    out = []
-    for s in specs:
-        if isinstance(s, tuple) and s and s[0] == "T":
-            out.append(("T", rng.standard_normal(s[1][::-1]).astype(np.float32)))
-        elif isinstance(s, tuple) and s and s[0] == "i":
-            out.append(("i", rng.integers(0, s[2], s[1])))
-        else:
-            out.append(("", rng.standard_normal(s).astype(np.float32)))
-    return out
-
-
-def _torch_inputs(arrays):
-    return [torch.from_numpy(a.copy()).t() if k == "T" else torch.from_numpy(a.copy()) for k, a in arrays]
-
-
-def _ember_inputs(arrays, device):
-    xs = []
-    for k, a in arrays:
-        x = ember.from_numpy(a.copy()).to(device)
-        xs.append(x.t() if k == "T" else x)  # the transpose happens on the device: a strided view
-    return xs
-
-
-def _to_cpu(r):
-    if isinstance(r, (tuple, list)):
-        return type(r)(_to_cpu(x) for x in r) if not hasattr(r, "_fields") else [_to_cpu(x) for x in r]
-    return r.cpu() if isinstance(r, ember.Tensor) and r.device.type != "meta" else r
-
-
-def _devices_of(r):
-    if isinstance(r, (tuple, list)):
-        return {d for x in r for d in _devices_of(x)}
-    return {r.device.type} if isinstance(r, ember.Tensor) else set()
-
-
-def _same(er, tr, device, atol=None, rtol=None):
-    assert _devices_of(er) <= {device}, f"result on {_devices_of(er)}, inputs on {device}"
-    if hasattr(tr, "_fields"):
-        tr = list(tr)
-    check(_to_cpu(er), tr, atol=atol, rtol=rtol)
-
+from device_harness import _arrays, _ember_inputs, _pair, _same, _torch_inputs
+from opdb import REDUCTION_META as REDUCTIONS  # (the op database, run here per device)
+from opdb import _with_domain, materialize, op_db, op_ids
 
 # (name, fn(lib, *inputs), input specs)
 OPS = [
@@ -143,12 +71,6 @@ def test_op_on_device(case, device):
     _same(er, tr, device, atol=1e-5, rtol=1e-4)
 
 
-def _pair(shape, seed, low=-0.9, high=0.9, transposed=False):
-    a = np.random.default_rng(seed).uniform(low, high, shape[::-1] if transposed else shape)
-    a = a.astype(np.float32)
-    return [("T" if transposed else "", a)]
-
-
 DEVICE_OPS = [op for op in op_db if op.device_sample]
 
 
@@ -162,8 +84,8 @@ def _device_sample(op):
 @pytest.mark.parametrize("op", DEVICE_OPS, ids=op_ids(DEVICE_OPS))
 def test_op_db_on_device(op, device):
     """Every op_db entry with a device sample (pointwise, comparisons, reductions, activations,
-    matrix products): its values on the device, non-contiguous inputs viewed there; and where it
-    has a gradient, the first-order gradients of sum(op(x) ** 2)."""
+    matrix products, nn losses and poolings): its values on the device, non-contiguous inputs viewed
+    there; and where it has a gradient, the first-order gradients of sum(op(x) ** 2)."""
     sample = _device_sample(op)
     ea, ta, ek, tk = materialize(sample, "float32", seed=3, device=device)
     _same(op.op(ember, *ea, **ek), op.op(torch, *ta, **tk), device, atol=1e-5, rtol=1e-4)
@@ -190,7 +112,8 @@ def _loss(out):
 
 
 def test_device_suite_reads_op_db():
-    assert {op.family for op in DEVICE_OPS} >= {"pointwise", "comparison", "reduction", "activation", "linalg"}
+    assert {op.family for op in DEVICE_OPS} >= {"pointwise", "comparison", "reduction", "activation", "linalg",
+                                                "nn"}
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

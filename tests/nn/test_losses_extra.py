@@ -1,6 +1,7 @@
-"""Margin, ranking, embedding and likelihood losses (ember/nn/_functional_losses_extra.py and
-ember/nn/modules/loss_extra.py) against torch: values, dtypes, gradients, reductions, broadcasting,
-legacy size_average/reduce arguments, modules and errors."""
+"""Margin, ranking, embedding and likelihood losses (the ops in ember/ops/native_functions/
+nn_norm_loss.yaml, torch.nn.functional's wrappers in ember/nn/_functional_norm_loss.py, and their
+modules) against torch: values, dtypes, gradients, reductions, broadcasting, legacy
+size_average/reduce arguments, modules and errors."""
 import numpy as np
 import pytest
 import torch

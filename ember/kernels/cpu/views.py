@@ -144,7 +144,7 @@ def unsafe_view(a, size):
 def as_strided(a, size, stride, storage_offset=None):
     root = _root(a)
     isz = a.itemsize
-    cur = (_ptr(a) - _ptr(root)) // isz if a.size else 0
+    cur = (_ptr(a) - _ptr(root)) // isz if a.size or 0 <= _ptr(a) - _ptr(root) <= root.nbytes else 0
     if storage_offset is None:
         storage_offset = cur
     _m.check_in_bounds(size, stride, storage_offset, isz, root.nbytes)
@@ -163,7 +163,7 @@ def select(a, dim, index):
     n = a.ndim
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, n)
+    d = dim if 0 <= dim < n else wrap_dim(dim, n)  # the common case without wrap_dim's frame
     size = a.shape[d]
     if index < -size or index >= size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
@@ -184,7 +184,7 @@ def slice(a, dim=0, start=None, end=None, step=1):  # noqa: A001
     n = a.ndim
     if n == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, n)
+    d = dim if 0 <= dim < n else wrap_dim(dim, n)  # the common case without wrap_dim's frame
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     if d == 0:
@@ -193,7 +193,7 @@ def slice(a, dim=0, start=None, end=None, step=1):  # noqa: A001
         r = a[(_S,) * d + (_slice(start, end, step),)]
     if r.size == 0:  # NumPy normalizes the strides of empty arrays
         shape, strides, off = _m.slice_geom(a.shape, a.strides, 0, d, start, end, step)
-        return _make(a, shape, strides, 0)
+        return _make(a, shape, strides, off)  # at its place in the storage (storage_offset)
     if not a.flags.writeable:
         return _recover_writeable(r, a)
     return r

@@ -265,6 +265,7 @@ def _backward(kernel, complex_ok=False):
         r = _grad_pair(g, x)
         float_only(kernel, r[1], complex_ok)
         return r
+    meta.__name__ = kernel.removesuffix("_cpu")  # the name meta/_glue.py's STRIDES reads
     return meta
 
 

@@ -8,6 +8,7 @@ import warnings
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape, wrap_dim
 from ember.core.tensor_impl import TensorImpl, contiguous_strides
+from ember.kernels.meta.strides import reorder_dims
 
 LONG, INT, BYTE, BOOL = _dt.int64, _dt.int32, _dt.uint8, _dt.bool_
 INDEX_DTYPES = (LONG, INT, BYTE, BOOL)
@@ -176,31 +177,7 @@ def iter_strides(shape, ops):
             return st0
     if nd <= 1:
         return contiguous_strides(shape)
-    strides = [st for _, st in ops]
-
-    def should_swap(d0, d1):
-        for st in strides:
-            s0, s1 = st[d0], st[d1]
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 < s1:
-                return -1
-            if s0 > s1:
-                return 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    perm = list(range(nd - 1, -1, -1))
-    for i in range(1, nd):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = reorder_dims(shape, [st for _, st in ops])
     if perm == list(range(nd - 1, -1, -1)):
         return contiguous_strides(shape)
     out = [0] * nd

@@ -231,6 +231,14 @@ def div_mode(a, b, rounding_mode=None):
 binary_float = div
 
 
+def copysign(a, b):
+    return div(a, b)
+
+
+def floor_divide(a, b):
+    return binary(a, b)
+
+
 def _named_float(name):
     def meta(a, b):
         need_tensor(b, name, "other", 2, _is_t)
@@ -245,6 +253,11 @@ arctan2 = _named_float("arctan2")
 
 def hypot(a, b):
     need_tensor(b, "hypot", "other", 2, _is_t)
+    return binary(a, b)
+
+
+def nextafter(a, b):
+    need_tensor(b, "nextafter", "other", 2, _is_t)
     return binary(a, b)
 
 

@@ -3,6 +3,7 @@ shape, dtype and (where PyTorch keeps the input's layout) strides, with PyTorch'
 checks are shared with the CPU kernels (ember/kernels/cpu/shape.py), which work on shapes too."""
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape, wrap_dim, wrap_dims
+from ember.kernels.meta.strides import reorder_dims
 
 
 # ---- checks and shapes on plain tuples (shared with the CPU kernels) ----------------------------
@@ -112,26 +113,7 @@ def is_non_overlapping_and_dense(shape, strides):
 def infer_dense_strides(shape, strides):
     """ATen's infer_dense_strides: a dense layout with the input's dimension order."""
     n = len(shape)
-    perm = list(range(n - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 < s1:
-            return -1
-        if s0 > s1:
-            return 1
-        return 1 if shape[d0] > shape[d1] else 0
-    for i in range(1, n):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = reorder_dims(shape, [strides])
     out = [0] * n
     cur = 1
     for idx in perm:

@@ -1,11 +1,41 @@
 """Generators: ember.Generator, manual_seed, the default CPU generator (c10::GeneratorImpl).
 
-Random streams come from NumPy's PCG64, so values differ from PyTorch's mt19937/Philox for the
-same seed; distributions, shapes and dtypes match, and seeding makes runs reproducible.
-A generator's state is a uint8 tensor of _STATE_SIZE bytes: PCG64's 128-bit state and
-increment, its buffered 32-bit half word, and the seed it was created from.
+The CPU engine is PyTorch's: mt19937 (ATen's MT19937RNGEngine.h) seeded with init_genrand on the
+low 32 bits of the uint64 seed, plus the cached Box-Muller samples CPUGeneratorImpl keeps (one
+float, one double). The 32-bit words come in bulk from NumPy's MT19937 bit generator, whose state
+({'key': 624 words, 'pos': i}) is the same machine; the Python side keeps torch's bookkeeping.
+
+`get_state()` is torch's CPUGeneratorImplState, byte for byte (5056 bytes, little endian):
+
+    offset  field (CPUGeneratorImplStateLegacy, then the new fields)
+    0       uint64 the_initial_seed
+    8       int32  left          (mt19937: draws left before the next twist, 1..624)
+    12      int32  seeded        (1)
+    16      uint64 next          (index of the next state word, 0..624)
+    24      uint64 state[624]    (the 32-bit state words, widened)
+    5016    double normal_x      (0, unused)
+    5024    double normal_y      (the cached double normal sample)
+    5032    double normal_rho    (0, unused)
+    5040    int32  normal_is_valid
+    5044    4 bytes padding
+    5048    float  next_float_normal_sample
+    5052    bool   is_next_float_normal_sample_valid, 3 bytes padding
+
+so a state saved by `torch.get_rng_state()` restores here and the reverse. NumPy's `pos` is
+torch's `next`, and `left == 625 - pos`; right after seeding torch reports next=0, left=1 (an
+untwisted state), which NumPy spells pos=624 (`fresh` below remembers which).
+
+Big draws (at least _MT_MIN words) with numba installed run a jitted copy of NumPy's mt19937 on
+the bit generator's own state (Engine.mt_state: a view of its C struct), which the random
+kernels also use for their fused fills; EMBER_RNG_NUMBA=0 keeps NumPy's random_raw throughout.
+
+CUDA: torch's CUDA generator is Philox4x32-10 keyed by (seed, offset), with its own per-kernel
+transforms; ember's CUDA backend draws on the host (kernels/cuda: _host_generator) from an mt19937
+engine with the CPU transforms, so CUDA random values differ from torch's (CPU values do not).
 """
+import ctypes
 import os
+import struct
 
 import numpy as np
 
@@ -13,7 +43,10 @@ from ember.core.device import device as _device
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _MASK64 = (1 << 64) - 1
-_STATE_SIZE = 48
+_STATE_SIZE = 5056
+_N = 624
+_HEAD = struct.Struct("<QiiQ")      # the_initial_seed, left, seeded, next
+_TAIL = struct.Struct("<dddi4xf?3x")  # normal_x, normal_y, normal_rho, normal_is_valid, float sample
 
 
 def _check_seed(seed):
@@ -24,45 +57,193 @@ def _check_seed(seed):
     return seed & _MASK64
 
 
+_MT_MIN = 1 << 15  # words: above this, with numba installed, the jitted mt19937 below
+_MT = None
+
+
+def _nb_mt19937(key, pos, out):
+    """NumPy's mt19937_next32 (mt19937.c: twist when pos == 624, then temper key[pos++]) for
+    len(out) words, twisting key (uint32[624]) in place; returns the new pos."""
+    n = out.shape[0]
+    i = 0
+    while i < n:
+        if pos == 624:
+            for k in range(227):
+                y = (key[k] & 0x80000000) | (key[k + 1] & 0x7FFFFFFF)
+                key[k] = key[k + 397] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+            for k in range(227, 623):
+                y = (key[k] & 0x80000000) | (key[k + 1] & 0x7FFFFFFF)
+                key[k] = key[k - 227] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+            y = (key[623] & 0x80000000) | (key[0] & 0x7FFFFFFF)
+            key[623] = key[396] ^ (y >> 1) ^ ((y & 1) * 0x9908B0DF)
+            pos = 0
+        m = min(624 - pos, n - i)
+        for k in range(m):
+            y = key[pos + k]
+            y ^= y >> 11
+            y ^= (y << 7) & 0x9D2C5680
+            y ^= (y << 15) & 0xEFC60000
+            y ^= y >> 18
+            out[i + k] = y
+        pos += m
+        i += m
+    return pos
+
+
+def _mt_kernel():
+    """The jitted mt19937, or False (no numba, or EMBER_RNG_NUMBA=0)."""
+    global _MT
+    if _MT is None:
+        _MT = False
+        if os.environ.get("EMBER_RNG_NUMBA", "1") != "0":
+            try:
+                import numba  # lazy: optional accelerator for large draws
+            except ImportError:
+                return _MT
+            _MT = numba.njit(cache=True, nogil=True)(_nb_mt19937)
+    return _MT
+
+
+def _raw(e, n):
+    """n 32-bit words of Engine e (uint64 array): NumPy's random_raw, or for many words the same
+    words from the jitted mt19937 working on the bit generator's own state."""
+    if n >= _MT_MIN and _mt_kernel():
+        out = np.empty(n, np.uint64)
+        with e.bg.lock:  # random_raw's lock: the kernel runs without the GIL
+            key, pos = e.mt_state()
+            e.set_mt_state(key, _MT(key, pos, out))
+        return out
+    return e.bg.random_raw(n)
+
+
+class Engine:
+    """at::mt19937 plus CPUGeneratorImpl's cached normal samples: the state a CPU generator holds.
+
+    Draws: `random(n)` n 32-bit words (uint64 array), `random64(n)` n 64-bit words made of two
+    consecutive words (hi, lo) as CPUGeneratorImpl::random64, `one()` / `one64()` single words.
+    """
+
+    __slots__ = ("bg", "seed", "fresh", "next_float", "next_double", "_mtv")
+
+    def __init__(self, seed=_DEFAULT_SEED):
+        self.bg = np.random.MT19937()
+        self._mtv = None
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed):
+        self.bg._legacy_seeding(seed & 0xFFFFFFFF)  # init_genrand: mt[0] = seed, mt[j] = 1812433253 * ...
+        self.seed = seed
+        self.fresh = True
+        self.next_float = None
+        self.next_double = None
+
+    # ---- draws --------------------------------------------------------------------------------
+    def random(self, n):
+        if n:
+            self.fresh = False
+        return _raw(self, n)
+
+    def random64(self, n):
+        if n:
+            self.fresh = False
+        w = _raw(self, 2 * n)
+        return (w[0::2] << np.uint64(32)) | w[1::2]
+
+    def one(self):
+        self.fresh = False
+        return self.bg.random_raw()
+
+    def one64(self):
+        self.fresh = False
+        r = self.bg.random_raw(2)
+        return (int(r[0]) << 32) | int(r[1])
+
+    def mt_state(self):
+        """(key, pos) for a jitted kernel that draws from the mt19937: key is a uint32 view of the
+        bit generator's own state words (NumPy's mt19937_state: uint32 key[624], int pos), which
+        the kernel twists in place; set_mt_state(key, pos) then stores the position. Hold
+        self.bg.lock around both (NumPy's own draws take it)."""
+        c = self._mtv
+        if c is None or c[0] is not self.bg:
+            v = np.ctypeslib.as_array((ctypes.c_uint32 * (_N + 1)).from_address(self.bg.ctypes.state_address))
+            c = self._mtv = (self.bg, v)
+        return c[1][:_N], int(c[1][_N])
+
+    def set_mt_state(self, key, pos):
+        self._mtv[1][_N] = pos
+        self.fresh = False
+
+    # ---- state --------------------------------------------------------------------------------
+    def copy(self):
+        e = Engine.__new__(Engine)
+        e.bg = np.random.MT19937()
+        e._mtv = None
+        e.bg.state = self.bg.state
+        e.seed, e.fresh = self.seed, self.fresh
+        e.next_float, e.next_double = self.next_float, self.next_double
+        return e
+
+    def to_bytes(self):
+        st = self.bg.state["state"]
+        pos = int(st["pos"])
+        nxt, left = (0, 1) if (self.fresh and pos == _N) else (pos, _N + 1 - pos)
+        nd, nf = self.next_double, self.next_float
+        return b"".join((
+            _HEAD.pack(self.seed, left, 1, nxt),
+            np.asarray(st["key"], dtype="<u4").astype("<u8").tobytes(),
+            _TAIL.pack(0.0, 0.0 if nd is None else nd, 0.0, nd is not None,
+                       0.0 if nf is None else nf, nf is not None)))
+
+    def from_bytes(self, b):
+        seed, left, seeded, nxt = _HEAD.unpack_from(b, 0)
+        if not (seeded and 0 < left <= _N and 0 <= nxt <= _N):
+            raise RuntimeError("Invalid mt19937 state")
+        key = np.frombuffer(b, dtype="<u8", count=_N, offset=24).astype(np.uint32)
+        _x, ny, _rho, nvalid, nf, fvalid = _TAIL.unpack_from(b, 24 + 8 * _N)
+        # torch reads word `next` after `left - 1` more draws twist; NumPy twists at pos == 624
+        pos = _N + 1 - left
+        self.bg.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self.seed = seed
+        self.fresh = left == 1 and nxt == 0
+        self.next_double = float(ny) if nvalid else None
+        self.next_float = float(np.float32(nf)) if fvalid else None
+
+
 class Generator:
     """A random number generator (torch.Generator); the random ops take it as `generator=`."""
 
-    __slots__ = ("device", "_seed", "_rng", "__weakref__")
+    __slots__ = ("device", "_rng", "__weakref__")
 
     def __init__(self, device="cpu"):
         dev = device if isinstance(device, _device) else _device(device)
         if dev.type == "meta":
             raise RuntimeError("META device type not an accelerator.")
         self.device = dev
-        self._seed = _DEFAULT_SEED
-        self._rng = np.random.Generator(np.random.PCG64(_DEFAULT_SEED))
+        self._rng = Engine(_DEFAULT_SEED)
+
+    @property
+    def _seed(self):
+        return self._rng.seed
 
     def manual_seed(self, seed):
-        seed = _check_seed(seed)
-        self._seed = seed
-        self._rng = np.random.Generator(np.random.PCG64(seed))
+        self._rng.manual_seed(_check_seed(seed))
         return self
 
     def seed(self):
         """Seed from a non-deterministic source; returns the new seed."""
-        s = int.from_bytes(os.urandom(8), "little")
-        self.manual_seed(s)
+        s = int.from_bytes(os.urandom(8), "little") & 0x1FFFFFFFFFFFFF  # 53 bits, as c10's
+        self._rng.manual_seed(s)
         return s
 
     def initial_seed(self):
-        return self._seed
+        return self._rng.seed
 
     def get_state(self):
-        from ember.core.tensor_impl import wrap_cpu
-        st = self._rng.bit_generator.state
-        inner = st["state"]
-        b = (inner["state"].to_bytes(16, "little") + inner["inc"].to_bytes(16, "little")
-             + int(st["has_uint32"]).to_bytes(4, "little") + int(st["uinteger"]).to_bytes(4, "little")
-             + self._seed.to_bytes(8, "little"))
-        return wrap_cpu(np.frombuffer(b, dtype=np.uint8).copy())
+        from ember.core.tensor_impl import wrap_cpu  # lazy: tensor_impl imports this module's users
+        return wrap_cpu(np.frombuffer(self._rng.to_bytes(), dtype=np.uint8).copy())
 
     def set_state(self, new_state):
-        from ember.core.tensor_impl import TensorImpl
+        from ember.core.tensor_impl import TensorImpl  # lazy: as in get_state
         if not isinstance(new_state, TensorImpl):
             raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
         if new_state._dtype.name != "uint8":
@@ -71,33 +252,24 @@ class Generator:
         if n != _STATE_SIZE:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the "
                                f"input RNG state size to be {n}")
-        b = np.ascontiguousarray(new_state.detach().cpu()._np).reshape(-1).tobytes()
-        self._rng.bit_generator.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": int.from_bytes(b[0:16], "little"), "inc": int.from_bytes(b[16:32], "little")},
-            "has_uint32": int.from_bytes(b[32:36], "little"),
-            "uinteger": int.from_bytes(b[36:40], "little"),
-        }
-        self._seed = int.from_bytes(b[40:48], "little")
+        self._rng.from_bytes(np.ascontiguousarray(new_state.detach().cpu()._np).reshape(-1).tobytes())
         return self
 
     def clone_state(self):
         g = Generator(self.device)
-        g._seed = self._seed
-        g._rng.bit_generator.state = self._rng.bit_generator.state
+        g._rng = self._rng.copy()
         return g
 
     def __reduce__(self):
-        return (_rebuild, (str(self.device), self._seed, self._rng.bit_generator.state))
+        return (_rebuild, (str(self.device), self._rng.to_bytes()))
 
     def __repr__(self):
         return f"<ember.Generator object at {hex(id(self))}>"
 
 
-def _rebuild(device, seed, state):
+def _rebuild(device, state):
     g = Generator(device)
-    g._seed = seed
-    g._rng.bit_generator.state = state
+    g._rng.from_bytes(state)
     return g
 
 
@@ -134,7 +306,7 @@ def set_rng_state(new_state):
 
 
 def rng(generator):
-    """The NumPy generator a CPU kernel draws from."""
+    """The Engine a CPU kernel draws from."""
     if generator is None:
         return default_generator._rng
     if generator.__class__ is not Generator:

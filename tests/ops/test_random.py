@@ -1,6 +1,7 @@
-"""Random ops and generators against PyTorch. Values cannot match (ember draws from NumPy's PCG64),
-so: shapes, dtypes, devices, errors (same_error), value ranges, distributions (mean/std within a
-few standard errors), and reproducibility under manual_seed / Generator / get_state-set_state."""
+"""Random ops and generators against PyTorch: shapes, dtypes, devices, errors (same_error), value
+ranges, distributions (mean/std within a few standard errors), and reproducibility under
+manual_seed / Generator / get_state-set_state. The values themselves equal torch's bit for bit
+(ember's CPU generator is torch's mt19937): tests/random checks that."""
 import math
 import pickle
 import warnings

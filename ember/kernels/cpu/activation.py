@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from ember.core import dtype as _dt
-from ember.core.generator import default_generator
 from ember.kernels.cpu import _promote
 from ember.kernels.cpu import _special as _sp
+from ember.kernels.cpu import random as _random
 from ember.kernels.cpu._glue import _OVERLAP
 from ember.kernels.meta import activation as _m
 from ember.kernels.meta.compare import tensor_only
@@ -111,8 +111,7 @@ def rrelu(a, lower=0.125, upper=1.0 / 3, training=False, generator=None):
     if not training:
         return leaky_relu(a, (lower + upper) / 2)
     x, h = _compute(a, "leaky_relu_cpu")
-    rng = (generator or default_generator)._rng
-    noise = rng.uniform(lower, upper, x.shape).astype(x.dtype)
+    noise = _random.rrelu_noise(generator, x, lower, upper).astype(x.dtype)  # torch's draws
     return _back(np.where(x <= 0, x * noise, x), h)
 
 

@@ -193,7 +193,6 @@ def fallback_ops_seen():
 def _host_generator(g):
     """A CPU view of a CUDA generator: the same bit stream (CUDA numbers come from the host)."""
     h = Generator("cpu")
-    h._seed = g._seed
     h._rng = g._rng
     return h
 

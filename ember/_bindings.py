@@ -5,11 +5,12 @@ from ember.core.device import device as _device
 from ember.core.dtype import dtype as _dtype
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.backend_select import dev_keys  # noqa: F401  (the bindings' BackendSelect)
-from ember.dispatch.operator import list_keys
-from ember.dispatch.resolve import (MISSING, fail, resolve, to_device, to_dtype, to_int,  # noqa: F401
-                                    to_intlist, to_scalar)
+from ember.dispatch.operator import NoTensorArgumentsError, list_keys
+from ember.dispatch.resolve import (MISSING, NUMPY_NAMES, fail, resolve, to_device, to_dtype,  # noqa: F401
+                                    to_int, to_intlist, to_scalar)
 
 NUMS = frozenset((int, float, bool, complex))
+NUMPY_PARAM = {v: k for k, v in NUMPY_NAMES.items()}  # axis -> dim, keepdims -> keepdim
 
 
 def keys_of(x):
@@ -113,13 +114,31 @@ def _depth(tb):
 ARG_ERRORS = (AttributeError, TypeError, IndexError)  # what a binding's fast path raises on odd arguments
 
 
+def _numpy_names(name, ops, kwargs, extra):
+    """Bind NumPy's spellings (axis=, keepdims=) in place of the parameters they name; naming a
+    parameter both ways is torch's unexpected-keyword error."""
+    for k, v in extra.items():
+        p = NUMPY_PARAM.get(k)
+        if p is not None and p in kwargs:
+            given = kwargs.pop(p)
+            defaults = [a.default for o in ops for a in o.schema.arguments if a.name == p and a.has_default]
+            if given is not MISSING and given is not None and not (
+                    isinstance(given, (int, list, tuple)) and given in defaults):
+                raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+        kwargs[k] = v
+
+
 def fallback(name, ops, kwargs, err, args=(), positional=()):
     """A fast binding raised: clean TypeError for bad arguments, else the original error. kwargs is
     the binding's locals(): its parameters (less those given in args, named in positional) and its
     own temporaries (named _...), dropped here."""
+    extra = kwargs.get("_kw")  # the NumPy spellings of parameters (axis=, keepdims=), bound by name
     kwargs = {k: v for k, v in kwargs.items() if k[0] != "_" and k not in positional}
+    if extra:
+        _numpy_names(name, ops, kwargs, extra)
     sel = _select(name, ops, args, kwargs)
-    if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched":
+    if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched" or isinstance(
+            err, NoTensorArgumentsError):
         return _call(*sel)
     raise err
 

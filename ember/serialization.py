@@ -410,6 +410,31 @@ def _torch_name_of(obj):
     return n
 
 
+# public modules a function of a private ember module may be reached through, in torch's names
+_PUBLIC_HOMES = ("ember.nn.functional", "ember", "ember.nn.init", "ember.linalg", "ember.special",
+                 "ember.fft")
+
+
+def _torch_path_of(obj, name=None):
+    """torch's (module, qualname) for a class or function of ember's (ember.nn.modules.linear.Linear
+    -> torch.nn.modules.linear.Linear), so that torch.load(weights_only=False) of a whole module
+    builds torch's classes; None for everything else (pickled under its own name)."""
+    module = getattr(obj, "__module__", None)
+    qual = name or getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if not module or not qual or not (module == "ember" or module.startswith("ember.")):
+        return None
+    if any(part.startswith("_") for part in module.split(".")[1:]):
+        # a private module of ember's (ember._generated.functions, ember.nn._functional_x): the
+        # public module that exposes the same object, if any
+        short = qual.rsplit(".", 1)[-1]
+        for home in _PUBLIC_HOMES:
+            m = sys.modules.get(home)
+            if m is not None and getattr(m, short, None) is obj:
+                return "torch" + home[5:], short
+        return None
+    return "torch" + module[5:], qual
+
+
 def _resolve_load_global(module, name):
     """The ember object a global of a checkpoint names (torch's names mapped to ember's)."""
     if module == "torch.tensor":
@@ -686,6 +711,8 @@ class _Pickler(pickle._Pickler):
 
     def save_global(self, obj, name=None):
         tn = _torch_name_of(obj)
+        if tn is None:
+            tn = _torch_path_of(obj, name)
         if tn is None:
             return super().save_global(obj, name)
         module, qual = tn

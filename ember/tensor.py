@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ember.core import dtype as _dt
+from ember.core import dtype as _dt, shared as _shared
 from ember.core.device import CPU, device as _device
 from ember.core.keys import AUTOGRAD_OF, DispatchKey
 from ember.core.layout import strided
@@ -98,9 +98,13 @@ class Tensor(_TensorBase):
     def shape(self):
         return _tnew(Size, self._shape)
 
-    def size(self, dim=None):
+    def size(self, dim=None, *, axis=None):
         if dim is None:
-            return _tnew(Size, self._shape)
+            if axis is None:
+                return _tnew(Size, self._shape)
+            dim = axis  # NumPy's name, as torch's argument parser accepts it
+        elif axis is not None:
+            raise TypeError("size() got an unexpected keyword argument 'axis'")
         shape = self._shape
         if not shape:
             if isinstance(dim, int):
@@ -191,6 +195,15 @@ class Tensor(_TensorBase):
 
     def is_signed(self):
         return self._dtype.is_signed
+
+    def share_memory_(self):
+        """Move this tensor's storage into shared memory (a no-op if it is there already, or on
+        CUDA); processes this tensor is passed to then map the same memory."""
+        _shared.share_(self)
+        return self
+
+    def is_shared(self):
+        return _shared.is_shared(self)
 
     def is_pinned(self, device=None):
         g = sys.modules.get("ember.cuda._runtime")  # nothing is pinned before CUDA is touched
@@ -289,7 +302,11 @@ class Tensor(_TensorBase):
 
     @property
     def data(self):
-        return self.detach()
+        # torch's variable_data(): the same storage under a version counter of its own, so a write
+        # through x.data does not invalidate what autograd saved of x
+        t = self.detach()
+        t._vc = [0]
+        return t
 
     @data.setter
     def data(self, other):

@@ -31,8 +31,7 @@ from ember.autograd.formulas_spectral import *  # noqa: F401,F403,E402
 class AddBackward0(TraceableFunction):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -44,7 +43,6 @@ class AddBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_add_Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -55,7 +53,6 @@ def _ag_add_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-
 def _ag_add__Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -70,8 +67,7 @@ def _ag_add__Tensor(below, self, other, alpha):
 class SubBackward0(TraceableFunction):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -82,7 +78,6 @@ class SubBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_sub_Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -93,7 +88,6 @@ def _ag_sub_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-
 def _ag_sub__Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -109,8 +103,7 @@ class MulBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_', '_other_dtype', '_self_dtype')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -123,7 +116,6 @@ class MulBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_mul_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -134,7 +126,6 @@ def _ag_mul_Tensor(below, self, other):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-
 def _ag_mul__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -150,13 +141,11 @@ class NegBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (-grads[0],)
-
 def _ag_neg(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_neg_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -169,7 +158,6 @@ class TransposeBackward0(TraceableFunction):
     __slots__ = ('dim0_', 'dim1_')
     def apply(_node, grads):
         return (grads[0].transpose(_node.dim0_, _node.dim1_),)
-
 def _ag_transpose_int(below, self, dim0, dim1):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim0, dim1)
@@ -181,7 +169,6 @@ class ViewBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
-
 def _ag_view(below, self, size):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
@@ -193,7 +180,6 @@ class CloneBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-
 def _ag_clone(below, self, memory_format):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, memory_format)
@@ -205,7 +191,6 @@ class ToCopyBackward0(TraceableFunction):
     def apply(_node, grads):
         self_dtype = _node.self_dtype
         return (handle_r_to_c(self_dtype, grads[0]).to(dtype=self_dtype, device=_node.self_device),)
-
 def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
@@ -218,15 +203,13 @@ class torch__autograd__CopyBackwards(TraceableFunction):
     __slots__ = ('src_device', 'src_dtype')
     _node_name = 'torch::autograd::CopyBackwards'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = zeros_like(grad)
         if _nf[1] is not None:
             _o1 = grad.to(dtype=_node.src_dtype, device=_node.src_device)
         return (_o0, _o1)
-
 def _ag_copy_(below, self, src, non_blocking):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, src, non_blocking)
@@ -241,13 +224,11 @@ class ConjPhysicalBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].conj_physical(),)
-
 def _ag_conj_physical(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ConjPhysicalBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_conj_physical_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -262,7 +243,6 @@ class MaskedFillBackward0(TraceableFunction):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
-
 def _ag_masked_fill_Scalar(below, self, mask, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
@@ -274,8 +254,7 @@ class MaskedFillBackward1(TraceableFunction):
     __slots__ = ('mask_',)
     _saved_tensors_names = ('mask',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -284,7 +263,6 @@ class MaskedFillBackward1(TraceableFunction):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
-
 def _ag_masked_fill_Tensor(below, self, mask, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
@@ -299,7 +277,6 @@ class MaskedFillBackward0_1(TraceableFunction):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
-
 def _ag_masked_fill__Scalar(below, self, mask, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
@@ -314,8 +291,7 @@ class MaskedFillBackward1_1(TraceableFunction):
     _saved_tensors_names = ('mask',)
     _node_name = 'MaskedFillBackward1'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -324,7 +300,6 @@ class MaskedFillBackward1_1(TraceableFunction):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
-
 def _ag_masked_fill__Tensor(below, self, mask, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
@@ -338,8 +313,7 @@ class WhereBackward0(TraceableFunction):
     __slots__ = ('condition_',)
     _saved_tensors_names = ('condition',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             condition = _s if (_s := _node.condition_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -348,7 +322,6 @@ class WhereBackward0(TraceableFunction):
             condition = _s if (_s := _node.condition_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(condition, 0, grad)
         return (_o0, _o1)
-
 def _ag_where_self(below, condition, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(condition, self, other)
@@ -362,7 +335,6 @@ class HardsigmoidBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
-
 def _ag_hardsigmoid(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -377,7 +349,6 @@ class HardsigmoidBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
-
 def _ag_hardsigmoid_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -393,7 +364,6 @@ class HardswishBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
-
 def _ag_hardswish(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -408,7 +378,6 @@ class HardswishBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
-
 def _ag_hardswish_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -422,8 +391,7 @@ class HardswishBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -433,7 +401,6 @@ class HardswishBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = hardswish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-
 def _ag_hardswish_backward(below, grad_output, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
@@ -447,7 +414,6 @@ class ReluBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (threshold_backward(grads[0], result, 0),)
-
 def _ag_relu(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -455,7 +421,6 @@ def _ag_relu(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_relu_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -472,7 +437,6 @@ class SiluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
-
 def _ag_silu(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -487,7 +451,6 @@ class SiluBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
-
 def _ag_silu_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -503,7 +466,6 @@ class MishBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
-
 def _ag_mish(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -518,7 +480,6 @@ class MishBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
-
 def _ag_mish_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -534,7 +495,6 @@ class EluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, False, self),)
-
 def _ag_elu(below, self, alpha, scale, input_scale):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
@@ -549,7 +509,6 @@ class EluBackward1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
-
 def _ag_elu_(below, self, alpha, scale, input_scale):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
@@ -567,7 +526,6 @@ class CeluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (celu_backward(grads[0], self, _node.alpha_, False),)
-
 def _ag_celu(below, self, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
@@ -582,7 +540,6 @@ class CeluBackward1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
-
 def _ag_celu_(below, self, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
@@ -600,7 +557,6 @@ class GeluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
-
 def _ag_gelu(below, self, approximate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
@@ -616,7 +572,6 @@ class GeluBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
-
 def _ag_gelu_(below, self, approximate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
@@ -631,8 +586,7 @@ class GeluBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_', 'approximate_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -642,7 +596,6 @@ class GeluBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = gelu_double_backward(grad, grad_output, self, _node.approximate_)
         return (_o0, _o1)
-
 def _ag_gelu_backward(below, grad_output, self, approximate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, approximate)
@@ -657,7 +610,6 @@ class GluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (glu_backward(grads[0], self, _node.dim_),)
-
 def _ag_glu(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -672,7 +624,6 @@ class HardshrinkBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardshrink_backward(grads[0], self, _node.lambd_),)
-
 def _ag_hardshrink(below, self, lambd):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
@@ -685,8 +636,7 @@ class HardshrinkBackwardBackward0(TraceableFunction):
     __slots__ = ('self_', 'lambd_')
     _saved_tensors_names = ('self',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -694,7 +644,6 @@ class HardshrinkBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_hardshrink_backward(below, grad_out, self, lambd):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_out, self)):
         return below(grad_out, self, lambd)
@@ -709,7 +658,6 @@ class HardtanhBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
-
 def _ag_hardtanh(below, self, min_val, max_val):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
@@ -725,7 +673,6 @@ class HardtanhBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
-
 def _ag_hardtanh_(below, self, min_val, max_val):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
@@ -742,7 +689,6 @@ class LeakyReluBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (leaky_relu_backward(grads[0], self, _node.negative_slope_, False),)
-
 def _ag_leaky_relu(below, self, negative_slope):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
@@ -757,7 +703,6 @@ class LeakyReluBackward1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
-
 def _ag_leaky_relu_(below, self, negative_slope):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
@@ -775,7 +720,6 @@ class LogSigmoidBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (log_sigmoid_backward(grads[0], self),)
-
 def _ag_log_sigmoid(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -787,15 +731,13 @@ class PreluKernelBackward0(TraceableFunction):
     __slots__ = ('self_', 'weight_')
     _saved_tensors_names = ('self', 'weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o0, _o1, *_ = prelu_backward(grad, self, weight)
         return (_o0, _o1)
-
 def _ag_prelu(below, self, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, weight)):
         return below(self, weight)
@@ -810,7 +752,6 @@ class RreluWithNoiseBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
-
 def _ag_rrelu(below, self, lower, upper, training, generator):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
@@ -828,7 +769,6 @@ class RreluWithNoiseBackward1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
-
 def _ag_rrelu_(below, self, lower, upper, training, generator):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
@@ -847,7 +787,6 @@ class SoftplusBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softplus_backward(grads[0], self, _node.beta_, _node.threshold_),)
-
 def _ag_softplus(below, self, beta, threshold):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, beta, threshold)
@@ -862,7 +801,6 @@ class SoftshrinkBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softshrink_backward(grads[0], self, _node.lambd_),)
-
 def _ag_softshrink(below, self, lambd):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
@@ -877,7 +815,6 @@ class ThresholdBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
-
 def _ag_threshold(below, self, threshold, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
@@ -892,7 +829,6 @@ class ThresholdBackward1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
-
 def _ag_threshold_(below, self, threshold, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
@@ -907,8 +843,7 @@ class EluBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_or_result_', 'alpha_', 'scale_', 'input_scale_', 'is_result_')
     _saved_tensors_names = ('grad_output', 'self_or_result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -918,7 +853,6 @@ class EluBackwardBackward0(TraceableFunction):
             self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = elu_double_backward(grad, grad_output, _node.alpha_, _node.scale_, _node.input_scale_, _node.is_result_, self_or_result)
         return (_o0, _o1)
-
 def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, self_or_result):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self_or_result)):
         return below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
@@ -931,8 +865,7 @@ class GluBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_', 'dim_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -942,7 +875,6 @@ class GluBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = glu_double_backward(grad, grad_output, self, _node.dim_)
         return (_o0, _o1)
-
 def _ag_glu_backward(below, grad_output, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, dim)
@@ -955,8 +887,7 @@ class HardtanhBackwardBackward0(TraceableFunction):
     __slots__ = ('self_', 'min_val_', 'max_val_')
     _saved_tensors_names = ('self',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -964,7 +895,6 @@ class HardtanhBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, min_val, max_val)
@@ -977,8 +907,7 @@ class LogSigmoidBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_', 'buffer_')
     _saved_tensors_names = ('grad_output', 'self', 'buffer')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -989,7 +918,6 @@ class LogSigmoidBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = log_sigmoid_double_backward(grad * grad_output, self)
         return (_o0, _o1)
-
 def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, buffer)
@@ -1001,8 +929,7 @@ class LeakyReluBackwardBackward0(TraceableFunction):
     __slots__ = ('self_', 'negative_slope_')
     _saved_tensors_names = ('self',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1010,7 +937,6 @@ class LeakyReluBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_result):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, negative_slope, self_is_result)
@@ -1023,8 +949,7 @@ class SoftplusBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_', 'beta_', 'threshold_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1034,7 +959,6 @@ class SoftplusBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = softplus_double_backward(grad * grad_output, self, _node.beta_, _node.threshold_)
         return (_o0, _o1)
-
 def _ag_softplus_backward(below, grad_output, self, beta, threshold):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, beta, threshold)
@@ -1047,8 +971,7 @@ class SoftshrinkBackwardBackward0(TraceableFunction):
     __slots__ = ('self_', 'lambd_')
     _saved_tensors_names = ('self',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1056,7 +979,6 @@ class SoftshrinkBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_softshrink_backward(below, grad_output, self, lambd):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, lambd)
@@ -1069,8 +991,7 @@ class ThresholdBackwardBackward0(TraceableFunction):
     __slots__ = ('self_', 'threshold_')
     _saved_tensors_names = ('self',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1078,7 +999,6 @@ class ThresholdBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_threshold_backward(below, grad_output, self, threshold):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, threshold)
@@ -1091,8 +1011,7 @@ class SiluBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1102,7 +1021,6 @@ class SiluBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = silu_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-
 def _ag_silu_backward(below, grad_output, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
@@ -1114,8 +1032,7 @@ class MishBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_', 'self_')
     _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1125,7 +1042,6 @@ class MishBackwardBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = mish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-
 def _ag_mish_backward(below, grad_output, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
@@ -1145,7 +1061,6 @@ class PreluKernelBackwardBackward0(TraceableFunction):
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o0, _o1, _o2, *_ = prelu_kernel_double_backward(grads, grad_output, self, weight)
         return (_o0, _o1, _o2)
-
 def _ag__prelu_kernel_backward(below, grad_output, self, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_output, self, weight))):
         return below(grad_output, self, weight)
@@ -1156,15 +1071,13 @@ def _ag__prelu_kernel_backward(below, grad_output, self, weight):
 class HardsigmoidBackwardBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = hardsigmoid_double_backward()
         if _nf[1] is not None:
             _o1 = hardsigmoid_double_backward()
         return (_o0, _o1)
-
 def _ag_hardsigmoid_backward(below, grad_output, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
@@ -1175,7 +1088,6 @@ class FftR2CBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'normalization_', 'onesided_')
     def apply(_node, grads):
         return (fft_r2c_backward(grads[0], _node.dim_, _node.normalization_, _node.onesided_, _node.self_sizes),)
-
 def _ag__fft_r2c(below, self, dim, normalization, onesided):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, onesided)
@@ -1188,7 +1100,6 @@ class FftC2RBackward0(TraceableFunction):
     __slots__ = ('dim_', 'normalization_')
     def apply(_node, grads):
         return (fft_c2r_backward(grads[0], _node.dim_, _node.normalization_),)
-
 def _ag__fft_c2r(below, self, dim, normalization, last_dim_size):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, last_dim_size)
@@ -1200,7 +1111,6 @@ class FftC2CBackward0(TraceableFunction):
     __slots__ = ('dim_', 'normalization_', 'forward_')
     def apply(_node, grads):
         return (ember._fft_c2c(grads[0], _node.dim_, _node.normalization_, not _node.forward_),)
-
 def _ag__fft_c2c(below, self, dim, normalization, forward):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, forward)
@@ -1212,7 +1122,6 @@ class AliasBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-
 def _ag_alias(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -1223,7 +1132,6 @@ class SelectBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'index_')
     def apply(_node, grads):
         return (idx_select_backward(grads[0], _node.self_sizes, _node.dim_, _node.index_),)
-
 def _ag_select_int(below, self, dim, index):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
@@ -1236,7 +1144,6 @@ class SliceBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'start_', 'end_', 'step_')
     def apply(_node, grads):
         return (idx_slice_backward(grads[0], _node.self_sizes, _node.dim_, _node.start_, _node.end_, _node.step_),)
-
 def _ag_slice_Tensor(below, self, dim, start, end, step):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, start, end, step)
@@ -1249,7 +1156,6 @@ class UnsqueezeBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (idx_unsqueeze_backward(grads[0], _node.self_sizes),)
-
 def _ag_unsqueeze(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -1261,7 +1167,6 @@ class FillBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_fill_Scalar(below, self, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, value)
@@ -1271,15 +1176,13 @@ def _ag_fill_Scalar(below, self, value):
 class FillBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = zeros_like(grad)
         if _nf[1] is not None:
             _o1 = grad.sum()
         return (_o0, _o1)
-
 def _ag_fill_Tensor(below, self, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
@@ -1290,7 +1193,6 @@ class FillBackward2(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_fill__Scalar(below, self, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, value)
@@ -1302,15 +1204,13 @@ def _ag_fill__Scalar(below, self, value):
 class FillBackward3(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = zeros_like(grad)
         if _nf[1] is not None:
             _o1 = grad.sum()
         return (_o0, _o1)
-
 def _ag_fill__Tensor(below, self, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
@@ -1323,7 +1223,6 @@ class ZeroBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_zero_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -1338,7 +1237,6 @@ class GatherBackward0(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_gather_backward(grads[0], _node.self_sizes, _node.dim_, index),)
-
 def _ag_gather(below, self, dim, index, sparse_grad):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, sparse_grad)
@@ -1354,7 +1252,6 @@ class IndexBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _unpack_list(_node.indices_, _node)
         return (idx_index_backward(grads[0], _node.self_sizes, indices),)
-
 def _ag_index_Tensor(below, self, indices):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices)
@@ -1367,8 +1264,7 @@ class IndexAddBackward0(TraceableFunction):
     __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -1376,7 +1272,6 @@ class IndexAddBackward0(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
-
 def _ag_index_add(below, self, dim, index, source, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
@@ -1391,8 +1286,7 @@ class IndexAddBackward0_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'IndexAddBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -1400,7 +1294,6 @@ class IndexAddBackward0_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
-
 def _ag_index_add_(below, self, dim, index, source, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
@@ -1416,8 +1309,7 @@ class IndexReduceBackward0(TraceableFunction):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
     _saved_tensors_names = ('self', 'index', 'source', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1426,7 +1318,6 @@ class IndexReduceBackward0(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-
 def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
@@ -1442,8 +1333,7 @@ class IndexReduceBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'index', 'source', 'result')
     _node_name = 'IndexReduceBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1452,7 +1342,6 @@ class IndexReduceBackward0_1(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-
 def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
@@ -1469,8 +1358,7 @@ class IndexCopyBackward0(TraceableFunction):
     __slots__ = ('index_', 'source_sizes', 'dim_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1479,7 +1367,6 @@ class IndexCopyBackward0(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
-
 def _ag_index_copy(below, self, dim, index, source):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
@@ -1494,8 +1381,7 @@ class IndexCopyBackward0_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'IndexCopyBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1504,7 +1390,6 @@ class IndexCopyBackward0_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
-
 def _ag_index_copy_(below, self, dim, index, source):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
@@ -1522,7 +1407,6 @@ class IndexFillBackward0(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
-
 def _ag_index_fill_int_Scalar(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
@@ -1535,8 +1419,7 @@ class IndexFillBackward1(TraceableFunction):
     __slots__ = ('index_', 'dim_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1545,7 +1428,6 @@ class IndexFillBackward1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
-
 def _ag_index_fill_int_Tensor(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
@@ -1561,7 +1443,6 @@ class IndexFillBackward0_1(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
-
 def _ag_index_fill__int_Scalar(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
@@ -1577,8 +1458,7 @@ class IndexFillBackward1_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'IndexFillBackward1'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1587,7 +1467,6 @@ class IndexFillBackward1_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
-
 def _ag_index_fill__int_Tensor(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
@@ -1602,8 +1481,7 @@ class IndexPutBackward0(TraceableFunction):
     __slots__ = ('indices_', 'accumulate_')
     _saved_tensors_names = ('indices',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             indices = _unpack_list(_node.indices_, _node)
@@ -1612,7 +1490,6 @@ class IndexPutBackward0(TraceableFunction):
             indices = _unpack_list(_node.indices_, _node)
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
-
 def _ag_index_put(below, self, indices, values, accumulate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
@@ -1626,8 +1503,7 @@ class IndexPutBackward0_1(TraceableFunction):
     _saved_tensors_names = ('indices',)
     _node_name = 'IndexPutBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             indices = _unpack_list(_node.indices_, _node)
@@ -1636,7 +1512,6 @@ class IndexPutBackward0_1(TraceableFunction):
             indices = _unpack_list(_node.indices_, _node)
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
-
 def _ag_index_put_(below, self, indices, values, accumulate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
@@ -1653,7 +1528,6 @@ class IndexSelectBackward0(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_index_select_backward(grads[0], _node.self_sizes, _node.dim_, index),)
-
 def _ag_index_select(below, self, dim, index):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
@@ -1667,8 +1541,7 @@ class MaskedScatterBackward0(TraceableFunction):
     __slots__ = ('mask_', 'source_sizes')
     _saved_tensors_names = ('mask',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1677,7 +1550,6 @@ class MaskedScatterBackward0(TraceableFunction):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
-
 def _ag_masked_scatter(below, self, mask, source):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
@@ -1691,8 +1563,7 @@ class MaskedScatterBackward0_1(TraceableFunction):
     _saved_tensors_names = ('mask',)
     _node_name = 'MaskedScatterBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1701,7 +1572,6 @@ class MaskedScatterBackward0_1(TraceableFunction):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
-
 def _ag_masked_scatter_(below, self, mask, source):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
@@ -1718,7 +1588,6 @@ class MaskedSelectBackward0(TraceableFunction):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_masked_select_backward(grads[0], _node.self_sizes, mask),)
-
 def _ag_masked_select(below, self, mask):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask)
@@ -1731,8 +1600,7 @@ class PutBackward0(TraceableFunction):
     __slots__ = ('index_', 'source_sizes', 'accumulate_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1741,7 +1609,6 @@ class PutBackward0(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
-
 def _ag_put(below, self, index, source, accumulate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
@@ -1756,8 +1623,7 @@ class PutBackward0_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'PutBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1766,7 +1632,6 @@ class PutBackward0_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
-
 def _ag_put_(below, self, index, source, accumulate):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
@@ -1782,8 +1647,7 @@ class ScatterBackward0(TraceableFunction):
     __slots__ = ('index_', 'dim_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1792,7 +1656,6 @@ class ScatterBackward0(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-
 def _ag_scatter_src(below, self, dim, index, src):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
@@ -1807,7 +1670,6 @@ class ScatterBackward1(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
-
 def _ag_scatter_value(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
@@ -1821,8 +1683,7 @@ class ScatterBackward0_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'ScatterBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1831,7 +1692,6 @@ class ScatterBackward0_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-
 def _ag_scatter__src(below, self, dim, index, src):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
@@ -1849,7 +1709,6 @@ class ScatterBackward1_1(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
-
 def _ag_scatter__value(below, self, dim, index, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
@@ -1863,13 +1722,11 @@ def _ag_scatter__value(below, self, dim, index, value):
 class ScatterBackward2(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = idx_not_implemented("scatter")
         return (_o0, _o1)
-
 def _ag_scatter_reduce(below, self, dim, index, src, reduce):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
@@ -1880,7 +1737,6 @@ class ScatterBackward3(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (idx_not_implemented('scatter'),)
-
 def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value, reduce)
@@ -1891,13 +1747,11 @@ class ScatterBackward2_1(TraceableFunction):
     __slots__ = ()
     _node_name = 'ScatterBackward2'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = idx_not_implemented("scatter_")
         return (_o0, _o1)
-
 def _ag_scatter__reduce(below, self, dim, index, src, reduce):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
@@ -1911,7 +1765,6 @@ class ScatterBackward3_1(TraceableFunction):
     _node_name = 'ScatterBackward3'
     def apply(_node, grads):
         return (idx_not_implemented('scatter_'),)
-
 def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value, reduce)
@@ -1924,8 +1777,7 @@ class ScatterAddBackward0(TraceableFunction):
     __slots__ = ('index_', 'dim_')
     _saved_tensors_names = ('index',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -1933,7 +1785,6 @@ class ScatterAddBackward0(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-
 def _ag_scatter_add(below, self, dim, index, src):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
@@ -1947,8 +1798,7 @@ class ScatterAddBackward0_1(TraceableFunction):
     _saved_tensors_names = ('index',)
     _node_name = 'ScatterAddBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -1956,7 +1806,6 @@ class ScatterAddBackward0_1(TraceableFunction):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-
 def _ag_scatter_add_(below, self, dim, index, src):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
@@ -1971,8 +1820,7 @@ class ScatterReduceBackward0(TraceableFunction):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
     _saved_tensors_names = ('self', 'index', 'src', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1981,7 +1829,6 @@ class ScatterReduceBackward0(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-
 def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
@@ -1997,8 +1844,7 @@ class ScatterReduceBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'index', 'src', 'result')
     _node_name = 'ScatterReduceBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2007,7 +1853,6 @@ class ScatterReduceBackward0_1(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-
 def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
@@ -2026,7 +1871,6 @@ class TakeBackward0(TraceableFunction):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_backward(grads[0], _node.self_sizes, index),)
-
 def _ag_take(below, self, index):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, index)
@@ -2042,7 +1886,6 @@ class GatherBackward0_1(TraceableFunction):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_along_dim_backward(grads[0], _node.self_sizes, indices, _node.dim_),)
-
 def _ag_take_along_dim(below, self, indices, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, dim)
@@ -2056,8 +1899,7 @@ class AddbmmBackward0(TraceableFunction):
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
     _saved_tensors_names = ('batch1', 'batch2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2068,7 +1910,6 @@ class AddbmmBackward0(TraceableFunction):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(ember.matmul(conj(batch1.transpose(1, 2)), grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
@@ -2076,7 +1917,6 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
     _n.beta_, _n.alpha_ = beta, alpha
     _n.batch1_, _n.batch2_ = _save_input(batch1, _ag), _save_input(batch2, _ag)
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
-
 def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
@@ -2091,8 +1931,7 @@ class AddmmBackward0(TraceableFunction):
     __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
     _saved_tensors_names = ('mat1', 'mat2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2105,7 +1944,6 @@ class AddmmBackward0(TraceableFunction):
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, mat2, _node.alpha_)
         return (_o0, _o1, _o2)
-
 def _ag_addmm(below, self, mat1, mat2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
@@ -2119,8 +1957,7 @@ class AddmmBackward0_1(TraceableFunction):
     _saved_tensors_names = ('mat1', 'mat2')
     _node_name = 'AddmmBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2133,7 +1970,6 @@ class AddmmBackward0_1(TraceableFunction):
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, mat2, _node.alpha_)
         return (_o0, _o1, _o2)
-
 def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
@@ -2148,8 +1984,7 @@ class AddmvBackward0(TraceableFunction):
     __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_')
     _saved_tensors_names = ('mat', 'vec')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2160,7 +1995,6 @@ class AddmvBackward0(TraceableFunction):
             mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_addmv(below, self, mat, vec, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
@@ -2174,8 +2008,7 @@ class AddmvBackward0_1(TraceableFunction):
     _saved_tensors_names = ('mat', 'vec')
     _node_name = 'AddmvBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2186,7 +2019,6 @@ class AddmvBackward0_1(TraceableFunction):
             mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_addmv_(below, self, mat, vec, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
@@ -2201,8 +2033,7 @@ class AddrBackward0(TraceableFunction):
     __slots__ = ('vec1_', 'vec2_', 'beta_', 'alpha_')
     _saved_tensors_names = ('vec1', 'vec2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2213,7 +2044,6 @@ class AddrBackward0(TraceableFunction):
             vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_addr(below, self, vec1, vec2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
@@ -2227,8 +2057,7 @@ class AddrBackward0_1(TraceableFunction):
     _saved_tensors_names = ('vec1', 'vec2')
     _node_name = 'AddrBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2239,7 +2068,6 @@ class AddrBackward0_1(TraceableFunction):
             vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_addr_(below, self, vec1, vec2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
@@ -2254,8 +2082,7 @@ class BaddbmmBackward0(TraceableFunction):
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
     _saved_tensors_names = ('batch1', 'batch2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2266,7 +2093,6 @@ class BaddbmmBackward0(TraceableFunction):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
@@ -2280,8 +2106,7 @@ class BaddbmmBackward0_1(TraceableFunction):
     _saved_tensors_names = ('batch1', 'batch2')
     _node_name = 'BaddbmmBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
@@ -2292,7 +2117,6 @@ class BaddbmmBackward0_1(TraceableFunction):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-
 def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
@@ -2307,8 +2131,7 @@ class BmmBackward0(TraceableFunction):
     __slots__ = ('self_', 'mat2_')
     _saved_tensors_names = ('self', 'mat2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2317,7 +2140,6 @@ class BmmBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = conj(self.transpose(1, 2)).bmm(grad)
         return (_o0, _o1)
-
 def _ag_bmm(below, self, mat2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
@@ -2331,7 +2153,6 @@ class CholeskyBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
-
 def _ag_cholesky(below, self, upper):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
@@ -2345,8 +2166,7 @@ class CholeskySolveBackward0(TraceableFunction):
     __slots__ = ('self_', 'input2_', 'result_', 'upper_')
     _saved_tensors_names = ('self', 'input2', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2354,7 +2174,6 @@ class CholeskySolveBackward0(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
-
 def _ag_cholesky_solve(below, self, input2, upper):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, input2)):
         return below(self, input2, upper)
@@ -2372,7 +2191,6 @@ class CholeskyInverseBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
-
 def _ag_cholesky_inverse(below, self, upper):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
@@ -2387,8 +2205,7 @@ class LinalgCrossBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_', 'self_sizes', 'dim_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2399,7 +2216,6 @@ class LinalgCrossBackward0(TraceableFunction):
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=la_cross_dim(_node.dim_,
                     _node.self_sizes))
         return (_o0, _o1)
-
 def _ag_cross(below, self, other, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
@@ -2414,8 +2230,7 @@ class LinalgCrossBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'LinalgCrossBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2424,7 +2239,6 @@ class LinalgCrossBackward0_1(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=_node.dim_)
         return (_o0, _o1)
-
 def _ag_linalg_cross(below, self, other, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
@@ -2440,7 +2254,6 @@ class LinalgDetBackward0(TraceableFunction):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], A, result),)
-
 def _ag_linalg_det(below, A):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
@@ -2458,7 +2271,6 @@ class LinalgDetBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], self, result),)
-
 def _ag_det(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -2472,7 +2284,6 @@ class DiagEmbedBackward0(TraceableFunction):
     __slots__ = ('offset_', 'dim1_', 'dim2_')
     def apply(_node, grads):
         return (grads[0].diagonal(_node.offset_, _node.dim1_, _node.dim2_),)
-
 def _ag_diag_embed(below, self, offset, dim1, dim2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
@@ -2484,7 +2295,6 @@ class DiagonalBackward0_copy(TraceableFunction):
     __slots__ = ('self_sizes', 'offset_')
     def apply(_node, grads):
         return (la_diagonal_copy_backward(grads[0], _node.self_sizes, _node.offset_),)
-
 def _ag__la_diagonal_copy(below, self, offset):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset)
@@ -2497,8 +2307,7 @@ class DotBackward0(TraceableFunction):
     __slots__ = ('self_', 'tensor_')
     _saved_tensors_names = ('self', 'tensor')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             tensor = _s if (_s := _node.tensor_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2507,7 +2316,6 @@ class DotBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
         return (_o0, _o1)
-
 def _ag_dot(below, self, tensor):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, tensor)):
         return below(self, tensor)
@@ -2519,8 +2327,7 @@ class VdotBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2529,7 +2336,6 @@ class VdotBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self
         return (_o0, _o1)
-
 def _ag_vdot(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -2543,7 +2349,6 @@ class LinalgInvExBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
-
 def _ag_linalg_inv(below, A):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
@@ -2559,7 +2364,6 @@ class LinalgInvExBackward0_1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
-
 def _ag_inverse(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -2575,7 +2379,6 @@ class LinalgInvExBackward0_2(TraceableFunction):
     def apply(_node, grads):
         inverse = _node.inverse_.unpack(_node)
         return (la_inv_backward(grads[0], inverse),)
-
 def _ag_linalg_inv_ex(below, A, check_errors):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, check_errors)
@@ -2588,8 +2391,7 @@ class UnsafeViewBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2600,7 +2402,6 @@ class UnsafeViewBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = la_kron_backward(grad, self, other, 1)
         return (_o0, _o1)
-
 def _ag_kron(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -2614,7 +2415,6 @@ class LinalgMatrixExpBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
-
 def _ag_matrix_exp(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -2629,7 +2429,6 @@ class LinalgMatrixExpBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
-
 def _ag_linalg_matrix_exp(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -2642,8 +2441,7 @@ class UnsafeViewBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'UnsafeViewBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2654,7 +2452,6 @@ class UnsafeViewBackward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = la_matmul_backward(grad, self, other, 1)
         return (_o0, _o1)
-
 def _ag__la_matmul(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -2670,7 +2467,6 @@ class LinalgLuBackward0(TraceableFunction):
         L = _node.L_.unpack(_node)
         U = _node.U_.unpack(_node)
         return (la_lu_backward(grads[1], grads[2], P, L, U, _node.pivot_),)
-
 def _ag_linalg_lu(below, A, pivot):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
@@ -2688,7 +2484,6 @@ class LinalgLuFactorExBackward0(TraceableFunction):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
-
 def _ag_linalg_lu_factor(below, A, pivot):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
@@ -2704,7 +2499,6 @@ class LinalgLuFactorExBackward0_1(TraceableFunction):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
-
 def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot, check_errors)
@@ -2717,8 +2511,7 @@ class LinalgLuSolveBackward0(TraceableFunction):
     __slots__ = ('LU_', 'pivots_', 'result_', 'left_', 'adjoint_')
     _saved_tensors_names = ('LU', 'pivots', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2730,7 +2523,6 @@ class LinalgLuSolveBackward0(TraceableFunction):
             pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.linalg.lu_solve(LU, pivots, grad, left=_node.left_, adjoint=not _node.adjoint_)
         return (_o0, _o1)
-
 def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(LU, B)):
         return below(LU, pivots, B, left, adjoint)
@@ -2745,8 +2537,7 @@ class MmBackward0(TraceableFunction):
     __slots__ = ('self_', 'mat2_')
     _saved_tensors_names = ('self', 'mat2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2757,7 +2548,6 @@ class MmBackward0(TraceableFunction):
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = mm_mat2_backward(grad, self, mat2)
         return (_o0, _o1)
-
 def _ag_mm(below, self, mat2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
@@ -2769,8 +2559,7 @@ class MvBackward0(TraceableFunction):
     __slots__ = ('self_', 'vec_')
     _saved_tensors_names = ('self', 'vec')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             vec = _s if (_s := _node.vec_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2779,7 +2568,6 @@ class MvBackward0(TraceableFunction):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = conj(self.t()).mv(grad)
         return (_o0, _o1)
-
 def _ag_mv(below, self, vec):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, vec)):
         return below(self, vec)
@@ -2794,7 +2582,6 @@ class LinalgPinvBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
-
 def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, atol, rtol, hermitian)
@@ -2812,7 +2599,6 @@ class LinalgPinvBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
-
 def _ag_pinverse(below, self, rcond):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, rcond)
@@ -2829,7 +2615,6 @@ class LinalgQrBackward0(TraceableFunction):
         Q = _node.Q_.unpack(_node)
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, _node.mode_),)
-
 def _ag_linalg_qr(below, A, mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, mode)
@@ -2848,7 +2633,6 @@ class LinalgQrBackward0_1(TraceableFunction):
         Q = _node.Q_.unpack(_node)
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, 'reduced' if _node.some_ else 'complete'),)
-
 def _ag_qr(below, self, some):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, some)
@@ -2866,7 +2650,6 @@ class LinalgSlogdetBackward0(TraceableFunction):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
-
 def _ag_linalg_slogdet(below, A):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
@@ -2884,7 +2667,6 @@ class LinalgSlogdetBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
-
 def _ag_slogdet(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -2898,15 +2680,13 @@ class LinalgSolveExBackward0(TraceableFunction):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
     _saved_tensors_names = ('A', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
-
 def _ag_linalg_solve(below, A, B, left):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left)
@@ -2930,7 +2710,6 @@ class LinalgSolveExBackward0_1(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
-
 def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left, check_errors)
@@ -2946,15 +2725,13 @@ class LinalgSolveTriangularBackward0(TraceableFunction):
     __slots__ = ('self_', 'result_', 'upper_', 'left_', 'unitriangular_')
     _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
-
 def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, B)):
         return below(self, B, upper, left, unitriangular)
@@ -2971,7 +2748,6 @@ class LinalgCholeskyExBackward0(TraceableFunction):
     def apply(_node, grads):
         L = _node.L_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
-
 def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper, check_errors)
@@ -2988,7 +2764,6 @@ class LinalgCholeskyExBackward0_1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
-
 def _ag_linalg_cholesky(below, self, upper):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
@@ -3006,7 +2781,6 @@ class LinalgSvdBackward0(TraceableFunction):
         S = _node.S_.unpack(_node)
         Vh = _node.Vh_.unpack(_node)
         return (la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, _node.full_matrices_),)
-
 def _ag_linalg_svd(below, A, full_matrices, driver):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, full_matrices, driver)
@@ -3025,7 +2799,6 @@ class LinalgSvdBackward0_1(TraceableFunction):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_svdvals_backward(grads[0], A),)
-
 def _ag_linalg_svdvals(below, A, driver):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, driver)
@@ -3040,7 +2813,6 @@ class LinalgEighBackward0(TraceableFunction):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors),)
-
 def _ag_linalg_eigh(below, self, UPLO):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
@@ -3057,7 +2829,6 @@ class LinalgEighBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvalsh_backward(grads[0], self, _node.UPLO_),)
-
 def _ag_linalg_eigvalsh(below, self, UPLO):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
@@ -3073,7 +2844,6 @@ class LinalgEigBackward0(TraceableFunction):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, _node.self_dtype),)
-
 def _ag_linalg_eig(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -3091,7 +2861,6 @@ class LinalgEigBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvals_backward(grads[0], self),)
-
 def _ag_linalg_eigvals(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -3103,7 +2872,6 @@ class TraceBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (la_trace_backward(grads[0], _node.self_sizes),)
-
 def _ag_trace(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -3114,13 +2882,11 @@ def _ag_trace(below, self):
 class HeavisideBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("heaviside")
         return (_o0, _o1)
-
 def _ag_heaviside(below, self, values):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, values)
@@ -3131,7 +2897,6 @@ class ConstantPadNdBackward0(TraceableFunction):
     __slots__ = ('pad_',)
     def apply(_node, grads):
         return (ember.constant_pad_nd(grads[0], [-p for p in _node.pad_]),)
-
 def _ag_constant_pad_nd(below, self, pad, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, pad, value)
@@ -3148,7 +2913,6 @@ class NllLossBackward0(TraceableFunction):
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
-
 def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
@@ -3163,8 +2927,7 @@ class NllLossBackwardBackward0(TraceableFunction):
     __slots__ = ('target_', 'weight_', 'reduction_', 'ignore_index_')
     _saved_tensors_names = ('target', 'weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3173,7 +2936,6 @@ class NllLossBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, ignore_index, total_weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
@@ -3191,7 +2953,6 @@ class NllLoss2DBackward0(TraceableFunction):
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
-
 def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
@@ -3216,7 +2977,6 @@ class NativeLayerNormBackward0(TraceableFunction):
             result2 = _node.result2_.unpack(_node)
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
         return (_o0, _o1, _o2)
-
 def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, normalized_shape, weight, bias, eps)
@@ -3245,7 +3005,6 @@ class NativeBatchNormBackward0(TraceableFunction):
             _o0, _o1, _o2, *_ = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, _node.training_, _node.eps_,
                     result1, result2)
         return (_o0, _o1, _o2)
-
 def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var, training, momentum, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
@@ -3275,7 +3034,6 @@ class NativeGroupNormBackward0(TraceableFunction):
             result2 = _node.result2_.unpack(_node)
             _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1, result2)
         return (_o0, _o1, _o2)
-
 def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, N, C, HxW, group, eps)
@@ -3291,8 +3049,7 @@ class MseLossBackward0(TraceableFunction):
     __slots__ = ('self_', 'target_', 'reduction_')
     _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3303,7 +3060,6 @@ class MseLossBackward0(TraceableFunction):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_mse_loss_backward(grad, target, self, _node.reduction_)
         return (_o0, _o1)
-
 def _ag_mse_loss(below, self, target, reduction):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction)
@@ -3316,8 +3072,7 @@ class SmoothL1LossBackward0(TraceableFunction):
     __slots__ = ('self_', 'target_', 'reduction_', 'beta_')
     _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3328,7 +3083,6 @@ class SmoothL1LossBackward0(TraceableFunction):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_smooth_l1_loss_backward(grad, target, self, _node.reduction_, _node.beta_)
         return (_o0, _o1)
-
 def _ag_smooth_l1_loss(below, self, target, reduction, beta):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, beta)
@@ -3341,8 +3095,7 @@ class HuberLossBackward0(TraceableFunction):
     __slots__ = ('self_', 'target_', 'reduction_', 'delta_')
     _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3353,7 +3106,6 @@ class HuberLossBackward0(TraceableFunction):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_huber_loss_backward(grad, target, self, _node.reduction_, _node.delta_)
         return (_o0, _o1)
-
 def _ag_huber_loss(below, self, target, reduction, delta):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, delta)
@@ -3366,8 +3118,7 @@ class BinaryCrossEntropyBackward0(TraceableFunction):
     __slots__ = ('self_', 'target_', 'weight_', 'reduction_')
     _saved_tensors_names = ('self', 'target', 'weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3380,7 +3131,6 @@ class BinaryCrossEntropyBackward0(TraceableFunction):
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_bce_target_backward(grad, self, target, weight, _node.reduction_)
         return (_o0, _o1)
-
 def _ag_binary_cross_entropy(below, self, target, weight, reduction):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, reduction)
@@ -3393,8 +3143,7 @@ class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction):
     __slots__ = ('self_', 'target_', 'weight_', 'pos_weight_', 'reduction_')
     _saved_tensors_names = ('self', 'target', 'weight', 'pos_weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3409,7 +3158,6 @@ class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction):
             pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, _node.reduction_)
         return (_o0, _o1)
-
 def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight, reduction):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, pos_weight, reduction)
@@ -3437,7 +3185,6 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction):
             _o0, _o1, _o2, *_ = nnl_sdpa_flash_backward(grads[0], query, key, value, output, logsumexp, _node.dropout_p_, _node.is_causal_,
                     attn_mask, _node.scale_)
         return (_o0, _o1, _o2)
-
 def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dropout_p, is_causal, attn_mask, scale):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((query, key, value))):
         return below(query, key, value, dropout_p, is_causal, attn_mask, scale)
@@ -3460,7 +3207,6 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None or _nf[3] is not None:
             _o0, _o1, _o2, _o3, *_ = nnl_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
         return (_o0, _o1, _o2, _o3)
-
 def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask,
         scale):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_out, query, key, value))):
@@ -3468,12 +3214,118 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
     _n = ScaledDotProductFlashAttentionForCpuBackwardBackward0()
     return _n._set_outputs_history(below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale), _next)
 
+class SoftMarginLossBackward0(TraceableFunction):
+    __slots__ = ('self_', 'target_', 'reduction_')
+    _saved_tensors_names = ('self', 'target')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._generated.ops.soft_margin_loss_backward.call(grads[0], self, target, _node.reduction_),)
+def _ag_soft_margin_loss(below, self, target, reduction):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, target, reduction)
+    _n = SoftMarginLossBackward0()
+    _n.reduction_ = reduction
+    _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
+    return _n._set_history(below(self, target, reduction), _next, _ag)
+
+class SoftMarginLossBackwardBackward0(TraceableFunction):
+    __slots__ = ('grad_output_', 'self_', 'target_', 'reduction_')
+    _saved_tensors_names = ('grad_output', 'self', 'target')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            reduction = _node.reduction_
+            _o0 = ember._generated.ops.soft_margin_loss_backward.call(grad, self, target,
+                    reduction) if reduction == 0 else (ember._generated.ops.soft_margin_loss_backward.call(ember.ones_like(grad_output), self,
+                    target, reduction) * grad).sum()
+        if _nf[1] is not None:
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = grad * grad_output * target * target * (-target * self).exp() / ((-target * self).exp() + 1) ** 2 / (self.numel() if _node.reduction_ == 1 else 1)
+        return (_o0, _o1)
+def _ag_soft_margin_loss_backward(below, grad_output, self, target, reduction):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+        return below(grad_output, self, target, reduction)
+    _n = SoftMarginLossBackwardBackward0()
+    _n.reduction_ = reduction
+    _n.grad_output_, _n.self_, _n.target_ = _save_input(grad_output, _ag), _save_input(self, _ag), _save_input(target, _ag)
+    return _n._set_history(below(grad_output, self, target, reduction), _next, _ag)
+
+class MultiMarginLossBackward0(TraceableFunction):
+    __slots__ = ('self_', 'target_', 'weight_', 'p_', 'margin_', 'reduction_')
+    _saved_tensors_names = ('self', 'target', 'weight')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._generated.ops.multi_margin_loss_backward.call(grads[0], self, target, _node.p_, _node.margin_, weight, _node.reduction_),)
+def _ag_multi_margin_loss(below, self, target, p, margin, weight, reduction):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, target, p, margin, weight, reduction)
+    _n = MultiMarginLossBackward0()
+    _n.p_, _n.margin_, _n.reduction_ = p, margin, reduction
+    _n.self_, _n.target_, _n.weight_ = _save_input(self, _ag), _save_input(target, _ag), _save_input(weight, _ag)
+    return _n._set_history(below(self, target, p, margin, weight, reduction), _next, _ag)
+
+class torch__autograd__NotImplemented(TraceableFunction):
+    __slots__ = ()
+    _node_name = 'torch::autograd::NotImplemented'
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None or _nf[1] is not None:
+            _o0, _o1, *_ = nnl_not_implemented("multi_margin_loss_backward")
+        return (_o0, _o1)
+def _ag_multi_margin_loss_backward(below, grad_output, self, target, p, margin, weight, reduction):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+        return below(grad_output, self, target, p, margin, weight, reduction)
+    _n = torch__autograd__NotImplemented()
+    return _n._set_history(below(grad_output, self, target, p, margin, weight, reduction), _next, _ag)
+
+class MultilabelMarginLossBackward0(TraceableFunction):
+    __slots__ = ('self_', 'target_', 'is_target_', 'reduction_')
+    _saved_tensors_names = ('self', 'target', 'is_target')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        is_target = _node.is_target_.unpack(_node)
+        return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
+def _ag_multilabel_margin_loss_forward(below, self, target, reduction):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, target, reduction)
+    _n = MultilabelMarginLossBackward0()
+    _n.reduction_ = reduction
+    _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
+    result = _n._set_outputs_history(below(self, target, reduction), _next, (0,))
+    _n.is_target_ = _SV(result[1], True)
+    return result
+
+class torch__autograd__NotImplemented_1(TraceableFunction):
+    __slots__ = ()
+    _node_name = 'torch::autograd::NotImplemented'
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None or _nf[1] is not None:
+            _o0, _o1, *_ = nnl_not_implemented("multilabel_margin_loss_backward")
+        return (_o0, _o1)
+def _ag_multilabel_margin_loss_backward(below, grad_output, self, target, reduction, is_target):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+        return below(grad_output, self, target, reduction, is_target)
+    _n = torch__autograd__NotImplemented_1()
+    return _n._set_history(below(grad_output, self, target, reduction, is_target), _next, _ag)
+
 class ConvolutionBackward0(TraceableFunction):
     __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
     _saved_tensors_names = ('input', 'weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
             input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3481,7 +3333,6 @@ class ConvolutionBackward0(TraceableFunction):
             _o0, _o1, _o2, *_ = spatial_convolution_backward(grad, input, weight, _node.stride_, _node.padding_, _node.dilation_, _node.transposed_,
                     _node.output_padding_, _node.groups_, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
-
 def _ag_convolution(below, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
@@ -3509,7 +3360,6 @@ class ConvolutionBackwardBackward0(TraceableFunction):
                     _node.padding_, _node.dilation_, _node.transposed_, _node.output_padding_, _node.groups_, (_nf[0] is not None,
                     _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
-
 def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
         output_mask):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_output, input, weight))):
@@ -3533,7 +3383,6 @@ class MaxPool2DWithIndicesBackward0(TraceableFunction):
         indices = _node.indices_.unpack(_node)
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
-
 def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
@@ -3548,8 +3397,7 @@ class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction):
     __slots__ = ('indices_',)
     _saved_tensors_names = ('indices',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3557,7 +3405,6 @@ class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
@@ -3572,7 +3419,6 @@ class AvgPool2DBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
-
 def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -3589,8 +3435,7 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
 class AvgPool2DBackwardBackward0(TraceableFunction):
     __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_avg_pool2d(grad, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_, _node.count_include_pad_,
@@ -3598,7 +3443,6 @@ class AvgPool2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -3619,7 +3463,6 @@ class MaxPool3DWithIndicesBackward0(TraceableFunction):
         indices = _node.indices_.unpack(_node)
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
-
 def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
@@ -3634,8 +3477,7 @@ class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction):
     __slots__ = ('indices_',)
     _saved_tensors_names = ('indices',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3643,7 +3485,6 @@ class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
@@ -3658,7 +3499,6 @@ class AvgPool3DBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
-
 def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -3675,8 +3515,7 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
 class AvgPool3DBackwardBackward0(TraceableFunction):
     __slots__ = ('kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_avg_pool3d(grad, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_, _node.count_include_pad_,
@@ -3684,7 +3523,6 @@ class AvgPool3DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -3703,7 +3541,6 @@ class AdaptiveAvgPool2DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_adaptive_avg_pool2d_backward(grads[0], self),)
-
 def _ag__adaptive_avg_pool2d(below, self, output_size):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
@@ -3714,15 +3551,13 @@ def _ag__adaptive_avg_pool2d(below, self, output_size):
 class AdaptiveAvgPool2DBackwardBackward0(TraceableFunction):
     __slots__ = ('grad_output_sizes',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_adaptive_avg_pool2d(grad, _node.grad_output_sizes[-2:])
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
@@ -3737,7 +3572,6 @@ class AdaptiveMaxPool2DBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
-
 def _ag_adaptive_max_pool2d(below, self, output_size):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
@@ -3751,8 +3585,7 @@ class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction):
     __slots__ = ('indices_',)
     _saved_tensors_names = ('indices',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3760,7 +3593,6 @@ class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, indices)
@@ -3774,7 +3606,6 @@ class EmbeddingBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_backward(grads[0], indices, _node.weight_sizes[0], _node.padding_idx_, _node.scale_grad_by_freq_, _node.sparse_),)
-
 def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(weight)):
         return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
@@ -3790,7 +3621,6 @@ class EmbeddingDenseBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_dense_double_backward(grads[0], indices, _node.padding_idx_),)
-
 def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
@@ -3822,7 +3652,6 @@ class EmbeddingBagBackward0(TraceableFunction):
             result1 = _node.result1_.unpack(_node)
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
-
 def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(weight, per_sample_weights)):
         return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
@@ -3846,7 +3675,6 @@ class ReflectionPad1DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad1d', _node.padding_),)
-
 def _ag_reflection_pad1d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3861,7 +3689,6 @@ class ReflectionPad2DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad2d', _node.padding_),)
-
 def _ag_reflection_pad2d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3876,7 +3703,6 @@ class ReflectionPad3DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad3d', _node.padding_),)
-
 def _ag_reflection_pad3d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3891,7 +3717,6 @@ class ReplicationPad1DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad1d', _node.padding_),)
-
 def _ag_replication_pad1d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3906,7 +3731,6 @@ class ReplicationPad2DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad2d', _node.padding_),)
-
 def _ag_replication_pad2d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3921,7 +3745,6 @@ class ReplicationPad3DBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad3d', _node.padding_),)
-
 def _ag_replication_pad3d(below, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
@@ -3933,15 +3756,13 @@ def _ag_replication_pad3d(below, self, padding):
 class ReflectionPad1DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'reflection_pad1d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -3952,15 +3773,13 @@ def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
 class ReflectionPad2DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'reflection_pad2d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -3971,15 +3790,13 @@ def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
 class ReflectionPad3DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'reflection_pad3d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -3990,15 +3807,13 @@ def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
 class ReplicationPad1DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'replication_pad1d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_replication_pad1d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -4009,15 +3824,13 @@ def _ag_replication_pad1d_backward(below, grad_output, self, padding):
 class ReplicationPad2DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'replication_pad2d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_replication_pad2d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -4028,15 +3841,13 @@ def _ag_replication_pad2d_backward(below, grad_output, self, padding):
 class ReplicationPad3DBackwardBackward0(TraceableFunction):
     __slots__ = ('padding_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = spatial_pad(grad, 'replication_pad3d', _node.padding_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-
 def _ag_replication_pad3d_backward(below, grad_output, self, padding):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
@@ -4048,7 +3859,6 @@ class UpsampleNearest1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest1d', _node.output_size_, _node.self_sizes, _node.scales_),)
-
 def _ag_upsample_nearest1d(below, self, output_size, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
@@ -4061,7 +3871,6 @@ class UpsampleNearest2DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest2d', _node.output_size_, _node.self_sizes, _node.scales_h_, _node.scales_w_),)
-
 def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
@@ -4074,7 +3883,6 @@ class UpsampleNearestExact1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.self_sizes, _node.scales_),)
-
 def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
@@ -4088,7 +3896,6 @@ class UpsampleNearestExact2DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.self_sizes, _node.scales_h_,
                 _node.scales_w_),)
-
 def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
@@ -4101,7 +3908,6 @@ class UpsampleLinear1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_linear1d', _node.output_size_, _node.self_sizes, _node.align_corners_, _node.scales_),)
-
 def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales)
@@ -4115,7 +3921,6 @@ class UpsampleBilinear2DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.self_sizes, _node.align_corners_,
                 _node.scales_h_, _node.scales_w_),)
-
 def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales_h, scales_w)
@@ -4128,7 +3933,6 @@ class UpsampleNearest1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest1d', _node.output_size_, _node.scales_),)
-
 def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
@@ -4140,7 +3944,6 @@ class UpsampleNearest2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
-
 def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
@@ -4152,7 +3955,6 @@ class UpsampleNearestExact1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.scales_),)
-
 def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, input_size, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
@@ -4164,7 +3966,6 @@ class UpsampleNearestExact2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
-
 def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
@@ -4176,7 +3977,6 @@ class UpsampleLinear1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'align_corners_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_linear1d', _node.output_size_, _node.align_corners_, _node.scales_),)
-
 def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, align_corners, scales):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales)
@@ -4188,7 +3988,6 @@ class UpsampleBilinear2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.align_corners_, _node.scales_h_, _node.scales_w_),)
-
 def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
@@ -4200,7 +3999,6 @@ class Im2ColBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'kernel_size_', 'dilation_', 'padding_', 'stride_')
     def apply(_node, grads):
         return (spatial_col2im(grads[0], _node.self_sizes[-2:], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
-
 def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, dilation, padding, stride)
@@ -4213,7 +4011,6 @@ class Col2ImBackward0(TraceableFunction):
     __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
     def apply(_node, grads):
         return (spatial_im2col(grads[0], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
-
 def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, kernel_size, dilation, padding, stride)
@@ -4225,7 +4022,6 @@ class PixelShuffleBackward0(TraceableFunction):
     __slots__ = ('upscale_factor_',)
     def apply(_node, grads):
         return (spatial_pixel_unshuffle(grads[0], _node.upscale_factor_),)
-
 def _ag_pixel_shuffle(below, self, upscale_factor):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upscale_factor)
@@ -4237,7 +4033,6 @@ class PixelUnshuffleBackward0(TraceableFunction):
     __slots__ = ('downscale_factor_',)
     def apply(_node, grads):
         return (spatial_pixel_shuffle(grads[0], _node.downscale_factor_),)
-
 def _ag_pixel_unshuffle(below, self, downscale_factor):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, downscale_factor)
@@ -4245,12 +4040,125 @@ def _ag_pixel_unshuffle(below, self, downscale_factor):
     _n.downscale_factor_ = downscale_factor
     return _n._set_history(below(self, downscale_factor), _next, _ag)
 
+class AdaptiveAvgPool3DBackward0(TraceableFunction):
+    __slots__ = ('self_',)
+    _saved_tensors_names = ('self',)
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._generated.ops._adaptive_avg_pool3d_backward.call(grads[0], self),)
+def _ag__adaptive_avg_pool3d(below, self, output_size):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, output_size)
+    _n = AdaptiveAvgPool3DBackward0()
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self, output_size), _next, _ag)
+
+class AdaptiveAvgPool3DBackwardBackward0(TraceableFunction):
+    __slots__ = ('grad_output_sizes',)
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = ember._generated.ops._adaptive_avg_pool3d.call(grad, _node.grad_output_sizes[-3:])
+        if _nf[1] is not None:
+            _o1 = zeros_like(grad)
+        return (_o0, _o1)
+def _ag__adaptive_avg_pool3d_backward(below, grad_output, self):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+        return below(grad_output, self)
+    _n = AdaptiveAvgPool3DBackwardBackward0()
+    _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
+    return _n._set_history(below(grad_output, self), _next, _ag)
+
+class AdaptiveMaxPool3DBackward0(TraceableFunction):
+    __slots__ = ('self_', 'result1_')
+    _saved_tensors_names = ('self', 'result1')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        result1 = _node.result1_.unpack(_node)
+        return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
+def _ag_adaptive_max_pool3d(below, self, output_size):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, output_size)
+    _n = AdaptiveMaxPool3DBackward0()
+    _n.self_ = _save_input(self, _ag)
+    result = _n._set_outputs_history(below(self, output_size), _next, (0,))
+    _n.result1_ = _SV(result[1], True)
+    return result
+
+class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o0 = spatial_max_pool_double_backward(grad, indices, 3)
+        if _nf[1] is not None:
+            _o1 = zeros_like(grad)
+        return (_o0, _o1)
+def _ag_adaptive_max_pool3d_backward(below, grad_output, self, indices):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+        return below(grad_output, self, indices)
+    _n = AdaptiveMaxPool3DBackwardBackward0()
+    _n.indices_ = _save_input(indices, _ag)
+    return _n._set_history(below(grad_output, self, indices), _next, _ag)
+
+class MaxUnpool2DBackward0(TraceableFunction):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+    def apply(_node, grads):
+        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (spatial_max_pool_double_backward(grads[0], indices, 2),)
+def _ag_max_unpool2d(below, self, indices, output_size):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, indices, output_size)
+    _n = MaxUnpool2DBackward0()
+    _n.indices_ = _save_input(indices, _ag)
+    return _n._set_history(below(self, indices, output_size), _next, _ag)
+
+class MaxUnpool3DBackward0(TraceableFunction):
+    __slots__ = ('indices_',)
+    _saved_tensors_names = ('indices',)
+    def apply(_node, grads):
+        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (spatial_max_pool_double_backward(grads[0], indices, 3),)
+def _ag_max_unpool3d(below, self, indices, output_size, stride, padding):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, indices, output_size, stride, padding)
+    _n = MaxUnpool3DBackward0()
+    _n.indices_ = _save_input(indices, _ag)
+    return _n._set_history(below(self, indices, output_size, stride, padding), _next, _ag)
+
+class ChannelShuffleBackward0(TraceableFunction):
+    __slots__ = ('groups_',)
+    def apply(_node, grads):
+        grad = grads[0]
+        return (ember.channel_shuffle(grad, grad.size(1) // _node.groups_),)
+def _ag_channel_shuffle(below, self, groups):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, groups)
+    _n = ChannelShuffleBackward0()
+    _n.groups_ = groups
+    return _n._set_history(below(self, groups), _next, _ag)
+
+class torch__autograd__NotImplemented_2(TraceableFunction):
+    __slots__ = ()
+    _node_name = 'torch::autograd::NotImplemented'
+    def apply(_node, grads):
+        return (nnl_not_implemented('native_channel_shuffle'),)
+def _ag_native_channel_shuffle(below, self, groups):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, groups)
+    _n = torch__autograd__NotImplemented_2()
+    return _n._set_history(below(self, groups), _next, _ag)
+
 class SubBackward0_1(TraceableFunction):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     _node_name = 'SubBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -4261,7 +4169,6 @@ class SubBackward0_1(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_subtract_Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -4272,7 +4179,6 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-
 def _ag_subtract__Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -4287,8 +4193,7 @@ def _ag_subtract__Tensor(below, self, other, alpha):
 class RsubBackward0(TraceableFunction):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(-grad, pw_conj(_node.alpha_))
@@ -4299,7 +4204,6 @@ class RsubBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_rsub_Tensor(below, self, other, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
@@ -4316,8 +4220,7 @@ class MulBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'MulBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4330,7 +4233,6 @@ class MulBackward0_1(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_multiply_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4341,7 +4243,6 @@ def _ag_multiply_Tensor(below, self, other):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-
 def _ag_multiply__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4358,13 +4259,11 @@ class NegBackward0_1(TraceableFunction):
     _node_name = 'NegBackward0'
     def apply(_node, grads):
         return (-grads[0],)
-
 def _ag_negative(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0_1()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_negative_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4377,8 +4276,7 @@ class DivBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_', 'self_dtype')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4388,7 +4286,6 @@ class DivBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-
 def _ag_div_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4396,7 +4293,6 @@ def _ag_div_Tensor(below, self, other):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_div__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4411,8 +4307,7 @@ class DivBackward2(TraceableFunction):
     __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4422,7 +4317,6 @@ class DivBackward2(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
-
 def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
@@ -4431,7 +4325,6 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n.rounding_mode_ = rounding_mode
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
-
 def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
@@ -4448,8 +4341,7 @@ class DivBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4459,7 +4351,6 @@ class DivBackward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-
 def _ag_divide_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4467,7 +4358,6 @@ def _ag_divide_Tensor(below, self, other):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_divide__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4483,8 +4373,7 @@ class DivBackward2_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward2'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4494,7 +4383,6 @@ class DivBackward2_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
-
 def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
@@ -4503,7 +4391,6 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n.rounding_mode_ = rounding_mode
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
-
 def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
@@ -4520,8 +4407,7 @@ class DivBackward0_2(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4531,7 +4417,6 @@ class DivBackward0_2(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-
 def _ag_true_divide_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4539,7 +4424,6 @@ def _ag_true_divide_Tensor(below, self, other):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_true_divide__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4553,13 +4437,11 @@ def _ag_true_divide__Tensor(below, self, other):
 class FloorDivideBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("floor_divide")
         return (_o0, _o1)
-
 def _ag_floor_divide(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4570,13 +4452,11 @@ class FloorDivideBackward0_1(TraceableFunction):
     __slots__ = ()
     _node_name = 'FloorDivideBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("floor_divide_")
         return (_o0, _o1)
-
 def _ag_floor_divide_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4589,8 +4469,7 @@ class RemainderBackward1(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -4599,14 +4478,12 @@ class RemainderBackward1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "floor", "remainder")
         return (_o0, _o1)
-
 def _ag_remainder_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = RemainderBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_remainder__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4620,8 +4497,7 @@ class FmodBackward1(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -4630,14 +4506,12 @@ class FmodBackward1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "trunc", "fmod")
         return (_o0, _o1)
-
 def _ag_fmod_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmodBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_fmod__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -4653,7 +4527,6 @@ class PowBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
-
 def _ag_pow_Tensor_Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
@@ -4661,7 +4534,6 @@ def _ag_pow_Tensor_Scalar(below, self, exponent):
     _n.exponent_ = exponent
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, exponent), _next, _ag)
-
 def _ag_pow__Tensor_Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
@@ -4676,8 +4548,7 @@ class PowBackward1(TraceableFunction):
     __slots__ = ('self_', 'exponent_', 'result_')
     _saved_tensors_names = ('self', 'exponent', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4689,7 +4560,6 @@ class PowBackward1(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
-
 def _ag_pow_Tensor_Tensor(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
@@ -4698,7 +4568,6 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     result = _n._set_history(below(self, exponent), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_pow__Tensor_Tensor(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
@@ -4717,7 +4586,6 @@ class PowBackward2(TraceableFunction):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
-
 def _ag_pow_Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
@@ -4735,14 +4603,12 @@ class PowBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, 2),)
-
 def _ag_square(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = PowBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_square_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4763,7 +4629,6 @@ class PowBackward0_2(TraceableFunction):
         if _o0 is not None and _o0._dtype.category == 3:
             _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         return (_o0,)
-
 def _ag_float_power_Tensor_Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
@@ -4780,8 +4645,7 @@ class PowBackward1_1(TraceableFunction):
     _saved_tensors_names = ('self', 'exponent', 'result')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4797,7 +4661,6 @@ class PowBackward1_1(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_float_power_Tensor_Tensor(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
@@ -4823,7 +4686,6 @@ class PowBackward2_1(TraceableFunction):
         if _o0 is not None and _o0._dtype.category == 3:
             _o0 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o0)
         return (_o0,)
-
 def _ag_float_power_Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
@@ -4844,7 +4706,6 @@ class PowBackward0_3(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
-
 def _ag_float_power__Scalar(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
@@ -4860,8 +4721,7 @@ class PowBackward1_2(TraceableFunction):
     _saved_tensors_names = ('self', 'exponent', 'result')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4875,7 +4735,6 @@ class PowBackward1_2(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
-
 def _ag_float_power__Tensor(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
@@ -4894,7 +4753,6 @@ class AbsBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-
 def _ag_abs(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4909,7 +4767,6 @@ class AbsBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-
 def _ag_absolute(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4924,7 +4781,6 @@ class AbsBackward0_2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-
 def _ag_abs_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4941,7 +4797,6 @@ class AbsBackward0_3(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-
 def _ag_absolute_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4957,14 +4812,12 @@ class AcosBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
-
 def _ag_acos(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_acos_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -4981,14 +4834,12 @@ class AcosBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
-
 def _ag_arccos(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_arccos_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5005,7 +4856,6 @@ class AcoshBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
-
 def _ag_acosh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5021,7 +4871,6 @@ class AcoshBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
-
 def _ag_arccosh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5033,7 +4882,6 @@ class AcoshBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of acosh'),)
-
 def _ag_acosh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5047,7 +4895,6 @@ class AcoshBackward1_1(TraceableFunction):
     _node_name = 'AcoshBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of acosh'),)
-
 def _ag_arccosh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5062,7 +4909,6 @@ class AsinhBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
-
 def _ag_asinh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5077,7 +4923,6 @@ class AsinhBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
-
 def _ag_arcsinh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5089,7 +4934,6 @@ class AsinhBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of asinh'),)
-
 def _ag_asinh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5103,7 +4947,6 @@ class AsinhBackward1_1(TraceableFunction):
     _node_name = 'AsinhBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of asinh'),)
-
 def _ag_arcsinh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5118,7 +4961,6 @@ class AtanhBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
-
 def _ag_atanh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5133,7 +4975,6 @@ class AtanhBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
-
 def _ag_arctanh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5145,7 +4986,6 @@ class AtanhBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of atanh'),)
-
 def _ag_atanh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5159,7 +4999,6 @@ class AtanhBackward1_1(TraceableFunction):
     _node_name = 'AtanhBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of atanh'),)
-
 def _ag_arctanh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5174,14 +5013,12 @@ class AsinBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
-
 def _ag_asin(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_asin_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5198,14 +5035,12 @@ class AsinBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
-
 def _ag_arcsin(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_arcsin_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5221,14 +5056,12 @@ class AtanBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
-
 def _ag_atan(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_atan_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5245,14 +5078,12 @@ class AtanBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
-
 def _ag_arctan(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_arctan_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5266,8 +5097,7 @@ class Atan2Backward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5278,14 +5108,12 @@ class Atan2Backward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
-
 def _ag_atan2(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_atan2_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5300,8 +5128,7 @@ class Atan2Backward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'Atan2Backward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5312,14 +5139,12 @@ class Atan2Backward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
-
 def _ag_arctan2(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_arctan2_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5333,13 +5158,11 @@ class CeilBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_ceil(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CeilBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_ceil_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5352,8 +5175,7 @@ class ClampBackward0(TraceableFunction):
     __slots__ = ('self_', 'min_', 'max_')
     _saved_tensors_names = ('self', 'min', 'max')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5371,14 +5193,12 @@ class ClampBackward0(TraceableFunction):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
-
 def _ag_clamp_Tensor(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-
 def _ag_clamp__Tensor(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
@@ -5394,7 +5214,6 @@ class ClampBackward1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
-
 def _ag_clamp(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
@@ -5402,7 +5221,6 @@ def _ag_clamp(below, self, min, max):
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-
 def _ag_clamp_(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
@@ -5418,8 +5236,7 @@ class ClampBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'min', 'max')
     _node_name = 'ClampBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5437,14 +5254,12 @@ class ClampBackward0_1(TraceableFunction):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
-
 def _ag_clip_Tensor(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0_1()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-
 def _ag_clip__Tensor(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
@@ -5461,7 +5276,6 @@ class ClampBackward1_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
-
 def _ag_clip(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
@@ -5469,7 +5283,6 @@ def _ag_clip(below, self, min, max):
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-
 def _ag_clip_(below, self, min, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
@@ -5486,7 +5299,6 @@ class ClampMinBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self >= _node.min_, grads[0], 0.0),)
-
 def _ag_clamp_min(below, self, min):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
@@ -5494,7 +5306,6 @@ def _ag_clamp_min(below, self, min):
     _n.min_ = min
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min), _next, _ag)
-
 def _ag_clamp_min_(below, self, min):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
@@ -5509,8 +5320,7 @@ class ClampMinBackward1(TraceableFunction):
     __slots__ = ('self_', 'min_')
     _saved_tensors_names = ('self', 'min')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5521,14 +5331,12 @@ class ClampMinBackward1(TraceableFunction):
             min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self < min, grad, 0.0)
         return (_o0, _o1)
-
 def _ag_clamp_min_Tensor(below, self, min):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
     _n = ClampMinBackward1()
     _n.self_, _n.min_ = _save_input(self, _ag), _save_input(min, _ag)
     return _n._set_history(below(self, min), _next, _ag)
-
 def _ag_clamp_min__Tensor(below, self, min):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
@@ -5544,7 +5352,6 @@ class ClampMaxBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self <= _node.max_, grads[0], 0.0),)
-
 def _ag_clamp_max(below, self, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
@@ -5552,7 +5359,6 @@ def _ag_clamp_max(below, self, max):
     _n.max_ = max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, max), _next, _ag)
-
 def _ag_clamp_max_(below, self, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
@@ -5567,8 +5373,7 @@ class ClampMaxBackward1(TraceableFunction):
     __slots__ = ('self_', 'max_')
     _saved_tensors_names = ('self', 'max')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5579,14 +5384,12 @@ class ClampMaxBackward1(TraceableFunction):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self > max, grad, 0.0)
         return (_o0, _o1)
-
 def _ag_clamp_max_Tensor(below, self, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
     _n = ClampMaxBackward1()
     _n.self_, _n.max_ = _save_input(self, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, max), _next, _ag)
-
 def _ag_clamp_max__Tensor(below, self, max):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
@@ -5600,8 +5403,7 @@ class CopysignBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_', 'result_')
     _saved_tensors_names = ('self', 'other', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5611,7 +5413,6 @@ class CopysignBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = zeros_like(other)
         return (_o0, _o1)
-
 def _ag_copysign_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5620,7 +5421,6 @@ def _ag_copysign_Tensor(below, self, other):
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_copysign__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5638,14 +5438,12 @@ class CosBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj(self.sin()),)
-
 def _ag_cos(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_cos_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5661,14 +5459,12 @@ class CoshBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.sinh()),)
-
 def _ag_cosh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CoshBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_cosh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5682,13 +5478,11 @@ class Deg2RadBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0] * PW_PI_180,)
-
 def _ag_deg2rad(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Deg2RadBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_deg2rad_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5703,14 +5497,12 @@ class ErfBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
-
 def _ag_erf(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_erf_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5726,14 +5518,12 @@ class ErfcBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (-PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
-
 def _ag_erfc(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfcBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_erfc_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5749,14 +5539,12 @@ class ErfinvBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grads[0],)
-
 def _ag_erfinv(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfinvBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_erfinv_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5772,7 +5560,6 @@ class ExpBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result),)
-
 def _ag_exp(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5780,7 +5567,6 @@ def _ag_exp(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_exp_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5797,7 +5583,6 @@ class Exp2Backward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
-
 def _ag_exp2(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5805,7 +5590,6 @@ def _ag_exp2(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_exp2_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5822,7 +5606,6 @@ class Expm1Backward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * (pw_conj(result) + 1),)
-
 def _ag_expm1(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5830,7 +5613,6 @@ def _ag_expm1(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_expm1_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5845,13 +5627,11 @@ class FloorBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_floor(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FloorBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_floor_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5864,13 +5644,11 @@ class FracBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-
 def _ag_frac(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FracBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_frac_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5879,12 +5657,40 @@ def _ag_frac_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
+class NextafterBackward0(TraceableFunction):
+    __slots__ = ('self_', 'other_')
+    _saved_tensors_names = ('self', 'other')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o0 = ember.where(self != other, grad, 0.0)
+        if _nf[1] is not None:
+            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = zeros_like(other)
+        return (_o0, _o1)
+def _ag_nextafter(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _n = NextafterBackward0()
+    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    return _n._set_history(below(self, other), _next, _ag)
+def _ag_nextafter_(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _check_inplace(self)
+    _n = NextafterBackward0()
+    _n.self_, _n.other_ = _save_input(_clone_nograd(self), _ag), _save_input(other, _ag)
+    below(self, other)
+    return _n._rebase_history(self, _next)
+
 class HypotBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_', 'result_')
     _saved_tensors_names = ('self', 'other', 'result')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5895,7 +5701,6 @@ class HypotBackward0(TraceableFunction):
             result = _node.result_.unpack(_node)
             _o1 = grad * other / result
         return (_o0, _o1)
-
 def _ag_hypot(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5904,7 +5709,6 @@ def _ag_hypot(below, self, other):
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_hypot_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5919,22 +5723,19 @@ def _ag_hypot_(below, self, other):
 class LerpBackward0(TraceableFunction):
     __slots__ = ('weight_',)
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = grad * pw_lerp_self_weight(_node.weight_)
         if _nf[1] is not None:
             _o1 = grad * pw_conj(_node.weight_)
         return (_o0, _o1)
-
 def _ag_lerp_Scalar(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
     _n = LerpBackward0()
     _n.weight_ = weight
     return _n._set_history(below(self, end, weight), _next, _ag)
-
 def _ag_lerp__Scalar(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
@@ -5948,8 +5749,7 @@ class LerpBackward1(TraceableFunction):
     __slots__ = ('self_', 'end_', 'weight_')
     _saved_tensors_names = ('self', 'end', 'weight')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5962,14 +5762,12 @@ class LerpBackward1(TraceableFunction):
             end = _s if (_s := _node.end_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = grad * pw_conj(end - self)
         return (_o0, _o1, _o2)
-
 def _ag_lerp_Tensor(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _n = LerpBackward1()
     _n.self_, _n.end_, _n.weight_ = _save_input(self, _ag), _save_input(end, _ag), _save_input(weight, _ag)
     return _n._set_history(below(self, end, weight), _next, _ag)
-
 def _ag_lerp__Tensor(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
@@ -5985,14 +5783,12 @@ class LogBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].div(pw_conj(self)),)
-
 def _ag_log(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LogBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_log_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6008,14 +5804,12 @@ class Log10Backward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN10),)
-
 def _ag_log10(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log10Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_log10_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6031,14 +5825,12 @@ class Log1PBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self + 1),)
-
 def _ag_log1p(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log1PBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_log1p_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6054,14 +5846,12 @@ class Log2Backward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN2),)
-
 def _ag_log2(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log2Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_log2_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6075,8 +5865,7 @@ class MaximumBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6087,7 +5876,6 @@ class MaximumBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
-
 def _ag_maximum(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6099,8 +5887,7 @@ class FmaxBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6111,7 +5898,6 @@ class FmaxBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
-
 def _ag_fmax(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6123,8 +5909,7 @@ class MinimumBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6135,7 +5920,6 @@ class MinimumBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
-
 def _ag_minimum(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6147,8 +5931,7 @@ class FminBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6159,7 +5942,6 @@ class FminBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
-
 def _ag_fmin(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6173,14 +5955,12 @@ class NanToNumBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.isfinite(self),)
-
 def _ag_nan_to_num(below, self, nan, posinf, neginf):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
     _n = NanToNumBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, nan, posinf, neginf), _next, _ag)
-
 def _ag_nan_to_num_(below, self, nan, posinf, neginf):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
@@ -6194,13 +5974,11 @@ class Rad2DegBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0] * PW_180_PI,)
-
 def _ag_rad2deg(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Rad2DegBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_rad2deg_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6215,7 +5993,6 @@ class ReciprocalBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-grads[0] * pw_conj(result * result),)
-
 def _ag_reciprocal(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6223,7 +6000,6 @@ def _ag_reciprocal(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_reciprocal_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6238,13 +6014,11 @@ class RoundBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_round(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RoundBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_round_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6257,13 +6031,11 @@ class RoundBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_round_decimals(below, self, decimals):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, decimals)
     _n = RoundBackward1()
     return _n._set_history(below(self, decimals), _next, _ag)
-
 def _ag_round__decimals(below, self, decimals):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, decimals)
@@ -6278,7 +6050,6 @@ class RsqrtBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
-
 def _ag_rsqrt(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6286,7 +6057,6 @@ def _ag_rsqrt(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_rsqrt_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6303,7 +6073,6 @@ class SigmoidBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (pw_sigmoid_backward(grads[0], result),)
-
 def _ag_sigmoid(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6311,7 +6080,6 @@ def _ag_sigmoid(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_sigmoid_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6328,7 +6096,6 @@ class LogitBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_logit_backward(grads[0], self, _node.eps_),)
-
 def _ag_logit(below, self, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
@@ -6336,7 +6103,6 @@ def _ag_logit(below, self, eps):
     _n.eps_ = eps
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, eps), _next, _ag)
-
 def _ag_logit_(below, self, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
@@ -6351,13 +6117,11 @@ class SignBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_sign(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SignBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_sign_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6373,7 +6137,6 @@ class SgnBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (pw_sgn_backward(self, grads[0], result),)
-
 def _ag_sgn(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6382,7 +6145,6 @@ def _ag_sgn(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_sgn_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6400,14 +6162,12 @@ class SinBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cos()),)
-
 def _ag_sin(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_sin_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6423,14 +6183,12 @@ class SinhBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cosh()),)
-
 def _ag_sinh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinhBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_sinh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6446,7 +6204,6 @@ class SqrtBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] / (2 * pw_conj(result)),)
-
 def _ag_sqrt(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6454,7 +6211,6 @@ def _ag_sqrt(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_sqrt_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6471,7 +6227,6 @@ class TanBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
-
 def _ag_tan(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6479,7 +6234,6 @@ def _ag_tan(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_tan_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6496,7 +6250,6 @@ class TanhBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (pw_tanh_backward(grads[0], result),)
-
 def _ag_tanh(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6504,7 +6257,6 @@ def _ag_tanh(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_tanh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6519,13 +6271,11 @@ class TruncBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_trunc(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_trunc_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6539,13 +6289,11 @@ class TruncBackward0_1(TraceableFunction):
     _node_name = 'TruncBackward0'
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-
 def _ag_fix(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0_1()
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_fix_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6558,8 +6306,7 @@ class AddcdivBackward0(TraceableFunction):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
     _saved_tensors_names = ('tensor1', 'tensor2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -6577,7 +6324,6 @@ class AddcdivBackward0(TraceableFunction):
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
-
 def _ag_addcdiv(below, self, tensor1, tensor2, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
@@ -6590,7 +6336,6 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _n._tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
-
 def _ag_addcdiv_(below, self, tensor1, tensor2, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
@@ -6608,8 +6353,7 @@ class AddcmulBackward0(TraceableFunction):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
     _saved_tensors_names = ('tensor1', 'tensor2')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = grad
@@ -6626,7 +6370,6 @@ class AddcmulBackward0(TraceableFunction):
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
-
 def _ag_addcmul(below, self, tensor1, tensor2, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
@@ -6639,7 +6382,6 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _n._tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
-
 def _ag_addcmul_(below, self, tensor1, tensor2, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
@@ -6657,7 +6399,6 @@ class SumBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes),)
-
 def _ag_sum(below, self, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
@@ -6669,7 +6410,6 @@ class SumBackward1(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (sum_backward(grads[0], _node.self_sizes, _node.dim_, _node.keepdim_),)
-
 def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
@@ -6684,7 +6424,6 @@ class NansumBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nansum_backward(grads[0], self, _node.dim_, _node.keepdim_),)
-
 def _ag_nansum(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
@@ -6697,7 +6436,6 @@ class MeanBackward0(TraceableFunction):
     __slots__ = ('self_numel', 'self_sizes')
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes) / _node.self_numel,)
-
 def _ag_mean(below, self, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
@@ -6710,7 +6448,6 @@ class MeanBackward1(TraceableFunction):
     __slots__ = ('self_numel', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (red_mean_backward(grads[0], _node.self_sizes, _node.dim_, _node.self_numel, _node.keepdim_),)
-
 def _ag_mean_dim(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
@@ -6726,7 +6463,6 @@ class NanmeanBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nanmean_backward(grads[0], self, _node.dim_, _node.keepdim_),)
-
 def _ag_nanmean(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
@@ -6742,7 +6478,6 @@ class ProdBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_prod_backward(grads[0], self, result),)
-
 def _ag_prod(below, self, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
@@ -6759,7 +6494,6 @@ class ProdBackward1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-
 def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
@@ -6776,7 +6510,6 @@ class MaxBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_max_dim(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -6794,7 +6527,6 @@ class MaxBackward1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-
 def _ag_max(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6809,8 +6541,7 @@ class MaximumBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'MaximumBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6821,7 +6552,6 @@ class MaximumBackward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         return (_o0, _o1)
-
 def _ag_max_other(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6835,7 +6565,6 @@ class MinBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_min_dim(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -6853,7 +6582,6 @@ class MinBackward1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-
 def _ag_min(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6868,8 +6596,7 @@ class MinimumBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'MinimumBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6880,7 +6607,6 @@ class MinimumBackward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         return (_o0, _o1)
-
 def _ag_min_other(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -6895,7 +6621,6 @@ class AmaxBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-
 def _ag_amax(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -6913,7 +6638,6 @@ class AminBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-
 def _ag_amin(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -6932,7 +6656,6 @@ class AminmaxBackward0(TraceableFunction):
         min = _node.min_.unpack(_node)
         max = _node.max_.unpack(_node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
-
 def _ag_aminmax(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -6950,7 +6673,6 @@ class VarBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
-
 def _ag_var(below, self, unbiased):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
@@ -6966,7 +6688,6 @@ class VarBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-
 def _ag_var_dim(below, self, dim, unbiased, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
@@ -6982,7 +6703,6 @@ class VarBackward0_2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
-
 def _ag_var_correction(below, self, dim, correction, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
@@ -6998,7 +6718,6 @@ class StdBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
-
 def _ag_std(below, self, unbiased):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
@@ -7017,7 +6736,6 @@ class StdBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-
 def _ag_std_dim(below, self, dim, unbiased, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
@@ -7036,7 +6754,6 @@ class StdBackward0_2(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
-
 def _ag_std_correction(below, self, dim, correction, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
@@ -7053,7 +6770,6 @@ class VarMeanBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, None, 1 if _node.unbiased_ else 0, False),)
-
 def _ag_var_mean(below, self, unbiased):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
@@ -7069,7 +6785,6 @@ class VarMeanBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-
 def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
@@ -7085,7 +6800,6 @@ class VarMeanBackward0_2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, _node.correction_, _node.keepdim_),)
-
 def _ag_var_mean_correction(below, self, dim, correction, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
@@ -7101,7 +6815,6 @@ class StdMeanBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
-
 def _ag_std_mean(below, self, unbiased):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
@@ -7120,7 +6833,6 @@ class StdMeanBackward0_1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-
 def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
@@ -7139,7 +6851,6 @@ class StdMeanBackward0_2(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
-
 def _ag_std_mean_correction(below, self, dim, correction, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
@@ -7157,7 +6868,6 @@ class MedianBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-
 def _ag_median(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7173,7 +6883,6 @@ class MedianBackward1(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_median_dim(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -7191,7 +6900,6 @@ class NanmedianBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-
 def _ag_nanmedian(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7207,7 +6915,6 @@ class NanmedianBackward1(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_nanmedian_dim(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -7224,7 +6931,6 @@ class ModeBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_mode(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -7241,7 +6947,6 @@ class KthvalueBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-
 def _ag_kthvalue(below, self, k, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, keepdim)
@@ -7259,7 +6964,6 @@ class NormBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
-
 def _ag_norm_Scalar(below, self, p):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
@@ -7277,7 +6981,6 @@ class NormBackward1(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
-
 def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim)
@@ -7295,7 +6998,6 @@ class NormBackward2(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
-
 def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dtype)
@@ -7313,7 +7015,6 @@ class NormBackward3(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
-
 def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim, dtype)
@@ -7331,7 +7032,6 @@ class LinalgVectorNormBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
-
 def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, ord, dim, keepdim, dtype)
@@ -7349,7 +7049,6 @@ class LogsumexpBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-
 def _ag_logsumexp(below, self, dim, keepdim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
@@ -7366,7 +7065,6 @@ class SoftmaxBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag__softmax(below, self, dim, half_to_float):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
@@ -7383,7 +7081,6 @@ class SoftmaxBackward0_1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag_softmax_int(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7400,7 +7097,6 @@ class SoftmaxBackward0_2(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag_special_softmax(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7416,7 +7112,6 @@ class LogSoftmaxBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag__log_softmax(below, self, dim, half_to_float):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
@@ -7433,7 +7128,6 @@ class LogSoftmaxBackward0_1(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag_log_softmax_int(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7450,7 +7144,6 @@ class LogSoftmaxBackward0_2(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-
 def _ag_special_log_softmax(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7464,7 +7157,6 @@ class CumsumBackward0(TraceableFunction):
     __slots__ = ('self_dtype', 'dim_')
     def apply(_node, grads):
         return (red_cumsum_backward(grads[0], _node.dim_, _node.self_dtype),)
-
 def _ag_cumsum(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7472,7 +7164,6 @@ def _ag_cumsum(below, self, dim, dtype):
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     return _n._set_history(below(self, dim, dtype), _next, _ag)
-
 def _ag_cumsum_(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7490,7 +7181,6 @@ class CumprodBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
-
 def _ag_cumprod(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7500,7 +7190,6 @@ def _ag_cumprod(below, self, dim, dtype):
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
-
 def _ag_cumprod_(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7520,7 +7209,6 @@ class CummaxBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
-
 def _ag_cummax(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7538,7 +7226,6 @@ class CumminBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
-
 def _ag_cummin(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7556,7 +7243,6 @@ class LogcumsumexpBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
-
 def _ag_logcumsumexp(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7573,7 +7259,6 @@ class SortBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-
 def _ag_sort(below, self, dim, descending):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, descending)
@@ -7590,7 +7275,6 @@ class SortBackward1(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-
 def _ag_sort_stable(below, self, stable, dim, descending):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, stable, dim, descending)
@@ -7608,7 +7292,6 @@ class SortBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_msort_backward(grads[0], self),)
-
 def _ag_msort(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7622,7 +7305,6 @@ class TopkBackward0(TraceableFunction):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-
 def _ag_topk(below, self, k, dim, largest, sorted):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, largest, sorted)
@@ -7637,7 +7319,6 @@ class DiagonalBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'offset_', 'dim1_', 'dim2_')
     def apply(_node, grads):
         return (shp_diagonal_backward(grads[0], _node.self_sizes, _node.offset_, _node.dim1_, _node.dim2_),)
-
 def _ag_diagonal(below, self, offset, dim1, dim2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
@@ -7650,7 +7331,6 @@ class ExpandBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (sum_to(grads[0], _node.self_sizes),)
-
 def _ag_expand(below, self, size, implicit):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size, implicit)
@@ -7662,7 +7342,6 @@ class PermuteBackward0(TraceableFunction):
     __slots__ = ('dims_',)
     def apply(_node, grads):
         return (shp_permute_backward(grads[0], _node.dims_),)
-
 def _ag_permute(below, self, dims):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
@@ -7674,7 +7353,6 @@ class SplitBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'split_size_', 'dim_')
     def apply(_node, grads):
         return (shp_split_backward(grads, _node.split_size_, _node.dim_, _node.self_sizes),)
-
 def _ag_split_Tensor(below, self, split_size, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_size, dim)
@@ -7687,7 +7365,6 @@ class SplitWithSizesBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'split_sizes_', 'dim_')
     def apply(_node, grads):
         return (shp_split_with_sizes_backward(grads, _node.split_sizes_, _node.dim_, _node.self_sizes),)
-
 def _ag_split_with_sizes(below, self, split_sizes, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_sizes, dim)
@@ -7700,7 +7377,6 @@ class SqueezeBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes),)
-
 def _ag_squeeze(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7712,7 +7388,6 @@ class SqueezeBackward1(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
-
 def _ag_squeeze_dim(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7725,7 +7400,6 @@ class SqueezeBackward2(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
-
 def _ag_squeeze_dims(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7738,7 +7412,6 @@ class TBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].t(),)
-
 def _ag_t(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7749,7 +7422,6 @@ class UnbindBackward0(TraceableFunction):
     __slots__ = ('dim_',)
     def apply(_node, grads):
         return (shp_unbind_backward(grads, _node.dim_),)
-
 def _ag_unbind_int(below, self, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
@@ -7761,7 +7433,6 @@ class UnfoldBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dimension_', 'size_', 'step_')
     def apply(_node, grads):
         return (shp_unfold_backward(grads[0], _node.self_sizes, _node.dimension_, _node.size_, _node.step_),)
-
 def _ag_unfold(below, self, dimension, size, step):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dimension, size, step)
@@ -7775,7 +7446,6 @@ class UnsafeViewBackward0_2(TraceableFunction):
     _node_name = 'UnsafeViewBackward0'
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
-
 def _ag__unsafe_view(below, self, size):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
@@ -7787,7 +7457,6 @@ class ViewAsRealBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (shp_view_as_real_backward(grads[0]),)
-
 def _ag_view_as_real(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7798,7 +7467,6 @@ class ViewAsComplexBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (shp_view_as_complex_backward(grads[0]),)
-
 def _ag_view_as_complex(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7808,14 +7476,12 @@ def _ag_view_as_complex(below, self):
 class CatBackward0(TraceableFunction):
     __slots__ = ('tensors_dtype', 'tensors_sizes', 'dim_', '_nlist')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _out = [None] * len(_nf)
         _k = _node._nlist
         if any(x is not None for x in _nf[0:0 + _k]):
             _out[0:0 + _k] = shp_cat_backward(grad, _node.tensors_sizes, _node.tensors_dtype, _node.dim_)
         return _out
-
 def _ag_cat(below, tensors, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
@@ -7830,7 +7496,6 @@ class FlipBackward0(TraceableFunction):
     __slots__ = ('dims_',)
     def apply(_node, grads):
         return (grads[0].flip(_node.dims_),)
-
 def _ag_flip(below, self, dims):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
@@ -7842,7 +7507,6 @@ class RollBackward0(TraceableFunction):
     __slots__ = ('shifts_', 'dims_')
     def apply(_node, grads):
         return (shp_roll_backward(grads[0], _node.shifts_, _node.dims_),)
-
 def _ag_roll(below, self, shifts, dims):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, shifts, dims)
@@ -7854,7 +7518,6 @@ class Rot90Backward0(TraceableFunction):
     __slots__ = ('k_', 'dims_')
     def apply(_node, grads):
         return (grads[0].rot90(-_node.k_, _node.dims_),)
-
 def _ag_rot90(below, self, k, dims):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dims)
@@ -7866,7 +7529,6 @@ class RepeatBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'repeats_')
     def apply(_node, grads):
         return (shp_repeat_backward(grads[0], _node.repeats_, _node.self_sizes),)
-
 def _ag_repeat(below, self, repeats):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, repeats)
@@ -7878,14 +7540,12 @@ def _ag_repeat(below, self, repeats):
 class StackBackward0(TraceableFunction):
     __slots__ = ('tensors_dtype', 'dim_', '_nlist')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _out = [None] * len(_nf)
         _k = _node._nlist
         if any(x is not None for x in _nf[0:0 + _k]):
             _out[0:0 + _k] = shp_stack_backward(grad, _node.dim_, _node.tensors_dtype)
         return _out
-
 def _ag_stack(below, tensors, dim):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
@@ -7899,14 +7559,12 @@ class TrilBackward0(TraceableFunction):
     __slots__ = ('diagonal_',)
     def apply(_node, grads):
         return (grads[0].tril(_node.diagonal_),)
-
 def _ag_tril(below, self, diagonal):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TrilBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
-
 def _ag_tril_(below, self, diagonal):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
@@ -7920,14 +7578,12 @@ class TriuBackward0(TraceableFunction):
     __slots__ = ('diagonal_',)
     def apply(_node, grads):
         return (grads[0].triu(_node.diagonal_),)
-
 def _ag_triu(below, self, diagonal):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TriuBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
-
 def _ag_triu_(below, self, diagonal):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
@@ -7943,14 +7599,12 @@ class LgammaBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
-
 def _ag_lgamma(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LgammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_lgamma_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7967,7 +7621,6 @@ class LgammaBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
-
 def _ag_special_gammaln(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -7981,14 +7634,12 @@ class DigammaBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-
 def _ag_digamma(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_digamma_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8005,7 +7656,6 @@ class DigammaBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-
 def _ag_special_psi(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8020,7 +7670,6 @@ class DigammaBackward0_2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-
 def _ag_special_digamma(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8034,7 +7683,6 @@ class PolygammaBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-
 def _ag_polygamma(below, n, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
@@ -8050,7 +7698,6 @@ class PolygammaBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-
 def _ag_polygamma_(below, self, n):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, n)
@@ -8068,7 +7715,6 @@ class PolygammaBackward0_2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-
 def _ag_special_polygamma(below, n, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
@@ -8083,7 +7729,6 @@ class MvlgammaBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
-
 def _ag_mvlgamma(below, self, p):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
@@ -8091,7 +7736,6 @@ def _ag_mvlgamma(below, self, p):
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, p), _next, _ag)
-
 def _ag_mvlgamma_(below, self, p):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
@@ -8109,7 +7753,6 @@ class MvlgammaBackward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
-
 def _ag_special_multigammaln(below, self, p):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
@@ -8124,14 +7767,12 @@ class I0Backward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
-
 def _ag_i0(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = I0Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-
 def _ag_i0_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8148,7 +7789,6 @@ class I0Backward0_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
-
 def _ag_special_i0(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8163,7 +7803,6 @@ class SpecialI0EBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
-
 def _ag_special_i0e(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8180,7 +7819,6 @@ class SpecialI1Backward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, False),)
-
 def _ag_special_i1(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8197,7 +7835,6 @@ class SpecialI1EBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, True),)
-
 def _ag_special_i1e(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8213,7 +7850,6 @@ class SpecialEntrBackward0(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -(1 + self.log()),)
-
 def _ag_special_entr(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8227,7 +7863,6 @@ class MulBackward1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (self * self * -0.5).exp(),)
-
 def _ag_special_ndtr(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8241,7 +7876,6 @@ class SpecialNdtriBackward0(TraceableFunction):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
-
 def _ag_special_ndtri(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8257,7 +7891,6 @@ class SpecialLogNdtrBackward0(TraceableFunction):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
-
 def _ag_special_log_ndtr(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -8271,8 +7904,7 @@ class XlogyBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -8283,14 +7915,12 @@ class XlogyBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
-
 def _ag_xlogy_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = XlogyBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_xlogy__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -8306,7 +7936,6 @@ class XlogyBackward1(TraceableFunction):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
-
 def _ag_xlogy_Scalar_Self(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
@@ -8321,7 +7950,6 @@ class XlogyBackward2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
-
 def _ag_xlogy_Scalar_Other(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
@@ -8329,7 +7957,6 @@ def _ag_xlogy_Scalar_Other(below, self, other):
     _n.other_ = other
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-
 def _ag_xlogy__Scalar_Other(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
@@ -8345,8 +7972,7 @@ class XlogyBackward0_1(TraceableFunction):
     _saved_tensors_names = ('self', 'other')
     _node_name = 'XlogyBackward0'
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -8357,7 +7983,6 @@ class XlogyBackward0_1(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
-
 def _ag_special_xlogy(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -8372,7 +7997,6 @@ class XlogyBackward1_1(TraceableFunction):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
-
 def _ag_special_xlogy_self_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
@@ -8388,7 +8012,6 @@ class XlogyBackward2_1(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
-
 def _ag_special_xlogy_other_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
@@ -8401,8 +8024,7 @@ class SpecialXlog1PyBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -8413,7 +8035,6 @@ class SpecialXlog1PyBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / (other + 1)
         return (_o0, _o1)
-
 def _ag_special_xlog1py(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -8427,7 +8048,6 @@ class SpecialXlog1PyBackward1(TraceableFunction):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / (other + 1),)
-
 def _ag_special_xlog1py_self_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
@@ -8442,7 +8062,6 @@ class SpecialXlog1PyBackward2(TraceableFunction):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.special.xlog1py, grads[0], self, _node.other_, -1.0),)
-
 def _ag_special_xlog1py_other_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
@@ -8455,8 +8074,7 @@ class SpecialZetaBackward0(TraceableFunction):
     __slots__ = ('self_', 'other_')
     _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
-        grad = grads[0]
-        _nf = _node._next
+        grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             _o0 = not_implemented("zeta")
@@ -8465,7 +8083,6 @@ class SpecialZetaBackward0(TraceableFunction):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * ember.special.zeta(self + 1.0, other)
         return (_o0, _o1)
-
 def _ag_special_zeta(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -8480,7 +8097,6 @@ class SpecialZetaBackward1(TraceableFunction):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         self = _node.self_
         return (grads[0] * -self * ember.special.zeta(self + 1.0, other),)
-
 def _ag_special_zeta_self_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
@@ -8493,7 +8109,6 @@ class SpecialZetaBackward2(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('zeta'),)
-
 def _ag_special_zeta_other_scalar(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
@@ -8590,6 +8205,8 @@ REGISTRATIONS += [
     ('linalg_eigvalsh_out', _out_kernel('linalg_eigvalsh')),
     ('linalg_eig_out', _out_kernel('linalg_eig')),
     ('linalg_eigvals_out', _out_kernel('linalg_eigvals')),
+    ('soft_margin_loss_out', _out_kernel('soft_margin_loss')),
+    ('multi_margin_loss_out', _out_kernel('multi_margin_loss')),
     ('max_pool2d_with_indices_out', _out_kernel('max_pool2d_with_indices')),
     ('avg_pool2d_out', _out_kernel('avg_pool2d')),
     ('max_pool3d_with_indices_out', _out_kernel('max_pool3d_with_indices')),
@@ -8609,6 +8226,10 @@ REGISTRATIONS += [
     ('upsample_bilinear2d_out', _out_kernel('upsample_bilinear2d')),
     ('im2col_out', _out_kernel('im2col')),
     ('col2im_out', _out_kernel('col2im')),
+    ('_adaptive_avg_pool3d_out', _out_kernel('_adaptive_avg_pool3d')),
+    ('max_unpool2d_out', _out_kernel('max_unpool2d')),
+    ('max_unpool3d_out', _out_kernel('max_unpool3d')),
+    ('channel_shuffle_out', _out_kernel('channel_shuffle')),
     ('subtract_out', _out_kernel('subtract')),
     ('rsub_Tensor_out', _out_kernel('rsub')),
     ('multiply_out', _out_kernel('multiply')),
@@ -8665,6 +8286,7 @@ REGISTRATIONS += [
     ('expm1_out', _out_kernel('expm1')),
     ('floor_out', _out_kernel('floor')),
     ('frac_out', _out_kernel('frac')),
+    ('nextafter_out', _out_kernel('nextafter')),
     ('hypot_out', _out_kernel('hypot')),
     ('lerp_Scalar_out', _out_kernel('lerp')),
     ('lerp_Tensor_out', _out_kernel('lerp')),

@@ -32,6 +32,20 @@ def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
             _ops._adaptive_avg_pool2d,
         ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
 
+_tb__adaptive_avg_pool3d = _ops._adaptive_avg_pool3d.table
+def _adaptive_avg_pool3d(input, *_output_size, output_size=None, out=None):
+    try:
+        if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
+        elif _output_size: raise TypeError('output_size given twice')
+        if output_size is not None: output_size = _il(output_size, 3)
+        if out is not None: return _ops._adaptive_avg_pool3d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, output_size, out)
+        return _tb__adaptive_avg_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+    except _ARG_ERRORS as _e:
+        return _fallback('_adaptive_avg_pool3d', (
+            _ops._adaptive_avg_pool3d,
+            _ops._adaptive_avg_pool3d_out,
+        ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
+
 _tb__embedding_bag = _ops._embedding_bag.table
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
     try:
@@ -47,8 +61,9 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
     except _ARG_ERRORS as _e: return _fallback('_embedding_bag', (_ops._embedding_bag,), locals(), _e)
 
 _tb__fft_c2c = _ops._fft_c2c.table
-def _fft_c2c(input, dim, normalization, forward, *, out=None):
+def _fft_c2c(input, dim=_M, normalization=_M, forward=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or normalization is _M or forward is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
         if out is not None: return _ops._fft_c2c_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, forward, out)
@@ -56,8 +71,9 @@ def _fft_c2c(input, dim, normalization, forward, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('_fft_c2c', (_ops._fft_c2c, _ops._fft_c2c_out), locals(), _e)
 
 _tb__fft_c2r = _ops._fft_c2r.table
-def _fft_c2r(input, dim, normalization, last_dim_size, *, out=None):
+def _fft_c2r(input, dim=_M, normalization=_M, last_dim_size=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or normalization is _M or last_dim_size is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
         if last_dim_size.__class__ is not int: last_dim_size = _int(last_dim_size)
@@ -66,8 +82,9 @@ def _fft_c2r(input, dim, normalization, last_dim_size, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('_fft_c2r', (_ops._fft_c2r, _ops._fft_c2r_out), locals(), _e)
 
 _tb__fft_r2c = _ops._fft_r2c.table
-def _fft_r2c(input, dim, normalization, onesided, *, out=None):
+def _fft_r2c(input, dim=_M, normalization=_M, onesided=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or normalization is _M or onesided is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
         if out is not None: return _ops._fft_r2c_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, onesided, out)
@@ -94,8 +111,9 @@ def _local_scalar_dense(input):
     except _ARG_ERRORS as _e: return _fallback('_local_scalar_dense', (_ops._local_scalar_dense,), locals(), _e)
 
 _tb__log_softmax = _ops._log_softmax.table
-def _log_softmax(input, dim, half_to_float, *, out=None):
+def _log_softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops._log_softmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float, out)
         return _tb__log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
@@ -129,8 +147,9 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
     except _ARG_ERRORS as _e: return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', (_ops._scaled_dot_product_flash_attention_for_cpu_backward,), locals(), _e)
 
 _tb__softmax = _ops._softmax.table
-def _softmax(input, dim, half_to_float, *, out=None):
+def _softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops._softmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float, out)
         return _tb__softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
@@ -297,8 +316,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
 _tb_all = _ops.all.table
 _tb_all_dim = _ops.all_dim.table
 _tb_all_dims = _ops.all_dims.table
-def all(input, dim=_M, keepdim=_M, *, out=None):
+def all(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None: return _ops.all_all_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
             return _tb_all[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
@@ -335,24 +355,27 @@ def alpha_dropout_(input, p, train):
     except _ARG_ERRORS as _e: return _fallback('alpha_dropout_', (_ops.alpha_dropout_,), locals(), _e)
 
 _tb_amax = _ops.amax.table
-def amax(input, dim=(), keepdim=False, *, out=None):
+def amax(input, dim=(), keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         dim = _il(dim, 1)
         if out is not None: return _ops.amax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
         return _tb_amax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('amax', (_ops.amax, _ops.amax_out), locals(), _e)
 
 _tb_amin = _ops.amin.table
-def amin(input, dim=(), keepdim=False, *, out=None):
+def amin(input, dim=(), keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         dim = _il(dim, 1)
         if out is not None: return _ops.amin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
         return _tb_amin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('amin', (_ops.amin, _ops.amin_out), locals(), _e)
 
 _tb_aminmax = _ops.aminmax.table
-def aminmax(input, *, dim=None, keepdim=False, out=None):
+def aminmax(input, *, dim=None, keepdim=False, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.aminmax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
         return _tb_aminmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
@@ -361,8 +384,9 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 _tb_any = _ops.any.table
 _tb_any_dim = _ops.any_dim.table
 _tb_any_dims = _ops.any_dims.table
-def any(input, dim=_M, keepdim=_M, *, out=None):
+def any(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None: return _ops.any_all_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
             return _tb_any[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
@@ -469,24 +493,27 @@ def arctanh_(input):
     except _ARG_ERRORS as _e: return _fallback('arctanh_', (_ops.arctanh_,), locals(), _e)
 
 _tb_argmax = _ops.argmax.table
-def argmax(input, dim=None, keepdim=False, *, out=None):
+def argmax(input, dim=None, keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.argmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
         return _tb_argmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('argmax', (_ops.argmax, _ops.argmax_out), locals(), _e)
 
 _tb_argmin = _ops.argmin.table
-def argmin(input, dim=None, keepdim=False, *, out=None):
+def argmin(input, dim=None, keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.argmin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
         return _tb_argmin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('argmin', (_ops.argmin, _ops.argmin_out), locals(), _e)
 
 _tb_argsort = _ops.argsort.table
-def argsort(input, dim=-1, descending=False):
+def argsort(input, dim=-1, descending=False, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_argsort[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, descending)
     except _ARG_ERRORS as _e: return _fallback('argsort', (_ops.argsort,), locals(), _e)
@@ -864,8 +891,9 @@ def cartesian_prod(tensors):
     except _ARG_ERRORS as _e: return _fallback('cartesian_prod', (_ops.cartesian_prod,), locals(), _e)
 
 _tb_cat = _ops.cat.table
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.cat_out.table[(_kl(tensors) | _k(out) | (_d := _st.dk)[0]) & _d[1]](tensors, dim, out)
@@ -907,6 +935,14 @@ def chain_matmul(matrices, *, out=None):
         return _tb_chain_matmul[(_kl(matrices) | (_d := _st.dk)[0]) & _d[1]](matrices)
     except _ARG_ERRORS as _e: return _fallback('chain_matmul', (_ops.chain_matmul, _ops.chain_matmul_out), locals(), _e)
 
+_tb_channel_shuffle = _ops.channel_shuffle.table
+def channel_shuffle(input, groups, *, out=None):
+    try:
+        if groups.__class__ is not int: groups = _int(groups)
+        if out is not None: return _ops.channel_shuffle_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, groups, out)
+        return _tb_channel_shuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, groups)
+    except _ARG_ERRORS as _e: return _fallback('channel_shuffle', (_ops.channel_shuffle, _ops.channel_shuffle_out), locals(), _e)
+
 _tb_cholesky = _ops.cholesky.table
 def cholesky(input, upper=False, *, out=None):
     try:
@@ -929,8 +965,9 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('cholesky_solve', (_ops.cholesky_solve, _ops.cholesky_solve_out), locals(), _e)
 
 _tb_chunk = _ops.chunk.table
-def chunk(input, chunks, dim=0):
+def chunk(input, chunks, dim=0, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_chunk[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, chunks, dim)
@@ -1231,9 +1268,18 @@ def cosh_(input):
         return _tb_cosh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('cosh_', (_ops.cosh_,), locals(), _e)
 
-_tb_cosine_similarity = _ops.cosine_similarity.table
-def cosine_similarity(x1, x2, dim=1, eps=1e-08):
+_tb_cosine_embedding_loss = _ops.cosine_embedding_loss.table
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        _ks = input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (target._keys if target.__class__ is _T else _k(target))
+        return _tb_cosine_embedding_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
+    except _ARG_ERRORS as _e: return _fallback('cosine_embedding_loss', (_ops.cosine_embedding_loss,), locals(), _e)
+
+_tb_cosine_similarity = _ops.cosine_similarity.table
+def cosine_similarity(x1, x2, dim=1, eps=1e-08, **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_cosine_similarity[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1]](x1, x2, dim, eps)
     except _ARG_ERRORS as _e: return _fallback('cosine_similarity', (_ops.cosine_similarity,), locals(), _e)
@@ -1250,32 +1296,36 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     except _ARG_ERRORS as _e: return _fallback('cov', (_ops.cov,), locals(), _e)
 
 _tb_cross = _ops.cross.table
-def cross(input, other, dim=None, *, out=None):
+def cross(input, other, dim=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.cross_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dim, out)
         return _tb_cross[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dim)
     except _ARG_ERRORS as _e: return _fallback('cross', (_ops.cross, _ops.cross_out), locals(), _e)
 
 _tb_cummax = _ops.cummax.table
-def cummax(input, dim, *, out=None):
+def cummax(input, dim=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.cummax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, *out)
         return _tb_cummax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('cummax', (_ops.cummax, _ops.cummax_out), locals(), _e)
 
 _tb_cummin = _ops.cummin.table
-def cummin(input, dim, *, out=None):
+def cummin(input, dim=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.cummin_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, *out)
         return _tb_cummin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('cummin', (_ops.cummin, _ops.cummin_out), locals(), _e)
 
 _tb_cumprod = _ops.cumprod.table
-def cumprod(input, dim, *, dtype=None, out=None):
+def cumprod(input, dim=_M, *, dtype=None, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.cumprod_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
@@ -1283,8 +1333,9 @@ def cumprod(input, dim, *, dtype=None, out=None):
     except _ARG_ERRORS as _e: return _fallback('cumprod', (_ops.cumprod, _ops.cumprod_out), locals(), _e)
 
 _tb_cumsum = _ops.cumsum.table
-def cumsum(input, dim, *, dtype=None, out=None):
+def cumsum(input, dim=_M, *, dtype=None, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.cumsum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
@@ -1293,8 +1344,9 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 _tb_cumulative_trapezoid_x = _ops.cumulative_trapezoid_x.table
 _tb_cumulative_trapezoid_dx = _ops.cumulative_trapezoid_dx.table
-def cumulative_trapezoid(y, x=_M, *, dim=-1, dx=_M):
+def cumulative_trapezoid(y, x=_M, *, dim=-1, dx=_M, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
             return _tb_cumulative_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
@@ -1365,8 +1417,9 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     except _ARG_ERRORS as _e: return _fallback('diagonal', (_ops.diagonal,), locals(), _e)
 
 _tb_diff = _ops.diff.table
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_diff[(input._keys | (prepend._keys if prepend.__class__ is _T else _k(prepend)) | (append._keys if append.__class__ is _T else _k(append)) | (_d := _st.dk)[0]) & _d[1]](
@@ -1830,8 +1883,9 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
     except _ARG_ERRORS as _e: return _fallback('full_like', (_ops.full_like,), locals(), _e)
 
 _tb_gather = _ops.gather.table
-def gather(input, dim, index, *, sparse_grad=False, out=None):
+def gather(input, dim=_M, index=_M, *, sparse_grad=False, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.gather_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, sparse_grad, out)
         return _tb_gather[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, sparse_grad)
@@ -1981,6 +2035,13 @@ def heaviside(input, values):
         return _tb_heaviside[(input._keys | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1]](input, values)
     except _ARG_ERRORS as _e: return _fallback('heaviside', (_ops.heaviside,), locals(), _e)
 
+_tb_hinge_embedding_loss = _ops.hinge_embedding_loss.table
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        return _tb_hinge_embedding_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, margin, reduction)
+    except _ARG_ERRORS as _e: return _fallback('hinge_embedding_loss', (_ops.hinge_embedding_loss,), locals(), _e)
+
 _tb_hypot = _ops.hypot.table
 def hypot(input, other, *, out=None):
     try:
@@ -2002,8 +2063,9 @@ def i0_(input):
     except _ARG_ERRORS as _e: return _fallback('i0_', (_ops.i0_,), locals(), _e)
 
 _tb_index_add = _ops.index_add.table
-def index_add(input, dim, index, source, *, alpha=1, out=None):
+def index_add(input, dim=_M, index=_M, source=_M, *, alpha=1, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if out is not None: return _ops.index_add_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, alpha, out)
@@ -2012,8 +2074,9 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     except _ARG_ERRORS as _e: return _fallback('index_add', (_ops.index_add, _ops.index_add_out), locals(), _e)
 
 _tb_index_copy = _ops.index_copy.table
-def index_copy(input, dim, index, source, *, out=None):
+def index_copy(input, dim=_M, index=_M, source=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.index_copy_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, out)
         return _tb_index_copy[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
@@ -2022,8 +2085,9 @@ def index_copy(input, dim, index, source, *, out=None):
 
 _tb_index_fill_int_Tensor = _ops.index_fill_int_Tensor.table
 _tb_index_fill_int_Scalar = _ops.index_fill_int_Scalar.table
-def index_fill(input, dim, index, value, *, out=None):
+def index_fill(input, dim=_M, index=_M, value=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or value is _M: raise TypeError('no overload matched')
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if out is not None: return _ops.index_fill_int_Tensor_out.table[(input._keys | _k(index) | _k(value) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value, out)
@@ -2053,8 +2117,9 @@ def index_put_(input, indices=None, values=_M, accumulate=False):
     except _ARG_ERRORS as _e: return _fallback('index_put_', (_ops.index_put_,), locals(), _e)
 
 _tb_index_reduce = _ops.index_reduce.table
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+def index_reduce(input, dim=_M, index=_M, source=_M, reduce=_M, *, include_self=True, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.index_reduce_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, reduce, include_self, out)
         return _tb_index_reduce[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
@@ -2062,8 +2127,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     except _ARG_ERRORS as _e: return _fallback('index_reduce', (_ops.index_reduce, _ops.index_reduce_out), locals(), _e)
 
 _tb_index_select = _ops.index_select.table
-def index_select(input, dim, index, *, out=None):
+def index_select(input, dim=_M, index=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.index_select_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, out)
         return _tb_index_select[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index)
@@ -2075,6 +2141,19 @@ def inner(input, other, *, out=None):
         if out is not None: return _ops.inner_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
         return _tb_inner[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('inner', (_ops.inner, _ops.inner_out), locals(), _e)
+
+_tb_instance_norm = _ops.instance_norm.table
+def instance_norm(input, weight=None, bias=None, running_mean=None, running_var=None, use_input_stats=_M, momentum=_M, eps=_M, cudnn_enabled=_M):
+    try:
+        _ks = (
+            input._keys
+            | (weight._keys if weight.__class__ is _T else _k(weight))
+            | (bias._keys if bias.__class__ is _T else _k(bias))
+            | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean))
+            | (running_var._keys if running_var.__class__ is _T else _k(running_var))
+        )
+        return _tb_instance_norm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+    except _ARG_ERRORS as _e: return _fallback('instance_norm', (_ops.instance_norm,), locals(), _e)
 
 _tb_inverse = _ops.inverse.table
 def inverse(input, *, out=None):
@@ -2171,8 +2250,9 @@ def kron(input, other, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('kron', (_ops.kron, _ops.kron_out), locals(), _e)
 
 _tb_kthvalue = _ops.kthvalue.table
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.kthvalue_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, k, dim, keepdim, *out)
@@ -2351,8 +2431,9 @@ def log_(input):
     except _ARG_ERRORS as _e: return _fallback('log_', (_ops.log_,), locals(), _e)
 
 _tb_log_softmax_int = _ops.log_softmax_int.table
-def log_softmax(input, dim, dtype=None, *, out=None):
+def log_softmax(input, dim=_M, dtype=None, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.log_softmax_int_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
@@ -2372,8 +2453,9 @@ def logaddexp2(input, other):
     except _ARG_ERRORS as _e: return _fallback('logaddexp2', (_ops.logaddexp2,), locals(), _e)
 
 _tb_logcumsumexp = _ops.logcumsumexp.table
-def logcumsumexp(input, dim, *, out=None):
+def logcumsumexp(input, dim=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.logcumsumexp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, out)
         return _tb_logcumsumexp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
@@ -2468,8 +2550,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     except _ARG_ERRORS as _e: return _fallback('logspace', (_ops.logspace, _ops.logspace_Tensor_Tensor, _ops.logspace_Tensor_Scalar, _ops.logspace_Scalar_Tensor), locals(), _e)
 
 _tb_logsumexp = _ops.logsumexp.table
-def logsumexp(input, dim, keepdim=False, *, out=None):
+def logsumexp(input, dim=_M, keepdim=False, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.logsumexp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
         return _tb_logsumexp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
@@ -2488,6 +2571,14 @@ def lt(input, other, *, out=None):
             return _tb_lt_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lt', (_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out), locals(), _e)
+
+_tb_margin_ranking_loss = _ops.margin_ranking_loss.table
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        _ks = input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (target._keys if target.__class__ is _T else _k(target))
+        return _tb_margin_ranking_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
+    except _ARG_ERRORS as _e: return _fallback('margin_ranking_loss', (_ops.margin_ranking_loss,), locals(), _e)
 
 _tb_masked_fill_Scalar = _ops.masked_fill_Scalar.table
 _tb_masked_fill_Tensor = _ops.masked_fill_Tensor.table
@@ -2590,8 +2681,9 @@ def maximum(input, other, *, out=None):
 
 _tb_mean = _ops.mean.table
 _tb_mean_dim = _ops.mean_dim.table
-def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
+def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None: return _ops.mean_dtype_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
@@ -2608,8 +2700,9 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
 
 _tb_median = _ops.median.table
 _tb_median_dim = _ops.median_dim.table
-def median(input, dim=_M, keepdim=_M, *, out=None):
+def median(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None: return _ops.median_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
             return _tb_median[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
@@ -2639,8 +2732,9 @@ def mm(input, mat2, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('mm', (_ops.mm, _ops.mm_out), locals(), _e)
 
 _tb_mode = _ops.mode.table
-def mode(input, dim=-1, keepdim=False, *, out=None):
+def mode(input, dim=-1, keepdim=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.mode_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
         return _tb_mode[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
@@ -2734,8 +2828,9 @@ def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     except _ARG_ERRORS as _e: return _fallback('nan_to_num_', (_ops.nan_to_num_,), locals(), _e)
 
 _tb_nanmean = _ops.nanmean.table
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.nanmean_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
@@ -2744,8 +2839,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 _tb_nanmedian = _ops.nanmedian.table
 _tb_nanmedian_dim = _ops.nanmedian_dim.table
-def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
+def nanmedian(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if out is not None: return _ops.nanmedian_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
             return _tb_nanmedian[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
@@ -2758,8 +2854,9 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('nanmedian', (_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values), locals(), _e)
 
 _tb_nansum = _ops.nansum.table
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.nansum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
@@ -2767,8 +2864,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     except _ARG_ERRORS as _e: return _fallback('nansum', (_ops.nansum, _ops.nansum_out), locals(), _e)
 
 _tb_narrow = _ops.narrow.table
-def narrow(input, dim, start, length):
+def narrow(input, dim=_M, start=_M, length=_M, **_kw):
     try:
+        if _kw or dim is _M or start is _M or length is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if start.__class__ is not int: start = _int(start)
         if length.__class__ is not int: length = _int(length)
@@ -2787,6 +2885,13 @@ def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_
         )
         return _tb_native_batch_norm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except _ARG_ERRORS as _e: return _fallback('native_batch_norm', (_ops.native_batch_norm,), locals(), _e)
+
+_tb_native_channel_shuffle = _ops.native_channel_shuffle.table
+def native_channel_shuffle(input, groups):
+    try:
+        if groups.__class__ is not int: groups = _int(groups)
+        return _tb_native_channel_shuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, groups)
+    except _ARG_ERRORS as _e: return _fallback('native_channel_shuffle', (_ops.native_channel_shuffle,), locals(), _e)
 
 _tb_native_group_norm = _ops.native_group_norm.table
 def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_M, eps=_M):
@@ -2862,6 +2967,13 @@ def negative_(input):
         return _tb_negative_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('negative_', (_ops.negative_,), locals(), _e)
 
+_tb_nextafter = _ops.nextafter.table
+def nextafter(input, other, *, out=None):
+    try:
+        if out is not None: return _ops.nextafter_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+        return _tb_nextafter[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('nextafter', (_ops.nextafter, _ops.nextafter_out), locals(), _e)
+
 _tb_nonzero = _ops.nonzero.table
 def nonzero(input, *, out=None):
     try:
@@ -2882,8 +2994,9 @@ _tb_norm_Scalar = _ops.norm_Scalar.table
 _tb_norm_ScalarOpt_dim = _ops.norm_ScalarOpt_dim.table
 _tb_norm_ScalarOpt_dim_dtype = _ops.norm_ScalarOpt_dim_dtype.table
 _tb_norm_ScalarOpt_dtype = _ops.norm_ScalarOpt_dtype.table
-def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None):
+def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M and dtype is _M:
             if p is _M: p = 2
             if p.__class__ not in _NUMS: p = _sc(p)
@@ -3017,8 +3130,9 @@ def outer(input, vec2, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('outer', (_ops.outer, _ops.outer_out), locals(), _e)
 
 _tb_pairwise_distance = _ops.pairwise_distance.table
-def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False):
+def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         return _tb_pairwise_distance[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1]](x1, x2, p, eps, keepdim)
     except _ARG_ERRORS as _e: return _fallback('pairwise_distance', (_ops.pairwise_distance,), locals(), _e)
 
@@ -3051,6 +3165,13 @@ def pixel_unshuffle(input, downscale_factor):
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
         return _tb_pixel_unshuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, downscale_factor)
     except _ARG_ERRORS as _e: return _fallback('pixel_unshuffle', (_ops.pixel_unshuffle,), locals(), _e)
+
+_tb_poisson_nll_loss = _ops.poisson_nll_loss.table
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        return _tb_poisson_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, log_input, full, eps, reduction)
+    except _ARG_ERRORS as _e: return _fallback('poisson_nll_loss', (_ops.poisson_nll_loss,), locals(), _e)
 
 _tb_polygamma = _ops.polygamma.table
 def polygamma(n, input, *, out=None):
@@ -3089,8 +3210,9 @@ def prelu(input, weight):
 
 _tb_prod = _ops.prod.table
 _tb_prod_dim_int = _ops.prod_dim_int.table
-def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
+def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None: return _ops.prod_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
@@ -3237,8 +3359,9 @@ def remainder(input, other, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('remainder', (_ops.remainder_Tensor, _ops.remainder_Tensor_out), locals(), _e)
 
 _tb_renorm = _ops.renorm.table
-def renorm(input, p, dim, maxnorm):
+def renorm(input, p, dim=_M, maxnorm=_M, **_kw):
     try:
+        if _kw or dim is _M or maxnorm is _M: raise TypeError('no overload matched')
         if p.__class__ not in _NUMS: p = _sc(p)
         if dim.__class__ is not int: dim = _int(dim)
         if maxnorm.__class__ not in _NUMS: maxnorm = _sc(maxnorm)
@@ -3377,8 +3500,9 @@ def scatter(*args, **kwargs):
     ), args, kwargs)
 
 _tb_scatter_add = _ops.scatter_add.table
-def scatter_add(input, dim, index, src, *, out=None):
+def scatter_add(input, dim=_M, index=_M, src=_M, *, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or src is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.scatter_add_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src, out)
         _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src))
@@ -3386,8 +3510,9 @@ def scatter_add(input, dim, index, src, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('scatter_add', (_ops.scatter_add, _ops.scatter_add_out), locals(), _e)
 
 _tb_scatter_reduce_two = _ops.scatter_reduce_two.table
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=None):
+def scatter_reduce(input, dim=_M, index=_M, src=_M, reduce=_M, *, include_self=True, out=None, **_kw):
     try:
+        if _kw or dim is _M or index is _M or src is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.scatter_reduce_two_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src, reduce, include_self, out)
         return _tb_scatter_reduce_two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](
@@ -3395,8 +3520,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     except _ARG_ERRORS as _e: return _fallback('scatter_reduce', (_ops.scatter_reduce_two, _ops.scatter_reduce_two_out), locals(), _e)
 
 _tb_select_int = _ops.select_int.table
-def select(input, dim, index):
+def select(input, dim=_M, index=_M, **_kw):
     try:
+        if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
         return _tb_select_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, index)
@@ -3488,8 +3614,9 @@ def slogdet(input, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('slogdet', (_ops.slogdet, _ops.slogdet_out), locals(), _e)
 
 _tb_softmax_int = _ops.softmax_int.table
-def softmax(input, dim, dtype=None, *, out=None):
+def softmax(input, dim=_M, dtype=None, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if out is not None: return _ops.softmax_int_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
@@ -3497,16 +3624,18 @@ def softmax(input, dim, dtype=None, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('softmax', (_ops.softmax_int, _ops.softmax_int_out), locals(), _e)
 
 _tb_sort = _ops.sort.table
-def sort(input, dim=-1, descending=False, *, out=None):
+def sort(input, dim=-1, descending=False, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.sort_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, descending, *out)
         return _tb_sort[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, descending)
     except _ARG_ERRORS as _e: return _fallback('sort', (_ops.sort, _ops.sort_values), locals(), _e)
 
 _tb_split_with_sizes = _ops.split_with_sizes.table
-def split_with_sizes(input, split_sizes, dim=0):
+def split_with_sizes(input, split_sizes, dim=0, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_split_with_sizes[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, split_sizes, dim)
@@ -3542,8 +3671,9 @@ def squeeze(*args, **kwargs):
     return _generic('squeeze', (_ops.squeeze, _ops.squeeze_dim, _ops.squeeze_dims), args, kwargs)
 
 _tb_stack = _ops.stack.table
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.stack_out.table[(_kl(tensors) | _k(out) | (_d := _st.dk)[0]) & _d[1]](tensors, dim, out)
@@ -3574,8 +3704,9 @@ def subtract(input, other, *, alpha=1, out=None):
 
 _tb_sum = _ops.sum.table
 _tb_sum_dim_IntList = _ops.sum_dim_IntList.table
-def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None):
+def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if out is not None: return _ops.sum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
@@ -3627,8 +3758,9 @@ def take(input, index, *, out=None):
     except _ARG_ERRORS as _e: return _fallback('take', (_ops.take, _ops.take_out), locals(), _e)
 
 _tb_take_along_dim = _ops.take_along_dim.table
-def take_along_dim(input, indices, dim=None, *, out=None):
+def take_along_dim(input, indices, dim=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.take_along_dim_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, dim, out)
         return _tb_take_along_dim[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, dim)
@@ -3696,8 +3828,9 @@ def tile(input, *_dims, dims=None):
     except _ARG_ERRORS as _e: return _fallback('tile', (_ops.tile,), locals(), _e, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), ('input', 'dims'))
 
 _tb_topk = _ops.topk.table
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.topk_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, k, dim, largest, sorted, *out)
@@ -3720,8 +3853,9 @@ def transpose(input, dim0, dim1):
 
 _tb_trapezoid_x = _ops.trapezoid_x.table
 _tb_trapezoid_dx = _ops.trapezoid_dx.table
-def trapezoid(y, x=_M, *, dim=-1, dx=_M):
+def trapezoid(y, x=_M, *, dim=-1, dx=_M, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
             return _tb_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
@@ -3735,8 +3869,9 @@ def trapezoid(y, x=_M, *, dim=-1, dx=_M):
 
 _tb_trapz_x = _ops.trapz_x.table
 _tb_trapz_dx = _ops.trapz_dx.table
-def trapz(y, x=_M, *, dim=-1, dx=_M):
+def trapz(y, x=_M, *, dim=-1, dx=_M, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
             return _tb_trapz_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
@@ -3767,6 +3902,14 @@ def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('tril_indices', (_ops.tril_indices,), locals(), _e)
+
+_tb_triplet_margin_loss = _ops.triplet_margin_loss.table
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False, reduction=1):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        _ks = anchor._keys | (positive._keys if positive.__class__ is _T else _k(positive)) | (negative._keys if negative.__class__ is _T else _k(negative))
+        return _tb_triplet_margin_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](anchor, positive, negative, margin, p, eps, swap, reduction)
+    except _ARG_ERRORS as _e: return _fallback('triplet_margin_loss', (_ops.triplet_margin_loss,), locals(), _e)
 
 _tb_triu = _ops.triu.table
 def triu(input, diagonal=0, *, out=None):
@@ -3810,23 +3953,26 @@ def trunc_(input):
     except _ARG_ERRORS as _e: return _fallback('trunc_', (_ops.trunc_,), locals(), _e)
 
 _tb_unbind_int = _ops.unbind_int.table
-def unbind(input, dim=0):
+def unbind(input, dim=0, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unbind_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unbind', (_ops.unbind_int,), locals(), _e)
 
 _tb_unflatten_int = _ops.unflatten_int.table
-def unflatten(input, dim, sizes):
+def unflatten(input, dim=_M, sizes=_M, **_kw):
     try:
+        if _kw or dim is _M or sizes is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
         return _tb_unflatten_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, sizes)
     except _ARG_ERRORS as _e: return _fallback('unflatten', (_ops.unflatten_int,), locals(), _e)
 
 _tb_unique_consecutive = _ops.unique_consecutive.table
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None):
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
             return _ops.unique_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, return_inverse, return_counts, dim, *out)
@@ -3834,8 +3980,9 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     except _ARG_ERRORS as _e: return _fallback('unique_consecutive', (_ops.unique_consecutive, _ops.unique_consecutive_out), locals(), _e)
 
 _tb_unique_dim = _ops.unique_dim.table
-def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=False, *, out=None):
+def unique_dim(input, dim=_M, sorted=True, return_inverse=False, return_counts=False, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
             return _ops.unique_dim_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, dim, sorted, return_inverse, return_counts, *out)
@@ -3843,8 +3990,9 @@ def unique_dim(input, dim, sorted=True, return_inverse=False, return_counts=Fals
     except _ARG_ERRORS as _e: return _fallback('unique_dim', (_ops.unique_dim, _ops.unique_dim_out), locals(), _e)
 
 _tb_unique_dim_consecutive = _ops.unique_dim_consecutive.table
-def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False, *, out=None):
+def unique_dim_consecutive(input, dim=_M, return_inverse=False, return_counts=False, *, out=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
             return _ops.unique_dim_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, dim, return_inverse, return_counts, *out)
@@ -3852,8 +4000,9 @@ def unique_dim_consecutive(input, dim, return_inverse=False, return_counts=False
     except _ARG_ERRORS as _e: return _fallback('unique_dim_consecutive', (_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out), locals(), _e)
 
 _tb_unsqueeze = _ops.unsqueeze.table
-def unsqueeze(input, dim):
+def unsqueeze(input, dim=_M, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unsqueeze[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unsqueeze', (_ops.unsqueeze,), locals(), _e)

@@ -21,22 +21,24 @@ _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
 _tb_fft_fft = _ops.fft_fft.table
-def fft(input, n=None, dim=-1, norm=None, *, out=None):
+def fft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_fft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_fft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('fft', (_ops.fft_fft, _ops.fft_fft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_fft', (_ops.fft_fft, _ops.fft_fft_out), locals(), _e)
 
 _tb_fft_fft2 = _ops.fft_fft2.table
-def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_fft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_fft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('fft2', (_ops.fft_fft2, _ops.fft_fft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_fft2', (_ops.fft_fft2, _ops.fft_fft2_out), locals(), _e)
 
 _tb_fft_fftfreq = _ops.fft_fftfreq.table
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -47,16 +49,17 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None, 
         _r = _tb_fft_fftfreq[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
-    except _ARG_ERRORS as _e: return _fallback('fftfreq', (_ops.fft_fftfreq,), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_fftfreq', (_ops.fft_fftfreq,), locals(), _e)
 
 _tb_fft_fftn = _ops.fft_fftn.table
-def fftn(input, s=None, dim=None, norm=None, *, out=None):
+def fftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_fftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_fftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('fftn', (_ops.fft_fftn, _ops.fft_fftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_fftn', (_ops.fft_fftn, _ops.fft_fftn_out), locals(), _e)
 
 _tb_fft_fftshift = _ops.fft_fftshift.table
 def fftshift(input, *_dim, dim=None):
@@ -66,61 +69,67 @@ def fftshift(input, *_dim, dim=None):
         if dim is not None: dim = _il(dim, 1)
         return _tb_fft_fftshift[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e:
-        return _fallback('fftshift', (_ops.fft_fftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
+        return _fallback('fft_fftshift', (_ops.fft_fftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
 
 _tb_fft_hfft = _ops.fft_hfft.table
-def hfft(input, n=None, dim=-1, norm=None, *, out=None):
+def hfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_hfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_hfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('hfft', (_ops.fft_hfft, _ops.fft_hfft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_hfft', (_ops.fft_hfft, _ops.fft_hfft_out), locals(), _e)
 
 _tb_fft_hfft2 = _ops.fft_hfft2.table
-def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_hfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_hfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('hfft2', (_ops.fft_hfft2, _ops.fft_hfft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_hfft2', (_ops.fft_hfft2, _ops.fft_hfft2_out), locals(), _e)
 
 _tb_fft_hfftn = _ops.fft_hfftn.table
-def hfftn(input, s=None, dim=None, norm=None, *, out=None):
+def hfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_hfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_hfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('hfftn', (_ops.fft_hfftn, _ops.fft_hfftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_hfftn', (_ops.fft_hfftn, _ops.fft_hfftn_out), locals(), _e)
 
 _tb_fft_ifft = _ops.fft_ifft.table
-def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+def ifft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_ifft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_ifft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ifft', (_ops.fft_ifft, _ops.fft_ifft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ifft', (_ops.fft_ifft, _ops.fft_ifft_out), locals(), _e)
 
 _tb_fft_ifft2 = _ops.fft_ifft2.table
-def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_ifft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_ifft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ifft2', (_ops.fft_ifft2, _ops.fft_ifft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ifft2', (_ops.fft_ifft2, _ops.fft_ifft2_out), locals(), _e)
 
 _tb_fft_ifftn = _ops.fft_ifftn.table
-def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+def ifftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_ifftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_ifftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ifftn', (_ops.fft_ifftn, _ops.fft_ifftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ifftn', (_ops.fft_ifftn, _ops.fft_ifftn_out), locals(), _e)
 
 _tb_fft_ifftshift = _ops.fft_ifftshift.table
 def ifftshift(input, *_dim, dim=None):
@@ -130,79 +139,87 @@ def ifftshift(input, *_dim, dim=None):
         if dim is not None: dim = _il(dim, 1)
         return _tb_fft_ifftshift[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e:
-        return _fallback('ifftshift', (_ops.fft_ifftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
+        return _fallback('fft_ifftshift', (_ops.fft_ifftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
 
 _tb_fft_ihfft = _ops.fft_ihfft.table
-def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_ihfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_ihfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ihfft', (_ops.fft_ihfft, _ops.fft_ihfft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ihfft', (_ops.fft_ihfft, _ops.fft_ihfft_out), locals(), _e)
 
 _tb_fft_ihfft2 = _ops.fft_ihfft2.table
-def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_ihfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_ihfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ihfft2', (_ops.fft_ihfft2, _ops.fft_ihfft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ihfft2', (_ops.fft_ihfft2, _ops.fft_ihfft2_out), locals(), _e)
 
 _tb_fft_ihfftn = _ops.fft_ihfftn.table
-def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_ihfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_ihfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('ihfftn', (_ops.fft_ihfftn, _ops.fft_ihfftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_ihfftn', (_ops.fft_ihfftn, _ops.fft_ihfftn_out), locals(), _e)
 
 _tb_fft_irfft = _ops.fft_irfft.table
-def irfft(input, n=None, dim=-1, norm=None, *, out=None):
+def irfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_irfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_irfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('irfft', (_ops.fft_irfft, _ops.fft_irfft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_irfft', (_ops.fft_irfft, _ops.fft_irfft_out), locals(), _e)
 
 _tb_fft_irfft2 = _ops.fft_irfft2.table
-def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_irfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_irfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('irfft2', (_ops.fft_irfft2, _ops.fft_irfft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_irfft2', (_ops.fft_irfft2, _ops.fft_irfft2_out), locals(), _e)
 
 _tb_fft_irfftn = _ops.fft_irfftn.table
-def irfftn(input, s=None, dim=None, norm=None, *, out=None):
+def irfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_irfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_irfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('irfftn', (_ops.fft_irfftn, _ops.fft_irfftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_irfftn', (_ops.fft_irfftn, _ops.fft_irfftn_out), locals(), _e)
 
 _tb_fft_rfft = _ops.fft_rfft.table
-def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+def rfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.fft_rfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
         return _tb_fft_rfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('rfft', (_ops.fft_rfft, _ops.fft_rfft_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_rfft', (_ops.fft_rfft, _ops.fft_rfft_out), locals(), _e)
 
 _tb_fft_rfft2 = _ops.fft_rfft2.table
-def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
         if out is not None: return _ops.fft_rfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_rfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('rfft2', (_ops.fft_rfft2, _ops.fft_rfft2_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_rfft2', (_ops.fft_rfft2, _ops.fft_rfft2_out), locals(), _e)
 
 _tb_fft_rfftfreq = _ops.fft_rfftfreq.table
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -213,16 +230,17 @@ def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None,
         _r = _tb_fft_rfftfreq[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
-    except _ARG_ERRORS as _e: return _fallback('rfftfreq', (_ops.fft_rfftfreq,), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_rfftfreq', (_ops.fft_rfftfreq,), locals(), _e)
 
 _tb_fft_rfftn = _ops.fft_rfftn.table
-def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+def rfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
         if out is not None: return _ops.fft_rfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
         return _tb_fft_rfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
-    except _ARG_ERRORS as _e: return _fallback('rfftn', (_ops.fft_rfftn, _ops.fft_rfftn_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('fft_rfftn', (_ops.fft_rfftn, _ops.fft_rfftn_out), locals(), _e)
 
 # every binding defined above, names with a leading _ too (torch._softmax and the like)
 __all__ = [_n for _n, _v in list(globals().items())

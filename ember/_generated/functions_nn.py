@@ -48,6 +48,18 @@ def adaptive_avg_pool2d(input, *_output_size, output_size=None):
             _ops.adaptive_avg_pool2d,
         ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
 
+_tb_adaptive_avg_pool3d = _ops.adaptive_avg_pool3d.table
+def adaptive_avg_pool3d(input, *_output_size, output_size=None):
+    try:
+        if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
+        elif _output_size: raise TypeError('output_size given twice')
+        if output_size is not None: output_size = _il(output_size, 3)
+        return _tb_adaptive_avg_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+    except _ARG_ERRORS as _e:
+        return _fallback('adaptive_avg_pool3d', (
+            _ops.adaptive_avg_pool3d,
+        ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
+
 _tb_adaptive_max_pool2d = _ops.adaptive_max_pool2d.table
 def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
     try:
@@ -60,6 +72,18 @@ def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
         return _fallback('adaptive_max_pool2d', (
             _ops.adaptive_max_pool2d,
             _ops.adaptive_max_pool2d_out,
+        ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
+
+_tb_adaptive_max_pool3d = _ops.adaptive_max_pool3d.table
+def adaptive_max_pool3d(input, *_output_size, output_size=None):
+    try:
+        if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
+        elif _output_size: raise TypeError('output_size given twice')
+        if output_size is not None: output_size = _il(output_size, 3)
+        return _tb_adaptive_max_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+    except _ARG_ERRORS as _e:
+        return _fallback('adaptive_max_pool3d', (
+            _ops.adaptive_max_pool3d,
         ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
 
 _tb_avg_pool2d = _ops.avg_pool2d.table
@@ -148,8 +172,9 @@ def gelu_(input, *, approximate='none'):
     except _ARG_ERRORS as _e: return _fallback('gelu_', (_ops.gelu_,), locals(), _e)
 
 _tb_glu = _ops.glu.table
-def glu(input, dim=-1, *, out=None):
+def glu(input, dim=-1, *, out=None, **_kw):
     try:
+        if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None: return _ops.glu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, out)
         return _tb_glu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
@@ -276,6 +301,24 @@ def max_pool3d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
         return _tb_max_pool3d_with_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool3d_with_indices', (_ops.max_pool3d_with_indices, _ops.max_pool3d_with_indices_out), locals(), _e)
 
+_tb_max_unpool2d = _ops.max_unpool2d.table
+def max_unpool2d(input, indices, output_size, *, out=None):
+    try:
+        if output_size is not None: output_size = _il(output_size, 2)
+        if out is not None: return _ops.max_unpool2d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, out)
+        return _tb_max_unpool2d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size)
+    except _ARG_ERRORS as _e: return _fallback('max_unpool2d', (_ops.max_unpool2d, _ops.max_unpool2d_out), locals(), _e)
+
+_tb_max_unpool3d = _ops.max_unpool3d.table
+def max_unpool3d(input, indices, output_size, stride, padding, *, out=None):
+    try:
+        if output_size is not None: output_size = _il(output_size, 3)
+        if stride is not None: stride = _il(stride, 3)
+        if padding is not None: padding = _il(padding, 3)
+        if out is not None: return _ops.max_unpool3d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, stride, padding, out)
+        return _tb_max_unpool3d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, stride, padding)
+    except _ARG_ERRORS as _e: return _fallback('max_unpool3d', (_ops.max_unpool3d, _ops.max_unpool3d_out), locals(), _e)
+
 _tb_mish = _ops.mish.table
 def mish(input, *, out=None):
     try:
@@ -295,6 +338,24 @@ def mse_loss(input, target, reduction=1):
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _tb_mse_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
     except _ARG_ERRORS as _e: return _fallback('mse_loss', (_ops.mse_loss,), locals(), _e)
+
+_tb_multi_margin_loss = _ops.multi_margin_loss.table
+def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1, *, out=None):
+    try:
+        if p.__class__ not in _NUMS: p = _sc(p)
+        if margin.__class__ not in _NUMS: margin = _sc(margin)
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        if out is not None: return _ops.multi_margin_loss_out.table[(input._keys | _k(target) | _k(weight) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, target, p, margin, weight, reduction, out)
+        _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
+        return _tb_multi_margin_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, p, margin, weight, reduction)
+    except _ARG_ERRORS as _e: return _fallback('multi_margin_loss', (_ops.multi_margin_loss, _ops.multi_margin_loss_out), locals(), _e)
+
+_tb_multilabel_margin_loss = _ops.multilabel_margin_loss.table
+def multilabel_margin_loss(input, target, reduction=1):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        return _tb_multilabel_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+    except _ARG_ERRORS as _e: return _fallback('multilabel_margin_loss', (_ops.multilabel_margin_loss,), locals(), _e)
 
 _tb_nll_loss = _ops.nll_loss.table
 def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
@@ -497,6 +558,14 @@ def smooth_l1_loss(input, target, reduction=1, beta=1.0):
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _tb_smooth_l1_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, beta)
     except _ARG_ERRORS as _e: return _fallback('smooth_l1_loss', (_ops.smooth_l1_loss,), locals(), _e)
+
+_tb_soft_margin_loss = _ops.soft_margin_loss.table
+def soft_margin_loss(input, target, reduction=1, *, out=None):
+    try:
+        if reduction.__class__ is not int: reduction = _int(reduction)
+        if out is not None: return _ops.soft_margin_loss_out.table[(input._keys | _k(target) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, out)
+        return _tb_soft_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+    except _ARG_ERRORS as _e: return _fallback('soft_margin_loss', (_ops.soft_margin_loss, _ops.soft_margin_loss_out), locals(), _e)
 
 _tb_softplus = _ops.softplus.table
 def softplus(input, beta=1, threshold=20, *, out=None):

@@ -25,64 +25,65 @@ def digamma(input, *, out=None):
     try:
         if out is not None: return _ops.special_digamma_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_digamma[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('digamma', (_ops.special_digamma, _ops.special_digamma_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_digamma', (_ops.special_digamma, _ops.special_digamma_out), locals(), _e)
 
 _tb_special_entr = _ops.special_entr.table
 def entr(input, *, out=None):
     try:
         if out is not None: return _ops.special_entr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_entr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('entr', (_ops.special_entr, _ops.special_entr_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_entr', (_ops.special_entr, _ops.special_entr_out), locals(), _e)
 
 _tb_special_gammaln = _ops.special_gammaln.table
 def gammaln(input, *, out=None):
     try:
         if out is not None: return _ops.special_gammaln_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_gammaln[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('gammaln', (_ops.special_gammaln, _ops.special_gammaln_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_gammaln', (_ops.special_gammaln, _ops.special_gammaln_out), locals(), _e)
 
 _tb_special_i0 = _ops.special_i0.table
 def i0(input, *, out=None):
     try:
         if out is not None: return _ops.special_i0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_i0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('i0', (_ops.special_i0, _ops.special_i0_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_i0', (_ops.special_i0, _ops.special_i0_out), locals(), _e)
 
 _tb_special_i0e = _ops.special_i0e.table
 def i0e(input, *, out=None):
     try:
         if out is not None: return _ops.special_i0e_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_i0e[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('i0e', (_ops.special_i0e, _ops.special_i0e_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_i0e', (_ops.special_i0e, _ops.special_i0e_out), locals(), _e)
 
 _tb_special_i1 = _ops.special_i1.table
 def i1(input, *, out=None):
     try:
         if out is not None: return _ops.special_i1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_i1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('i1', (_ops.special_i1, _ops.special_i1_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_i1', (_ops.special_i1, _ops.special_i1_out), locals(), _e)
 
 _tb_special_i1e = _ops.special_i1e.table
 def i1e(input, *, out=None):
     try:
         if out is not None: return _ops.special_i1e_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_i1e[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('i1e', (_ops.special_i1e, _ops.special_i1e_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_i1e', (_ops.special_i1e, _ops.special_i1e_out), locals(), _e)
 
 _tb_special_log_ndtr = _ops.special_log_ndtr.table
 def log_ndtr(input, *, out=None):
     try:
         if out is not None: return _ops.special_log_ndtr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_log_ndtr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('log_ndtr', (_ops.special_log_ndtr, _ops.special_log_ndtr_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_log_ndtr', (_ops.special_log_ndtr, _ops.special_log_ndtr_out), locals(), _e)
 
 _tb_special_log_softmax = _ops.special_log_softmax.table
-def log_softmax(input, dim, *, dtype=None):
+def log_softmax(input, dim=_M, *, dtype=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
-    except _ARG_ERRORS as _e: return _fallback('log_softmax', (_ops.special_log_softmax,), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_log_softmax', (_ops.special_log_softmax,), locals(), _e)
 
 _tb_special_multigammaln = _ops.special_multigammaln.table
 def multigammaln(input, p, *, out=None):
@@ -90,21 +91,21 @@ def multigammaln(input, p, *, out=None):
         if p.__class__ is not int: p = _int(p)
         if out is not None: return _ops.special_multigammaln_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
         return _tb_special_multigammaln[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
-    except _ARG_ERRORS as _e: return _fallback('multigammaln', (_ops.special_multigammaln, _ops.special_multigammaln_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_multigammaln', (_ops.special_multigammaln, _ops.special_multigammaln_out), locals(), _e)
 
 _tb_special_ndtr = _ops.special_ndtr.table
 def ndtr(input, *, out=None):
     try:
         if out is not None: return _ops.special_ndtr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_ndtr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('ndtr', (_ops.special_ndtr, _ops.special_ndtr_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_ndtr', (_ops.special_ndtr, _ops.special_ndtr_out), locals(), _e)
 
 _tb_special_ndtri = _ops.special_ndtri.table
 def ndtri(input, *, out=None):
     try:
         if out is not None: return _ops.special_ndtri_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_ndtri[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('ndtri', (_ops.special_ndtri, _ops.special_ndtri_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_ndtri', (_ops.special_ndtri, _ops.special_ndtri_out), locals(), _e)
 
 _tb_special_polygamma = _ops.special_polygamma.table
 def polygamma(n, input, *, out=None):
@@ -112,22 +113,23 @@ def polygamma(n, input, *, out=None):
         if n.__class__ is not int: n = _int(n)
         if out is not None: return _ops.special_polygamma_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](n, input, out)
         return _tb_special_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](n, input)
-    except _ARG_ERRORS as _e: return _fallback('polygamma', (_ops.special_polygamma, _ops.special_polygamma_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_polygamma', (_ops.special_polygamma, _ops.special_polygamma_out), locals(), _e)
 
 _tb_special_psi = _ops.special_psi.table
 def psi(input, *, out=None):
     try:
         if out is not None: return _ops.special_psi_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_psi[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
-    except _ARG_ERRORS as _e: return _fallback('psi', (_ops.special_psi, _ops.special_psi_out), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_psi', (_ops.special_psi, _ops.special_psi_out), locals(), _e)
 
 _tb_special_softmax = _ops.special_softmax.table
-def softmax(input, dim, dtype=None):
+def softmax(input, dim=_M, dtype=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
-    except _ARG_ERRORS as _e: return _fallback('softmax', (_ops.special_softmax,), locals(), _e)
+    except _ARG_ERRORS as _e: return _fallback('special_softmax', (_ops.special_softmax,), locals(), _e)
 
 _tb_special_xlog1py = _ops.special_xlog1py.table
 _tb_special_xlog1py_self_scalar = _ops.special_xlog1py_self_scalar.table
@@ -147,7 +149,7 @@ def xlog1py(input, other, *, out=None):
             return _tb_special_xlog1py_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
-        return _fallback('xlog1py', (
+        return _fallback('special_xlog1py', (
             _ops.special_xlog1py,
             _ops.special_xlog1py_self_scalar,
             _ops.special_xlog1py_other_scalar,
@@ -174,7 +176,7 @@ def xlogy(input, other, *, out=None):
             return _tb_special_xlogy_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
-        return _fallback('xlogy', (
+        return _fallback('special_xlogy', (
             _ops.special_xlogy,
             _ops.special_xlogy_self_scalar,
             _ops.special_xlogy_other_scalar,
@@ -201,7 +203,7 @@ def zeta(input, other, *, out=None):
             return _tb_special_zeta_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
-        return _fallback('zeta', (
+        return _fallback('special_zeta', (
             _ops.special_zeta,
             _ops.special_zeta_self_scalar,
             _ops.special_zeta_other_scalar,

@@ -310,16 +310,18 @@ def copysign_(input, other):
     except _ARG_ERRORS as _e: return _fallback('copysign_', (_ops.copysign__Tensor,), locals(), _e)
 
 _tb_cumprod_ = _ops.cumprod_.table
-def cumprod_(input, dim, *, dtype=None):
+def cumprod_(input, dim=_M, *, dtype=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_cumprod_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumprod_', (_ops.cumprod_,), locals(), _e)
 
 _tb_cumsum_ = _ops.cumsum_.table
-def cumsum_(input, dim, *, dtype=None):
+def cumsum_(input, dim=_M, *, dtype=None, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_cumsum_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
@@ -501,8 +503,9 @@ def hypot_(input, other):
     except _ARG_ERRORS as _e: return _fallback('hypot_', (_ops.hypot_,), locals(), _e)
 
 _tb_index_add_ = _ops.index_add_.table
-def index_add_(input, dim, index, source, *, alpha=1):
+def index_add_(input, dim=_M, index=_M, source=_M, *, alpha=1, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_index_add_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
@@ -510,8 +513,9 @@ def index_add_(input, dim, index, source, *, alpha=1):
     except _ARG_ERRORS as _e: return _fallback('index_add_', (_ops.index_add_,), locals(), _e)
 
 _tb_index_copy_ = _ops.index_copy_.table
-def index_copy_(input, dim, index, source):
+def index_copy_(input, dim=_M, index=_M, source=_M, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_index_copy_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
             input, dim, index, source)
@@ -519,8 +523,9 @@ def index_copy_(input, dim, index, source):
 
 _tb_index_fill__int_Tensor = _ops.index_fill__int_Tensor.table
 _tb_index_fill__int_Scalar = _ops.index_fill__int_Scalar.table
-def index_fill_(input, dim, index, value):
+def index_fill_(input, dim=_M, index=_M, value=_M, **_kw):
     try:
+        if _kw or dim is _M or index is _M or value is _M: raise TypeError('no overload matched')
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value))
@@ -533,8 +538,9 @@ def index_fill_(input, dim, index, value):
     except _ARG_ERRORS as _e: return _fallback('index_fill_', (_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar), locals(), _e)
 
 _tb_index_reduce_ = _ops.index_reduce_.table
-def index_reduce_(input, dim, index, source, reduce, *, include_self=True):
+def index_reduce_(input, dim=_M, index=_M, source=_M, reduce=_M, *, include_self=True, **_kw):
     try:
+        if _kw or dim is _M or index is _M or source is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_index_reduce_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
             input, dim, index, source, reduce, include_self)
@@ -750,6 +756,12 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
     except _ARG_ERRORS as _e:
         return _fallback('new_zeros', (_ops.new_zeros,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
+_tb_nextafter_ = _ops.nextafter_.table
+def nextafter_(input, other):
+    try:
+        return _tb_nextafter_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('nextafter_', (_ops.nextafter_,), locals(), _e)
+
 _tb_normal_ = _ops.normal_.table
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
@@ -822,8 +834,9 @@ def remainder_(input, other):
     except _ARG_ERRORS as _e: return _fallback('remainder_', (_ops.remainder__Tensor,), locals(), _e)
 
 _tb_renorm_ = _ops.renorm_.table
-def renorm_(input, p, dim, maxnorm):
+def renorm_(input, p, dim=_M, maxnorm=_M, **_kw):
     try:
+        if _kw or dim is _M or maxnorm is _M: raise TypeError('no overload matched')
         if p.__class__ not in _NUMS: p = _sc(p)
         if dim.__class__ is not int: dim = _int(dim)
         if maxnorm.__class__ not in _NUMS: maxnorm = _sc(maxnorm)
@@ -860,16 +873,18 @@ def scatter_(*args, **kwargs):
     return _generic('scatter_', (_ops.scatter__src, _ops.scatter__value, _ops.scatter__reduce, _ops.scatter__value_reduce), args, kwargs)
 
 _tb_scatter_add_ = _ops.scatter_add_.table
-def scatter_add_(input, dim, index, src):
+def scatter_add_(input, dim=_M, index=_M, src=_M, **_kw):
     try:
+        if _kw or dim is _M or index is _M or src is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src))
         return _tb_scatter_add_[(_ks | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src)
     except _ARG_ERRORS as _e: return _fallback('scatter_add_', (_ops.scatter_add_,), locals(), _e)
 
 _tb_scatter_reduce__two = _ops.scatter_reduce__two.table
-def scatter_reduce_(input, dim, index, src, reduce, *, include_self=True):
+def scatter_reduce_(input, dim=_M, index=_M, src=_M, reduce=_M, *, include_self=True, **_kw):
     try:
+        if _kw or dim is _M or index is _M or src is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_scatter_reduce__two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](
             input, dim, index, src, reduce, include_self)
@@ -976,8 +991,9 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     except _ARG_ERRORS as _e: return _fallback('uniform_', (_ops.uniform_,), locals(), _e)
 
 _tb_unsqueeze_ = _ops.unsqueeze_.table
-def unsqueeze_(input, dim):
+def unsqueeze_(input, dim=_M, **_kw):
     try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unsqueeze_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unsqueeze_', (_ops.unsqueeze_,), locals(), _e)

@@ -40,6 +40,7 @@ RETURN_TYPES = {
     'median': _result('median', 'values indices'),
     'min': _result('min', 'values indices'),
     'mode': _result('mode', 'values indices'),
+    'multilabel_margin_loss_forward': _result('multilabel_margin_loss_forward', 'output is_target'),
     'nanmedian': _result('nanmedian', 'values indices'),
     'nll_loss2d_forward': _result('nll_loss2d_forward', 'output total_weight'),
     'nll_loss_forward': _result('nll_loss_forward', 'output total_weight'),
@@ -665,6 +666,22 @@ _scaled_dot_product_flash_attention_for_cpu_backward = _aten('_scaled_dot_produc
 native_batch_norm = _aten('native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, '
                           'float eps) -> (Tensor, Tensor, Tensor)')
 native_group_norm = _aten('native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)')
+margin_ranking_loss = _aten('margin_ranking_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor')
+hinge_embedding_loss = _aten('hinge_embedding_loss(Tensor self, Tensor target, float margin=1.0, int reduction=1) -> Tensor')
+cosine_embedding_loss = _aten('cosine_embedding_loss(Tensor input1, Tensor input2, Tensor target, float margin=0.0, int reduction=1) -> Tensor')
+poisson_nll_loss = _aten('poisson_nll_loss(Tensor input, Tensor target, bool log_input, bool full, float eps, int reduction) -> Tensor')
+triplet_margin_loss = _aten('triplet_margin_loss(Tensor anchor, Tensor positive, Tensor negative, float margin=1.0, float p=2, float eps=1e-06, bool swap=False, int reduction=1) -> Tensor')
+soft_margin_loss = _aten('soft_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor')
+soft_margin_loss_out = _aten('soft_margin_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)')
+soft_margin_loss_backward = _aten('soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor')
+multi_margin_loss = _aten('multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1) -> Tensor')
+multi_margin_loss_out = _aten('multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=1, *, Tensor(a!) out) -> Tensor(a!)')
+multi_margin_loss_backward = _aten('multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=1) -> Tensor')
+multilabel_margin_loss = _aten('multilabel_margin_loss(Tensor self, Tensor target, int reduction=1) -> Tensor')
+multilabel_margin_loss_forward = _aten('multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)')
+multilabel_margin_loss_backward = _aten('multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor')
+instance_norm = _aten('instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool use_input_stats, float momentum, '
+                      'float eps, bool cudnn_enabled) -> Tensor')
 convolution = _aten('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor')
 convolution_backward = _aten('convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, '
                              'SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)')
@@ -779,6 +796,19 @@ col2im = _aten('col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, i
 col2im_out = _aten('col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)')
 pixel_shuffle = _aten('pixel_shuffle(Tensor self, int upscale_factor) -> Tensor')
 pixel_unshuffle = _aten('pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor')
+adaptive_avg_pool3d = _aten('adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor')
+_adaptive_avg_pool3d = _aten('_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor')
+_adaptive_avg_pool3d_out = _aten('_adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)')
+_adaptive_avg_pool3d_backward = _aten('_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor')
+adaptive_max_pool3d = _aten('adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)')
+adaptive_max_pool3d_backward = _aten('adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor')
+max_unpool2d = _aten('max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor')
+max_unpool2d_out = _aten('max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)')
+max_unpool3d = _aten('max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor')
+max_unpool3d_out = _aten('max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)')
+channel_shuffle = _aten('channel_shuffle(Tensor self, SymInt groups) -> Tensor')
+channel_shuffle_out = _aten('channel_shuffle.out(Tensor self, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)')
+native_channel_shuffle = _aten('native_channel_shuffle(Tensor self, SymInt groups) -> Tensor')
 add_Tensor = _aten('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',))
 add__Tensor = _aten('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)')
 add_out = _aten('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)')
@@ -995,6 +1025,9 @@ arctan2_out = _aten('arctan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -
 hypot = _aten('hypot(Tensor self, Tensor other) -> Tensor', ('pointwise',))
 hypot_ = _aten('hypot_(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 hypot_out = _aten('hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')
+nextafter = _aten('nextafter(Tensor self, Tensor other) -> Tensor', ('pointwise', 'structured'))
+nextafter_ = _aten('nextafter_(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+nextafter_out = _aten('nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')
 copysign_Tensor = _aten('copysign.Tensor(Tensor self, Tensor other) -> Tensor', ('pointwise',))
 copysign__Tensor = _aten('copysign_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 copysign_out = _aten('copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')

@@ -10,7 +10,7 @@ import ember.autograd.inplace_views as _inplace_views
 import ember.kernels.composite_shape as _composite_shape
 
 _ops.matmul.register(K.Autograd, _decompositions_linalg.matmul_autograd, name='decompositions_linalg.matmul_autograd')
-_ops.matmul_out.register(K.Autograd, _iov.out_from_functional(_ops.matmul, 1), name='composite.out_of.matmul')
+_ops.matmul_out.register(K.Autograd, _iov.out_from_functional(_ops.matmul, 1, rule='exact'), name='composite.out_of.matmul')
 _ops.linalg_matmul.register(K.Autograd, _decompositions_linalg.matmul_autograd, name='decompositions_linalg.matmul_autograd')
 _ops.linalg_matmul_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_matmul, 1), name='composite.out_of.linalg_matmul')
 _ops.outer.register(K.Autograd, _decompositions_linalg.outer_autograd, name='decompositions_linalg.outer_autograd')
@@ -21,28 +21,46 @@ _ops.inner.register(K.Autograd, _decompositions_linalg.inner_autograd, name='dec
 _ops.inner_out.register(K.Autograd, _iov.out_from_functional(_ops.inner, 1), name='composite.out_of.inner')
 _ops.einsum.register(K.Autograd, _decompositions_linalg.einsum_autograd, name='decompositions_linalg.einsum_autograd')
 _ops.tensordot.register(K.Autograd, _decompositions_linalg.tensordot_autograd, name='decompositions_linalg.tensordot_autograd')
-_ops.tensordot_out.register(K.Autograd, _iov.out_from_functional(_ops.tensordot, 1), name='composite.out_of.tensordot')
+_ops.tensordot_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.tensordot, 1, rule='tensordot: Expected the output tensor to have dtype {result}, but got an output tensor with dtype {out}'),
+    name='composite.out_of.tensordot')
 _ops.linalg_vecdot.register(K.Autograd, _decompositions_linalg.vecdot_autograd, name='decompositions_linalg.vecdot_autograd')
 _ops.linalg_vecdot_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_vecdot, 1), name='composite.out_of.linalg_vecdot')
 _ops.linalg_multi_dot.register(K.Autograd, _decompositions_linalg.multi_dot_autograd, name='decompositions_linalg.multi_dot_autograd')
-_ops.linalg_multi_dot_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_multi_dot, 1), name='composite.out_of.linalg_multi_dot')
+_ops.linalg_multi_dot_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.linalg_multi_dot, 1, rule='multi_dot(): expected out tensor to have dtype {result_meta} but got {out_meta}'),
+    name='composite.out_of.linalg_multi_dot')
 _ops.chain_matmul.register(K.Autograd, _decompositions_linalg.chain_matmul_autograd, name='decompositions_linalg.chain_matmul_autograd')
-_ops.chain_matmul_out.register(K.Autograd, _iov.out_from_functional(_ops.chain_matmul, 1), name='composite.out_of.chain_matmul')
+_ops.chain_matmul_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.chain_matmul, 1, rule='multi_dot(): expected out tensor to have dtype {result_meta} but got {out_meta}'),
+    name='composite.out_of.chain_matmul')
 _ops.matrix_power.register(K.Autograd, _decompositions_linalg.matrix_power_autograd, name='decompositions_linalg.matrix_power_autograd')
 _ops.matrix_power_out.register(K.Autograd, _iov.out_from_functional(_ops.matrix_power, 1), name='composite.out_of.matrix_power')
 _ops.linalg_matrix_power.register(K.Autograd, _decompositions_linalg.matrix_power_autograd, name='decompositions_linalg.matrix_power_autograd')
-_ops.linalg_matrix_power_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_matrix_power, 1), name='composite.out_of.linalg_matrix_power')
+_ops.linalg_matrix_power_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_matrix_power, 1, rule='exact'), name='composite.out_of.linalg_matrix_power')
 _ops.diag.register(K.Autograd, _decompositions_linalg.diag_autograd, name='decompositions_linalg.diag_autograd')
-_ops.diag_out.register(K.Autograd, _iov.out_from_functional(_ops.diag, 1), name='composite.out_of.diag')
+_ops.diag_out.register(K.Autograd, _iov.out_from_functional(_ops.diag, 1, rule='exact'), name='composite.out_of.diag')
 _ops.diagflat.register(K.Autograd, _decompositions_linalg.diagflat_autograd, name='decompositions_linalg.diagflat_autograd')
 _ops.linalg_matrix_norm_str_ord.register(K.Autograd, _decompositions_linalg.matrix_norm_autograd, name='decompositions_linalg.matrix_norm_autograd')
-_ops.linalg_matrix_norm_str_ord_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_matrix_norm_str_ord, 1), name='composite.out_of.linalg_matrix_norm')
+_ops.linalg_matrix_norm_str_ord_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.linalg_matrix_norm_str_ord, 1, rule='linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
+    name='composite.out_of.linalg_matrix_norm')
 _ops.linalg_matrix_norm.register(K.Autograd, _decompositions_linalg.matrix_norm_autograd, name='decompositions_linalg.matrix_norm_autograd')
-_ops.linalg_matrix_norm_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_matrix_norm, 1), name='composite.out_of.linalg_matrix_norm')
+_ops.linalg_matrix_norm_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.linalg_matrix_norm, 1, rule='linalg.matrix_norm expected out tensor dtype {result} but got: {out}'),
+    name='composite.out_of.linalg_matrix_norm')
 _ops.linalg_norm_ord_str.register(K.Autograd, _decompositions_linalg.norm_autograd, name='decompositions_linalg.norm_autograd')
-_ops.linalg_norm_ord_str_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_norm_ord_str, 1), name='composite.out_of.linalg_norm')
+_ops.linalg_norm_ord_str_out.register(
+    K.Autograd,
+    _iov.out_from_functional(_ops.linalg_norm_ord_str, 1, rule='linalg.norm expected out tensor dtype {result} but got: {out}'),
+    name='composite.out_of.linalg_norm')
 _ops.linalg_norm.register(K.Autograd, _decompositions_linalg.norm_autograd, name='decompositions_linalg.norm_autograd')
-_ops.linalg_norm_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_norm, 1), name='composite.out_of.linalg_norm')
+_ops.linalg_norm_out.register(K.Autograd, _iov.out_from_functional(_ops.linalg_norm, 1, rule='linalg.norm expected out tensor dtype {result} but got: {out}'), name='composite.out_of.linalg_norm')
 _ops.logdet.register(K.Autograd, _decompositions_linalg.logdet_autograd, name='decompositions_linalg.logdet_autograd')
 _ops.svd.register(K.Autograd, _decompositions_linalg.svd_autograd, name='decompositions_linalg.svd_autograd')
 _ops.svd_U.register(K.Autograd, _iov.out_from_functional(_ops.svd, 3), name='composite.out_of.svd')

@@ -320,6 +320,8 @@ class _TensorBase(TensorImpl):
     new_full = _m.new_full
     new_ones = _m.new_ones
     new_zeros = _m.new_zeros
+    nextafter = _fn.nextafter
+    nextafter_ = _m.nextafter_
     nonzero = _fn.nonzero
     nonzero_static = _fn.nonzero_static
     norm = _fn.norm

@@ -52,8 +52,12 @@ def movedim(input, source, destination):
 _gen_squeeze = _TB.squeeze
 
 
-def squeeze(input, dim=None):
+def squeeze(input, dim=None, *, axis=None):
     """ember.squeeze / Tensor.squeeze: all size-1 dims, one dim, or a list of dims."""
+    if axis is not None:  # NumPy's name, accepted by torch's argument parser
+        if dim is not None:
+            raise TypeError("squeeze() got an unexpected keyword argument 'axis'")
+        dim = axis
     if isinstance(input, _TI):
         if dim is None:
             return _ops.squeeze.call(input)
@@ -64,7 +68,11 @@ def squeeze(input, dim=None):
     return _gen_squeeze(input) if dim is None else _gen_squeeze(input, dim)
 
 
-def _squeeze_method(self, *dims, dim=None):
+def _squeeze_method(self, *dims, dim=None, axis=None):
+    if axis is not None:
+        if dim is not None or dims:
+            raise TypeError("squeeze() got an unexpected keyword argument 'axis'")
+        dim = axis
     if dims:
         if dim is not None:
             raise TypeError("squeeze() got multiple values for argument 'dim'")

@@ -39,13 +39,20 @@ def inplace_from_functional(functional_op, n_out=0):
     return kernel
 
 
-def out_from_functional(functional_op, n_out=1):
-    """out= variant of a composite op: compute, resize out, copy_."""
+def out_from_functional(functional_op, n_out=1, rule=None):
+    """out= variant of a composite op: compute, resize out, copy_ (rule: the op's out_dtype check)."""
     def kernel(*args):
         outs, ins = args[-n_out:], args[:-n_out]
+        if rule is not None and rule.startswith("dtype:") and ins[int(rule[6:])] is None:
+            i = int(rule[6:])  # the dtype argument defaults to out's dtype (sum(x, out=o))
+            ins = ins[:i] + (outs[0]._dtype,) + ins[i + 1:]
         r = functional_op(*ins)
         rs = (r,) if n_out == 1 else tuple(r)
         from ember.kernels.composite import store_out
+        if rule is not None and not rule.startswith("dtype:"):
+            from ember.kernels.meta._glue import check_out_dtype  # lazy: as store_out above
+            for o, v in zip(outs, rs):
+                check_out_dtype(rule, v._dtype, o._dtype)
         for o, v in zip(outs, rs):
             store_out(o, v, stacklevel=5)
         return outs[0] if n_out == 1 else outs

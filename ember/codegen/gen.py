@@ -75,6 +75,7 @@ def mod_alias(path):
 # Line layout: generated lines stay under LIMIT characters
 # ---------------------------------------------------------------------------------------------
 LIMIT = 200
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}  # python_arg_parser's numpy_compatibility_arg_names
 WRAP = 110  # how far continuation lines are filled
 
 
@@ -236,10 +237,26 @@ def glue_expr(d, kfn, backend):
     nin = len(f.arguments)
     nout = len(s.arguments) - nin
     first = [kfn, repr(arg_pattern(d, s.arguments[:nin]))] if cpu else [kfn, str(nin)]
+    rule = out_rule(d)
     if nout == 1:
-        return f"_g.out({', '.join(first)})"
+        return f"_g.out({', '.join(first + rule)})"
     make = [f"_RT[{f.name!r}]"] if all(r.name for r in f.returns) else []
-    return f"_g.out({', '.join(first + [str(nout)] + make)})"
+    return f"_g.out({', '.join(first + [str(nout)] + make + rule)})"
+
+
+def out_rule(d):
+    """`rule=...` of an out= glue whose functional op declares `out_dtype:`: exact, input, or the
+    message of the op's own check (torch refuses a castable out= dtype there), or dtype (a reduction
+    computes in out's dtype when its dtype argument is None)."""
+    rule = d.functional.entry.get("out_dtype") if d.functional is not None else None
+    if rule is None:
+        return []
+    if rule == "dtype":  # sum(x, out=o) computes as sum(x, dtype=o.dtype): the dtype argument's index
+        rule = f"dtype:{[a.name for a in d.functional.schema.arguments].index('dtype')}"
+    elif rule not in ("exact", "input") and "{" not in rule and " " not in rule:
+        raise SystemExit(f"{d.functional.name}: out_dtype must be exact, input, dtype or a message, "
+                         f"not {rule!r}")
+    return [f"rule={rule!r}"]
 
 
 def kernel_package(key, mod):
@@ -279,7 +296,9 @@ def gen_registrations(decls):
                 lines[f] += registration(d.ident, key, f"{mod_alias(mod)}.{fn}", path)
             else:
                 kind = "inplace" if d.kind == "inplace" else "out"
-                expr = f"_iov.{kind}_from_functional(_ops.{src.ident}, {len(d.schema.out_args)})"
+                rule = out_rule(d) if kind == "out" else []
+                fargs = [f"_ops.{src.ident}", str(len(d.schema.out_args))] + rule
+                expr = f"_iov.{kind}_from_functional({', '.join(fargs)})"
                 imports[f].add(("ember.autograd.inplace_or_view", "_iov"))
                 lines[f] += registration(d.ident, key, expr, f"composite.{d.kind}_of.{src.name}")
         backend = any(k in ("CPU", "Meta", "CUDA") for k in src.dispatch)
@@ -467,6 +486,8 @@ def emit_slow_call(e, indent, fn, pyn, ds, rest):
 
 def emit_group(e, pyn, ds, method):
     """One Python function for all functional overloads `ds` named `pyn`."""
+    # error messages name the function as torch's parser does: torch.special.xlogy is special_xlogy
+    shown = ds[0].name if not method and ds[0].python_module else pyn
     outs = [d.out for d in ds if d.out is not None]
     everything = ds + outs
     if method and any(d.schema.arguments and d.schema.arguments[0].name != "self" for d in ds):
@@ -474,7 +495,7 @@ def emit_group(e, pyn, ds, method):
         k = next(i for i, a in enumerate(ds[0].schema.arguments) if a.name == "self")
         e()
         e(f"def {pyn}(self, *args, **kwargs):")
-        emit_slow_call(e, "    ", "_generic", pyn, everything, [f"args[:{k}] + (self,) + args[{k}:]", "kwargs"])
+        emit_slow_call(e, "    ", "_generic", shown, everything, [f"args[:{k}] + (self,) + args[{k}:]", "kwargs"])
         return
     factory = any(is_factory(d) for d in ds)
     m = mergeable(ds, method)
@@ -482,7 +503,7 @@ def emit_group(e, pyn, ds, method):
     if m is None or (len(ds) > 1 and any(varargs_decl(d, method) for d in ds)):
         e()
         e(f"def {pyn}(*args, **kwargs):")
-        emit_slow_call(e, "    ", "_generic", pyn, everything, ["args", "kwargs"])
+        emit_slow_call(e, "    ", "_generic", shown, everything, ["args", "kwargs"])
         return
     e()
     for d in ds:  # the tables themselves: one global read per call instead of three look-ups
@@ -506,6 +527,20 @@ def emit_group(e, pyn, ds, method):
         else:
             defaults[n] = "_M" if (len(vals) > 1 or "_M" in vals or "_REQ" in vals) and not (
                 vals == {"_REQ"}) else (None if vals == {"_REQ"} else vals.pop())
+    # torch's NumPy spellings of parameters (python_arg_parser.cpp numpy_compatibility_arg_names):
+    # `sum(axis=0, keepdims=True)` arrives in **_kw and takes the slow path. A required parameter
+    # with an alias gets the default _M (and so do the required ones after it), checked in the body.
+    aliases, forced = [], []
+    if not va:
+        for n in pos + kws:
+            al = NUMPY_NAMES.get(n)
+            if al is not None and al not in pos + kws:
+                aliases.append((n, al))
+        req = [n for n, _ in aliases if n in pos and defaults[n] is None]
+        if req:
+            forced = [n for n in pos[pos.index(req[0]):] if defaults[n] is None]
+            for n in forced:
+                defaults[n] = "_M"
     sig = []
     if va:
         has_self = ds[0].schema.arguments[0].name == "self"
@@ -540,12 +575,16 @@ def emit_group(e, pyn, ds, method):
     allnames = pos + kwnames + (["out"] if outs else []) + (["requires_grad"] if factory else [])
     if any(n.startswith("_") for n in allnames):  # the fallback passes locals() less names with _
         raise SystemExit(f"{pyn}: a parameter name starting with _ would be lost on the slow path")
+    if aliases:  # the NumPy names arrive in _kw; the fallback binds them (resolve.NUMPY_NAMES)
+        sig.append("**_kw")
     for ln in wrapped(f"def {pyn}(", sig, "):", ""):
         e(ln)
     e("    try:")
     if va:
         e(f"        if {va} is None: {va} = _{va}[0] if len(_{va}) == 1 and not _is_int(_{va}[0]) else _{va}")
         e(f"        elif _{va}: raise TypeError('{va} given twice')")
+    if aliases:
+        e(f"        if {' or '.join(['_kw'] + [f'{n} is _M' for n in forced])}: raise TypeError('no overload matched')")
     body = []
     for d in ds:
         p, k = py_params(d, method)
@@ -620,12 +659,12 @@ def emit_group(e, pyn, ds, method):
     else:
         rest = ["locals()", "_e"]
     text, items = handles(everything, "")
-    line = f"    except _ARG_ERRORS as _e: return _fallback({pyn!r}, ({text}), {', '.join(rest)})"
+    line = f"    except _ARG_ERRORS as _e: return _fallback({shown!r}, ({text}), {', '.join(rest)})"
     if len(line) <= LIMIT:
         e(line)
     else:
         e("    except _ARG_ERRORS as _e:")
-        emit_slow_call(e, "        ", "_fallback", pyn, everything, rest)
+        emit_slow_call(e, "        ", "_fallback", shown, everything, rest)
 
 
 def short_keys(term):

@@ -43,9 +43,12 @@ class TensorImpl:
         a = self._np
         if a is not None:
             st = self.untyped_storage()
-            if st.data is None or a.size == 0:
+            if st.data is None:
                 return 0
-            return (a.__array_interface__["data"][0] - st.data_ptr()) // a.itemsize
+            off = a.__array_interface__["data"][0] - st.data_ptr()
+            if a.size == 0 and not 0 <= off <= st.nbytes():
+                return 0  # an empty array NumPy allocated apart from the storage
+            return off // a.itemsize
         return self._offset
 
     def untyped_storage(self):

@@ -303,12 +303,18 @@ def _below_autograd(entry):
     return below
 
 
+class NoTensorArgumentsError(NotImplementedError, TypeError):
+    """A call with no tensor to take a backend from (`ember.pow(2, 3)`): the Undefined backend's
+    error. It is a TypeError too, so a Python binding that made the call gives torch's argument
+    error instead (resolve.bind refuses numbers in every Tensor slot)."""
+
+
 def _missing(op, key):
     avail = sorted({K(x).name if isinstance(x, int) and x < 100 else x.name for x in op.kernels})
 
     def fail(*args, **kwargs):
         kname = key.name if key is not None else "Undefined"
-        raise NotImplementedError(
+        raise (NotImplementedError if key is not None else NoTensorArgumentsError)(
             f"Could not run '{op.qualname}' with arguments from the '{kname}' backend. This could "
             f"be because the operator doesn't exist for this backend. '{op.qualname}' is only "
             f"available for these backends: [{', '.join(avail)}].")

@@ -11,7 +11,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.device import device as _device
-from ember.core.tensor_impl import TensorImpl
+from ember.core.tensor_impl import TensorImpl, wrap_cpu
 
 _NUM = (bool, int, float, complex, np.number, np.bool_)
 _PYTYPE_DTYPE = {float: _dt.float64, int: _dt.int64, bool: _dt.bool_, complex: _dt.complex128}
@@ -128,6 +128,10 @@ def _convert(arg, v, allow_number):
         return _FAIL
 
 
+# python_arg_parser.cpp's numpy_compatibility_arg_names (dim and keepdim; ember binds self as input)
+NUMPY_NAMES = {"dim": "axis", "keepdim": "keepdims"}
+
+
 def bind(schema, args, kwargs, allow_numbers=True):
     """Schema-ordered converted values, or None when (args, kwargs) do not fit."""
     params = schema.arguments
@@ -145,6 +149,10 @@ def bind(schema, args, kwargs, allow_numbers=True):
             nm = a.name if a.name in kwargs else "input"
             v = kwargs[nm]
             used.add(nm)
+        elif a.name in NUMPY_NAMES and NUMPY_NAMES[a.name] in kwargs:  # sum(axis=0), as torch's parser
+            nm = NUMPY_NAMES[a.name]
+            v = kwargs[nm]
+            used.add(nm)
         elif a.has_default:
             out.append(a.default)
             continue
@@ -153,13 +161,32 @@ def bind(schema, args, kwargs, allow_numbers=True):
             continue
         else:
             return None
-        c = _convert(a, v, allow_numbers and i > 0)
+        if i == 0 and isinstance(v, _NUM) and schema.name in _NUMBERS_OK and a.base == "Tensor":
+            c = _wrapped_number(v)  # torch.add(2, 3): self is a wrapped number
+        else:
+            c = _convert(a, v, allow_numbers and i > 0)
         if c is _FAIL:
             return None
         out.append(c)
     if set(kwargs) - used:
         return None
+    if not any(isinstance(v, TensorImpl) or (v.__class__ is list and v) for v in out) and any(
+            a.base == "Tensor" and not a.is_list for a in schema.arguments):
+        return None  # numbers in every Tensor slot: torch's argument error (pow(2, 3))
     return tuple(out)
+
+
+# python_arg_parser.cpp should_allow_numbers_as_tensors: these take a number as self too
+# (`torch.add(2, 3)` is tensor(5)), as a 0-d "wrapped number" tensor
+_NUMBERS_OK = frozenset(("add", "add_", "div", "div_", "mul", "mul_", "sub", "sub_", "true_divide",
+                         "true_divide_", "floor_divide", "floor_divide_"))
+
+
+def _wrapped_number(v):
+    """A Python number as the 0-d tensor torch wraps it in: int64, bool, or the default dtype."""
+    npd = (np.bool_ if isinstance(v, (bool, np.bool_)) else np.int64 if isinstance(v, (int, np.integer))
+           else _dt.defaults.complex.np if isinstance(v, complex) else _dt.defaults.float.np)
+    return wrap_cpu(np.asarray(v, dtype=npd))
 
 
 _TYPE_NAMES = {"Scalar": "Number", "ScalarType": "torch.dtype", "SymInt": "int", "Device": "torch.device",
@@ -241,9 +268,11 @@ def fail(name, schemas, args, kwargs, method=False):
         for i, v in enumerate(pos):
             if i < len(params):
                 vals[params[i].name] = (i + 1, v)
+        numpy_param = {v: k for k, v in NUMPY_NAMES.items()}
         for k, v in kw:
+            k = numpy_param.get(k, k)
             vals["self" if k == "input" else k] = (None, v)
-        for a in params:
+        for j, a in enumerate(params):
             if a.name in vals:
                 p, v = vals[a.name]
                 if _convert(a, v, a.name != "self") is _FAIL:
@@ -251,6 +280,12 @@ def fail(name, schemas, args, kwargs, method=False):
                     an = "input" if a.name == "self" else a.name
                     raise TypeError(f"{name}(): argument '{an}'{where} must be {_type_name(a)}, not "
                                     f"{type(v).__name__}")
+            elif not a.has_default and not a.optional:
+                # python_arg_parser's missing_args, its plural included ("1 ... arguments")
+                req = [("input" if b.name == "self" else b.name) for b in params[j:]
+                       if not b.has_default and not b.optional]
+                raise TypeError(f"{name}() missing {len(req)} required positional argument"
+                                f"{'s' if len(req) == 1 else ''}: {', '.join(f'{chr(34)}{r}{chr(34)}' for r in req)}")
     sigs = "\n".join(" * " + python_signature(s, method, s.name in has_out) for s in funcs or schemas)
     raise TypeError(f"{name}() received an invalid combination of arguments - got {got}, but expected "
                     f"one of:\n{sigs}")

@@ -6,6 +6,7 @@ from ember.core import dtype as _dt
 from ember.core.device import CPU
 from ember.core.errors import fmt_shape, warn_resized
 from ember.core.tensor_impl import CPU_KEYS, TensorImpl, make_view_cpu, tensor_class
+from ember.kernels.meta import _glue as _meta_glue
 
 T = tensor_class[0]  # ember.Tensor, placed there by ember/tensor.py before the registrations load
 _ndarray = np.ndarray
@@ -37,6 +38,7 @@ view = make_view_cpu
 
 
 _check_cast = _dt.check_cast
+_check_out_dtype = _meta_glue.check_out_dtype
 
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -66,12 +68,14 @@ def store_inplace(self, r, name):
     return self
 
 
-def store_out(out, r):
+def store_out(out, r, rule=None):
     """out <- r for an out= op, resizing out (with PyTorch's warning) when r's shape differs. Returns out."""
     a = out._np
     if r.__class__ is not _ndarray:
         r = np.asarray(r)
     if r.dtype != a.dtype:
+        if rule is not None:
+            _check_out_dtype(rule, _NP2DT[r.dtype], out._dtype)
         _check_cast(_NP2DT[r.dtype], out._dtype)
     if r.shape != a.shape:
         if a.size != 0:
@@ -314,20 +318,30 @@ def inplace(k, pattern, name, fast=None):
     return glue
 
 
-def out(k, pattern, n=1, make=None):
-    """k(arrays) stored into the n trailing out= Tensors; make builds the tuple of several."""
+def out(k, pattern, n=1, make=None, rule=None):
+    """k(arrays) stored into the n trailing out= Tensors; make builds the tuple of several; rule:
+    the op's out_dtype check (ember.kernels.meta._glue.check_out_dtype), made before storing, or
+    "dtype:<i>" (the dtype argument defaults to out's dtype: meta._glue.with_out_dtype)."""
+    if rule is not None and rule.startswith("dtype:"):
+        return _meta_glue.with_out_dtype(out(k, pattern, n, make), rule, n)
     if n == 1:
         make1 = _OUT.get(pattern)
-        if make1 is not None:
+        if make1 is not None and rule is None:
             return make1(k)
         call = arrays(k, pattern)
+        if rule is not None:
+            return lambda *args: store_out(args[-1], call(*args), rule)
         return lambda *args: store_out(args[-1], call(*args))
     call = arrays(k, pattern)
     make = tuple if make is None else make._make
 
     def glue(*args):
         outs = args[-n:]
-        for o, r in zip(outs, call(*args)):
+        rs = call(*args)
+        if rule is not None:
+            for o, r in zip(outs, rs):
+                _check_out_dtype(rule, _NP2DT[np.asarray(r).dtype], o._dtype)
+        for o, r in zip(outs, rs):
             store_out(o, r)
         return make(outs)
     return glue

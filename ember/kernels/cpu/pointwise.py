@@ -777,6 +777,17 @@ def hypot(a, b):
     return _arith(np.hypot, a, b, rt)
 
 
+def nextafter(a, b):
+    """The next representable value after a towards b, in the result dtype itself (float16 and
+    bfloat16 step by their own ulp, as ATen's std::nextafter does)."""
+    _need(b, "nextafter", "other", 2)
+    rt = result_dtype(a, b)
+    if rt.category != _FLOAT:
+        raise _not_impl("nextafter_cpu", rt)
+    npd = rt.np
+    return np.nextafter(_to(a, npd), _to(b, npd))
+
+
 def _min_max(uf, name):
     def kernel(a, b):
         _need(b, name, "other", 2)
@@ -966,7 +977,7 @@ def _broadcasting(fn):
 
 
 for _name in ("div_mode", "floor_divide", "remainder", "fmod", "pow", "float_power", "float_power_",
-              "atan2", "arctan2", "copysign", "hypot", "minimum", "maximum", "fmin", "fmax",
+              "atan2", "arctan2", "copysign", "hypot", "nextafter", "minimum", "maximum", "fmin", "fmax",
               "clamp_tensor", "clamp_min_tensor", "clamp_max_tensor", "lerp", "lerp_tensor", "addcmul",
               "addcdiv"):
     globals()[_name] = _broadcasting(globals()[_name])

@@ -7,7 +7,7 @@ from ember.nn import functional as F, init
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
 class LayerNorm(Module):
@@ -114,3 +114,21 @@ class RMSNorm(Module):
     def extra_repr(self):
         return ("{normalized_shape}, eps={eps}, "
                 "elementwise_affine={elementwise_affine}".format(**self.__dict__))
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization across channels (see F.local_response_norm)."""
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

@@ -186,6 +186,21 @@ class RNNBase(Module):
     def _update_flat_weights(self):
         pass
 
+    def __getstate__(self):
+        # torch's RNNBase keeps _flat_weights in its __dict__ (ember computes it): a pickle carries
+        # the list so torch.load builds a working torch module
+        state = self.__dict__.copy()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        state.pop("_flat_weights", None)  # a property here
+        state.pop("_flat_weight_refs", None)
+        if "proj_size" not in state:  # pickles from before PyTorch 1.8
+            state["proj_size"] = 0
+        super().__setstate__(state)
+
     @property
     def all_weights(self):
         return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]

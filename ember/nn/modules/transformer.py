@@ -7,7 +7,7 @@ import warnings
 
 import ember
 from ember.nn import functional as F, init
-from ember.nn.modules.activation_attention import MultiheadAttention
+from ember.nn.modules.activation import MultiheadAttention
 from ember.nn.modules.container import ModuleList
 from ember.nn.modules.dropout import Dropout
 from ember.nn.modules.linear import Linear

@@ -1,12 +1,10 @@
-"""InstanceNorm1d/2d/3d (torch/nn/modules/instancenorm.py), LocalResponseNorm
-(torch/nn/modules/normalization.py) and ChannelShuffle (torch/nn/modules/channelshuffle.py)."""
+"""InstanceNorm1d/2d/3d (torch/nn/modules/instancenorm.py)."""
 import warnings
 
 from ember.nn import functional as F
 from ember.nn.modules.batchnorm import _NormBase
-from ember.nn.modules.module import Module
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "ChannelShuffle"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -99,36 +97,3 @@ class InstanceNorm3d(_InstanceNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (4, 5):
             raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
-
-
-class LocalResponseNorm(Module):
-    """Local response normalization across channels (see F.local_response_norm)."""
-    __constants__ = ["size", "alpha", "beta", "k"]
-
-    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
-
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
-    def extra_repr(self):
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
-
-
-class ChannelShuffle(Module):
-    """Shuffles the channels of (N, C, *) in `groups` groups (see F.channel_shuffle)."""
-    __constants__ = ["groups"]
-
-    def __init__(self, groups):
-        super().__init__()
-        self.groups = groups
-
-    def forward(self, input):
-        return F.channel_shuffle(input, self.groups)
-
-    def extra_repr(self):
-        return f"groups={self.groups}"

@@ -29,6 +29,7 @@ from ember._python_api.distance import *  # noqa: E402,F401,F403
 from ember._python_api.dtype_info import *  # noqa: E402,F401,F403
 from ember._python_api.functional import *  # noqa: E402,F401,F403
 from ember._python_api.indexing import *  # noqa: E402,F401,F403
+from ember._python_api.legacy_types import *  # noqa: E402,F401,F403
 from ember._python_api.linalg import *  # noqa: E402,F401,F403
 from ember._python_api.printing import *  # noqa: E402,F401,F403
 from ember._python_api.reduction import *  # noqa: E402,F401,F403
@@ -73,6 +74,15 @@ from ember import nn, optim, serialization, utils  # noqa: E402,F401
 from ember.utils import data as _utils_data  # noqa: E402,F401  (binds ember.utils.data)
 from ember.serialization import load, save  # noqa: E402,F401
 from ember.utils.backend_registration import _register_device_module  # noqa: E402,F401
+from ember import distributed  # noqa: E402,F401  (torch.distributed, over MPI: ember/distributed)
+from ember import accelerator  # noqa: E402,F401
+from ember import multiprocessing, onnx  # noqa: E402,F401
+from ember import _C  # noqa: E402,F401
+
+# torch.cuda.FloatTensor and the other legacy CUDA types (torch/csrc/tensor/python_tensor.cpp)
+for _lt in _python_api.legacy_types.CUDA_TYPES.values():
+    setattr(cuda, _lt.__name__, _lt)
+del _lt
 
 
 def is_tensor(obj):

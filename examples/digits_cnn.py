@@ -5,13 +5,17 @@ difference (run with `--backend torch` to execute the very same code on PyTorch)
 
     python examples/digits_cnn.py                      # full run: >= 97% test accuracy
     python examples/digits_cnn.py --epochs 1 --check-accuracy 0.8   # quick smoke run
+    python -m ember.distributed.run --nproc-per-node 2 examples/digits_cnn.py --ddp   # 2 ranks, DDP
 
 Steps: load the digits (no download), normalize, split train/test with a seeded generator,
 train with Adam + cross_entropy over a shuffling DataLoader (tqdm bar with loss and samples/s
 when tqdm is installed), report test accuracy and wall time, save a checkpoint with save(),
 reload it into a fresh model with load() + load_state_dict() and check that the predictions
-are identical. The exit code is non-zero when the accuracy is below --check-accuracy or when
-the reloaded model predicts differently.
+are identical. With --ddp (started by `python -m ember.distributed.run` or torchrun), every rank
+trains a DistributedDataParallel replica on its DistributedSampler slice of each global batch of
+--batch-size images; rank 0 prints and saves the checkpoint of the plain model. The exit code
+is non-zero when the accuracy is below --check-accuracy or when the reloaded model predicts
+differently.
 """
 import argparse
 import os
@@ -36,6 +40,8 @@ def parse_args(argv=None):
     p.add_argument("--checkpoint", default=None,
                    help="where to save the checkpoint (default: a temporary file)")
     p.add_argument("--no-progress", action="store_true", help="plain prints instead of tqdm")
+    p.add_argument("--ddp", action="store_true",
+                   help="DistributedDataParallel over the ranks of a launcher (gloo; ember runs it on MPI)")
     return p.parse_args(argv)
 
 
@@ -52,6 +58,16 @@ def main(argv=None):
     nn = torch.nn
     F = torch.nn.functional
     from_data = torch.utils.data
+    import builtins
+    print = builtins.print
+    rank, world = 0, 1
+    if args.ddp:  # one process per rank, started by ember.distributed.run (or torchrun)
+        dist = torch.distributed
+        dist.init_process_group("gloo")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if rank != 0:
+            def print(*a, **k):  # only rank 0 reports
+                pass
 
     tqdm = None
     if not args.no_progress and sys.stdout.isatty():     # a bar on terminals, lines in logs
@@ -80,9 +96,15 @@ def main(argv=None):
     print(f"[{args.backend}] digits: {x_train.shape[0]} train / {x_test.shape[0]} test images "
           f"of {tuple(x_train.shape[1:])}, model={args.model}")
 
-    train_loader = from_data.DataLoader(
-        from_data.TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
-        generator=torch.Generator().manual_seed(args.seed + 1))
+    if args.ddp:  # each rank loads its slice of every global batch of --batch-size images
+        sampler = from_data.distributed.DistributedSampler(from_data.TensorDataset(x_train, y_train),
+                                                           seed=args.seed + 1)
+        train_loader = from_data.DataLoader(from_data.TensorDataset(x_train, y_train),
+                                            batch_size=args.batch_size // world, sampler=sampler)
+    else:
+        train_loader = from_data.DataLoader(
+            from_data.TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
+            generator=torch.Generator().manual_seed(args.seed + 1))
 
     def make_model():
         if args.model == "mlp":
@@ -94,6 +116,10 @@ def main(argv=None):
             nn.Flatten(), nn.Linear(32 * 2 * 2, 10))
 
     model = make_model()
+    net = model  # the plain model (what the checkpoint holds)
+    if args.ddp:
+        model = nn.parallel.DistributedDataParallel(net)
+        print(f"DistributedDataParallel over {world} ranks, {args.batch_size // world} images per rank and step")
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params} parameters")
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -103,6 +129,8 @@ def main(argv=None):
     seen = 0
     for epoch in range(args.epochs):
         model.train()
+        if args.ddp:
+            sampler.set_epoch(epoch)
         total, count = 0.0, 0
         t_epoch = time.perf_counter()
         batches = train_loader
@@ -142,8 +170,15 @@ def main(argv=None):
     else:
         tmpdir = tempfile.TemporaryDirectory()
         ckpt = os.path.join(tmpdir.name, "digits_cnn.pt")
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                "epochs": args.epochs, "accuracy": accuracy}, ckpt)
+    if args.ddp:  # rank 0 saves; every rank loads its file into a single-process model
+        shared = [ckpt]
+        dist.broadcast_object_list(shared, src=0)
+        ckpt = shared[0]
+    if rank == 0:
+        torch.save({"model": net.state_dict(), "optimizer": opt.state_dict(),
+                    "epochs": args.epochs, "accuracy": accuracy}, ckpt)
+    if args.ddp:
+        dist.barrier()
     state = torch.load(ckpt)
     fresh = make_model()
     fresh.load_state_dict(state["model"])
@@ -152,6 +187,8 @@ def main(argv=None):
         pred2 = fresh(x_test).argmax(dim=1)
     same = bool(torch.equal(pred, pred2))
     size_kb = os.path.getsize(ckpt) / 1024
+    if args.ddp:
+        dist.barrier()  # every rank has read rank 0's checkpoint before it goes
     if tmpdir is not None:
         tmpdir.cleanup()
 
@@ -170,6 +207,8 @@ def main(argv=None):
         print("FAIL: the reloaded model predicts differently")
         ok = False
     print("OK" if ok else "FAILED")
+    if args.ddp:
+        dist.destroy_process_group()
     return 0 if ok else 1
 
 

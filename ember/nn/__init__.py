@@ -12,6 +12,7 @@ from ember.nn import modules  # noqa: F401
 from ember.nn.modules import *  # noqa: F401,F403
 from ember.nn import parameter  # noqa: F401
 from ember.nn import utils  # noqa: F401
+from ember.nn import parallel  # noqa: F401  (DistributedDataParallel)
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
            "init", "modules", "parameter", "utils"] + list(modules.__all__)

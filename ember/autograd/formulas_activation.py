@@ -9,7 +9,8 @@ from ember._generated import ops as _ops
 from ember.core import dtype as _dt
 
 __all__ = [
-    "threshold_backward", "hardtanh_backward", "gelu_backward", "silu_backward", "mish_backward",
+    "tanh_backward", "sigmoid_backward", "threshold_backward", "hardtanh_backward", "gelu_backward",
+    "silu_backward", "mish_backward",
     "hardsigmoid_backward", "hardswish_backward", "softplus_backward", "elu_backward",
     "celu_backward", "leaky_relu_backward", "softshrink_backward",
     "hardshrink_backward", "glu_backward", "log_sigmoid_backward", "prelu_backward",
@@ -26,6 +27,11 @@ _PDF_BETA = 0.3989422804014327        # 1 / sqrt(2 pi)
 
 
 # ---- first order: one ATen backward kernel each -----------------------------------------------
+# tanh and sigmoid's (derivatives/pointwise.yaml) are the op's own call: no wrapper frame
+tanh_backward = _ops.tanh_backward.call
+sigmoid_backward = _ops.sigmoid_backward.call
+
+
 def threshold_backward(grad, self, threshold):
     return _ops.threshold_backward.call(grad, self, threshold)
 

@@ -14,7 +14,7 @@ from ember.core import dtype as _dt
 __all__ = [
     "pw_conj", "pw_div_self_backward", "pw_div_other_backward", "pw_remainder_other_backward",
     "pw_not_implemented", "pw_pow_backward", "pw_pow_backward_self", "pw_pow_backward_exponent",
-    "pw_float_power_cast", "pw_sgn_backward", "pw_sigmoid_backward", "pw_tanh_backward",
+    "pw_float_power_cast", "pw_sgn_backward",
     "pw_logit_backward", "pw_clamp_backward", "pw_clamp_min_backward", "pw_clamp_max_backward",
     "pw_copysign_backward", "pw_minmax_self_backward", "pw_minmax_other_backward",
     "pw_fminmax_self_backward", "pw_fminmax_other_backward", "pw_lerp_self_weight",
@@ -144,18 +144,6 @@ def pw_sgn_backward(self, grad, result):
         return ember.zeros_like(grad)
     a = self.abs()
     return ((grad - (result * result) * pw_conj(grad)) / (2.0 * a)).masked_fill(a == 0.0, 0.0)
-
-
-def pw_sigmoid_backward(grad, result):
-    if result._dtype.category == _COMPLEX:
-        return grad * pw_conj((1 - result) * result)
-    return grad * (1 - result) * result
-
-
-def pw_tanh_backward(grad, result):
-    if result._dtype.category == _COMPLEX:
-        return grad * pw_conj(1 - result * result)
-    return grad * (1 - result * result)
 
 
 def pw_logit_backward(grad, self, eps):

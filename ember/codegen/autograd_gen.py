@@ -491,12 +491,16 @@ def gen_autograd(decls, header):
     outs = [(i, f) for i, f in registrations if f.startswith("_out_kernel(")]
     assert all(f == "_ag_" + i for i, f in registrations if not f.startswith("_out_kernel("))
     e("# (operator overload, Autograd kernel) pairs: each _ag_<overload> above; then the out= variants,")
-    e("# whose kernel refuses arguments that require grad")
+    e("# whose kernel refuses arguments that require grad (one line per op: its name, its out= overloads)")
     e('REGISTRATIONS = [(name[4:], fn) for name, fn in list(globals().items()) if name.startswith("_ag_")]')
-    e("REGISTRATIONS += [")
+    groups = {}
     for i, f in outs:
-        e(f"    ({i!r}, {f}),")
+        groups.setdefault(f[len("_out_kernel("):-1], []).append(i)
+    e("OUT_VARIANTS = [")
+    for name, idents in groups.items():
+        e(f"    ({name}, " + ", ".join(repr(i) for i in idents) + "),")
     e("]")
+    e("REGISTRATIONS += [(ident, _out_kernel(name)) for name, *idents in OUT_VARIANTS for ident in idents]")
     # a Node class and its Autograd kernels read as one block: no blank line inside it
     out = [x for line in lines for x in _wrap(line)]
     out = [x for i, x in enumerate(out) if x or i + 1 == len(out) or not out[i + 1].startswith("def _ag_")]

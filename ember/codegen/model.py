@@ -76,8 +76,8 @@ def _derive_out(schema, spec):
     if "*" not in args:
         args.append("*")
     rets = schema.returns
-    if len(rets) == 1:
-        args.append("Tensor(a!) out")
+    if len(rets) == 1:   # the backward kernels' out= overloads name it grad_input, as in ATen
+        args.append("Tensor(a!) grad_input" if overload == "grad_input" else "Tensor(a!) out")
         ret = "Tensor(a!)"
     else:
         letters = "abcdefgh"

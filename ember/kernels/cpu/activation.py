@@ -18,6 +18,7 @@ from ember.kernels.meta.compare import tensor_only
 _nd = np.ndarray
 _NP2DT = _dt.NP2DT
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
 _HALF = {np.dtype(np.float16), _dt.bfloat16.np}
 _float_only = _m.float_only
@@ -274,8 +275,10 @@ def rrelu_(a, lower=0.125, upper=1.0 / 3, training=False, generator=None):
 
 
 # ---- backward kernels (ATen's *_backward: grad_output and self broadcast) --------------------
-def _pair(g, x, kernel):
+def _pair(g, x, kernel, broadcast=True, complex_ok=False):
     """(grad, self) as computed on (float32 for float16/bfloat16), and the dtype to round back to."""
+    if broadcast and g.shape != x.shape:
+        _m.broadcast_shapes(g.shape, x.shape)     # torch's error where they do not broadcast
     d = g.dtype
     if x.dtype != d:
         d = _promote.result_dtype(g, x).np
@@ -283,7 +286,7 @@ def _pair(g, x, kernel):
         x = x.astype(d, copy=False)
     if d in _HALF:
         return g.astype(_F32), x.astype(_F32), d
-    _float_only(kernel, _NP2DT[d])
+    _float_only(kernel, _NP2DT[d], complex_ok)
     return g, x, None
 
 
@@ -291,11 +294,68 @@ def _zero(g):
     return g.dtype.type(0)
 
 
+def _out_pair(g, y, kernel):
+    """tanh/sigmoid_backward's (grad, output, dtype to round back to): complex allowed."""
+    if g.shape != y.shape:
+        _m.broadcast_shapes(g.shape, y.shape)     # torch's error where they do not broadcast
+    d = g.dtype
+    if y.dtype != d:
+        d = _promote.result_dtype(g, y).np
+        g = g.astype(d, copy=False)
+        y = y.astype(d, copy=False)
+    if d in _HALF:
+        return g.astype(_F32), y.astype(_F32), d
+    if d.kind not in "fc":
+        _float_only(kernel, _NP2DT[d], True)
+    return g, y, None
+
+
+def tanh_backward(g, y):
+    # ATen: grad * (1 - y * y) (conj(1 - y * y) for complex). The hot path (one float32/float64
+    # dtype, one shape) is the plain expression: three ufunc passes, and at small sizes the
+    # operators beat out= calls (keyword parsing costs more than the temporaries).
+    d = y.dtype
+    if g.dtype is d and (d is _F32 or d is _F64) and g.shape == y.shape:
+        return g * (1 - y * y)
+    g, y, h = _out_pair(g, y, "tanh_backward_cpu")
+    if not y.ndim:
+        r = g * np.conjugate(1 - y * y) if y.dtype.kind == "c" else g * (1 - y * y)
+        return _back(r, h)
+    t = np.multiply(y, y)
+    np.subtract(1, t, out=t)
+    if t.dtype.kind == "c":
+        np.conjugate(t, out=t)
+    r = np.multiply(g, t, out=t if t.shape == g.shape else None)
+    return r if h is None else r.astype(h)
+
+
+def sigmoid_backward(g, y):
+    # ATen: (grad * (1 - y)) * y (grad * conj((1 - y) * y) for complex): three passes
+    d = y.dtype
+    if g.dtype is d and (d is _F32 or d is _F64) and g.shape == y.shape:
+        return g * (1 - y) * y
+    g, y, h = _out_pair(g, y, "sigmoid_backward_cpu")
+    if not y.ndim or y.dtype.kind == "c":
+        r = g * np.conjugate((1 - y) * y) if y.dtype.kind == "c" else (g * (1 - y)) * y
+        return _back(r, h)
+    t = np.subtract(1, y)
+    r = np.multiply(g, t, out=t if t.shape == g.shape else None)
+    np.multiply(r, y, out=r)
+    return r if h is None else r.astype(h)
+
+
 _SAME_INT = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.int64)}
 
 
 def threshold_backward(g, x, threshold):
-    g, x, h = _pair(g, x, "threshold_backward_cpu")
+    d = g.dtype if g.dtype == x.dtype else _promote.result_dtype(g, x).np
+    if d.kind not in "fV":                          # integers (ATen's threshold_cpu), bool, complex
+        _m.threshold_dtype(_NP2DT[d])
+        if g.shape != x.shape:
+            _m.broadcast_shapes(g.shape, x.shape)
+        g, x = g.astype(d, copy=False), x.astype(d, copy=False)
+        return np.where(x <= _m.int_threshold(threshold, _NP2DT[d]), d.type(0), g)
+    g, x, h = _pair(g, x, "threshold_cpu")
     it = _SAME_INT.get(g.dtype)
     if it is None or not x.ndim:
         return _back(np.where(x <= threshold, _zero(g), g), h)
@@ -313,7 +373,7 @@ def threshold_backward(g, x, threshold):
 
 
 def hardtanh_backward(g, x, min_val, max_val):
-    g, x, h = _pair(g, x, "hardtanh_backward_cpu")
+    g, x, h = _pair(g, x, "hardshrink_backward_cpu")
     return _back(np.where((x <= min_val) | (x >= max_val), _zero(g), g), h)
 
 
@@ -321,7 +381,8 @@ def gelu_backward(g, x, approximate="none"):
     if (approximate == "none" and x.dtype == _F32 and g.dtype == _F32
             and g.shape == x.shape):                # the hot path (see gelu)
         return _sp.gelu_backward_f32(g, x)
-    _m.check_gelu(_NP2DT[x.dtype], approximate)
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
     g, x, h = _pair(g, x, "GeluBackwardKernelImpl")
     if approximate == "tanh":
         x2 = x * x
@@ -340,7 +401,7 @@ def gelu_backward(g, x, approximate="none"):
 
 
 def silu_backward(g, x):
-    g, x, h = _pair(g, x, "silu_backward_cpu")
+    g, x, h = _pair(g, x, "silu_backward_cpu", True, True)
     s = 1 / (1 + np.exp(-x))
     return _back(g * s * (1 + x * (1 - s)), h)
 
@@ -358,7 +419,7 @@ def hardsigmoid_backward(g, x):
 
 
 def hardswish_backward(g, x):
-    g, x, h = _pair(g, x, "hardswish_backward")
+    g, x, h = _pair(g, x, "hardswish_backward_cpu")
     r = np.where(x <= -3, _zero(g), np.where(x < 3, g * (x / 3 + 0.5), g))
     return _back(r, h)
 
@@ -406,7 +467,7 @@ def log_sigmoid_backward(g, x, buffer=None):
 
 def glu_backward(g, x, dim):
     d = _m.glu_dim(x.shape, dim)
-    g, x, h = _pair(g, x, "glu_backward_cpu")
+    g, x, h = _pair(g, x, "glu_backward_cpu", False)
     n = x.shape[d] // 2
     idx = (slice(None),) * d
     a, b = x[idx + (slice(0, n),)], x[idx + (slice(n, None),)]

@@ -269,16 +269,36 @@ def _backward(kernel, complex_ok=False):
     return meta
 
 
-threshold_backward = _backward("threshold_backward_cpu")
-hardtanh_backward = _backward("hardtanh_backward_cpu")
-silu_backward = _backward("silu_backward_cpu")
+# torch's dtype errors name these kernels (hardtanh_backward's dispatch is labelled hardshrink's)
+hardtanh_backward = _backward("hardshrink_backward_cpu")
+silu_backward = _backward("silu_backward_cpu", True)
 mish_backward = _backward("mish_backward_cpu")
 hardsigmoid_backward = _backward("hardsigmoid_backward")
-hardswish_backward = _backward("hardswish_backward")
+hardswish_backward = _backward("hardswish_backward_cpu")
 softplus_backward = _backward("softplus_backward_cpu")
 softshrink_backward = _backward("softshrink_backward_cpu")
 hardshrink_backward = _backward("hardshrink_backward_cpu")
 log_sigmoid_backward = _backward("log_sigmoid_backward_cpu")
+tanh_backward = _backward("tanh_backward_cpu", True)
+sigmoid_backward = _backward("sigmoid_backward_cpu", True)
+
+
+def threshold_dtype(d):
+    """threshold(_backward) run on every real dtype but bool (ATen's threshold_cpu)."""
+    if d is _dt.bool_ or d.category == COMPLEX:
+        raise not_implemented("threshold_cpu", d)
+
+
+def int_threshold(threshold, d):
+    """The threshold as an integer dtype d holds it (c10's checked conversion, truncation, wrap)."""
+    v = int(checked(threshold, d))
+    return v % 256 if d is _dt.uint8 else v
+
+
+def threshold_backward(g, x, threshold):
+    r = _grad_pair(g, x)
+    threshold_dtype(r[1])
+    return r
 
 
 def gelu_backward(g, x, approximate="none"):

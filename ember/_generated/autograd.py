@@ -99,9 +99,8 @@ def _ag_sub__Tensor(below, self, other, alpha):
     below(self, other, alpha)
     return _n._rebase_history(self, _next)
 
-class MulBackward0(TraceableFunction):
+class MulBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', '_other_dtype', '_self_dtype')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -237,9 +236,8 @@ def _ag_conj_physical_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class MaskedFillBackward0(TraceableFunction):
+class MaskedFillBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
-    _saved_tensors_names = ('mask',)
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
@@ -250,9 +248,8 @@ def _ag_masked_fill_Scalar(below, self, mask, value):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask, value), _next, _ag)
 
-class MaskedFillBackward1(TraceableFunction):
+class MaskedFillBackward1(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
-    _saved_tensors_names = ('mask',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -270,9 +267,8 @@ def _ag_masked_fill_Tensor(below, self, mask, value):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask, value), _next, _ag)
 
-class MaskedFillBackward0_1(TraceableFunction):
+class MaskedFillBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
-    _saved_tensors_names = ('mask',)
     _node_name = 'MaskedFillBackward0'
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -286,9 +282,8 @@ def _ag_masked_fill__Scalar(below, self, mask, value):
     below(self, mask, value)
     return _n._rebase_history(self, _next)
 
-class MaskedFillBackward1_1(TraceableFunction):
+class MaskedFillBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
-    _saved_tensors_names = ('mask',)
     _node_name = 'MaskedFillBackward1'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -309,9 +304,8 @@ def _ag_masked_fill__Tensor(below, self, mask, value):
     below(self, mask, value)
     return _n._rebase_history(self, _next)
 
-class WhereBackward0(TraceableFunction):
+class WhereBackward0(TraceableFunction, saved=1):
     __slots__ = ('condition_',)
-    _saved_tensors_names = ('condition',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -329,9 +323,8 @@ def _ag_where_self(below, condition, self, other):
     _n.condition_ = _save_input(condition, _ag)
     return _n._set_history(below(condition, self, other), _next, _ag)
 
-class HardsigmoidBackward0(TraceableFunction):
+class HardsigmoidBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
@@ -342,9 +335,8 @@ def _ag_hardsigmoid(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class HardsigmoidBackward0_1(TraceableFunction):
+class HardsigmoidBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'HardsigmoidBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -358,9 +350,8 @@ def _ag_hardsigmoid_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class HardswishBackward0(TraceableFunction):
+class HardswishBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
@@ -371,9 +362,8 @@ def _ag_hardswish(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class HardswishBackward0_1(TraceableFunction):
+class HardswishBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'HardswishBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -387,9 +377,8 @@ def _ag_hardswish_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class HardswishBackwardBackward0(TraceableFunction):
+class HardswishBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -408,9 +397,8 @@ def _ag_hardswish_backward(below, grad_output, self):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class ReluBackward0(TraceableFunction):
+class ReluBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (threshold_backward(grads[0], result, 0),)
@@ -431,9 +419,8 @@ def _ag_relu_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class SiluBackward0(TraceableFunction):
+class SiluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
@@ -444,9 +431,8 @@ def _ag_silu(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class SiluBackward0_1(TraceableFunction):
+class SiluBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'SiluBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -460,9 +446,8 @@ def _ag_silu_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class MishBackward0(TraceableFunction):
+class MishBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
@@ -473,9 +458,8 @@ def _ag_mish(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class MishBackward0_1(TraceableFunction):
+class MishBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'MishBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -489,9 +473,8 @@ def _ag_mish_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class EluBackward0(TraceableFunction):
+class EluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'alpha_', 'scale_', 'input_scale_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, False, self),)
@@ -503,9 +486,8 @@ def _ag_elu(below, self, alpha, scale, input_scale):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, alpha, scale, input_scale), _next, _ag)
 
-class EluBackward1(TraceableFunction):
+class EluBackward1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'alpha_', 'scale_', 'input_scale_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
@@ -520,9 +502,8 @@ def _ag_elu_(below, self, alpha, scale, input_scale):
     _n.result_ = _SV(self, True)
     return self
 
-class CeluBackward0(TraceableFunction):
+class CeluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'alpha_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (celu_backward(grads[0], self, _node.alpha_, False),)
@@ -534,9 +515,8 @@ def _ag_celu(below, self, alpha):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, alpha), _next, _ag)
 
-class CeluBackward1(TraceableFunction):
+class CeluBackward1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'alpha_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
@@ -551,9 +531,8 @@ def _ag_celu_(below, self, alpha):
     _n.result_ = _SV(self, True)
     return self
 
-class GeluBackward0(TraceableFunction):
+class GeluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'approximate_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
@@ -565,9 +544,8 @@ def _ag_gelu(below, self, approximate):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, approximate), _next, _ag)
 
-class GeluBackward0_1(TraceableFunction):
+class GeluBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'approximate_')
-    _saved_tensors_names = ('self',)
     _node_name = 'GeluBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -582,9 +560,8 @@ def _ag_gelu_(below, self, approximate):
     below(self, approximate)
     return _n._rebase_history(self, _next)
 
-class GeluBackwardBackward0(TraceableFunction):
+class GeluBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_', 'approximate_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -604,9 +581,8 @@ def _ag_gelu_backward(below, grad_output, self, approximate):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, approximate), _next, _ag)
 
-class GluBackward0(TraceableFunction):
+class GluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (glu_backward(grads[0], self, _node.dim_),)
@@ -618,9 +594,8 @@ def _ag_glu(below, self, dim):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim), _next, _ag)
 
-class HardshrinkBackward0(TraceableFunction):
+class HardshrinkBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardshrink_backward(grads[0], self, _node.lambd_),)
@@ -632,9 +607,8 @@ def _ag_hardshrink(below, self, lambd):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, lambd), _next, _ag)
 
-class HardshrinkBackwardBackward0(TraceableFunction):
+class HardshrinkBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -652,9 +626,8 @@ def _ag_hardshrink_backward(below, grad_out, self, lambd):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(grad_out, self, lambd), _next, _ag)
 
-class HardtanhBackward0(TraceableFunction):
+class HardtanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_val_', 'max_val_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
@@ -666,9 +639,8 @@ def _ag_hardtanh(below, self, min_val, max_val):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min_val, max_val), _next, _ag)
 
-class HardtanhBackward0_1(TraceableFunction):
+class HardtanhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_val_', 'max_val_')
-    _saved_tensors_names = ('self',)
     _node_name = 'HardtanhBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -683,9 +655,8 @@ def _ag_hardtanh_(below, self, min_val, max_val):
     below(self, min_val, max_val)
     return _n._rebase_history(self, _next)
 
-class LeakyReluBackward0(TraceableFunction):
+class LeakyReluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'negative_slope_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (leaky_relu_backward(grads[0], self, _node.negative_slope_, False),)
@@ -697,9 +668,8 @@ def _ag_leaky_relu(below, self, negative_slope):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, negative_slope), _next, _ag)
 
-class LeakyReluBackward1(TraceableFunction):
+class LeakyReluBackward1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'negative_slope_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
@@ -714,9 +684,8 @@ def _ag_leaky_relu_(below, self, negative_slope):
     _n.result_ = _SV(self, True)
     return self
 
-class LogSigmoidBackward0(TraceableFunction):
+class LogSigmoidBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (log_sigmoid_backward(grads[0], self),)
@@ -727,9 +696,8 @@ def _ag_log_sigmoid(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class PreluKernelBackward0(TraceableFunction):
+class PreluKernelBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'weight_')
-    _saved_tensors_names = ('self', 'weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -745,9 +713,8 @@ def _ag_prelu(below, self, weight):
     _n.self_, _n.weight_ = _save_input(self, _ag), _save_input(weight, _ag)
     return _n._set_history(below(self, weight), _next, _ag)
 
-class RreluWithNoiseBackward0(TraceableFunction):
+class RreluWithNoiseBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -762,9 +729,8 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
     _n.result_ = _SV(result, True)
     return result
 
-class RreluWithNoiseBackward1(TraceableFunction):
+class RreluWithNoiseBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -781,9 +747,8 @@ def _ag_rrelu_(below, self, lower, upper, training, generator):
     _n.result_ = _SV(self, True)
     return self
 
-class SoftplusBackward0(TraceableFunction):
+class SoftplusBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'beta_', 'threshold_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softplus_backward(grads[0], self, _node.beta_, _node.threshold_),)
@@ -795,9 +760,8 @@ def _ag_softplus(below, self, beta, threshold):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, beta, threshold), _next, _ag)
 
-class SoftshrinkBackward0(TraceableFunction):
+class SoftshrinkBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softshrink_backward(grads[0], self, _node.lambd_),)
@@ -809,9 +773,8 @@ def _ag_softshrink(below, self, lambd):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, lambd), _next, _ag)
 
-class ThresholdBackward0(TraceableFunction):
+class ThresholdBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'threshold_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
@@ -823,9 +786,8 @@ def _ag_threshold(below, self, threshold, value):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, threshold, value), _next, _ag)
 
-class ThresholdBackward1(TraceableFunction):
+class ThresholdBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'threshold_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
@@ -839,9 +801,8 @@ def _ag_threshold_(below, self, threshold, value):
     below(self, threshold, value)
     return _n._rebase_history(self, _next)
 
-class TanhBackwardBackward0(TraceableFunction):
+class TanhBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'output_')
-    _saved_tensors_names = ('grad_output', 'output')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -860,9 +821,8 @@ def _ag_tanh_backward(below, grad_output, output):
     _n.grad_output_, _n.output_ = _save_input(grad_output, _ag), _save_input(output, _ag)
     return _n._set_history(below(grad_output, output), _next, _ag)
 
-class SigmoidBackwardBackward0(TraceableFunction):
+class SigmoidBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'output_')
-    _saved_tensors_names = ('grad_output', 'output')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -881,9 +841,8 @@ def _ag_sigmoid_backward(below, grad_output, output):
     _n.grad_output_, _n.output_ = _save_input(grad_output, _ag), _save_input(output, _ag)
     return _n._set_history(below(grad_output, output), _next, _ag)
 
-class EluBackwardBackward0(TraceableFunction):
+class EluBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_or_result_', 'alpha_', 'scale_', 'input_scale_', 'is_result_')
-    _saved_tensors_names = ('grad_output', 'self_or_result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -903,9 +862,8 @@ def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, s
     _n.grad_output_, _n.self_or_result_ = _save_input(grad_output, _ag), _save_input(self_or_result, _ag)
     return _n._set_history(below(grad_output, alpha, scale, input_scale, is_result, self_or_result), _next, _ag)
 
-class GluBackwardBackward0(TraceableFunction):
+class GluBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_', 'dim_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -925,9 +883,8 @@ def _ag_glu_backward(below, grad_output, self, dim):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, dim), _next, _ag)
 
-class HardtanhBackwardBackward0(TraceableFunction):
+class HardtanhBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_val_', 'max_val_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -945,9 +902,8 @@ def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, min_val, max_val), _next, _ag)
 
-class LogSigmoidBackwardBackward0(TraceableFunction):
+class LogSigmoidBackwardBackward0(TraceableFunction, saved=3):
     __slots__ = ('grad_output_', 'self_', 'buffer_')
-    _saved_tensors_names = ('grad_output', 'self', 'buffer')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -967,9 +923,8 @@ def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
     _n.grad_output_, _n.self_, _n.buffer_ = _save_input(grad_output, _ag), _save_input(self, _ag), _save_input(buffer, _ag)
     return _n._set_history(below(grad_output, self, buffer), _next, _ag)
 
-class LeakyReluBackwardBackward0(TraceableFunction):
+class LeakyReluBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'negative_slope_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -987,9 +942,8 @@ def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_re
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, negative_slope, self_is_result), _next, _ag)
 
-class SoftplusBackwardBackward0(TraceableFunction):
+class SoftplusBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_', 'beta_', 'threshold_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1009,9 +963,8 @@ def _ag_softplus_backward(below, grad_output, self, beta, threshold):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, beta, threshold), _next, _ag)
 
-class SoftshrinkBackwardBackward0(TraceableFunction):
+class SoftshrinkBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1029,9 +982,8 @@ def _ag_softshrink_backward(below, grad_output, self, lambd):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, lambd), _next, _ag)
 
-class ThresholdBackwardBackward0(TraceableFunction):
+class ThresholdBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'threshold_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1049,9 +1001,8 @@ def _ag_threshold_backward(below, grad_output, self, threshold):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(grad_output, self, threshold), _next, _ag)
 
-class SiluBackwardBackward0(TraceableFunction):
+class SiluBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1070,9 +1021,8 @@ def _ag_silu_backward(below, grad_output, self):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class MishBackwardBackward0(TraceableFunction):
+class MishBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('grad_output_', 'self_')
-    _saved_tensors_names = ('grad_output', 'self')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1091,9 +1041,8 @@ def _ag_mish_backward(below, grad_output, self):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class PreluKernelBackwardBackward0(TraceableFunction):
+class PreluKernelBackwardBackward0(TraceableFunction, saved=3):
     __slots__ = ('grad_output_', 'self_', 'weight_')
-    _saved_tensors_names = ('grad_output', 'self', 'weight')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -1273,9 +1222,8 @@ def _ag_zero_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class GatherBackward0(TraceableFunction):
+class GatherBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_gather_backward(grads[0], _node.self_sizes, _node.dim_, index),)
@@ -1288,9 +1236,8 @@ def _ag_gather(below, self, dim, index, sparse_grad):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, sparse_grad), _next, _ag)
 
-class IndexBackward0(TraceableFunction):
+class IndexBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _unpack_list(_node.indices_, _node)
         return (idx_index_backward(grads[0], _node.self_sizes, indices),)
@@ -1302,9 +1249,8 @@ def _ag_index_Tensor(below, self, indices):
     _n.indices_ = _save_inputs(indices, _ag)
     return _n._set_history(below(self, indices), _next, _ag)
 
-class IndexAddBackward0(TraceableFunction):
+class IndexAddBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1323,9 +1269,8 @@ def _ag_index_add(below, self, dim, index, source, alpha):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, source, alpha), _next, _ag)
 
-class IndexAddBackward0_1(TraceableFunction):
+class IndexAddBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
-    _saved_tensors_names = ('index',)
     _node_name = 'IndexAddBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1347,9 +1292,8 @@ def _ag_index_add_(below, self, dim, index, source, alpha):
     below(self, dim, index, source, alpha)
     return _n._rebase_history(self, _next)
 
-class IndexReduceBackward0(TraceableFunction):
+class IndexReduceBackward0(TraceableFunction, saved=4):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
-    _saved_tensors_names = ('self', 'index', 'source', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1370,9 +1314,8 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
     _n.result_ = _SV(result, True)
     return result
 
-class IndexReduceBackward0_1(TraceableFunction):
+class IndexReduceBackward0_1(TraceableFunction, saved=4):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
-    _saved_tensors_names = ('self', 'index', 'source', 'result')
     _node_name = 'IndexReduceBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1396,9 +1339,8 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
     _n.result_ = _SV(self, True)
     return self
 
-class IndexCopyBackward0(TraceableFunction):
+class IndexCopyBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1418,9 +1360,8 @@ def _ag_index_copy(below, self, dim, index, source):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, source), _next, _ag)
 
-class IndexCopyBackward0_1(TraceableFunction):
+class IndexCopyBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'IndexCopyBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1443,9 +1384,8 @@ def _ag_index_copy_(below, self, dim, index, source):
     below(self, dim, index, source)
     return _n._rebase_history(self, _next)
 
-class IndexFillBackward0(TraceableFunction):
+class IndexFillBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
@@ -1457,9 +1397,8 @@ def _ag_index_fill_int_Scalar(below, self, dim, index, value):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, value), _next, _ag)
 
-class IndexFillBackward1(TraceableFunction):
+class IndexFillBackward1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1478,9 +1417,8 @@ def _ag_index_fill_int_Tensor(below, self, dim, index, value):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, value), _next, _ag)
 
-class IndexFillBackward0_1(TraceableFunction):
+class IndexFillBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'IndexFillBackward0'
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1495,9 +1433,8 @@ def _ag_index_fill__int_Scalar(below, self, dim, index, value):
     below(self, dim, index, value)
     return _n._rebase_history(self, _next)
 
-class IndexFillBackward1_1(TraceableFunction):
+class IndexFillBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'IndexFillBackward1'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1519,9 +1456,8 @@ def _ag_index_fill__int_Tensor(below, self, dim, index, value):
     below(self, dim, index, value)
     return _n._rebase_history(self, _next)
 
-class IndexPutBackward0(TraceableFunction):
+class IndexPutBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'accumulate_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1540,9 +1476,8 @@ def _ag_index_put(below, self, indices, values, accumulate):
     _n.indices_ = _save_inputs(indices, _ag)
     return _n._set_history(below(self, indices, values, accumulate), _next, _ag)
 
-class IndexPutBackward0_1(TraceableFunction):
+class IndexPutBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'accumulate_')
-    _saved_tensors_names = ('indices',)
     _node_name = 'IndexPutBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1564,9 +1499,8 @@ def _ag_index_put_(below, self, indices, values, accumulate):
     below(self, indices, values, accumulate)
     return _n._rebase_history(self, _next)
 
-class IndexSelectBackward0(TraceableFunction):
+class IndexSelectBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_index_select_backward(grads[0], _node.self_sizes, _node.dim_, index),)
@@ -1579,9 +1513,8 @@ def _ag_index_select(below, self, dim, index):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index), _next, _ag)
 
-class MaskedScatterBackward0(TraceableFunction):
+class MaskedScatterBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_', 'source_sizes')
-    _saved_tensors_names = ('mask',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1600,9 +1533,8 @@ def _ag_masked_scatter(below, self, mask, source):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask, source), _next, _ag)
 
-class MaskedScatterBackward0_1(TraceableFunction):
+class MaskedScatterBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('mask_', 'source_sizes')
-    _saved_tensors_names = ('mask',)
     _node_name = 'MaskedScatterBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1624,9 +1556,8 @@ def _ag_masked_scatter_(below, self, mask, source):
     below(self, mask, source)
     return _n._rebase_history(self, _next)
 
-class MaskedSelectBackward0(TraceableFunction):
+class MaskedSelectBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_', 'self_sizes')
-    _saved_tensors_names = ('mask',)
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_masked_select_backward(grads[0], _node.self_sizes, mask),)
@@ -1638,9 +1569,8 @@ def _ag_masked_select(below, self, mask):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask), _next, _ag)
 
-class PutBackward0(TraceableFunction):
+class PutBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'accumulate_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1660,9 +1590,8 @@ def _ag_put(below, self, index, source, accumulate):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, index, source, accumulate), _next, _ag)
 
-class PutBackward0_1(TraceableFunction):
+class PutBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'source_sizes', 'accumulate_')
-    _saved_tensors_names = ('index',)
     _node_name = 'PutBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1685,9 +1614,8 @@ def _ag_put_(below, self, index, source, accumulate):
     below(self, index, source, accumulate)
     return _n._rebase_history(self, _next)
 
-class ScatterBackward0(TraceableFunction):
+class ScatterBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1706,9 +1634,8 @@ def _ag_scatter_src(below, self, dim, index, src):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, src), _next, _ag)
 
-class ScatterBackward1(TraceableFunction):
+class ScatterBackward1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
@@ -1720,9 +1647,8 @@ def _ag_scatter_value(below, self, dim, index, value):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, value), _next, _ag)
 
-class ScatterBackward0_1(TraceableFunction):
+class ScatterBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'ScatterBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1744,9 +1670,8 @@ def _ag_scatter__src(below, self, dim, index, src):
     below(self, dim, index, src)
     return _n._rebase_history(self, _next)
 
-class ScatterBackward1_1(TraceableFunction):
+class ScatterBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'ScatterBackward1'
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1815,9 +1740,8 @@ def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
     below(self, dim, index, value, reduce)
     return _n._rebase_history(self, _next)
 
-class ScatterAddBackward0(TraceableFunction):
+class ScatterAddBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1835,9 +1759,8 @@ def _ag_scatter_add(below, self, dim, index, src):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, src), _next, _ag)
 
-class ScatterAddBackward0_1(TraceableFunction):
+class ScatterAddBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
-    _saved_tensors_names = ('index',)
     _node_name = 'ScatterAddBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1858,9 +1781,8 @@ def _ag_scatter_add_(below, self, dim, index, src):
     below(self, dim, index, src)
     return _n._rebase_history(self, _next)
 
-class ScatterReduceBackward0(TraceableFunction):
+class ScatterReduceBackward0(TraceableFunction, saved=4):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
-    _saved_tensors_names = ('self', 'index', 'src', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -1881,9 +1803,8 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
     _n.result_ = _SV(result, True)
     return result
 
-class ScatterReduceBackward0_1(TraceableFunction):
+class ScatterReduceBackward0_1(TraceableFunction, saved=4):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
-    _saved_tensors_names = ('self', 'index', 'src', 'result')
     _node_name = 'ScatterReduceBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1907,9 +1828,8 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
     _n.result_ = _SV(self, True)
     return self
 
-class TakeBackward0(TraceableFunction):
+class TakeBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes')
-    _saved_tensors_names = ('index',)
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_backward(grads[0], _node.self_sizes, index),)
@@ -1921,9 +1841,8 @@ def _ag_take(below, self, index):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, index), _next, _ag)
 
-class GatherBackward0_1(TraceableFunction):
+class GatherBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('indices',)
     _node_name = 'GatherBackward0'
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -1937,9 +1856,8 @@ def _ag_take_along_dim(below, self, indices, dim):
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(self, indices, dim), _next, _ag)
 
-class AddbmmBackward0(TraceableFunction):
+class AddbmmBackward0(TraceableFunction, saved=2):
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('batch1', 'batch2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -1969,9 +1887,8 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
     below(self, batch1, batch2, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class AddmmBackward0(TraceableFunction):
+class AddmmBackward0(TraceableFunction, saved=2):
     __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('mat1', 'mat2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -1994,9 +1911,8 @@ def _ag_addmm(below, self, mat1, mat2, beta, alpha):
     _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag)
     return _n._set_history(below(self, mat1, mat2, beta, alpha), _next, _ag)
 
-class AddmmBackward0_1(TraceableFunction):
+class AddmmBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('mat1', 'mat2')
     _node_name = 'AddmmBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2022,9 +1938,8 @@ def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
     below(self, mat1, mat2, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class AddmvBackward0(TraceableFunction):
+class AddmvBackward0(TraceableFunction, saved=2):
     __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('mat', 'vec')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -2045,9 +1960,8 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
     _n.mat_, _n.vec_ = _save_input(mat, _ag), _save_input(vec, _ag)
     return _n._set_history(below(self, mat, vec, beta, alpha), _next, _ag)
 
-class AddmvBackward0_1(TraceableFunction):
+class AddmvBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('mat_', 'vec_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('mat', 'vec')
     _node_name = 'AddmvBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2071,9 +1985,8 @@ def _ag_addmv_(below, self, mat, vec, beta, alpha):
     below(self, mat, vec, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class AddrBackward0(TraceableFunction):
+class AddrBackward0(TraceableFunction, saved=2):
     __slots__ = ('vec1_', 'vec2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('vec1', 'vec2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -2094,9 +2007,8 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
     _n.vec1_, _n.vec2_ = _save_input(vec1, _ag), _save_input(vec2, _ag)
     return _n._set_history(below(self, vec1, vec2, beta, alpha), _next, _ag)
 
-class AddrBackward0_1(TraceableFunction):
+class AddrBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('vec1_', 'vec2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('vec1', 'vec2')
     _node_name = 'AddrBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2120,9 +2032,8 @@ def _ag_addr_(below, self, vec1, vec2, beta, alpha):
     below(self, vec1, vec2, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class BaddbmmBackward0(TraceableFunction):
+class BaddbmmBackward0(TraceableFunction, saved=2):
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('batch1', 'batch2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -2143,9 +2054,8 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
     _n.batch1_, _n.batch2_ = _save_input(batch1, _ag), _save_input(batch2, _ag)
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
 
-class BaddbmmBackward0_1(TraceableFunction):
+class BaddbmmBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('batch1_', 'batch2_', 'beta_', 'alpha_')
-    _saved_tensors_names = ('batch1', 'batch2')
     _node_name = 'BaddbmmBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2169,9 +2079,8 @@ def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
     below(self, batch1, batch2, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class BmmBackward0(TraceableFunction):
+class BmmBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'mat2_')
-    _saved_tensors_names = ('self', 'mat2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2189,9 +2098,8 @@ def _ag_bmm(below, self, mat2):
     _n.self_, _n.mat2_ = _save_input(self, _ag), _save_input(mat2, _ag)
     return _n._set_history(below(self, mat2), _next, _ag)
 
-class CholeskyBackward0(TraceableFunction):
+class CholeskyBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_', 'upper_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
@@ -2204,9 +2112,8 @@ def _ag_cholesky(below, self, upper):
     _n.result_ = _SV(result, True)
     return result
 
-class CholeskySolveBackward0(TraceableFunction):
+class CholeskySolveBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'input2_', 'result_', 'upper_')
-    _saved_tensors_names = ('self', 'input2', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2226,9 +2133,8 @@ def _ag_cholesky_solve(below, self, input2, upper):
     _n.result_ = _SV(result, True)
     return result
 
-class CholeskyInverseBackward0(TraceableFunction):
+class CholeskyInverseBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'upper_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -2243,9 +2149,8 @@ def _ag_cholesky_inverse(below, self, upper):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgCrossBackward0(TraceableFunction):
+class LinalgCrossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2267,9 +2172,8 @@ def _ag_cross(below, self, other, dim):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other, dim), _next, _ag)
 
-class LinalgCrossBackward0_1(TraceableFunction):
+class LinalgCrossBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'dim_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'LinalgCrossBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2289,9 +2193,8 @@ def _ag_linalg_cross(below, self, other, dim):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other, dim), _next, _ag)
 
-class LinalgDetBackward0(TraceableFunction):
+class LinalgDetBackward0(TraceableFunction, saved=2):
     __slots__ = ('A_', 'result_')
-    _saved_tensors_names = ('A', 'result')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -2305,9 +2208,8 @@ def _ag_linalg_det(below, A):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgDetBackward0_1(TraceableFunction):
+class LinalgDetBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     _node_name = 'LinalgDetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2345,9 +2247,8 @@ def _ag__la_diagonal_copy(below, self, offset):
     _n.offset_ = offset
     return _n._set_history(below(self, offset), _next, _ag)
 
-class DotBackward0(TraceableFunction):
+class DotBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'tensor_')
-    _saved_tensors_names = ('self', 'tensor')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2365,9 +2266,8 @@ def _ag_dot(below, self, tensor):
     _n.self_, _n.tensor_ = _save_input(self, _ag), _save_input(tensor, _ag)
     return _n._set_history(below(self, tensor), _next, _ag)
 
-class VdotBackward0(TraceableFunction):
+class VdotBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2385,9 +2285,8 @@ def _ag_vdot(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class LinalgInvExBackward0(TraceableFunction):
+class LinalgInvExBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
@@ -2399,9 +2298,8 @@ def _ag_linalg_inv(below, A):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgInvExBackward0_1(TraceableFunction):
+class LinalgInvExBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -2414,9 +2312,8 @@ def _ag_inverse(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgInvExBackward0_2(TraceableFunction):
+class LinalgInvExBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('inverse_',)
-    _saved_tensors_names = ('inverse',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
         inverse = _node.inverse_.unpack(_node)
@@ -2429,9 +2326,8 @@ def _ag_linalg_inv_ex(below, A, check_errors):
     _n.inverse_ = _SV(result[0], True)
     return result
 
-class UnsafeViewBackward0(TraceableFunction):
+class UnsafeViewBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2451,9 +2347,8 @@ def _ag_kron(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class LinalgMatrixExpBackward0(TraceableFunction):
+class LinalgMatrixExpBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
@@ -2464,9 +2359,8 @@ def _ag_matrix_exp(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class LinalgMatrixExpBackward0_1(TraceableFunction):
+class LinalgMatrixExpBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'LinalgMatrixExpBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2478,9 +2372,8 @@ def _ag_linalg_matrix_exp(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class UnsafeViewBackward0_1(TraceableFunction):
+class UnsafeViewBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'UnsafeViewBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2501,9 +2394,8 @@ def _ag__la_matmul(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class LinalgLuBackward0(TraceableFunction):
+class LinalgLuBackward0(TraceableFunction, saved=3):
     __slots__ = ('P_', 'L_', 'U_', 'pivot_')
-    _saved_tensors_names = ('P', 'L', 'U')
     def apply(_node, grads):
         P = _node.P_.unpack(_node)
         L = _node.L_.unpack(_node)
@@ -2520,9 +2412,8 @@ def _ag_linalg_lu(below, A, pivot):
     _n.U_ = _SV(result[2], True)
     return result
 
-class LinalgLuFactorExBackward0(TraceableFunction):
+class LinalgLuFactorExBackward0(TraceableFunction, saved=1):
     __slots__ = ('A_', 'pivot_')
-    _saved_tensors_names = ('A',)
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
@@ -2534,9 +2425,8 @@ def _ag_linalg_lu_factor(below, A, pivot):
     _n.A_ = _save_input(A, _ag)
     return _n._set_outputs_history(below(A, pivot), _next, (0,))
 
-class LinalgLuFactorExBackward0_1(TraceableFunction):
+class LinalgLuFactorExBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('A_', 'pivot_')
-    _saved_tensors_names = ('A',)
     _node_name = 'LinalgLuFactorExBackward0'
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2549,9 +2439,8 @@ def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
     _n.A_ = _save_input(A, _ag)
     return _n._set_outputs_history(below(A, pivot, check_errors), _next, (0,))
 
-class LinalgLuSolveBackward0(TraceableFunction):
+class LinalgLuSolveBackward0(TraceableFunction, saved=3):
     __slots__ = ('LU_', 'pivots_', 'result_', 'left_', 'adjoint_')
-    _saved_tensors_names = ('LU', 'pivots', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2575,9 +2464,8 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
     _n.result_ = _SV(result, True)
     return result
 
-class MmBackward0(TraceableFunction):
+class MmBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'mat2_')
-    _saved_tensors_names = ('self', 'mat2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2597,9 +2485,8 @@ def _ag_mm(below, self, mat2):
     _n.self_, _n.mat2_ = _save_input(self, _ag), _save_input(mat2, _ag)
     return _n._set_history(below(self, mat2), _next, _ag)
 
-class MvBackward0(TraceableFunction):
+class MvBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'vec_')
-    _saved_tensors_names = ('self', 'vec')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2617,9 +2504,8 @@ def _ag_mv(below, self, vec):
     _n.self_, _n.vec_ = _save_input(self, _ag), _save_input(vec, _ag)
     return _n._set_history(below(self, vec), _next, _ag)
 
-class LinalgPinvBackward0(TraceableFunction):
+class LinalgPinvBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -2633,9 +2519,8 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgPinvBackward0_1(TraceableFunction):
+class LinalgPinvBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     _node_name = 'LinalgPinvBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2650,9 +2535,8 @@ def _ag_pinverse(below, self, rcond):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgQrBackward0(TraceableFunction):
+class LinalgQrBackward0(TraceableFunction, saved=2):
     __slots__ = ('Q_', 'R_', 'mode_')
-    _saved_tensors_names = ('Q', 'R')
     def apply(_node, grads):
         Q = _node.Q_.unpack(_node)
         R = _node.R_.unpack(_node)
@@ -2667,9 +2551,8 @@ def _ag_linalg_qr(below, A, mode):
     _n.R_ = _SV(result[1], True)
     return result
 
-class LinalgQrBackward0_1(TraceableFunction):
+class LinalgQrBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('Q_', 'R_', 'some_')
-    _saved_tensors_names = ('Q', 'R')
     _node_name = 'LinalgQrBackward0'
     def apply(_node, grads):
         Q = _node.Q_.unpack(_node)
@@ -2685,9 +2568,8 @@ def _ag_qr(below, self, some):
     _n.R_ = _SV(result[1], True)
     return result
 
-class LinalgSlogdetBackward0(TraceableFunction):
+class LinalgSlogdetBackward0(TraceableFunction, saved=2):
     __slots__ = ('A_', 'sign_')
-    _saved_tensors_names = ('A', 'sign')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         sign = _node.sign_.unpack(_node)
@@ -2701,9 +2583,8 @@ def _ag_linalg_slogdet(below, A):
     _n.sign_ = _SV(result[0], True)
     return result
 
-class LinalgSlogdetBackward0_1(TraceableFunction):
+class LinalgSlogdetBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'sign_')
-    _saved_tensors_names = ('self', 'sign')
     _node_name = 'LinalgSlogdetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2718,9 +2599,8 @@ def _ag_slogdet(below, self):
     _n.sign_ = _SV(result[0], True)
     return result
 
-class LinalgSolveExBackward0(TraceableFunction):
+class LinalgSolveExBackward0(TraceableFunction, saved=2):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
-    _saved_tensors_names = ('A', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2740,9 +2620,8 @@ def _ag_linalg_solve(below, A, B, left):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgSolveExBackward0_1(TraceableFunction):
+class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
-    _saved_tensors_names = ('A', 'result')
     _node_name = 'LinalgSolveExBackward0'
     def apply(_node, grads):
         _nf = _node._next
@@ -2763,9 +2642,8 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     _n.result_ = _SV(result[0], True)
     return result
 
-class LinalgSolveTriangularBackward0(TraceableFunction):
+class LinalgSolveTriangularBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'upper_', 'left_', 'unitriangular_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2784,9 +2662,8 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgCholeskyExBackward0(TraceableFunction):
+class LinalgCholeskyExBackward0(TraceableFunction, saved=1):
     __slots__ = ('L_', 'upper_')
-    _saved_tensors_names = ('L',)
     def apply(_node, grads):
         L = _node.L_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
@@ -2799,9 +2676,8 @@ def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
     _n.L_ = _SV(result[0], True)
     return result
 
-class LinalgCholeskyExBackward0_1(TraceableFunction):
+class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'upper_')
-    _saved_tensors_names = ('result',)
     _node_name = 'LinalgCholeskyExBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -2815,9 +2691,8 @@ def _ag_linalg_cholesky(below, self, upper):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgSvdBackward0(TraceableFunction):
+class LinalgSvdBackward0(TraceableFunction, saved=3):
     __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_')
-    _saved_tensors_names = ('U', 'S', 'Vh')
     def apply(_node, grads):
         U = _node.U_.unpack(_node)
         S = _node.S_.unpack(_node)
@@ -2834,9 +2709,8 @@ def _ag_linalg_svd(below, A, full_matrices, driver):
     _n.Vh_ = _SV(result[2], True)
     return result
 
-class LinalgSvdBackward0_1(TraceableFunction):
+class LinalgSvdBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('A_',)
-    _saved_tensors_names = ('A',)
     _node_name = 'LinalgSvdBackward0'
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2848,9 +2722,8 @@ def _ag_linalg_svdvals(below, A, driver):
     _n.A_ = _save_input(A, _ag)
     return _n._set_history(below(A, driver), _next, _ag)
 
-class LinalgEighBackward0(TraceableFunction):
+class LinalgEighBackward0(TraceableFunction, saved=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_')
-    _saved_tensors_names = ('eigenvalues', 'eigenvectors')
     def apply(_node, grads):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
@@ -2864,9 +2737,8 @@ def _ag_linalg_eigh(below, self, UPLO):
     _n.eigenvectors_ = _SV(result[1], True)
     return result
 
-class LinalgEighBackward0_1(TraceableFunction):
+class LinalgEighBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'UPLO_')
-    _saved_tensors_names = ('self',)
     _node_name = 'LinalgEighBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2879,9 +2751,8 @@ def _ag_linalg_eigvalsh(below, self, UPLO):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, UPLO), _next, _ag)
 
-class LinalgEigBackward0(TraceableFunction):
+class LinalgEigBackward0(TraceableFunction, saved=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_', 'self_dtype')
-    _saved_tensors_names = ('eigenvalues', 'eigenvectors')
     def apply(_node, grads):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
@@ -2896,9 +2767,8 @@ def _ag_linalg_eig(below, self):
     _n.eigenvectors_ = _SV(result[1], True)
     return result
 
-class LinalgEigBackward0_1(TraceableFunction):
+class LinalgEigBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'LinalgEigBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2946,9 +2816,8 @@ def _ag_constant_pad_nd(below, self, pad, value):
     _n.pad_ = pad
     return _n._set_history(below(self, pad, value), _next, _ag)
 
-class NllLossBackward0(TraceableFunction):
+class NllLossBackward0(TraceableFunction, saved=4):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
-    _saved_tensors_names = ('self', 'target', 'weight', 'total_weight')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2965,9 +2834,8 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
     _n.total_weight_ = _SV(result[1], True)
     return result
 
-class NllLossBackwardBackward0(TraceableFunction):
+class NllLossBackwardBackward0(TraceableFunction, saved=2):
     __slots__ = ('target_', 'weight_', 'reduction_', 'ignore_index_')
-    _saved_tensors_names = ('target', 'weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -2986,9 +2854,8 @@ def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, i
     _n.target_, _n.weight_ = _save_input(target, _ag), _save_input(weight, _ag)
     return _n._set_history(below(grad_output, self, target, weight, reduction, ignore_index, total_weight), _next, _ag)
 
-class NllLoss2DBackward0(TraceableFunction):
+class NllLoss2DBackward0(TraceableFunction, saved=4):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
-    _saved_tensors_names = ('self', 'target', 'weight', 'total_weight')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3005,9 +2872,8 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
     _n.total_weight_ = _SV(result[1], True)
     return result
 
-class NativeLayerNormBackward0(TraceableFunction):
+class NativeLayerNormBackward0(TraceableFunction, saved=5):
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
-    _saved_tensors_names = ('input', 'weight', 'bias', 'result1', 'result2')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -3030,9 +2896,8 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
     _n.result2_ = _SV(result[2], True)
     return result
 
-class NativeBatchNormBackward0(TraceableFunction):
+class NativeBatchNormBackward0(TraceableFunction, saved=7):
     __slots__ = ('input_', 'weight_', 'bias_', 'running_mean_', 'running_var_', 'result1_', 'result2_', 'training_', 'eps_')
-    _saved_tensors_names = ('input', 'weight', 'bias', 'running_mean', 'running_var', 'result1', 'result2')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -3062,9 +2927,8 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
     _n.result2_ = _SV(result[2], True)
     return result
 
-class NativeGroupNormBackward0(TraceableFunction):
+class NativeGroupNormBackward0(TraceableFunction, saved=5):
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'group_', 'eps_')
-    _saved_tensors_names = ('input', 'weight', 'bias', 'result1', 'result2')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -3087,9 +2951,8 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     _n.result2_ = _SV(result[2], True)
     return result
 
-class MseLossBackward0(TraceableFunction):
+class MseLossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'target_', 'reduction_')
-    _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3110,9 +2973,8 @@ def _ag_mse_loss(below, self, target, reduction):
     _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
     return _n._set_history(below(self, target, reduction), _next, _ag)
 
-class SmoothL1LossBackward0(TraceableFunction):
+class SmoothL1LossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'target_', 'reduction_', 'beta_')
-    _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3133,9 +2995,8 @@ def _ag_smooth_l1_loss(below, self, target, reduction, beta):
     _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
     return _n._set_history(below(self, target, reduction, beta), _next, _ag)
 
-class HuberLossBackward0(TraceableFunction):
+class HuberLossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'target_', 'reduction_', 'delta_')
-    _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3156,9 +3017,8 @@ def _ag_huber_loss(below, self, target, reduction, delta):
     _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
     return _n._set_history(below(self, target, reduction, delta), _next, _ag)
 
-class BinaryCrossEntropyBackward0(TraceableFunction):
+class BinaryCrossEntropyBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'target_', 'weight_', 'reduction_')
-    _saved_tensors_names = ('self', 'target', 'weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3181,9 +3041,8 @@ def _ag_binary_cross_entropy(below, self, target, weight, reduction):
     _n.self_, _n.target_, _n.weight_ = _save_input(self, _ag), _save_input(target, _ag), _save_input(weight, _ag)
     return _n._set_history(below(self, target, weight, reduction), _next, _ag)
 
-class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction):
+class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction, saved=4):
     __slots__ = ('self_', 'target_', 'weight_', 'pos_weight_', 'reduction_')
-    _saved_tensors_names = ('self', 'target', 'weight', 'pos_weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3211,9 +3070,8 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
     _n.pos_weight_ = _save_input(pos_weight, _ag)
     return _n._set_history(below(self, target, weight, pos_weight, reduction), _next, _ag)
 
-class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction):
+class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
     __slots__ = ('query_', 'key_', 'value_', 'attn_mask_', 'output_', 'logsumexp_', 'dropout_p_', 'is_causal_', 'scale_')
-    _saved_tensors_names = ('query', 'key', 'value', 'attn_mask', 'output', 'logsumexp')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -3256,9 +3114,8 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, qu
     _n = ScaledDotProductFlashAttentionForCpuBackwardBackward0()
     return _n._set_outputs_history(below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale), _next)
 
-class SoftMarginLossBackward0(TraceableFunction):
+class SoftMarginLossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'target_', 'reduction_')
-    _saved_tensors_names = ('self', 'target')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3271,9 +3128,8 @@ def _ag_soft_margin_loss(below, self, target, reduction):
     _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
     return _n._set_history(below(self, target, reduction), _next, _ag)
 
-class SoftMarginLossBackwardBackward0(TraceableFunction):
+class SoftMarginLossBackwardBackward0(TraceableFunction, saved=3):
     __slots__ = ('grad_output_', 'self_', 'target_', 'reduction_')
-    _saved_tensors_names = ('grad_output', 'self', 'target')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3299,9 +3155,8 @@ def _ag_soft_margin_loss_backward(below, grad_output, self, target, reduction):
     _n.grad_output_, _n.self_, _n.target_ = _save_input(grad_output, _ag), _save_input(self, _ag), _save_input(target, _ag)
     return _n._set_history(below(grad_output, self, target, reduction), _next, _ag)
 
-class MultiMarginLossBackward0(TraceableFunction):
+class MultiMarginLossBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'target_', 'weight_', 'p_', 'margin_', 'reduction_')
-    _saved_tensors_names = ('self', 'target', 'weight')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3330,9 +3185,8 @@ def _ag_multi_margin_loss_backward(below, grad_output, self, target, p, margin, 
     _n = torch__autograd__NotImplemented()
     return _n._set_history(below(grad_output, self, target, p, margin, weight, reduction), _next, _ag)
 
-class MultilabelMarginLossBackward0(TraceableFunction):
+class MultilabelMarginLossBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'target_', 'is_target_', 'reduction_')
-    _saved_tensors_names = ('self', 'target', 'is_target')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -3363,9 +3217,8 @@ def _ag_multilabel_margin_loss_backward(below, grad_output, self, target, reduct
     _n = torch__autograd__NotImplemented_1()
     return _n._set_history(below(grad_output, self, target, reduction, is_target), _next, _ag)
 
-class ConvolutionBackward0(TraceableFunction):
+class ConvolutionBackward0(TraceableFunction, saved=2):
     __slots__ = ('input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
-    _saved_tensors_names = ('input', 'weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -3388,9 +3241,8 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
     _n.input_, _n.weight_ = _save_input(input, _ag), _save_input(weight, _ag)
     return _n._set_history(below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), _next, _ag)
 
-class ConvolutionBackwardBackward0(TraceableFunction):
+class ConvolutionBackwardBackward0(TraceableFunction, saved=3):
     __slots__ = ('grad_output_', 'input_', 'weight_', 'stride_', 'padding_', 'dilation_', 'transposed_', 'output_padding_', 'groups_')
-    _saved_tensors_names = ('grad_output', 'input', 'weight')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
@@ -3417,9 +3269,8 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
     return _n._set_outputs_history(below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
             output_mask), _next)
 
-class MaxPool2DWithIndicesBackward0(TraceableFunction):
+class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
-    _saved_tensors_names = ('self', 'indices')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
@@ -3435,9 +3286,8 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.indices_ = _SV(result[1], True)
     return result
 
-class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction):
+class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3454,9 +3304,8 @@ def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, 
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices), _next, _ag)
 
-class AvgPool2DBackward0(TraceableFunction):
+class AvgPool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
@@ -3497,9 +3346,8 @@ def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, paddi
     _n.divisor_override_ = divisor_override
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
-class MaxPool3DWithIndicesBackward0(TraceableFunction):
+class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
-    _saved_tensors_names = ('self', 'indices')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
@@ -3515,9 +3363,8 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.indices_ = _SV(result[1], True)
     return result
 
-class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction):
+class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3534,9 +3381,8 @@ def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, 
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices), _next, _ag)
 
-class AvgPool3DBackward0(TraceableFunction):
+class AvgPool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
@@ -3577,9 +3423,8 @@ def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, paddi
     _n.divisor_override_ = divisor_override
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
-class AdaptiveAvgPool2DBackward0(TraceableFunction):
+class AdaptiveAvgPool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_adaptive_avg_pool2d_backward(grads[0], self),)
@@ -3607,9 +3452,8 @@ def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class AdaptiveMaxPool2DBackward0(TraceableFunction):
+class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'indices_')
-    _saved_tensors_names = ('self', 'indices')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
@@ -3623,9 +3467,8 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction):
+class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -3642,9 +3485,8 @@ def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, self, indices), _next, _ag)
 
-class EmbeddingBackward0(TraceableFunction):
+class EmbeddingBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'weight_sizes', 'padding_idx_', 'scale_grad_by_freq_', 'sparse_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_backward(grads[0], indices, _node.weight_sizes[0], _node.padding_idx_, _node.scale_grad_by_freq_, _node.sparse_),)
@@ -3657,9 +3499,8 @@ def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, spars
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(weight, indices, padding_idx, scale_grad_by_freq, sparse), _next, _ag)
 
-class EmbeddingDenseBackwardBackward0(TraceableFunction):
+class EmbeddingDenseBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'padding_idx_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_dense_double_backward(grads[0], indices, _node.padding_idx_),)
@@ -3671,10 +3512,9 @@ def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, paddi
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), _next, _ag)
 
-class EmbeddingBagBackward0(TraceableFunction):
+class EmbeddingBagBackward0(TraceableFunction, saved=7):
     __slots__ = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result1_', 'result2_', 'result3_', 'weight_sizes', 'scale_grad_by_freq_',
             'mode_', 'sparse_', 'padding_idx_')
-    _saved_tensors_names = ('weight', 'indices', 'offsets', 'per_sample_weights', 'result1', 'result2', 'result3')
     def apply(_node, grads):
         _nf = _node._next
         _o0 = _o1 = None
@@ -3711,9 +3551,8 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n.result3_ = _SV(result[3], True)
     return result
 
-class ReflectionPad1DBackward0(TraceableFunction):
+class ReflectionPad1DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad1d', _node.padding_),)
@@ -3725,9 +3564,8 @@ def _ag_reflection_pad1d(below, self, padding):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, padding), _next, _ag)
 
-class ReflectionPad2DBackward0(TraceableFunction):
+class ReflectionPad2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad2d', _node.padding_),)
@@ -3739,9 +3577,8 @@ def _ag_reflection_pad2d(below, self, padding):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, padding), _next, _ag)
 
-class ReflectionPad3DBackward0(TraceableFunction):
+class ReflectionPad3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad3d', _node.padding_),)
@@ -3753,9 +3590,8 @@ def _ag_reflection_pad3d(below, self, padding):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, padding), _next, _ag)
 
-class ReplicationPad1DBackward0(TraceableFunction):
+class ReplicationPad1DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad1d', _node.padding_),)
@@ -3767,9 +3603,8 @@ def _ag_replication_pad1d(below, self, padding):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, padding), _next, _ag)
 
-class ReplicationPad2DBackward0(TraceableFunction):
+class ReplicationPad2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad2d', _node.padding_),)
@@ -3781,9 +3616,8 @@ def _ag_replication_pad2d(below, self, padding):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, padding), _next, _ag)
 
-class ReplicationPad3DBackward0(TraceableFunction):
+class ReplicationPad3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad3d', _node.padding_),)
@@ -4082,9 +3916,8 @@ def _ag_pixel_unshuffle(below, self, downscale_factor):
     _n.downscale_factor_ = downscale_factor
     return _n._set_history(below(self, downscale_factor), _next, _ag)
 
-class AdaptiveAvgPool3DBackward0(TraceableFunction):
+class AdaptiveAvgPool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops._adaptive_avg_pool3d_backward.call(grads[0], self),)
@@ -4112,9 +3945,8 @@ def _ag__adaptive_avg_pool3d_backward(below, grad_output, self):
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class AdaptiveMaxPool3DBackward0(TraceableFunction):
+class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result1_')
-    _saved_tensors_names = ('self', 'result1')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result1 = _node.result1_.unpack(_node)
@@ -4128,9 +3960,8 @@ def _ag_adaptive_max_pool3d(below, self, output_size):
     _n.result1_ = _SV(result[1], True)
     return result
 
-class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction):
+class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4147,9 +3978,8 @@ def _ag_adaptive_max_pool3d_backward(below, grad_output, self, indices):
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, self, indices), _next, _ag)
 
-class MaxUnpool2DBackward0(TraceableFunction):
+class MaxUnpool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 2),)
@@ -4160,9 +3990,8 @@ def _ag_max_unpool2d(below, self, indices, output_size):
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(self, indices, output_size), _next, _ag)
 
-class MaxUnpool3DBackward0(TraceableFunction):
+class MaxUnpool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 3),)
@@ -4257,9 +4086,8 @@ def _ag_rsub_Tensor(below, self, other, alpha):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 
-class MulBackward0_1(TraceableFunction):
+class MulBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', '_other_dtype', '_self_dtype')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'MulBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4314,9 +4142,8 @@ def _ag_negative_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class DivBackward0(TraceableFunction):
+class DivBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4345,9 +4172,8 @@ def _ag_div__Tensor(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class DivBackward2(TraceableFunction):
+class DivBackward2(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4378,9 +4204,8 @@ def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     below(self, other, rounding_mode)
     return _n._rebase_history(self, _next)
 
-class DivBackward0_1(TraceableFunction):
+class DivBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4410,9 +4235,8 @@ def _ag_divide__Tensor(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class DivBackward2_1(TraceableFunction):
+class DivBackward2_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward2'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4444,9 +4268,8 @@ def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     below(self, other, rounding_mode)
     return _n._rebase_history(self, _next)
 
-class DivBackward0_2(TraceableFunction):
+class DivBackward0_2(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4507,9 +4330,8 @@ def _ag_floor_divide_(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class RemainderBackward1(TraceableFunction):
+class RemainderBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4535,9 +4357,8 @@ def _ag_remainder__Tensor(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class FmodBackward1(TraceableFunction):
+class FmodBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4563,9 +4384,8 @@ def _ag_fmod__Tensor(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class PowBackward0(TraceableFunction):
+class PowBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'exponent_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
@@ -4586,9 +4406,8 @@ def _ag_pow__Tensor_Scalar(below, self, exponent):
     below(self, exponent)
     return _n._rebase_history(self, _next)
 
-class PowBackward1(TraceableFunction):
+class PowBackward1(TraceableFunction, saved=3):
     __slots__ = ('self_', 'exponent_', 'result_')
-    _saved_tensors_names = ('self', 'exponent', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -4621,9 +4440,8 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
     _n.result_ = _SV(self, True)
     return self
 
-class PowBackward2(TraceableFunction):
+class PowBackward2(TraceableFunction, saved=2):
     __slots__ = ('exponent_', 'result_', 'self_')
-    _saved_tensors_names = ('exponent', 'result')
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -4638,9 +4456,8 @@ def _ag_pow_Scalar(below, self, exponent):
     _n.result_ = _SV(result, True)
     return result
 
-class PowBackward0_1(TraceableFunction):
+class PowBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'PowBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4660,9 +4477,8 @@ def _ag_square_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class PowBackward0_2(TraceableFunction):
+class PowBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', '_self_dtype', 'exponent_')
-    _saved_tensors_names = ('self',)
     _node_name = 'PowBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4682,9 +4498,8 @@ def _ag_float_power_Tensor_Scalar(below, self, exponent):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 
-class PowBackward1_1(TraceableFunction):
+class PowBackward1_1(TraceableFunction, saved=3):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype', '_self_dtype')
-    _saved_tensors_names = ('self', 'exponent', 'result')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4716,9 +4531,8 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
     _n.result_ = _SV(result, True)
     return result
 
-class PowBackward2_1(TraceableFunction):
+class PowBackward2_1(TraceableFunction, saved=2):
     __slots__ = ('exponent_', 'result_', '_exponent_dtype', 'self_')
-    _saved_tensors_names = ('exponent', 'result')
     _node_name = 'PowBackward2'
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4741,9 +4555,8 @@ def _ag_float_power_Scalar(below, self, exponent):
     _n.result_ = _SV(result, True)
     return result
 
-class PowBackward0_3(TraceableFunction):
+class PowBackward0_3(TraceableFunction, saved=1):
     __slots__ = ('self_', 'exponent_')
-    _saved_tensors_names = ('self',)
     _node_name = 'PowBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4758,9 +4571,8 @@ def _ag_float_power__Scalar(below, self, exponent):
     below(self, exponent)
     return _n._rebase_history(self, _next)
 
-class PowBackward1_2(TraceableFunction):
+class PowBackward1_2(TraceableFunction, saved=3):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype')
-    _saved_tensors_names = ('self', 'exponent', 'result')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4789,9 +4601,8 @@ def _ag_float_power__Tensor(below, self, exponent):
     _n.result_ = _SV(self, True)
     return self
 
-class AbsBackward0(TraceableFunction):
+class AbsBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
@@ -4802,9 +4613,8 @@ def _ag_abs(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class AbsBackward0_1(TraceableFunction):
+class AbsBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4816,9 +4626,8 @@ def _ag_absolute(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class AbsBackward0_2(TraceableFunction):
+class AbsBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4832,9 +4641,8 @@ def _ag_abs_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AbsBackward0_3(TraceableFunction):
+class AbsBackward0_3(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4848,9 +4656,8 @@ def _ag_absolute_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AcosBackward0(TraceableFunction):
+class AcosBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
@@ -4869,9 +4676,8 @@ def _ag_acos_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AcosBackward0_1(TraceableFunction):
+class AcosBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AcosBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4891,9 +4697,8 @@ def _ag_arccos_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AcoshBackward0(TraceableFunction):
+class AcoshBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         grad = grads[0]
@@ -4905,9 +4710,8 @@ def _ag_acosh(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class AcoshBackward0_1(TraceableFunction):
+class AcoshBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AcoshBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4945,9 +4749,8 @@ def _ag_arccosh_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AsinhBackward0(TraceableFunction):
+class AsinhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
@@ -4958,9 +4761,8 @@ def _ag_asinh(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class AsinhBackward0_1(TraceableFunction):
+class AsinhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AsinhBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -4997,9 +4799,8 @@ def _ag_arcsinh_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AtanhBackward0(TraceableFunction):
+class AtanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
@@ -5010,9 +4811,8 @@ def _ag_atanh(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class AtanhBackward0_1(TraceableFunction):
+class AtanhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AtanhBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5049,9 +4849,8 @@ def _ag_arctanh_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AsinBackward0(TraceableFunction):
+class AsinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
@@ -5070,9 +4869,8 @@ def _ag_asin_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AsinBackward0_1(TraceableFunction):
+class AsinBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AsinBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5092,9 +4890,8 @@ def _ag_arcsin_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AtanBackward0(TraceableFunction):
+class AtanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
@@ -5113,9 +4910,8 @@ def _ag_atan_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AtanBackward0_1(TraceableFunction):
+class AtanBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'AtanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5135,9 +4931,8 @@ def _ag_arctan_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class Atan2Backward0(TraceableFunction):
+class Atan2Backward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5165,9 +4960,8 @@ def _ag_atan2_(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class Atan2Backward0_1(TraceableFunction):
+class Atan2Backward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'Atan2Backward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -5213,9 +5007,8 @@ def _ag_ceil_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ClampBackward0(TraceableFunction):
+class ClampBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'min_', 'max_')
-    _saved_tensors_names = ('self', 'min', 'max')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -5250,9 +5043,8 @@ def _ag_clamp__Tensor(below, self, min, max):
     below(self, min, max)
     return _n._rebase_history(self, _next)
 
-class ClampBackward1(TraceableFunction):
+class ClampBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_', 'max_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
@@ -5273,9 +5065,8 @@ def _ag_clamp_(below, self, min, max):
     below(self, min, max)
     return _n._rebase_history(self, _next)
 
-class ClampBackward0_1(TraceableFunction):
+class ClampBackward0_1(TraceableFunction, saved=3):
     __slots__ = ('self_', 'min_', 'max_')
-    _saved_tensors_names = ('self', 'min', 'max')
     _node_name = 'ClampBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -5311,9 +5102,8 @@ def _ag_clip__Tensor(below, self, min, max):
     below(self, min, max)
     return _n._rebase_history(self, _next)
 
-class ClampBackward1_1(TraceableFunction):
+class ClampBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_', 'max_')
-    _saved_tensors_names = ('self',)
     _node_name = 'ClampBackward1'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5335,9 +5125,8 @@ def _ag_clip_(below, self, min, max):
     below(self, min, max)
     return _n._rebase_history(self, _next)
 
-class ClampMinBackward0(TraceableFunction):
+class ClampMinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self >= _node.min_, grads[0], 0.0),)
@@ -5358,9 +5147,8 @@ def _ag_clamp_min_(below, self, min):
     below(self, min)
     return _n._rebase_history(self, _next)
 
-class ClampMinBackward1(TraceableFunction):
+class ClampMinBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'min_')
-    _saved_tensors_names = ('self', 'min')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5388,9 +5176,8 @@ def _ag_clamp_min__Tensor(below, self, min):
     below(self, min)
     return _n._rebase_history(self, _next)
 
-class ClampMaxBackward0(TraceableFunction):
+class ClampMaxBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'max_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self <= _node.max_, grads[0], 0.0),)
@@ -5411,9 +5198,8 @@ def _ag_clamp_max_(below, self, max):
     below(self, max)
     return _n._rebase_history(self, _next)
 
-class ClampMaxBackward1(TraceableFunction):
+class ClampMaxBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'max_')
-    _saved_tensors_names = ('self', 'max')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5441,9 +5227,8 @@ def _ag_clamp_max__Tensor(below, self, max):
     below(self, max)
     return _n._rebase_history(self, _next)
 
-class CopysignBackward0(TraceableFunction):
+class CopysignBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'other_', 'result_')
-    _saved_tensors_names = ('self', 'other', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5474,9 +5259,8 @@ def _ag_copysign__Tensor(below, self, other):
     _n.result_ = _SV(self, True)
     return self
 
-class CosBackward0(TraceableFunction):
+class CosBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj(self.sin()),)
@@ -5495,9 +5279,8 @@ def _ag_cos_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class CoshBackward0(TraceableFunction):
+class CoshBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.sinh()),)
@@ -5533,9 +5316,8 @@ def _ag_deg2rad_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ErfBackward0(TraceableFunction):
+class ErfBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
@@ -5554,9 +5336,8 @@ def _ag_erf_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ErfcBackward0(TraceableFunction):
+class ErfcBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (-PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
@@ -5575,9 +5356,8 @@ def _ag_erfc_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ErfinvBackward0(TraceableFunction):
+class ErfinvBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grads[0],)
@@ -5596,9 +5376,8 @@ def _ag_erfinv_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ExpBackward0(TraceableFunction):
+class ExpBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result),)
@@ -5619,9 +5398,8 @@ def _ag_exp_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class Exp2Backward0(TraceableFunction):
+class Exp2Backward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
@@ -5642,9 +5420,8 @@ def _ag_exp2_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class Expm1Backward0(TraceableFunction):
+class Expm1Backward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * (pw_conj(result) + 1),)
@@ -5699,9 +5476,8 @@ def _ag_frac_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class NextafterBackward0(TraceableFunction):
+class NextafterBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5728,9 +5504,8 @@ def _ag_nextafter_(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class HypotBackward0(TraceableFunction):
+class HypotBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'other_', 'result_')
-    _saved_tensors_names = ('self', 'other', 'result')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5787,9 +5562,8 @@ def _ag_lerp__Scalar(below, self, end, weight):
     below(self, end, weight)
     return _n._rebase_history(self, _next)
 
-class LerpBackward1(TraceableFunction):
+class LerpBackward1(TraceableFunction, saved=3):
     __slots__ = ('self_', 'end_', 'weight_')
-    _saved_tensors_names = ('self', 'end', 'weight')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -5819,9 +5593,8 @@ def _ag_lerp__Tensor(below, self, end, weight):
     below(self, end, weight)
     return _n._rebase_history(self, _next)
 
-class LogBackward0(TraceableFunction):
+class LogBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].div(pw_conj(self)),)
@@ -5840,9 +5613,8 @@ def _ag_log_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class Log10Backward0(TraceableFunction):
+class Log10Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN10),)
@@ -5861,9 +5633,8 @@ def _ag_log10_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class Log1PBackward0(TraceableFunction):
+class Log1PBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self + 1),)
@@ -5882,9 +5653,8 @@ def _ag_log1p_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class Log2Backward0(TraceableFunction):
+class Log2Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN2),)
@@ -5903,9 +5673,8 @@ def _ag_log2_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class MaximumBackward0(TraceableFunction):
+class MaximumBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5925,9 +5694,8 @@ def _ag_maximum(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class FmaxBackward0(TraceableFunction):
+class FmaxBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5947,9 +5715,8 @@ def _ag_fmax(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class MinimumBackward0(TraceableFunction):
+class MinimumBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5969,9 +5736,8 @@ def _ag_minimum(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class FminBackward0(TraceableFunction):
+class FminBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -5991,9 +5757,8 @@ def _ag_fmin(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class NanToNumBackward0(TraceableFunction):
+class NanToNumBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.isfinite(self),)
@@ -6029,9 +5794,8 @@ def _ag_rad2deg_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ReciprocalBackward0(TraceableFunction):
+class ReciprocalBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-grads[0] * pw_conj(result * result),)
@@ -6086,9 +5850,8 @@ def _ag_round__decimals(below, self, decimals):
     below(self, decimals)
     return _n._rebase_history(self, _next)
 
-class RsqrtBackward0(TraceableFunction):
+class RsqrtBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
@@ -6109,9 +5872,8 @@ def _ag_rsqrt_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class SigmoidBackward0(TraceableFunction):
+class SigmoidBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (sigmoid_backward(grads[0], result),)
@@ -6132,9 +5894,8 @@ def _ag_sigmoid_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class LogitBackward0(TraceableFunction):
+class LogitBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'eps_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_logit_backward(grads[0], self, _node.eps_),)
@@ -6172,9 +5933,8 @@ def _ag_sign_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class SgnBackward0(TraceableFunction):
+class SgnBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6198,9 +5958,8 @@ def _ag_sgn_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class SinBackward0(TraceableFunction):
+class SinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cos()),)
@@ -6219,9 +5978,8 @@ def _ag_sin_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class SinhBackward0(TraceableFunction):
+class SinhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cosh()),)
@@ -6240,9 +5998,8 @@ def _ag_sinh_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class SqrtBackward0(TraceableFunction):
+class SqrtBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] / (2 * pw_conj(result)),)
@@ -6263,9 +6020,8 @@ def _ag_sqrt_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class TanBackward0(TraceableFunction):
+class TanBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
@@ -6286,9 +6042,8 @@ def _ag_tan_(below, self):
     _n.result_ = _SV(self, True)
     return self
 
-class TanhBackward0(TraceableFunction):
+class TanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (tanh_backward(grads[0], result),)
@@ -6344,9 +6099,8 @@ def _ag_fix_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class AddcdivBackward0(TraceableFunction):
+class AddcdivBackward0(TraceableFunction, saved=2):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
-    _saved_tensors_names = ('tensor1', 'tensor2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -6391,9 +6145,8 @@ def _ag_addcdiv_(below, self, tensor1, tensor2, value):
     below(self, tensor1, tensor2, value)
     return _n._rebase_history(self, _next)
 
-class AddcmulBackward0(TraceableFunction):
+class AddcmulBackward0(TraceableFunction, saved=2):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
-    _saved_tensors_names = ('tensor1', 'tensor2')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
@@ -6460,9 +6213,8 @@ def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
     _n.dim_, _n.keepdim_ = dim, keepdim
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
-class NansumBackward0(TraceableFunction):
+class NansumBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nansum_backward(grads[0], self, _node.dim_, _node.keepdim_),)
@@ -6499,9 +6251,8 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
     _n.dim_, _n.keepdim_ = dim, keepdim
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
-class NanmeanBackward0(TraceableFunction):
+class NanmeanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nanmean_backward(grads[0], self, _node.dim_, _node.keepdim_),)
@@ -6513,9 +6264,8 @@ def _ag_nanmean(below, self, dim, keepdim, dtype):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
-class ProdBackward0(TraceableFunction):
+class ProdBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6529,9 +6279,8 @@ def _ag_prod(below, self, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class ProdBackward1(TraceableFunction):
+class ProdBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6546,9 +6295,8 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class MaxBackward0(TraceableFunction):
+class MaxBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6562,9 +6310,8 @@ def _ag_max_dim(below, self, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class MaxBackward1(TraceableFunction):
+class MaxBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6578,9 +6325,8 @@ def _ag_max(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class MaximumBackward0_1(TraceableFunction):
+class MaximumBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'MaximumBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -6601,9 +6347,8 @@ def _ag_max_other(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class MinBackward0(TraceableFunction):
+class MinBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6617,9 +6362,8 @@ def _ag_min_dim(below, self, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class MinBackward1(TraceableFunction):
+class MinBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6633,9 +6377,8 @@ def _ag_min(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class MinimumBackward0_1(TraceableFunction):
+class MinimumBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'MinimumBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -6656,9 +6399,8 @@ def _ag_min_other(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class AmaxBackward0(TraceableFunction):
+class AmaxBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6673,9 +6415,8 @@ def _ag_amax(below, self, dim, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class AminBackward0(TraceableFunction):
+class AminBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6690,9 +6431,8 @@ def _ag_amin(below, self, dim, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class AminmaxBackward0(TraceableFunction):
+class AminmaxBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'min_', 'max_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'min', 'max')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         min = _node.min_.unpack(_node)
@@ -6709,9 +6449,8 @@ def _ag_aminmax(below, self, dim, keepdim):
     _n.max_ = _SV(result[1], True)
     return result
 
-class VarBackward0(TraceableFunction):
+class VarBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'unbiased_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
@@ -6723,9 +6462,8 @@ def _ag_var(below, self, unbiased):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, unbiased), _next, _ag)
 
-class VarBackward0_1(TraceableFunction):
+class VarBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     _node_name = 'VarBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6738,9 +6476,8 @@ def _ag_var_dim(below, self, dim, unbiased, keepdim):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, unbiased, keepdim), _next, _ag)
 
-class VarBackward0_2(TraceableFunction):
+class VarBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     _node_name = 'VarBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6753,9 +6490,8 @@ def _ag_var_correction(below, self, dim, correction, keepdim):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, correction, keepdim), _next, _ag)
 
-class StdBackward0(TraceableFunction):
+class StdBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'unbiased_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6770,9 +6506,8 @@ def _ag_std(below, self, unbiased):
     _n.result_ = _SV(result, True)
     return result
 
-class StdBackward0_1(TraceableFunction):
+class StdBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'unbiased_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6788,9 +6523,8 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class StdBackward0_2(TraceableFunction):
+class StdBackward0_2(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6806,9 +6540,8 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class VarMeanBackward0(TraceableFunction):
+class VarMeanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'unbiased_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, None, 1 if _node.unbiased_ else 0, False),)
@@ -6820,9 +6553,8 @@ def _ag_var_mean(below, self, unbiased):
     _n.self_ = _save_input(self, _ag)
     return _n._set_outputs_history(below(self, unbiased), _next)
 
-class VarMeanBackward0_1(TraceableFunction):
+class VarMeanBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     _node_name = 'VarMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6835,9 +6567,8 @@ def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
     _n.self_ = _save_input(self, _ag)
     return _n._set_outputs_history(below(self, dim, unbiased, keepdim), _next)
 
-class VarMeanBackward0_2(TraceableFunction):
+class VarMeanBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
-    _saved_tensors_names = ('self',)
     _node_name = 'VarMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6850,9 +6581,8 @@ def _ag_var_mean_correction(below, self, dim, correction, keepdim):
     _n.self_ = _save_input(self, _ag)
     return _n._set_outputs_history(below(self, dim, correction, keepdim), _next)
 
-class StdMeanBackward0(TraceableFunction):
+class StdMeanBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result0_', 'unbiased_')
-    _saved_tensors_names = ('self', 'result0')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
@@ -6867,9 +6597,8 @@ def _ag_std_mean(below, self, unbiased):
     _n.result0_ = _SV(result[0], True)
     return result
 
-class StdMeanBackward0_1(TraceableFunction):
+class StdMeanBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result0_', 'dim_', 'unbiased_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result0')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6885,9 +6614,8 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
     _n.result0_ = _SV(result[0], True)
     return result
 
-class StdMeanBackward0_2(TraceableFunction):
+class StdMeanBackward0_2(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result0')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -6903,9 +6631,8 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
     _n.result0_ = _SV(result[0], True)
     return result
 
-class MedianBackward0(TraceableFunction):
+class MedianBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6919,9 +6646,8 @@ def _ag_median(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class MedianBackward1(TraceableFunction):
+class MedianBackward1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6935,9 +6661,8 @@ def _ag_median_dim(below, self, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class NanmedianBackward0(TraceableFunction):
+class NanmedianBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -6951,9 +6676,8 @@ def _ag_nanmedian(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class NanmedianBackward1(TraceableFunction):
+class NanmedianBackward1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6967,9 +6691,8 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class ModeBackward0(TraceableFunction):
+class ModeBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6983,9 +6706,8 @@ def _ag_mode(below, self, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class KthvalueBackward0(TraceableFunction):
+class KthvalueBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
@@ -6999,9 +6721,8 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class NormBackward0(TraceableFunction):
+class NormBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'p_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7016,9 +6737,8 @@ def _ag_norm_Scalar(below, self, p):
     _n.result_ = _SV(result, True)
     return result
 
-class NormBackward1(TraceableFunction):
+class NormBackward1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7033,9 +6753,8 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class NormBackward2(TraceableFunction):
+class NormBackward2(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'p_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7050,9 +6769,8 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class NormBackward3(TraceableFunction):
+class NormBackward3(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7067,9 +6785,8 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class LinalgVectorNormBackward0(TraceableFunction):
+class LinalgVectorNormBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7084,9 +6801,8 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class LogsumexpBackward0(TraceableFunction):
+class LogsumexpBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7101,9 +6817,8 @@ def _ag_logsumexp(below, self, dim, keepdim):
     _n.result_ = _SV(result, True)
     return result
 
-class SoftmaxBackward0(TraceableFunction):
+class SoftmaxBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
@@ -7116,9 +6831,8 @@ def _ag__softmax(below, self, dim, half_to_float):
     _n.result_ = _SV(result, True)
     return result
 
-class SoftmaxBackward0_1(TraceableFunction):
+class SoftmaxBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -7132,9 +6846,8 @@ def _ag_softmax_int(below, self, dim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class SoftmaxBackward0_2(TraceableFunction):
+class SoftmaxBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -7148,9 +6861,8 @@ def _ag_special_softmax(below, self, dim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class LogSoftmaxBackward0(TraceableFunction):
+class LogSoftmaxBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
@@ -7163,9 +6875,8 @@ def _ag__log_softmax(below, self, dim, half_to_float):
     _n.result_ = _SV(result, True)
     return result
 
-class LogSoftmaxBackward0_1(TraceableFunction):
+class LogSoftmaxBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -7179,9 +6890,8 @@ def _ag_log_softmax_int(below, self, dim, dtype):
     _n.result_ = _SV(result, True)
     return result
 
-class LogSoftmaxBackward0_2(TraceableFunction):
+class LogSoftmaxBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('result_', 'dim_')
-    _saved_tensors_names = ('result',)
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
@@ -7216,9 +6926,8 @@ def _ag_cumsum_(below, self, dim, dtype):
     below(self, dim, dtype)
     return _n._rebase_history(self, _next)
 
-class CumprodBackward0(TraceableFunction):
+class CumprodBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7244,9 +6953,8 @@ def _ag_cumprod_(below, self, dim, dtype):
     _n.result_ = _SV(self, True)
     return self
 
-class CummaxBackward0(TraceableFunction):
+class CummaxBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'indices_', 'dim_')
-    _saved_tensors_names = ('self', 'indices')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
@@ -7261,9 +6969,8 @@ def _ag_cummax(below, self, dim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class CumminBackward0(TraceableFunction):
+class CumminBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'indices_', 'dim_')
-    _saved_tensors_names = ('self', 'indices')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
@@ -7278,9 +6985,8 @@ def _ag_cummin(below, self, dim):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class LogcumsumexpBackward0(TraceableFunction):
+class LogcumsumexpBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_', 'dim_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7295,9 +7001,8 @@ def _ag_logcumsumexp(below, self, dim):
     _n.result_ = _SV(result, True)
     return result
 
-class SortBackward0(TraceableFunction):
+class SortBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
@@ -7311,9 +7016,8 @@ def _ag_sort(below, self, dim, descending):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class SortBackward1(TraceableFunction):
+class SortBackward1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
@@ -7327,9 +7031,8 @@ def _ag_sort_stable(below, self, stable, dim, descending):
     _n.indices_ = _SV(result[1], True)
     return result
 
-class SortBackward0_1(TraceableFunction):
+class SortBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'SortBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7341,9 +7044,8 @@ def _ag_msort(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class TopkBackward0(TraceableFunction):
+class TopkBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
-    _saved_tensors_names = ('indices',)
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
@@ -7635,9 +7337,8 @@ def _ag_triu_(below, self, diagonal):
     below(self, diagonal)
     return _n._rebase_history(self, _next)
 
-class LgammaBackward0(TraceableFunction):
+class LgammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
@@ -7656,9 +7357,8 @@ def _ag_lgamma_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class LgammaBackward0_1(TraceableFunction):
+class LgammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'LgammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7670,9 +7370,8 @@ def _ag_special_gammaln(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class DigammaBackward0(TraceableFunction):
+class DigammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
@@ -7691,9 +7390,8 @@ def _ag_digamma_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class DigammaBackward0_1(TraceableFunction):
+class DigammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'DigammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7705,9 +7403,8 @@ def _ag_special_psi(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class DigammaBackward0_2(TraceableFunction):
+class DigammaBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'DigammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7719,9 +7416,8 @@ def _ag_special_digamma(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class PolygammaBackward0(TraceableFunction):
+class PolygammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
@@ -7733,9 +7429,8 @@ def _ag_polygamma(below, n, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(n, self), _next, _ag)
 
-class PolygammaBackward0_1(TraceableFunction):
+class PolygammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
-    _saved_tensors_names = ('self',)
     _node_name = 'PolygammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7750,9 +7445,8 @@ def _ag_polygamma_(below, self, n):
     below(self, n)
     return _n._rebase_history(self, _next)
 
-class PolygammaBackward0_2(TraceableFunction):
+class PolygammaBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
-    _saved_tensors_names = ('self',)
     _node_name = 'PolygammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7765,9 +7459,8 @@ def _ag_special_polygamma(below, n, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(n, self), _next, _ag)
 
-class MvlgammaBackward0(TraceableFunction):
+class MvlgammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'p_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
@@ -7788,9 +7481,8 @@ def _ag_mvlgamma_(below, self, p):
     below(self, p)
     return _n._rebase_history(self, _next)
 
-class MvlgammaBackward0_1(TraceableFunction):
+class MvlgammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'p_')
-    _saved_tensors_names = ('self',)
     _node_name = 'MvlgammaBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7803,9 +7495,8 @@ def _ag_special_multigammaln(below, self, p):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, p), _next, _ag)
 
-class I0Backward0(TraceableFunction):
+class I0Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
@@ -7824,9 +7515,8 @@ def _ag_i0_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
-class I0Backward0_1(TraceableFunction):
+class I0Backward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     _node_name = 'I0Backward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -7838,9 +7528,8 @@ def _ag_special_i0(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class SpecialI0EBackward0(TraceableFunction):
+class SpecialI0EBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7854,9 +7543,8 @@ def _ag_special_i0e(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class SpecialI1Backward0(TraceableFunction):
+class SpecialI1Backward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7870,9 +7558,8 @@ def _ag_special_i1(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class SpecialI1EBackward0(TraceableFunction):
+class SpecialI1EBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7886,9 +7573,8 @@ def _ag_special_i1e(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class SpecialEntrBackward0(TraceableFunction):
+class SpecialEntrBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -(1 + self.log()),)
@@ -7899,9 +7585,8 @@ def _ag_special_entr(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class MulBackward1(TraceableFunction):
+class MulBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (self * self * -0.5).exp(),)
@@ -7912,9 +7597,8 @@ def _ag_special_ndtr(below, self):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class SpecialNdtriBackward0(TraceableFunction):
+class SpecialNdtriBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
-    _saved_tensors_names = ('result',)
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
@@ -7926,9 +7610,8 @@ def _ag_special_ndtri(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class SpecialLogNdtrBackward0(TraceableFunction):
+class SpecialLogNdtrBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
-    _saved_tensors_names = ('self', 'result')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
@@ -7942,9 +7625,8 @@ def _ag_special_log_ndtr(below, self):
     _n.result_ = _SV(result, True)
     return result
 
-class XlogyBackward0(TraceableFunction):
+class XlogyBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -7972,9 +7654,8 @@ def _ag_xlogy__Tensor(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class XlogyBackward1(TraceableFunction):
+class XlogyBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
-    _saved_tensors_names = ('other',)
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
@@ -7986,9 +7667,8 @@ def _ag_xlogy_Scalar_Self(below, self, other):
     _n.other_ = _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class XlogyBackward2(TraceableFunction):
+class XlogyBackward2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
@@ -8009,9 +7689,8 @@ def _ag_xlogy__Scalar_Other(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class XlogyBackward0_1(TraceableFunction):
+class XlogyBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     _node_name = 'XlogyBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -8032,9 +7711,8 @@ def _ag_special_xlogy(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class XlogyBackward1_1(TraceableFunction):
+class XlogyBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
-    _saved_tensors_names = ('other',)
     _node_name = 'XlogyBackward1'
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -8047,9 +7725,8 @@ def _ag_special_xlogy_self_scalar(below, self, other):
     _n.other_ = _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class XlogyBackward2_1(TraceableFunction):
+class XlogyBackward2_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self',)
     _node_name = 'XlogyBackward2'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -8062,9 +7739,8 @@ def _ag_special_xlogy_other_scalar(below, self, other):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialXlog1PyBackward0(TraceableFunction):
+class SpecialXlog1PyBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -8084,9 +7760,8 @@ def _ag_special_xlog1py(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialXlog1PyBackward1(TraceableFunction):
+class SpecialXlog1PyBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
-    _saved_tensors_names = ('other',)
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / (other + 1),)
@@ -8098,9 +7773,8 @@ def _ag_special_xlog1py_self_scalar(below, self, other):
     _n.other_ = _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialXlog1PyBackward2(TraceableFunction):
+class SpecialXlog1PyBackward2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.special.xlog1py, grads[0], self, _node.other_, -1.0),)
@@ -8112,9 +7786,8 @@ def _ag_special_xlog1py_other_scalar(below, self, other):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialZetaBackward0(TraceableFunction):
+class SpecialZetaBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
-    _saved_tensors_names = ('self', 'other')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
@@ -8132,9 +7805,8 @@ def _ag_special_zeta(below, self, other):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialZetaBackward1(TraceableFunction):
+class SpecialZetaBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
-    _saved_tensors_names = ('other',)
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         self = _node.self_

@@ -60,7 +60,8 @@ class _PerClass:
 class TraceableFunction(Node):
     """The base of the generated nodes (as in PyTorch's generated Functions.h). A generated node is
     made without __init__: the Autograd kernel fills its fields. It declares its saved fields as
-    slots, `<name>_` for a saved tensor (listed in `_saved_tensors_names`) or argument value and
+    slots, `<name>_` for a saved tensor (the first `saved` slots, `class XBackward0(TraceableFunction,
+    saved=2)`, listed in `_saved_tensors_names`) or argument value and
     `<tensor>_sizes` (`_dtype`, ...) for saved metadata; each gets PyTorch's `_saved_<name>`
     accessor, and release_variables frees the saved tensors."""
     __init__ = object.__init__  # a C-level call: the cheapest way to make one per recorded op
@@ -68,8 +69,10 @@ class TraceableFunction(Node):
     _tensor_slots = ()  # the slots release_variables frees
     _node_name = None  # PyTorch's name of the node, where the class name differs
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, saved=0, **kwargs):
         super().__init_subclass__(**kwargs)
+        if saved:  # a generated node's class line: its first `saved` slots hold saved tensors
+            cls._saved_tensors_names = tuple(slot[:-1] for slot in cls.__slots__[:saved])
         tensors = cls._saved_tensors_names
         cls._tensor_slots = tuple(n + "_" for n in tensors)
         cls._saves = bool(tensors)

@@ -233,10 +233,10 @@ def emit_node(e, info):
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         slots.append("_nlist")
-    e(f"class {info.cls}(TraceableFunction):")
+    # saved=k: the first k slots hold saved tensors (TraceableFunction.__init_subclass__)
+    k = len(info.saved_tensors + info.saved_outputs)
+    e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}):")
     e(f"    __slots__ = {tuple(slots)!r}")
-    if info.saved_tensors or info.saved_outputs:
-        e(f"    _saved_tensors_names = {tuple(info.saved_tensors + info.saved_outputs)!r}")
     if getattr(info, "node_name", info.cls) != info.cls:
         e(f"    _node_name = {info.node_name!r}")
     e("    def apply(_node, grads):")

@@ -78,6 +78,7 @@ from ember import distributed  # noqa: E402,F401  (torch.distributed, over MPI: 
 from ember import accelerator  # noqa: E402,F401
 from ember import multiprocessing, onnx  # noqa: E402,F401
 from ember import _C  # noqa: E402,F401
+from ember import profiler  # noqa: E402,F401  (torch.profiler; binds ember.autograd.profiler too)
 
 # torch.cuda.FloatTensor and the other legacy CUDA types (torch/csrc/tensor/python_tensor.cpp)
 for _lt in _python_api.legacy_types.CUDA_TYPES.values():

@@ -150,7 +150,7 @@ def _run(ready, buffers, deps, keep_graph, inplace_ok, task):
     neither the heap nor the buffer dict. Anomaly mode and hooks take _call_node."""
     push, pop = _heappush, _heappop
     pop_buffer = buffers.pop
-    plain = not _state._anomaly
+    plain = not _state._anomaly and node_hook[0] is None  # a profiler takes _call_node
     if ready:
         node = pop(ready)[1]
         buf = pop_buffer(node, None)
@@ -321,6 +321,12 @@ def _restore_autograd(st, excl):
         st.bw_excluded = lifted
 
 
+# ember.autograd.profiler sets node_hook[0] = fn(node, buf) -> outs while it records: each node's
+# apply then runs inside its "autograd::engine::evaluate_function: <name>" event. Off, it is None
+# and backward is not slowed (it is read once per backward call and once per non-plain node)
+node_hook = [None]
+
+
 def _call_node(node, buf, keep_graph):
     """A node with hooks, several inputs or anomaly mode: hooks around apply, zeros for missing
     gradients, NaN checks."""
@@ -348,7 +354,7 @@ def _call_node(node, buf, keep_graph):
             if r is not None:
                 buf = list(r)
     try:
-        outs = node.apply(buf)
+        outs = node.apply(buf) if node_hook[0] is None else node_hook[0](node, buf)
     except Exception:
         if node._anomaly is not None:
             from ember.autograd.anomaly import report  # lazy: anomaly mode only

@@ -15,6 +15,7 @@ from itertools import chain
 import ember
 import numpy as np
 
+from ember.autograd import profiler as _profiler
 from ember.core import tls as _tls
 from ember._python_api.typename import typename
 from ember.tensor import Tensor
@@ -207,7 +208,11 @@ class Optimizer:
                     else:
                         raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), "
                                            f"but got {result}.")
-            out = func(*args, **kwargs)
+            if _profiler._current is None:
+                out = func(*args, **kwargs)
+            else:  # a profiler records: torch's "Optimizer.step#SGD.step" range
+                with _profiler.record_function(f"Optimizer.step#{self.__class__.__name__}.step"):
+                    out = func(*args, **kwargs)
             self._optimizer_step_code()
             for post_hook in chain(self._optimizer_step_post_hooks.values(),
                                    _global_optimizer_post_hooks.values()):
@@ -352,6 +357,12 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all optimized tensors (to None by default)."""
+        if _profiler._current is not None:  # torch's "Optimizer.zero_grad#SGD.zero_grad" range
+            with _profiler.record_function(self._zero_grad_profile_name):
+                return self._zero_grad(set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad

@@ -1,0 +1,14 @@
+"""torch.profiler: ember's profiler, with torch's API, event names and output formats.
+
+    with ember.profiler.profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        model(x).sum().backward()
+    print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
+    prof.export_chrome_trace("trace.json")
+"""
+from ember.autograd.profiler import record_function
+from ember.autograd.profiler_util import DeviceType
+from ember.profiler.profiler import (ProfilerAction, ProfilerActivity, _KinetoProfile, kineto_available, profile,
+                                     schedule, supported_activities, tensorboard_trace_handler)
+
+__all__ = ["profile", "schedule", "supported_activities", "tensorboard_trace_handler", "ProfilerAction",
+           "ProfilerActivity", "kineto_available", "DeviceType", "record_function", "_KinetoProfile"]

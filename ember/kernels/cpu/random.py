@@ -1045,15 +1045,21 @@ def bernoulli_p(self, p, generator=None):
     return out
 
 
-def bernoulli_tensor(self, p, generator=None):
+def _bernoulli_p(self, p):
+    """bernoulli(self, p Tensor)'s checks; p as the kernel reads it (float32 or float64)."""
     if self.dtype.kind == "c":
         raise not_implemented("bernoulli_tensor_cpu_self_", _NP2DT[self.dtype])
     if not isinstance(p, np.ndarray):
         p = np.asarray(p, dtype=_f64)
     expand_check(p.shape, self.shape)
     _check_p_tensor(p)
+    return p if p.dtype in (_f32, _f64) else p.astype(_f32)
+
+
+def bernoulli_tensor(self, p, generator=None):
+    p = _bernoulli_p(self, p)
     out = _like(self)
-    _bernoulli_tensor_into(_rng(generator), out, p if p.dtype in (_f32, _f64) else p.astype(_f32))
+    _bernoulli_tensor_into(_rng(generator), out, p)
     return out
 
 
@@ -1065,13 +1071,8 @@ def bernoulli_float_(self, p=0.5, generator=None):
 
 
 def bernoulli_tensor_(self, p, generator=None):
-    if self.dtype.kind == "c":
-        raise not_implemented("bernoulli_tensor_cpu_self_", _NP2DT[self.dtype])
-    if not isinstance(p, np.ndarray):
-        p = np.asarray(p, dtype=_f64)
-    expand_check(p.shape, self.shape)
-    _check_p_tensor(p)
-    _bernoulli_tensor_into(_rng(generator), _target(self), p if p.dtype in (_f32, _f64) else p.astype(_f32))
+    p = _bernoulli_p(self, p)
+    _bernoulli_tensor_into(_rng(generator), _target(self), p)
 
 
 # ---- multinomial ------------------------------------------------------------------------------

@@ -3,7 +3,8 @@ shape, dtype and (where PyTorch keeps the input's layout) strides, with PyTorch'
 checks are shared with the CPU kernels (ember/kernels/cpu/shape.py), which work on shapes too."""
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape, wrap_dim, wrap_dims
-from ember.kernels.meta.strides import reorder_dims
+from ember.kernels.meta.strides import is_contiguous, reorder_dims
+from ember.kernels.meta.strides import is_non_overlapping_and_dense as dense_layout
 
 
 # ---- checks and shapes on plain tuples (shared with the CPU kernels) ----------------------------
@@ -94,20 +95,10 @@ def tri_check(ndim, name):
 
 
 def is_non_overlapping_and_dense(shape, strides):
-    n = len(shape)
-    if n == 0 or 0 in shape:  # a zero-size tensor counts as contiguous
-        return True
-    if n == 1:
-        return shape[0] < 2 or strides[0] == 1
-    perm = sorted(range(n), key=lambda i: (shape[i] < 2, strides[i] if shape[i] >= 2 else 0))
-    require = 1
-    for i in perm:
-        if shape[i] < 2:
-            return True
-        if strides[i] != require:
-            return False
-        require *= shape[i]
-    return True
+    """c10's TensorImpl flag: contiguous (every zero-size tensor is) or densely strided. The meta
+    empty_like glue asks strides.is_non_overlapping_and_dense, without the contiguous shortcut, as
+    torch's meta decides (an empty (0, 4) tensor with strides (8, 8) gets (4, 1) there)."""
+    return is_contiguous(shape, strides) or dense_layout(shape, strides)
 
 
 def infer_dense_strides(shape, strides):

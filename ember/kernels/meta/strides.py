@@ -52,7 +52,9 @@ def channels_last_strides(shape):
 
 
 def is_non_overlapping_and_dense(shape, strides):
-    """c10's compute_non_overlapping_and_dense."""
+    """c10's compute_non_overlapping_and_dense: the strides alone, without TensorImpl's contiguous
+    shortcut (so an empty tensor counts only if its strides are dense, as torch's meta empty_like
+    decides; shape.is_non_overlapping_and_dense is the TensorImpl flag)."""
     n = len(shape)
     if n == 1:
         return shape[0] < 2 or strides[0] == 1

@@ -12,17 +12,27 @@ class DispatchKey(enum.IntEnum):
     Meta = 2
     PrivateUse1 = 3
     BackendSelect = 4
-    Python = 5            # user dispatch modes and graph capture see every aten op here
-    ADInplaceOrView = 6
-    AutogradOther = 7
-    AutogradCPU = 8
-    AutogradCUDA = 9
-    AutogradMeta = 10
-    AutogradPrivateUse1 = 11
-    AutocastCPU = 12
-    AutocastCUDA = 13
-    AutocastPrivateUse1 = 14
-    PythonDispatcher = 15  # highest: a dispatcher implemented in Python, for tracing/debugging
+    Python = 5            # __torch_dispatch__: user dispatch modes, subclasses and graph capture see every aten op
+    # vmap's batching layer. PyTorch puts it above Autograd and gives grad its own wrapper level
+    # (functorch's DynamicLayer); ember puts it below Autograd, so grad inside vmap records its
+    # graph on the logical (batched) tensors and backward formulas run through the batching rules.
+    FuncTorchBatched = 6
+    ADInplaceOrView = 7
+    AutogradOther = 8
+    AutogradCPU = 9
+    AutogradCUDA = 10
+    AutogradMeta = 11
+    AutogradPrivateUse1 = 12
+    # forward-mode AD: PyTorch computes tangents inside its Autograd kernels; ember gives dual
+    # tensors a key of their own, so tensors without a tangent pay nothing for it
+    ForwardAD = 13
+    AutocastCPU = 14
+    AutocastCUDA = 15
+    AutocastPrivateUse1 = 16
+    PythonDispatcher = 17  # a dispatcher implemented in Python, for tracing/debugging
+    # __torch_function__ (subclasses and TorchFunctionMode): PyTorch handles it in the Python
+    # argument parser, before any dispatch; ember makes it the highest key, one bit test when unused
+    PythonTorchFunction = 18
 
     # alias keys: not bits; a registration on an alias fills several runtime keys
     Autograd = 100
@@ -32,7 +42,7 @@ class DispatchKey(enum.IntEnum):
 
 
 K = DispatchKey
-NUM_KEYS = 16
+NUM_KEYS = 19
 BACKEND_KEYS = (K.CPU, K.CUDA, K.Meta, K.PrivateUse1)
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 AUTOGRAD_KEYS = (K.AutogradOther, K.AutogradCPU, K.AutogradCUDA, K.AutogradMeta, K.AutogradPrivateUse1)

@@ -421,5 +421,6 @@ def register_fallback(key, fn, boxed=True):
 
 
 # Layers that most ops do not need pass through by default, so they cost nothing in the table.
-for _k in (K.ADInplaceOrView, K.Python, K.BackendSelect, K.PythonDispatcher) + AUTOCAST_KEYS:
+for _k in (K.ADInplaceOrView, K.Python, K.BackendSelect, K.PythonDispatcher, K.FuncTorchBatched, K.ForwardAD,
+           K.PythonTorchFunction) + AUTOCAST_KEYS:
     BACKEND_FALLBACKS[_k] = FALLTHROUGH

@@ -5,3 +5,21 @@ through it: `torch._C._LinAlgError` (the class behind torch.linalg.LinAlgError).
 from ember.kernels.cpu.linalg import LinAlgError as _LinAlgError
 
 __all__ = ["_LinAlgError"]
+
+
+# __torch_function__ / __torch_dispatch__ switches (torch._C's names)
+from ember.dispatch.python_key import DisableTorchFunctionSubclass  # noqa: E402
+from ember.tensor import _disabled_torch_dispatch_impl, _disabled_torch_function_impl  # noqa: E402,F401
+
+
+class DisableTorchFunction(DisableTorchFunctionSubclass):
+    """Modes off too: in ember both live on the one PythonTorchFunction key."""
+
+
+def _is_torch_function_enabled():
+    from ember.dispatch.python_key import torch_function_enabled  # lazy: keep _C's import list short
+    return torch_function_enabled()
+
+
+__all__ += ["DisableTorchFunctionSubclass", "DisableTorchFunction", "_disabled_torch_function_impl",
+            "_disabled_torch_dispatch_impl", "_is_torch_function_enabled"]

@@ -110,3 +110,23 @@ def result_type(tensor1, tensor2):
             return (x._dtype, 0 if x._shape else 1)
         return (_dtmod.scalar_dtype(x), 2)
     return _dtmod.result_type_of((part(tensor1), part(tensor2)))
+
+
+# Graph mode, function transforms and the Python key's user API load on first use: `import ember`
+# pays nothing for them (torch imports them eagerly; they would cost ember ~10% of its import).
+_LAZY_MODULES = {"fx": "ember.fx", "func": "ember.func", "_dynamo": "ember._dynamo",
+                 "_functorch": "ember._functorch", "_subclasses": "ember._subclasses",
+                 "overrides": "ember.overrides", "_inductor": "ember._inductor"}
+# public functions that live in those modules: name -> (module, attribute)
+_LAZY_ATTRS = {"compile": ("ember._dynamo.eval_frame", "compile"), "vmap": ("ember._functorch.apis", "vmap")}
+
+
+def __getattr__(name):
+    import importlib  # lazy: see _LAZY_MODULES
+    mod = _LAZY_MODULES.get(name)
+    if mod is not None:
+        return importlib.import_module(mod)
+    spec = _LAZY_ATTRS.get(name)
+    if spec is not None:
+        return getattr(importlib.import_module(spec[0]), spec[1])
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

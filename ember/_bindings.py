@@ -6,6 +6,7 @@ from ember.core.dtype import dtype as _dtype
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.backend_select import dev_keys  # noqa: F401  (the bindings' BackendSelect)
 from ember.dispatch.operator import NoTensorArgumentsError, list_keys
+from ember.dispatch.python_key import handle_objects, objects_with_torch_function
 from ember.dispatch.resolve import (MISSING, NUMPY_NAMES, fail, resolve, to_device, to_dtype,  # noqa: F401
                                     to_int, to_intlist, to_scalar)
 
@@ -100,7 +101,14 @@ def factory_requires_grad(r):
 
 
 def generic(name, ops, args, kwargs):
-    return _call(*_select(name, ops, args, kwargs))
+    try:
+        sel = _select(name, ops, args, kwargs)
+    except TypeError:
+        objs = objects_with_torch_function(args, kwargs)
+        if objs:
+            return handle_objects(name, ops, objs, args, {k: v for k, v in kwargs.items() if v is not MISSING})
+        raise
+    return _call(*sel)
 
 
 def _depth(tb):
@@ -136,7 +144,13 @@ def fallback(name, ops, kwargs, err, args=(), positional=()):
     kwargs = {k: v for k, v in kwargs.items() if k[0] != "_" and k not in positional}
     if extra:
         _numpy_names(name, ops, kwargs, extra)
-    sel = _select(name, ops, args, kwargs)
+    try:
+        sel = _select(name, ops, args, kwargs)
+    except TypeError:
+        objs = objects_with_torch_function(args, kwargs)
+        if objs:  # fx's Proxy and other non-Tensor objects with __torch_function__ (torch.overrides)
+            return handle_objects(name, ops, objs, args, kwargs)
+        raise
     if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched" or isinstance(
             err, NoTensorArgumentsError):
         return _call(*sel)

@@ -18,6 +18,7 @@ from ember._generated.tensor_base import _TensorBase, bind_tensor_class
 from ember import _conversion as _conv
 from ember import _indexing, _tensor_str
 from ember import autograd as _autograd  # Tensor.backward
+from ember.dispatch import python_key as _pk
 # the hand-written methods: named in the class body below, so imported before it. They make new
 # tensors through tensor_class[0], which is set once the class exists.
 from ember._python_api import (autograd as _api_autograd, complex_search as _api_complex,
@@ -26,6 +27,26 @@ from ember._python_api import (autograd as _api_autograd, complex_search as _api
 _tnew = tuple.__new__
 
 _WARNED = set()
+
+
+def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
+    """torch._C._disabled_torch_function_impl: a subclass that sets __torch_function__ to it opts out."""
+    return func(*args, **(kwargs or {}))
+
+
+def _disabled_torch_dispatch_impl(cls, func, types, args=(), kwargs=None):
+    return NotImplemented
+
+
+def _convert_subclass(ret, cls):
+    if cls is Tensor:
+        return ret
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)):
+        return type(ret)(_convert_subclass(r, cls) for r in ret) if type(ret) in (tuple, list) else \
+            type(ret)(*(_convert_subclass(r, cls) for r in ret))
+    return ret
 
 
 def _warn_once(msg):
@@ -72,10 +93,57 @@ class Tensor(_TensorBase):
             raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
         if type(t) is not cls:
             t.__class__ = cls
+            t._keys |= cls._py_keys
         return t
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ---- subclasses: __torch_dispatch__ and __torch_function__ (ember/dispatch/python_key.py) -----
+    # A subclass that overrides either carries the Python / PythonTorchFunction key on its instances:
+    # _py_keys is computed once per class, and every place that gives a tensor a subclass adds it.
+    _py_keys = 0
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        td = getattr(cls.__torch_dispatch__, "__func__", cls.__torch_dispatch__)
+        tf = getattr(cls.__torch_function__, "__func__", cls.__torch_function__)
+        cls._py_keys = ((_pk.PYTHON if td is not _disabled_torch_dispatch_impl else 0)
+                        | (_pk.TORCH_FUNCTION if tf is not _TF_DEFAULT and tf is not _disabled_torch_function_impl
+                           else 0))
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """The default: run `func` with subclasses' __torch_function__ off, and give tensor results
+        this class (torch's Tensor.__torch_function__)."""
+        if kwargs is None:
+            kwargs = {}
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
+        with _pk.DisableTorchFunctionSubclass():
+            return _convert_subclass(func(*args, **kwargs), cls)
+
+    __torch_dispatch__ = classmethod(_disabled_torch_dispatch_impl)
+
+    @staticmethod
+    def _make_wrapper_subclass(cls, size, strides=None, storage_offset=None, memory_format=None, dtype=None,
+                               layout=strided, device=None, pin_memory=False, requires_grad=False,
+                               dispatch_sizes_strides_policy=None, dispatch_device=False, dispatch_layout=False,
+                               _extra_dispatch_keys=None, storage_size=None):
+        """A tensor of class `cls` with metadata and no data: its __torch_dispatch__ computes every op
+        (torch.Tensor._make_wrapper_subclass)."""
+        from ember.core.keys import backend_keyset
+        from ember.core.tensor_impl import make_meta
+        dev = CPU if device is None else _device(device)
+        dt = _dt.defaults.float if dtype is None else dtype
+        t = make_meta(tuple(int(n) for n in size), dt, None if strides is None else tuple(int(n) for n in strides),
+                      device=dev, keys=backend_keyset(dev.type) | cls._py_keys | _pk.PYTHON)
+        if storage_offset:
+            t._offset = int(storage_offset)
+        t.__class__ = cls
+        if requires_grad:
+            t.requires_grad_()
+        return t
 
     @staticmethod
     def _make_subclass(cls, data, require_grad=False, **kwargs):
@@ -83,14 +151,17 @@ class Tensor(_TensorBase):
         t = data.detach()
         if type(t) is not cls:
             t.__class__ = cls
+            t._keys |= cls._py_keys
         if require_grad:
             t.requires_grad_()
         return t
 
     def as_subclass(self, cls):
         """This tensor's data as an instance of `cls` (shares storage and autograd history)."""
-        t = self.view_as(self) if self.requires_grad else self.detach()
+        with _pk.DisableTorchFunctionSubclass():
+            t = self.view_as(self) if self.requires_grad else self.detach()
         t.__class__ = cls
+        t._keys = (t._keys & ~(_pk.PYTHON | _pk.TORCH_FUNCTION)) | cls._py_keys
         return t
 
     # ---- metadata --------------------------------------------------------------------------
@@ -699,6 +770,7 @@ def _scalar_like(other, self):
 
 _BACKEND_AND_VIEW = ~sum(1 << k for k in AUTOGRAD_OF.values())
 tensor_class[0] = Tensor
+_TF_DEFAULT = Tensor.__torch_function__.__func__
 bind_tensor_class(Tensor)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autograd_key_bit
 from ember.core import tls
-from ember.core.tensor_impl import TensorImpl
+from ember.core.tensor_impl import TensorImpl, tensor_class as _tensor_class
 
 _state = tls.state
 _seq = itertools.count()
@@ -325,6 +325,8 @@ def alias(t):
                 setattr(r, s, getattr(t, s))
             except AttributeError:
                 pass
+        if t.__class__ is not _tensor_class[0]:  # a subclass's own state (a FakeTensor's meta tensor)
+            r.__dict__.update(t.__dict__)
     return r
 
 

@@ -71,6 +71,9 @@ class _State(threading.local):
     # formulas' ops then skip the Autograd layer. Whatever turns grad mode on inside backward
     # (enable_grad, set_grad_enabled, a create_graph backward) lifts them for its scope.
     bw_excluded = 0
+    # the user's __torch_dispatch__ and __torch_function__ modes, innermost last (ember/dispatch/python_key.py)
+    dispatch_modes = ()
+    function_modes = ()
 
     def __init__(self):
         self.device_stack = []

@@ -57,10 +57,10 @@ class OperatorHandle:
         self.ns = ns
         if isinstance(schema, str):
             self._schema_obj, self._text = None, schema
-            self.name, self.overload = name, overload
+            self.name, self.overload = _OpName(name, ns, overload), overload
         else:
             self._schema_obj, self._text = schema, schema.text
-            self.name, self.overload = schema.name, schema.overload
+            self.name, self.overload = _OpName(schema.name, ns, schema.overload), schema.overload
         self.kernels = {}
         self.table = _Table()
         self.table.op = self
@@ -84,8 +84,34 @@ class OperatorHandle:
     def __repr__(self):
         return f"{self.ns}.{self.name}.{self.overload or 'default'}"
 
+    # ---- torch's OpOverload surface, for __torch_dispatch__ handlers and fx graphs -------------
+    @property
     def _schema(self):
         return self.schema
+
+    @property
+    def __name__(self):
+        return f"{self.name}.{self.overload or 'default'}"
+
+    @property
+    def _opname(self):
+        return str(self.name)
+
+    @property
+    def _overloadname(self):
+        return self.overload or "default"
+
+    @property
+    def overloadpacket(self):
+        return self.packet
+
+    @property
+    def namespace(self):
+        return self.ns
+
+    def __reduce__(self):
+        # ops pickle by name (an fx graph holding them can be saved), as torch's OpOverload does
+        return (_lookup_op, (self.ns, str(self.name), self.overload or ""))
 
     # ---- registration ----------------------------------------------------------------------
     def register(self, key, fn, redispatch=False, name=None):
@@ -183,7 +209,17 @@ class OperatorHandle:
         """Boxed call from Python: compute the key set from every tensor argument."""
         if kwargs or len(args) < len(self.schema.arguments):
             args = bind_kwargs(self.schema, args, kwargs)
-        return self.table[keyset_of(args)](*args)
+        ks = keyset_of(args)
+        if not ks & BACKEND_MASK:
+            ks = self._factory_keys(args)
+        return self.table[ks](*args)
+
+    def _factory_keys(self, args):
+        """No tensor argument: the backend comes from device= (BackendSelect's rule)."""
+        from ember.dispatch.backend_select import dev_keys
+        dev = next((v for a, v in zip(self.schema.arguments, args) if a.base == "Device"), None)
+        d = tls.state.dk
+        return (keyset_of(args) | dev_keys(dev) | d[0]) & d[1]
 
     def redispatch(self, ks, *args):
         return self.table[ks](*args)
@@ -193,6 +229,23 @@ class OperatorHandle:
 
     def default(self, *args, **kwargs):
         return self(*args, **kwargs)
+
+
+class _OpName(str):
+    """An op's base name ("add"), which is also torch's `OpOverload.name()`: calling it gives the
+    qualified name ("aten::add.Tensor")."""
+
+    def __new__(cls, name, ns="aten", overload=None):
+        s = str.__new__(cls, name)
+        s.qualified = f"{ns}::{name}" + (f".{overload}" if overload else "")
+        return s
+
+    def __call__(self):
+        return self.qualified
+
+
+def _lookup_op(ns, name, overload):
+    return OPERATORS[f"{ns}::{name}" + (f".{overload}" if overload else "")]
 
 
 def _keys_of(x):

@@ -1,0 +1,1 @@
+"""ember.fx.experimental (torch.fx.experimental): make_fx lives in proxy_tensor."""

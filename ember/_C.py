@@ -23,3 +23,12 @@ def _is_torch_function_enabled():
 
 __all__ += ["DisableTorchFunctionSubclass", "DisableTorchFunction", "_disabled_torch_function_impl",
             "_disabled_torch_dispatch_impl", "_is_torch_function_enabled"]
+
+
+def _set_grad_enabled(mode):
+    """torch._C._set_grad_enabled: grad mode on or off for this thread (what set_grad_enabled calls)."""
+    from ember.autograd.grad_mode import set_grad_enabled  # lazy: keep _C's import list short
+    set_grad_enabled(mode)
+
+
+__all__ += ["_set_grad_enabled"]

@@ -121,3 +121,19 @@ def test_zero_size_views_keep_storage_offset(k):
     assert (e.storage_offset(), tuple(e.shape), e.stride()) == (t.storage_offset(), tuple(t.shape), t.stride())
     em = f(ember.arange(10.0, device="meta"))
     assert em.storage_offset() == t.storage_offset()
+
+
+def test_assert_and_set_grad_enabled():
+    import pytest
+    import torch
+
+    import ember
+    for L in (ember, torch):
+        L._assert(True, "fine")
+        L._assert(L.tensor(True), "fine")
+        with pytest.raises(AssertionError, match="^boom$"):
+            L._assert(L.tensor(False), "boom")
+        L._C._set_grad_enabled(False)
+        assert not L.is_grad_enabled()
+        L._C._set_grad_enabled(True)
+        assert L.is_grad_enabled()

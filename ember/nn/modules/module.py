@@ -649,6 +649,8 @@ class Module:
 
     # ---- calling --------------------------------------------------------------------------------
     def _call_impl(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:  # set by Module.compile()
+            return self._compiled_call_impl(*args, **kwargs)
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
                 or self._forward_pre_hooks or _global_backward_pre_hooks or _global_backward_hooks
                 or _global_forward_hooks or _global_forward_pre_hooks):
@@ -751,6 +753,20 @@ class Module:
 
     __call__ = _call_impl
     _wrapped_call_impl = _call_impl
+
+    def _uncompiled_call_impl(self, *args, **kwargs):
+        # _call_impl without the compiled check: what Module.compile() compiles
+        if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
+                or self._forward_pre_hooks or _global_backward_pre_hooks or _global_backward_hooks
+                or _global_forward_hooks or _global_forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place with ember.compile (torch's Module.compile):
+        later calls of the module run the compiled code; the arguments are ember.compile's."""
+        import ember  # lazy: graph mode is a library above nn
+        self._compiled_call_impl = ember.compile(self._uncompiled_call_impl, *args, **kwargs)
 
     # ---- attribute routing --------------------------------------------------------------------
     def __getstate__(self):

@@ -40,4 +40,5 @@ def test_generated_code_stays_readable():
                     if len(line.rstrip("\n")) > 200:
                         long_lines.append(f"{name}:{i} ({len(line.rstrip())} characters)")
     assert not long_lines, long_lines[:10]
-    assert total <= 20_000, f"ember/_generated has {total} lines (budget 20,000)"
+    # 21,500: forward-mode AD added its tangent formula table (one line per op, _generated/forward_ad.py)
+    assert total <= 21_500, f"ember/_generated has {total} lines (budget 21,500)"

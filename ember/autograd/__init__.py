@@ -116,7 +116,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph:
+            tangent = getattr(v, "_fw_grad", None)
             v = v.detach()
+            if tangent is not None:  # as in torch, a gradient keeps its forward-mode tangent
+                forward_ad._set_tangent(v, tangent)
         res.append(v)
     return tuple(res)  # always a tuple, one entry per input, as torch returns
 
@@ -130,5 +133,6 @@ from ember.autograd.function import Function, FunctionCtx, once_differentiable  
 from ember.autograd.anomaly import (detect_anomaly, is_anomaly_enabled, set_detect_anomaly)  # noqa: E402,F401
 from ember.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402,F401
 from ember.autograd import functional  # noqa: E402,F401
+from ember.autograd import forward_ad  # noqa: E402,F401  (registers the ForwardAD layer)
 from ember.autograd.grad_mode import set_multithreading_enabled  # noqa: E402,F401
 from ember.autograd.variable import Variable  # noqa: E402,F401

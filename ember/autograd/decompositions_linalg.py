@@ -26,6 +26,7 @@ def _autograd(fn):
             return fn(*args)
         return below(*args)
     kernel.__name__ = kernel.__qualname__ = fn.__name__
+    kernel.decomposition = fn  # forward AD runs it on dual tensors (ember/autograd/forward_ad.py)
     return _Kernel(kernel, redispatch=True, name="decompositions_linalg." + fn.__name__)
 
 

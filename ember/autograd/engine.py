@@ -14,12 +14,13 @@ import numpy as np
 
 from ember.autograd.graph import AccumulateGrad, Node
 from ember.core import tls
-from ember.core.keys import AUTOGRAD_MASK as _AUTOGRAD_MASK
+from ember.core.keys import AUTOGRAD_MASK as _AUTOGRAD_MASK, DispatchKey as _K
 
 _state = tls.state
 _getrefcount = sys.getrefcount
 _nd = np.ndarray
 _np_add = np.add
+_FW = 1 << _K.ForwardAD  # a gradient with a forward-mode tangent adds through the ForwardAD layer
 _heappush, _heappop = heapq.heappush, heapq.heappop
 
 
@@ -214,7 +215,7 @@ def _run(ready, buffers, deps, keep_graph, inplace_ok, task):
                         if (_getrefcount(old) == 3 and old._ameta is None and old._base is None
                                 and old._shape == g._shape and old._dtype is g._dtype and a.__class__ is _nd
                                 and g._np.__class__ is _nd and _getrefcount(a) == 3 and a.base is None
-                                and a.flags.writeable):
+                                and a.flags.writeable and not (old._keys | g._keys) & _FW):
                             _np_add(a, g._np, a)
                         else:
                             b[nr] = old + g

@@ -11,6 +11,7 @@ import ember
 from ember._generated import ops as _ops
 from ember.core import dtype as _dt
 from ember.core import tls as _tls
+from ember.core.keys import DispatchKey
 
 __all__ = [
     "idx_select_backward", "idx_slice_backward", "idx_unsqueeze_backward", "idx_index",
@@ -24,7 +25,12 @@ __all__ = [
 _st = _tls.state
 
 
+_BATCHED = 1 << DispatchKey.FuncTorchBatched
+
+
 def _zeros(sizes, like):
+    if like._keys & _BATCHED:  # like.new_zeros, as torch's formulas: under vmap, batched zeros to write into
+        return like.new_zeros(tuple(sizes))
     return ember.zeros(tuple(sizes), dtype=like._dtype, device=like._device)
 
 

@@ -12,6 +12,7 @@ import ember
 from ember.autograd.graph import Node
 from ember.core import dtype as _dt
 from ember.core.errors import wrap_dim
+from ember.core.keys import DispatchKey
 
 __all__ = [
     "shp_permute_backward", "shp_unsqueeze_to", "shp_diagonal_backward",
@@ -21,7 +22,12 @@ __all__ = [
 ]
 
 
+_BATCHED = 1 << DispatchKey.FuncTorchBatched
+
+
 def _zeros(sizes, like):
+    if like._keys & _BATCHED:  # like.new_zeros, as torch's formulas: under vmap, batched zeros to write into
+        return like.new_zeros(tuple(sizes))
     return ember.zeros(tuple(sizes), dtype=like._dtype, device=like._device)
 
 

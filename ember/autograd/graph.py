@@ -12,7 +12,12 @@ import numpy as np
 
 from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autograd_key_bit
 from ember.core import tls
+from ember.core.keys import DispatchKey as _DK
 from ember.core.tensor_impl import TensorImpl, tensor_class as _tensor_class
+
+# forward-mode AD (ember/autograd/forward_ad.py) sets this: copy_tangent[0](saved, alias)
+copy_tangent = [None]
+_FORWARD_AD = 1 << _DK.ForwardAD
 
 _state = tls.state
 _seq = itertools.count()
@@ -407,6 +412,8 @@ class SavedVariable:
             # reconnect the output to the node that produced it (double backward)
             r = alias(d)
             set_history_quiet(r, node, self.output_nr)
+            if copy_tangent[0] is not None and d._keys & _FORWARD_AD:
+                copy_tangent[0](d, r)  # the alias keeps the saved output's forward-mode tangent
             return r
         return d
 

@@ -6,9 +6,11 @@ history becomes a strided slice of the base's (PyTorch's rebase_history in Varia
 """
 from ember.autograd.graph import Node, edge, set_history
 from ember.core import tls
+from ember.core.keys import DispatchKey
 from ember.core.tensor_impl import TensorImpl, contiguous_strides
 
 _state = tls.state
+_BATCHED = 1 << DispatchKey.FuncTorchBatched
 
 
 def _requires_grad_leaf(t):
@@ -53,7 +55,10 @@ class CopySlices(Node):
         g = grads[0]
         shape, strides, off = self.base_geom
         vshape, vstrides, voff = self.view_geom
-        result = ember.empty_strided(shape, strides, dtype=g._dtype, device=g._device)
+        if g._keys & _BATCHED:  # a batched gradient (vmap): a batch of such buffers
+            result = g.new_empty_strided(shape, strides)
+        else:
+            result = ember.empty_strided(shape, strides, dtype=g._dtype, device=g._device)
         result.copy_(g)
         gslice = result.as_strided(vshape, vstrides, voff - off)
         res = self.fn.apply([gslice.clone()])
@@ -77,7 +82,9 @@ class AsStridedBackward0(Node):
         g = grads[0]
         shape, strides, off = self.base_geom
         vshape, vstrides, voff = self.view_geom
-        if strides == _contig(shape):
+        if g._keys & _BATCHED:  # a batched gradient (vmap): a batch of such buffers
+            result = g.new_empty_strided(shape, strides).zero_()
+        elif strides == _contig(shape):
             result = ember.zeros(shape, dtype=g._dtype, device=g._device)
         else:
             result = ember.empty_strided(shape, strides, dtype=g._dtype, device=g._device).zero_()

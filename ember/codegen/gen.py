@@ -19,6 +19,7 @@ def _load_by_path(name, path):
 _load_by_path("_schema", os.path.join(_HERE, "..", "dispatch", "schema.py"))
 _model = _load_by_path("_model", os.path.join(_HERE, "model.py"))
 _agen = _load_by_path("_agen", os.path.join(_HERE, "autograd_gen.py"))
+_fgen = _load_by_path("_fgen", os.path.join(_HERE, "forward_gen.py"))
 NUMBERS_AS_TENSORS, load = _model.NUMBERS_AS_TENSORS, _model.load
 
 GEN_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "_generated")
@@ -810,6 +811,7 @@ def generate():
     decls = load()
     modules = sorted({d.python_module for d in decls if d.python_module})
     files = {"ops.py": gen_ops(decls), "autograd.py": _agen.gen_autograd(decls, HEADER),
+             "forward_ad.py": _fgen.gen_forward(decls, HEADER),
              "methods.py": gen_bindings(decls, True),
              "functions.py": gen_bindings(decls, False),
              "tensor_base.py": gen_tensor_base(decls, modules)}

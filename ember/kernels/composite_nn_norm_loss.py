@@ -10,8 +10,10 @@ import math
 import ember
 from ember._generated import ops as _ops
 from ember.core import dtype as _dt
+from ember.core.keys import DispatchKey
 
 _MEAN, _SUM = 1, 2
+_BATCHED = 1 << DispatchKey.FuncTorchBatched
 _CPP = {_dt.float32: "float", _dt.float64: "double", _dt.float16: "c10::Half",
         _dt.bfloat16: "c10::BFloat16", _dt.int64: "long int", _dt.int32: "int", _dt.int16: "short int",
         _dt.int8: "signed char", _dt.uint8: "unsigned char", _dt.complex64: "c10::complex<float>",
@@ -279,8 +281,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         # PyTorch's _safe_softmax: rows that are entirely -inf give zeros, not nan
         full = (attn == float("-inf")).all(-1, keepdim=True)
         soft = ember.softmax(attn, -1)
-        # the fill is a no-op (values and gradients) when no row is fully masked: skip it on CPU
-        if query.device.type != "cpu" or bool(full.any()):
+        # the fill is a no-op (values and gradients) when no row is fully masked: skip it on CPU (not
+        # under vmap, where bool() of a batched tensor is data-dependent control flow)
+        if query.device.type != "cpu" or full._keys & _BATCHED or bool(full.any()):
             soft = soft.masked_fill(full, 0.0)
         attn = soft
     else:

@@ -10,8 +10,8 @@ from ember.core.dtype import (bfloat16, bool_ as bool, complex64, complex128, fl
                               float64, int8, int16, int32, int64, uint8, dtype, promote_types,
                               can_cast, get_default_dtype, set_default_dtype)
 from ember.core.keys import DispatchKey
-from ember.core.layout import (channels_last, contiguous_format, layout, memory_format,  # noqa: F401
-                               preserve_format, strided)
+from ember.core.layout import (channels_last, channels_last_3d, contiguous_format, layout,  # noqa: F401
+                               memory_format, preserve_format, strided)
 from ember._size import Size
 from ember.tensor import Tensor
 # each dispatch key's kernels, registered once Tensor exists (the CPU glue makes Tensors)

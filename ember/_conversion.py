@@ -3,6 +3,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.device import device as _device
+from ember.core.layout import suggest_memory_format
 from ember.core.tensor_impl import TensorImpl, make_meta, wrap_cpu
 
 _LEGACY_NAMES = _dt.LEGACY_NAMES
@@ -138,22 +139,20 @@ def to(self, *args, **kwargs):
     dev, dtype, non_blocking, copy, memory_format = _parse_to(args, kwargs)
     same_dev = _same_device(dev, self._device)
     same_dt = dtype is None or dtype is self._dtype
-    mfn = getattr(memory_format, "name", "preserve_format")
-    # PyTorch aliases when the tensor's suggested format already is the asked one: only
-    # channels_last is told apart from contiguous_format
-    mf_ok = mfn in ("preserve_format", "contiguous_format") or self.is_contiguous(memory_format)
+    # to_will_alias: preserve_format, or the format the tensor's strides suggest already
+    mf_ok = memory_format is None or memory_format.name == "preserve_format" or \
+        suggest_memory_format(self._shape, self.stride()) is memory_format
     if same_dev and same_dt and not copy and mf_ok:
         return self
-    r = self._to_copy(dtype=dtype or self._dtype, device=self._device if same_dev else dev,
-                      non_blocking=non_blocking)
-    if memory_format is not None and getattr(memory_format, "name", "") == "contiguous_format" \
-            and not r.is_contiguous():
-        r = r.contiguous()
-    return r
+    return self._to_copy(dtype=dtype or self._dtype, device=self._device if same_dev else dev,
+                         non_blocking=non_blocking, memory_format=memory_format)
 
 
-def to_dtype_fast(self, d):
-    """t.float(), t.long(), ...: self when the dtype already matches."""
+def to_dtype_fast(self, d, memory_format=None):
+    """t.float(), t.long(), ...: self when the dtype already matches (and the memory format too:
+    Tensor.to's rule)."""
+    if memory_format is not None:
+        return to(self, d, memory_format=memory_format)
     return self if d is self._dtype else self._to_copy(dtype=d)
 
 

@@ -252,7 +252,7 @@ class Tensor(_TensorBase):
         return False
 
     def is_contiguous(self, memory_format=None):
-        if memory_format is None or getattr(memory_format, "name", "") != "channels_last":
+        if memory_format is None or getattr(memory_format, "name", "")[:13] != "channels_last":
             for n in self._shape:
                 if n == 0:  # an empty tensor is contiguous whatever its strides (c10)
                     return True
@@ -531,6 +531,8 @@ class Tensor(_TensorBase):
         return _conv.type_(self, dtype, non_blocking, **kwargs)
 
     def cpu(self, memory_format=None):
+        if memory_format is not None:
+            return self.to("cpu", memory_format=memory_format)
         return self if self._device is CPU else self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -538,43 +540,43 @@ class Tensor(_TensorBase):
             dev = _device(device)
         else:
             dev = _device("cuda", device) if device is not None else _device("cuda")
-        return self.to(dev, non_blocking=non_blocking)
+        return self.to(dev, non_blocking=non_blocking, memory_format=memory_format)
 
     def float(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.float32)
+        return _conv.to_dtype_fast(self, _dt.float32, memory_format)
 
     def double(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.float64)
+        return _conv.to_dtype_fast(self, _dt.float64, memory_format)
 
     def half(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.float16)
+        return _conv.to_dtype_fast(self, _dt.float16, memory_format)
 
     def bfloat16(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.bfloat16)
+        return _conv.to_dtype_fast(self, _dt.bfloat16, memory_format)
 
     def int(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.int32)
+        return _conv.to_dtype_fast(self, _dt.int32, memory_format)
 
     def long(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.int64)
+        return _conv.to_dtype_fast(self, _dt.int64, memory_format)
 
     def short(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.int16)
+        return _conv.to_dtype_fast(self, _dt.int16, memory_format)
 
     def char(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.int8)
+        return _conv.to_dtype_fast(self, _dt.int8, memory_format)
 
     def byte(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.uint8)
+        return _conv.to_dtype_fast(self, _dt.uint8, memory_format)
 
     def bool(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.bool_)
+        return _conv.to_dtype_fast(self, _dt.bool_, memory_format)
 
     def cfloat(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.complex64)
+        return _conv.to_dtype_fast(self, _dt.complex64, memory_format)
 
     def cdouble(self, memory_format=None):
-        return _conv.to_dtype_fast(self, _dt.complex128)
+        return _conv.to_dtype_fast(self, _dt.complex128, memory_format)
 
     def type_as(self, other):
         return self.to(other._device, other._dtype)

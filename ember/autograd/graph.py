@@ -13,6 +13,7 @@ import numpy as np
 from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autograd_key_bit
 from ember.core import tls
 from ember.core.keys import DispatchKey as _DK
+from ember.core.layout import contiguous_format as _contiguous_format, is_non_overlapping_and_dense as _dense
 from ember.core.tensor_impl import TensorImpl, tensor_class as _tensor_class
 
 # forward-mode AD (ember/autograd/forward_ad.py) sets this: copy_tangent[0](saved, alias)
@@ -138,12 +139,12 @@ class AccumulateGrad(Node):
         old = m.grad
         if old is None:
             if _state.ag:  # grad mode on
-                m.grad = g
+                m.grad = g if _obeys_layout_contract(g, var) else _clone_obey_contract(g, var)
             elif (_getrefcount(g) <= 3 and g._base is None and g._ameta is None
-                  and g._shape == var._shape and g.is_contiguous()):
+                  and g._shape == var._shape and _obeys_layout_contract(g, var)):
                 m.grad = g  # nobody else holds it: take it, as PyTorch steals a use_count()==1 grad
             else:
-                m.grad = g.clone()  # shared with another leaf, or a view: own a copy
+                m.grad = _clone_obey_contract(g, var)  # shared with another leaf, or a view: own a copy
         elif _state.ag:
             m.grad = old + g
         else:
@@ -159,6 +160,37 @@ class AccumulateGrad(Node):
             for h in list(hooks):
                 h(var)
         return ()
+
+
+def _obeys_layout_contract(g, var):
+    """torch's obeys_layout_contract: a leaf's .grad has the leaf's strides (size-1 dims aside)
+    when the leaf is non-overlapping and dense, else it is contiguous."""
+    gs, vs = g.stride(), var.stride()
+    shape = var._shape
+    if g._shape != shape:
+        return g.is_contiguous()
+    if not _dense(shape, vs):
+        return g.is_contiguous()
+    if gs == vs:
+        return True
+    for n, a, b in zip(shape, gs, vs):
+        if n != 1:
+            if a != b:
+                return False
+        elif a == 0:
+            return False
+    return True
+
+
+def _clone_obey_contract(g, var):
+    """torch's clone_obey_contract: a copy of g laid out as the leaf (contiguous if it is not dense)."""
+    if var.is_contiguous():  # the common leaf: one clone, as before the contract (no stride work)
+        return g.clone(memory_format=_contiguous_format)
+    if g._shape == var._shape and _dense(var._shape, var.stride()):
+        r = g.new_empty_strided(var._shape, var.stride())
+        r.copy_(g)
+        return r
+    return g.clone(memory_format=_contiguous_format)
 
 
 def grad_accumulator(t):

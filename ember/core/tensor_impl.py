@@ -10,6 +10,7 @@ wrapper object would cost an allocation and an attribute hop on every op.
 from ember.core import dtype as _dt
 from ember.core.device import CPU, META
 from ember.core.keys import AUTOGRAD_MASK, backend_keyset
+from ember.core.layout import is_contiguous_as
 from ember.core.storage import UntypedStorage, root_array
 
 CPU_KEYS = backend_keyset("cpu")
@@ -95,21 +96,15 @@ class TensorImpl:
 
     def is_contiguous(self, memory_format=None):
         shape = self._shape
+        if memory_format is not None and getattr(memory_format, "name", "")[:13] == "channels_last":
+            return is_contiguous_as(shape, self._get_strides(), memory_format)  # no empty shortcut
         for n in shape:
             if n == 0:
                 return True
         strides = self._get_strides()
-        if memory_format is not None and getattr(memory_format, "name", "") == "channels_last":
-            if len(shape) != 4:
-                return False
-            order = (1, 3, 2, 0)
-        else:
-            order = range(len(shape) - 1, -1, -1)
         expected = 1
-        for i in order:
+        for i in range(len(shape) - 1, -1, -1):
             n = shape[i]
-            if n == 0:
-                return True
             if n != 1 and strides[i] != expected:
                 return False
             expected *= n

@@ -3,8 +3,8 @@
 import ember
 from ember.core.dtype import check_cast
 from ember.core.errors import warn_resized
+from ember.core.layout import like_strides
 from ember.core.tensor_impl import contiguous_strides
-from ember.kernels.meta.layout import dense_strides_like  # noqa: F401 - composite_creation uses it here
 
 
 def store_out(out, r, stacklevel=3):
@@ -23,19 +23,24 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
     """Cross-device or cross-dtype copy: allocate on the target, then copy_ (which converts)."""
     dtype = dtype or self._dtype
     device = device or self._device
-    if memory_format is not None and getattr(memory_format, "name", "") == "contiguous_format":
-        strides = contiguous_strides(self._shape)
-    else:
-        strides = dense_strides_like(self)
+    st = self.stride()
+    strides = contiguous_strides(self._shape)
+    if memory_format is not None or st != strides:  # the common contiguous input skips the stride rules
+        strides = like_strides(self._shape, st, memory_format)
     r = ember.empty_strided(tuple(self._shape), strides, dtype=dtype, device=device)
     r.copy_(self, non_blocking)
     return r
 
 
 def contiguous(self, memory_format=None):
-    if self.is_contiguous():
+    """Tensor.contiguous(memory_format): self when already laid out so, else a clone."""
+    if self.is_contiguous(memory_format):
         return self
-    return self.clone(memory_format=ember.contiguous_format)
+    if memory_format is None:
+        memory_format = ember.contiguous_format
+    elif memory_format.name == "preserve_format":
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return self.clone(memory_format=memory_format)
 
 
 def conj(self):

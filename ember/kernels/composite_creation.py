@@ -2,35 +2,22 @@
 ember ops so that they work on every backend (and across devices: zeros_like(x, device='meta'))."""
 import ember
 from ember.core import dtype as _dt
+from ember.core.layout import like_strides
 from ember.core.tensor_impl import contiguous_strides
-
-
-def _like_strides(self, memory_format):
-    """Strides of a *_like result: preserve_format keeps a dense permuted layout (ATen's
-    empty_like); contiguous_format / channels_last ask for that layout."""
-    name = getattr(memory_format, "name", None)
-    shape = self._shape
-    if name == "contiguous_format":
-        return contiguous_strides(shape)
-    if name == "channels_last":
-        if len(shape) != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-        n, c, h, w = shape
-        return (h * w * c, 1, w * c, c)
-    if name == "channels_last_3d":
-        if len(shape) != 5:
-            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
-        n, c, d, h, w = shape
-        return (d * h * w * c, 1, h * w * c, w * c, c)
-    from ember.kernels.composite import dense_strides_like
-    return dense_strides_like(self)
+from ember.kernels.meta.strides import empty_like_strides
 
 
 def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    if memory_format is None and self.is_contiguous():
-        return ember.empty(self._shape, dtype=dtype or self._dtype, device=device or self._device)
-    return ember.empty_strided(self._shape, _like_strides(self, memory_format),
-                               dtype=dtype or self._dtype, device=device or self._device)
+    """at::empty_like: preserve_format keeps a non-overlapping and dense input's strides (else
+    infer_dense_strides); the other formats ask for their layout."""
+    shape = self._shape
+    if self._device.type == "meta" and (memory_format is None or memory_format.name == "preserve_format"):
+        strides = empty_like_strides(self)  # torch's meta empty_like: torch._refs.empty_like
+    else:
+        strides = like_strides(shape, self.stride(), memory_format)
+    if strides == contiguous_strides(shape):
+        return ember.empty(shape, dtype=dtype or self._dtype, device=device or self._device)
+    return ember.empty_strided(shape, strides, dtype=dtype or self._dtype, device=device or self._device)
 
 
 def zeros_like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):

@@ -20,6 +20,7 @@ import numpy as np
 
 import ember
 from ember.core.keys import DispatchKey as K, backend_keyset
+from ember.core.layout import format_strides
 from ember.core.storage import UntypedStorage
 from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta
 from ember.dispatch.operator import OPERATORS, keyset_of
@@ -174,7 +175,7 @@ def launched(op):
 def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=None,
                         memory_format=None):
     dt = dtype or ember.get_default_dtype()
-    return new_tensor(tuple(size), dt, None, device or _device_of(()))
+    return new_tensor(tuple(size), dt, format_strides(size, memory_format), device or _device_of(()))
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):

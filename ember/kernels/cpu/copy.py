@@ -5,6 +5,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape
+from ember.core.layout import like_strides, preserve_strides
 from ember.kernels.cpu._glue import _OVERLAP
 
 
@@ -33,10 +34,40 @@ def copy_(dst, src, non_blocking=False):
     np.copyto(dst, src, casting="unsafe")
 
 
+def empty_laid_out(shape, strides, npd):
+    """An uninitialised array of `shape` with the given element strides (a dense layout)."""
+    need = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    isz = npd.itemsize
+    return np.ndarray(shape, npd, buffer=np.empty(need, npd), strides=tuple(s * isz for s in strides))
+
+
 def clone(a, memory_format=None):
-    if memory_format is not None and getattr(memory_format, "name", "") == "contiguous_format":
+    """at::clone: preserve_format keeps a non-overlapping and dense input's strides exactly (else
+    infer_dense_strides); contiguous_format / channels_last / channels_last_3d ask for that layout."""
+    if memory_format is None:
+        if a.flags.c_contiguous and 1 not in a.shape:  # the common case first (a size-1 dim may
+            return a.copy()                             # carry an odd stride that torch keeps)
+        name = "preserve_format"
+    else:
+        name = memory_format.name
+    if name == "contiguous_format":
         return np.array(a, order="C", copy=True)
-    return a.copy(order="K")  # preserve_format: keep a dense layout's strides
+    if name == "preserve_format":
+        r = a.copy(order="K")  # NumPy keeps the stride order: mostly torch's layout already
+        if r.strides == a.strides or not a.size:
+            return r
+        st = a.strides
+        if r.flags.c_contiguous and 1 not in a.shape and all(st[i] >= st[i + 1] for i in range(len(st) - 1)):
+            return r  # strides in row-major order (a slice): infer_dense_strides is contiguous too
+        isz = a.itemsize
+        strides = preserve_strides(a.shape, [s // isz for s in a.strides])
+        if r.strides == tuple(s * isz for s in strides):
+            return r
+    else:
+        strides = like_strides(a.shape, None, memory_format)
+    r = empty_laid_out(a.shape, strides, a.dtype)
+    np.copyto(r, a)
+    return r
 
 
 def local_scalar_dense(a):

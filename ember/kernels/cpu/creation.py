@@ -2,8 +2,10 @@
 import numpy as np
 
 from ember.core import dtype as _dt
+from ember.core.layout import format_strides
 from ember.core.tensor_impl import contiguous_strides
 from ember.kernels.cpu._glue import _OVERLAP
+from ember.kernels.cpu.copy import empty_laid_out
 from ember.kernels.meta.creation import (arange_plan, check_fill_value, check_size, check_size_zeros,
                                          checked, eye_check, fill_dtype, not_implemented,
                                          space_dtype)
@@ -30,6 +32,9 @@ def _alloc_failed(size, npd, zeros=False):
 
 def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     npd = _npdt(dtype)
+    if memory_format is not None and memory_format.name != "contiguous_format":
+        check_size(size)
+        return empty_laid_out(tuple(size), format_strides(size, memory_format), npd)
     try:
         return np.empty(size, npd)
     except (ValueError, MemoryError):

@@ -23,13 +23,13 @@ import numpy as np
 from ember.core.device import CPU, device as _device
 from ember.core.dtype import bool_, complex64, get_default_dtype, int64
 from ember.core.generator import Generator
+from ember.core.layout import format_strides, like_strides
 from ember.core.tensor_impl import TensorImpl, contiguous_strides
 from ember.cuda import _runtime
 from ember.dispatch.library import Library
 from ember.dispatch.operator import OPERATORS
 from ember.kernels.cpu._glue import wrap
 from ember.kernels.cuda import _glue
-from ember.kernels.meta.layout import dense_strides_like
 from ember.kernels.strided_views import register_strided_views
 
 __all__ = ["register", "registered_kernels", "fallback_ops_seen"]
@@ -55,13 +55,7 @@ def empty_memory_format(size, dtype=None, layout=None, device=None, pin_memory=N
                         memory_format=None):
     size = tuple(size)
     _check_size(size)
-    strides = None
-    if memory_format is not None and getattr(memory_format, "name", "") == "channels_last" \
-            and len(size) == 4:
-        n, c, h, w = size
-        strides = (h * w * c, 1, w * c, c)
-    return _glue.empty(size, _dtype(dtype), _dev(device),
-                       strides or contiguous_strides(size))
+    return _glue.empty(size, _dtype(dtype), _dev(device), format_strides(size, memory_format))
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
@@ -128,14 +122,7 @@ def local_scalar_dense(self):
 
 
 def clone(self, memory_format=None):
-    mf = getattr(memory_format, "name", "preserve_format")
-    if mf == "contiguous_format":
-        strides = contiguous_strides(self._shape)
-    elif mf == "channels_last" and len(self._shape) == 4:
-        n, c, h, w = self._shape
-        strides = (h * w * c, 1, w * c, c)
-    else:
-        strides = dense_strides_like(self)
+    strides = like_strides(self._shape, self.stride(), memory_format)
     r = _glue.empty(self._shape, self._dtype, self._device, strides)
     _glue._device_copy(r, self)
     return r

@@ -1,9 +1,9 @@
 """Between the dispatcher and the meta functions: specs (shape, dtype[, strides]) -> meta tensors."""
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape
+from ember.core.layout import preserve_strides
 from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta, make_view_meta
-from ember.kernels.meta.strides import (channels_last_strides, empty_like_strides,
-                                        is_non_overlapping_and_dense, tensor_iterator_strides)
+from ember.kernels.meta.strides import empty_like_strides, tensor_iterator_strides
 
 
 def wrap(spec):
@@ -133,16 +133,10 @@ def _all_dims(shape, args):
 
 
 def _clone(shape, args):
-    # preserve_format: a non-overlapping and dense input keeps its strides exactly
-    fmt = getattr(args[1] if len(args) > 1 else None, "name", "preserve_format")
-    if fmt == "contiguous_format":
-        return None
-    if fmt == "channels_last":
-        return channels_last_strides(shape)
+    # preserve_format: a non-overlapping and dense input (TensorImpl's flag: an empty one is)
+    # keeps its strides exactly, else infer_dense_strides (meta clone gives the other formats')
     x = args[0]
-    if is_non_overlapping_and_dense(x._shape, x.stride()):
-        return x.stride()
-    return empty_like_strides(x)
+    return preserve_strides(x._shape, x.stride())
 
 
 def _sort(shape, args):

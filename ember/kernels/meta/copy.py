@@ -1,4 +1,5 @@
 """Meta functions of copy_, clone, item."""
+from ember.core.layout import like_strides
 
 
 def copy_(dst, src, non_blocking=False):
@@ -9,7 +10,10 @@ def copy_(dst, src, non_blocking=False):
 
 
 def clone(t, memory_format=None):
-    return t._shape, t._dtype
+    # preserve_format's strides: the layout rule in _glue (_clone)
+    if memory_format is None or memory_format.name == "preserve_format":
+        return t._shape, t._dtype
+    return t._shape, t._dtype, like_strides(t._shape, None, memory_format)
 
 
 def local_scalar_dense(t):

@@ -4,6 +4,7 @@ import math
 
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape
+from ember.core.layout import format_strides
 
 _BOOL, _INT, _FLOAT, _COMPLEX = _dt.BOOL, _dt.INT, _dt.FLOAT, _dt.COMPLEX
 
@@ -115,6 +116,8 @@ def fill_dtype(value):
 # ---- meta functions ---------------------------------------------------------------------------
 def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     check_size(size)
+    if memory_format is not None and memory_format.name != "contiguous_format":
+        return tuple(size), dtype or _dt.defaults.float, format_strides(size, memory_format)
     return tuple(size), dtype or _dt.defaults.float
 
 

@@ -42,15 +42,6 @@ def is_channels_last(shape, strides):
     return True
 
 
-def channels_last_strides(shape):
-    out = [0] * 4
-    acc = 1
-    for d in (1, 3, 2, 0):
-        out[d] = acc
-        acc *= max(shape[d], 1)
-    return tuple(out)
-
-
 def is_non_overlapping_and_dense(shape, strides):
     """c10's compute_non_overlapping_and_dense: the strides alone, without TensorImpl's contiguous
     shortcut (so an empty tensor counts only if its strides are dense, as torch's meta empty_like

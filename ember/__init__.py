@@ -116,7 +116,8 @@ def result_type(tensor1, tensor2):
 # pays nothing for them (torch imports them eagerly; they would cost ember ~10% of its import).
 _LAZY_MODULES = {"fx": "ember.fx", "func": "ember.func", "_dynamo": "ember._dynamo",
                  "_functorch": "ember._functorch", "_subclasses": "ember._subclasses",
-                 "overrides": "ember.overrides", "_inductor": "ember._inductor"}
+                 "overrides": "ember.overrides", "_inductor": "ember._inductor",
+                 "compiler": "ember.compiler"}
 # public functions that live in those modules: name -> (module, attribute)
 _LAZY_ATTRS = {"compile": ("ember._dynamo.eval_frame", "compile"), "vmap": ("ember._functorch.apis", "vmap")}
 

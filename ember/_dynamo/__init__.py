@@ -25,8 +25,9 @@ def allow_in_graph(fn):
 
 def mark_dynamic(t, index, *, min=None, max=None, specialize_on=None):
     """Mark dimension(s) of `t` dynamic (torch._dynamo.mark_dynamic). Recorded on the tensor as
-    `_dynamo_dynamic_indices`; ember makes a size symbolic when it sees it change (automatic
-    dynamic shapes, see eval_frame's docstring), marked or not."""
+    `_dynamo_dynamic_indices`. A first compile with a marked size of 2 or more keeps its trace
+    "symbolic pending" and the next call at another size compiles one symbolic graph (even with
+    dynamic=False, as in torch); see eval_frame's docstring."""
     idx = [index] if isinstance(index, int) else list(index)
     s = getattr(t, "_dynamo_dynamic_indices", set())
     s.update(idx)

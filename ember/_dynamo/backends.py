@@ -67,4 +67,10 @@ def aot_eager(gm, example_inputs):
 
 @register_backend(tags=("debug",))
 def aot_eager_decomp_partition(gm, example_inputs):
+    """aot_eager with torch's min-cut rematerialization partitioner (ember/_functorch/partitioners.py)."""
     return gm.forward
+
+
+aot_eager_decomp_partition._ember_builtin = True
+aot_eager_decomp_partition._ember_aot = True
+aot_eager_decomp_partition._ember_partitioner = "min_cut"

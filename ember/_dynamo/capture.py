@@ -26,6 +26,7 @@ import sys
 import types
 
 import ember
+import ember.compiler as _compiler
 from ember.core import tls
 from ember.dispatch import python_key as _pk
 from ember.dispatch.operator import bind_kwargs
@@ -817,8 +818,11 @@ class capturing:
     def __enter__(self):
         _pk.push_dispatch_mode(self.rec)
         self.w.__enter__()
+        _compiler._compiling += 1          # ember.compiler.is_compiling() (ember.optim asks it)
+        _compiler._lazy_state_init = False
 
     def __exit__(self, *e):
+        _compiler._compiling -= 1
         self.w.__exit__()
         modes = _state.dispatch_modes
         if modes and modes[-1] is self.rec:

@@ -19,8 +19,9 @@ capture_dynamic_output_shape_ops = False
 # let exceptions from the backend compiler reach the user (torch's default: raise)
 suppress_errors = False
 verbose = False
-# the min-cut partitioner recomputes cheap ops in backward instead of saving them
-# (torch._functorch.config.activation_memory_budget's simplest form)
+# AOT autograd partitions the joint graph with torch's min-cut rematerialization (recompute
+# cheap ops in the backward where that saves fewer bytes) instead of saving what eager saves;
+# per function: ember.compile(fn, options={"partitioner": "min_cut"})
 use_min_cut_partitioner = False
 # where EMBER_COMPILE_DEBUG writes its directory
 debug_dir_root = None

@@ -33,10 +33,19 @@ Design (what runs, and its limits)
   size-dependent Python (`if x.shape[0] > 10`) can never be served a wrong graph: it gets its own
   entry. Batch sizes 1..64 cost 2 compiles (1 specialized, then symbolic from the third size on:
   the second size's trace is kept, not compiled, until the third shows which size varies).
-  dynamic=False keeps every size static; dynamic=True behaves as automatic; mark_dynamic is
-  recorded only. With aot_eager/inductor the joint graph is traced at two sizes and generalized
-  the same way (the size is an input of the forward and, where needed, of the backward). Graphs
-  with breaks stay static.
+  dynamic=False keeps every size static (sizes marked with mark_dynamic still become symbolic,
+  as in torch). mark_dynamic(t, d) and dynamic=True ask for symbolic sizes from the first compile;
+  one trace cannot show how the ops follow a size, so that first trace is kept "symbolic pending"
+  (the call ran eagerly, as every capturing call does; nothing is compiled) and the next call at
+  another size generalizes the two traces and compiles once: sizes 2..N cost one compile, as in
+  torch. A second call at the same size compiles the static graph, and the next size recompiles
+  it symbolic. Where the ops change with a marked size, torch raises ConstraintViolationError if
+  the code specialized it and guards if it branched; ember cannot tell the two apart, so it
+  compiles a separate entry and logs why (EMBER_LOGS=recompiles). An entry has one symbolic size:
+  with dynamic=True the first one that changes; a call changing two sizes at once gets a static
+  entry. With aot_eager/inductor the joint graph is traced at two sizes and generalized the same
+  way (the size is an input of the forward and, where needed, of the backward). Graphs with
+  breaks stay static.
 * Past config.recompile_limit entries: a warning in torch's words, then eager execution.
 * Limits: Python code that reads tensor memory without an op (`t._np`, numpy arrays built from
   `__array__` inside ember) is not seen; attributes of arbitrary objects read by the traced code
@@ -55,6 +64,7 @@ import types
 from ember._dynamo import backends as _backends, capture as _cap, codegen as _cg, config, exc, logs
 from ember._dynamo.capture import Ref
 from ember._dynamo.guards import GuardBuilder
+import ember.compiler as _compiler
 from ember.core import tls
 from ember.core.keys import DispatchKey as K
 from ember.nn.modules.module import Module
@@ -186,10 +196,10 @@ def _walk_sources(root, path, found, depth, seen):
         for i, e in enumerate(root):
             _walk_sources(e, path + (("item", i),), found, depth - 1, seen)
     elif isinstance(root, dict):
-        for k, e in list(root.items()):
-            if isinstance(k, Tensor):
-                continue
-            _walk_sources(e, path + (("item", k),), found, depth - 1, seen)
+        for i, (k, e) in enumerate(list(root.items())):
+            # a tensor key (an optimizer's state, keyed by parameter): named by its position
+            step = ("tkey", k, f"p{i}") if isinstance(k, Tensor) else ("item", k)
+            _walk_sources(e, path + (step,), found, depth - 1, seen)
     else:
         d = getattr(root, "__dict__", None)
         if isinstance(d, dict) and not isinstance(root, type) and not inspect.ismodule(root) and \
@@ -208,7 +218,7 @@ def _resolve(root, path):
             x = x.get_parameter(step[1])
         elif k == "buffer":
             x = x.get_buffer(step[1])
-        elif k == "item":
+        elif k == "item" or k == "tkey":
             x = x[step[1]]
         else:
             for part in step[1].split("."):
@@ -392,6 +402,7 @@ class CompiledFunction:
         self.n_compiles = 0
         self.debug_dir = None
         self.deferred = None      # a trace whose size may become symbolic at the next size (not compiled)
+        self._told = set()        # (entry, size) pairs whose failed generalization was logged
         functools.update_wrapper(self, fn, updated=())
         _ALL.append(self)
 
@@ -528,6 +539,13 @@ class CompiledFunction:
             reason = "the function changed grad mode or dispatch state for its caller"
         if reason is None and rec.segments[-1].brk is not None:
             reason = "a break after the last op"
+        if _compiler._lazy_state_init:
+            # an optimizer created its state (ember.compiler.note_lazy_state_init): this run was
+            # eager's, its trace is not kept; the next call captures again with the state in place
+            if logs.graph_breaks:
+                logs.emit("graph_breaks", f"{self._where()[0]}: state created lazily while capturing "
+                          f"({reason or 'new tensors kept outside the call'}); capturing again on the next call")
+            return result
         if reason is not None:
             if self.fullgraph:
                 raise exc.Unsupported(_side_effect_message(reason, self, w.where))
@@ -691,6 +709,20 @@ class CompiledFunction:
                     return result
                 self._finalize(e, e.values)
                 self.n_compiles += 1
+        if (d is None and len(rec.segments) == 1 and not _explain_sink and
+                not any(e.spec == spec for e in self.entries)):
+            why = self._dynamic_request(L)
+            if why is not None:
+                # symbolic pending: the first trace with a size marked dynamic is kept, not compiled;
+                # the next call at another size makes that size symbolic and compiles once (torch
+                # compiles symbolic at once; one trace cannot show how the ops follow a size)
+                self.deferred = (make_entry, list(L), spec)
+                if logs.recompiles:
+                    name, fn, line = self._where()
+                    logs.emit("recompiles", f"Compile of {name} ({fn}:{line}) deferred: {why}; the next call "
+                              "at another size compiles a symbolic graph (this call ran eagerly)")
+                self.compile_times.append(time.perf_counter() - t0)
+                return result
         if (self.dynamic is not False and config.automatic_dynamic_shapes and len(rec.segments) == 1 and
                 any(e.spec == spec and e.dyn is None and _one_size_change(e.example, L, 1) is not None
                     for e in self.entries)):
@@ -707,8 +739,9 @@ class CompiledFunction:
     def _automatic_dynamic(self, rec, L, spec):
         """A size changed: make it symbolic in an existing entry (generalize the two traces), or
         check a new size against an entry's symbolic graph. True when the entry now serves L."""
-        if self.dynamic is False or not config.automatic_dynamic_shapes or len(rec.segments) != 1:
+        if len(rec.segments) != 1:
             return False
+        auto = self.dynamic is not False and config.automatic_dynamic_shapes
         new = rec.segments[0]
         for e in self.entries:
             if e.spec != spec or e.root.brk is not None or len(rec.values) != e.nslots - (e.dyn is not None):
@@ -732,10 +765,19 @@ class CompiledFunction:
             if cand is None:
                 continue
             i, d, s0, s1 = cand
+            asked = self._dynamic_why(L, i, d) or self._dynamic_why(e.example, i, d)
+            if not (auto or asked):
+                continue
             S = e.nslots
             nodes = _cap.generalize(e.root.nodes, new.nodes, s0, s1, S)
             out = _cap.generalize_value(e.root.output, new.output, s0, s1, S)
             if nodes is None or out is None:
+                if asked and logs.recompiles and (e.index, s1) not in self._told:
+                    self._told.add((e.index, s1))
+                    logs.emit("recompiles", f"{self.frame_id}/{e.index}: {asked}, but the captured ops change with "
+                              f"it ({s0} -> {s1}: the code specializes or branches on it); compiling a separate "
+                              "static entry (torch raises ConstraintViolationError where the code specializes a "
+                              "marked size; ember cannot tell a specialization from a branch)")
                 continue
             valid = {s0, s1}
             relaxed = e.build_guards((i, d, valid), relaxed=True)[0]
@@ -755,10 +797,33 @@ class CompiledFunction:
             self._finalize(e, rec.values)
             self.n_compiles += 1
             if logs.recompiles:
-                logs.emit("recompiles", f"automatic dynamic shapes: {self.frame_id}/{e.index} made size {d} of "
-                          f"input {i} symbolic ({s0} -> {s1})")
+                logs.emit("recompiles", f"{asked or 'automatic dynamic shapes'}: {self.frame_id}/{e.index} made size "
+                          f"{d} of input {i} symbolic ({s0} -> {s1})")
             return True
         return False
+
+    def _dynamic_why(self, L, i, d):
+        """Why size d of leaf i is dynamic by request (mark_dynamic or dynamic=True), or None."""
+        x = L[i] if i < len(L) else None
+        if not isinstance(x, Tensor) or d >= len(x._shape):
+            return None
+        if _marked(x, d):
+            return f"size {d} of input {i} is marked dynamic (mark_dynamic)"
+        if self.dynamic is True and d not in getattr(x, "_dynamo_static_indices", ()):
+            return f"size {d} of input {i} is dynamic (dynamic=True)"
+        return None
+
+    def _dynamic_request(self, L):
+        """For a first compile: why a size of the inputs is dynamic from the start, or None. Sizes
+        0 and 1 stay specialized (torch's specialize_zero_one); non-contiguous inputs stay static."""
+        for i, x in enumerate(L):
+            if isinstance(x, Tensor) and x.is_contiguous():
+                for d, n in enumerate(x._shape):
+                    if n >= 2:
+                        why = self._dynamic_why(L, i, d)
+                        if why is not None:
+                            return why
+        return None
 
     def _path_guard(self, gb, p, t, root_objs, globals_read, closure):
         head = p[0]
@@ -1010,6 +1075,11 @@ def _grad_writes_unrecorded(rec):
     return None
 
 
+def _marked(x, d):
+    """ember._dynamo.mark_dynamic(x, d) was called."""
+    return d in getattr(x, "_dynamo_dynamic_indices", ())
+
+
 def _one_size_change(example, L, min_size=2):
     """(leaf, dim, old size, new size) when L differs from example in exactly one size of one
     contiguous tensor, everything else about the tensors equal; both sizes at least min_size
@@ -1045,8 +1115,8 @@ def _safe_resolve(root, path):
 def _path_str(p):
     out = (f"L[{p[0][1]}]" if p[0][0] == "input" else str(p[0][1])) if isinstance(p[0], tuple) else str(p[0])
     for step in p[1:]:
-        out += f".{step[1]}" if step[0] in ("attr", "param", "buffer") else (".grad" if step[0] == "grad"
-                                                                          else f"[{step[1]!r}]")
+        out += f".{step[1]}" if step[0] in ("attr", "param", "buffer") else (
+            ".grad" if step[0] == "grad" else f"[{step[2]}]" if step[0] == "tkey" else f"[{step[1]!r}]")
     return out
 
 
@@ -1213,6 +1283,8 @@ def reset():
         cf.graphs = []
         cf.compile_times = []
         cf.n_compiles = 0
+        cf.deferred = None      # a kept (symbolic pending) trace
+        cf._told = set()
     _frame_counter[0] = 0
 
 

@@ -11,7 +11,10 @@ For one captured segment whose inputs require grad:
    later eager op would have drawn.
 2. Partition it (partitioners.py): the forward graph returns the user's outputs plus the values
    the backward reads; the default partitioner saves what eager saves (exactly the forward values
-   the backward formulas used); min_cut_rematerialization_partition recomputes cheap ops instead.
+   the backward formulas used); min_cut_rematerialization_partition (config.use_min_cut_partitioner
+   or options={"partitioner": "min_cut"}) saves a minimum cut and recomputes the rest. The
+   returned callable tells what was chosen: .partitioner, .saved_values, .saved_bytes,
+   .default_saved_bytes, .recomputed.
 3. Wrap the pair as one autograd Function named CompiledFunction: autograd sees a single node,
    CompiledFunctionBackward. Its forward runs the forward graph with grad mode off; its backward
    runs the backward graph (with grad mode as the engine set it, so create_graph works through
@@ -134,9 +137,19 @@ def compile_segment(seg, example, replay, cf, names, values, dyn=None):
     if any(s is None for s in out_slots) or any(s is not None and rec.kind[s] == "input" and False
                                                 for s in grad_slots):
         return _fallback(replay, "an output that is not a tensor")
-    part = (partitioners.min_cut_rematerialization_partition if ember._dynamo.config.use_min_cut_partitioner
+    choice = cf.options.get("partitioner") if getattr(cf, "options", None) else None
+    if choice is None:
+        choice = getattr(cf.backend, "_ember_partitioner", None)
+    if choice is None:
+        choice = "min_cut" if ember._dynamo.config.use_min_cut_partitioner else "default"
+    if choice not in ("default", "min_cut"):
+        raise ValueError(f"options['partitioner'] must be 'default' or 'min_cut', got {choice!r}")
+    d_saved = partitioners.default_partition(joint)[2]
+    part = (partitioners.min_cut_rematerialization_partition if choice == "min_cut"
             else partitioners.default_partition)
+    partitioners.last_decision[0] = None
     fw_nodes, bw_nodes, saved = part(joint)
+    decision = partitioners.last_decision[0]
     name = f"{cf._where()[0]}_{seg.index}"
     fseg = Segment(True)
     fseg.nodes = fw_nodes
@@ -182,6 +195,15 @@ def compile_segment(seg, example, replay, cf, names, values, dyn=None):
     diff_pos = [kk for kk, _ in diff]
     run = _make_function(fw_fn, bw_fn, n_out, grad_pos, diff_pos, len(example), replay, in_slots,
                          size_pos if bw_size else None)
+    # what the partition chose, for tests and debugging: the saved values (an input's position,
+    # or the op that made it) and their bytes against the default partition's
+    run.partitioner = choice
+    run.partition_note = decision
+    run.saved_values = [_describe(s, in_slots, fw + bw) for s in saved]
+    run.saved_bytes = partitioners.saved_bytes(joint, saved)
+    run.default_saved_bytes = partitioners.saved_bytes(joint, d_saved)
+    fw_ids = {id(n) for n in fw}
+    run.recomputed = [str(getattr(n.op, "_opname", n.op.name)) for n in bw_nodes if id(n) in fw_ids]
     if size_pos is not None:
         fw_sym, bw_sym = fw, bw
 
@@ -195,6 +217,15 @@ def compile_segment(seg, example, replay, cf, names, values, dyn=None):
             return _cap.matches(fw_sym, fwn, sz) and _cap.matches(bw_sym, bwn, sz)
         run.validate = validate
     return run
+
+
+def _describe(s, in_slots, nodes):
+    if s in in_slots:
+        return f"input{in_slots.index(s)}"
+    for n in nodes:
+        if s in partitioners._outs(n):
+            return str(getattr(n.op, "_opname", n.op.name))
+    return f"v{s}"
 
 
 def _uses_sym(nodes):

@@ -2,7 +2,7 @@
 import numpy as np
 
 import ember
-from ember.optim.optimizer import (Optimizer, _check_capturable, _device_dtype_check_for_fused,
+from ember.optim.optimizer import (Optimizer, _check_capturable, _compiler, _device_dtype_check_for_fused,
                                    _get_scalar_dtype, _get_value, _scalar_value, _scratch,
                                    _to_scalar, _use_grad_for_differentiable, _view_as_real)
 from ember.tensor import Tensor
@@ -85,6 +85,7 @@ class Adam(Optimizer):
             grads.append(p.grad)
             state = self.state[p]
             if len(state) == 0:
+                _compiler.note_lazy_state_init()   # new state: a capture running now is not kept
                 if group["fused"]:
                     _device_dtype_check_for_fused(p)
                 state["step"] = (ember.zeros((), dtype=_get_scalar_dtype(is_fused=group["fused"]),
@@ -134,6 +135,12 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     """Functional API that performs the Adam computation (single-tensor algorithm)."""
     if not all(isinstance(t, Tensor) for t in state_steps):
         raise RuntimeError("API has changed, `state_steps` argument must contain a list of singleton tensors")
+    if _compiler._compiling and not differentiable:
+        # a tensor lr stays a tensor: the graph reads it, so a scheduler's fill_ needs no recompile
+        _adam_graph(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad,
+                    _scalar_value(beta1), _scalar_value(beta2), lr, _scalar_value(weight_decay), eps, maximize,
+                    decoupled_weight_decay, capturable)
+        return
     lr, beta1, beta2 = _scalar_value(lr), _scalar_value(beta1), _scalar_value(beta2)
     weight_decay = _scalar_value(weight_decay)
     if (not (capturable or differentiable or amsgrad) and not ember.is_grad_enabled()
@@ -177,6 +184,47 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         else:
             denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
         param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
+def _adam_graph(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, amsgrad, beta1, beta2, lr,
+                weight_decay, eps, maximize, decoupled_weight_decay, capturable):
+    """The update while ember.compile captures it (ember.compiler.is_compiling()). Every write is an
+    in-place op on the state's own tensors (parameters, moments, step), so replaying the graph
+    writes them back; the step count stays a tensor and the bias corrections are tensor ops
+    (torch's `capturable` math), in float64 as the eager update computes them in Python floats, so
+    nothing reads a value into Python and one graph serves every step. The operations and their
+    order are _adam_block's: the numbers are eager's up to the rounding of a bias correction."""
+    if isinstance(lr, Tensor):
+        lr = _to_scalar(lr).to(ember.float64)   # eager reads it into a Python float
+    for i, param in enumerate(params):
+        grad = grads[i] if not maximize else -grads[i]
+        exp_avg, exp_avg_sq, step_t = exp_avgs[i], exp_avg_sqs[i], state_steps[i]
+        max_exp_avg_sq = max_exp_avg_sqs[i] if amsgrad else None
+        if capturable:
+            _check_capturable(param, step_t)
+        step_t += 1
+        if weight_decay != 0:
+            if decoupled_weight_decay:
+                param.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(param, alpha=weight_decay)
+        if param.is_complex():
+            grad, exp_avg, exp_avg_sq = _view_as_real(grad), _view_as_real(exp_avg), _view_as_real(exp_avg_sq)
+            if amsgrad:
+                max_exp_avg_sq = _view_as_real(max_exp_avg_sq)
+            param = _view_as_real(param)
+        exp_avg.lerp_(grad, 1 - beta1)
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        step = step_t.to(ember.float64)
+        neg_step_size = -lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = (1 - beta2 ** step).sqrt()
+        if amsgrad:
+            ember.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+            denom = max_exp_avg_sq.sqrt().div_(bias_correction2_sqrt)
+        else:
+            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt)
+        denom.add_(eps)
+        param.add_(exp_avg.mul(neg_step_size).div_(denom))
 
 
 _FAST_DT = (np.dtype(np.float32), np.dtype(np.float64))

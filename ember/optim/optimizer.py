@@ -13,6 +13,7 @@ from copy import deepcopy
 from itertools import chain
 
 import ember
+import ember.compiler as _compiler  # noqa: F401 - the optimizers ask it whether a capture runs
 import numpy as np
 
 from ember.autograd import profiler as _profiler

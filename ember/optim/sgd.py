@@ -2,8 +2,8 @@
 import numpy as np
 
 import ember
-from ember.optim.optimizer import (Optimizer, _device_dtype_check_for_fused, _scalar_value, _scratch,
-                                   _use_grad_for_differentiable)
+from ember.optim.optimizer import (Optimizer, _compiler, _device_dtype_check_for_fused, _scalar_value,
+                                   _scratch, _use_grad_for_differentiable)
 from ember.tensor import Tensor
 
 __all__ = ["SGD", "sgd"]
@@ -79,9 +79,13 @@ class SGD(Optimizer):
 def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None,
         grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
     """Functional API that performs the SGD computation (single-tensor algorithm)."""
-    lr = _scalar_value(lr)
+    # while ember.compile captures the step (ember.compiler.is_compiling()): the Tensor path below,
+    # whose writes are ops on the parameters and buffers themselves (the graph replays them), and a
+    # tensor lr stays a tensor (the graph reads it: a scheduler's fill_ needs no recompile)
+    compiling = _compiler._compiling
+    lr = lr.reshape(()).double() if compiling and isinstance(lr, Tensor) else _scalar_value(lr)
     weight_decay = _scalar_value(weight_decay)
-    arrays = not ember.is_grad_enabled() and _scalars_ok(weight_decay, momentum, lr, dampening)
+    arrays = not compiling and not ember.is_grad_enabled() and _scalars_ok(weight_decay, momentum, lr, dampening)
     for i, param in enumerate(params):
         grad = d_p_list[i]
         buf = momentum_buffer_list[i] if momentum != 0 else None
@@ -94,6 +98,7 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
             grad = grad.add(param, alpha=weight_decay)
         if momentum != 0:
             if buf is None:
+                _compiler.note_lazy_state_init()   # a new buffer: a capture running now is not kept
                 # in the parameter's layout (PyTorch's gradients always have it)
                 buf = grad.detach().clone(memory_format=ember.contiguous_format
                                           if param.is_contiguous() else ember.preserve_format)
@@ -104,7 +109,10 @@ def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=N
                 grad = grad.add(buf, alpha=momentum)
             else:
                 grad = buf
-        param.add_(grad, alpha=-lr)
+        if isinstance(lr, Tensor):   # compiling with a tensor lr (above)
+            param.add_(grad.mul(lr.neg()))
+        else:
+            param.add_(grad, alpha=-lr)
 
 
 _FAST_DT = (np.dtype(np.float32), np.dtype(np.float64))

@@ -184,7 +184,10 @@ def _obeys_layout_contract(g, var):
 
 def _clone_obey_contract(g, var):
     """torch's clone_obey_contract: a copy of g laid out as the leaf (contiguous if it is not dense)."""
-    if var.is_contiguous():  # the common leaf: one clone, as before the contract (no stride work)
+    a, b = g._np, var._np
+    if a is not None and b is not None and a.flags.c_contiguous and b.flags.c_contiguous:
+        return g.clone()  # the common CPU case, two flag tests: a plain copy is already laid out so
+    if var.is_contiguous():
         return g.clone(memory_format=_contiguous_format)
     if g._shape == var._shape and _dense(var._shape, var.stride()):
         r = g.new_empty_strided(var._shape, var.stride())

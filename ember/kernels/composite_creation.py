@@ -11,6 +11,11 @@ def empty_like(self, dtype=None, layout=None, device=None, pin_memory=None, memo
     """at::empty_like: preserve_format keeps a non-overlapping and dense input's strides (else
     infer_dense_strides); the other formats ask for their layout."""
     shape = self._shape
+    if memory_format is None and self._device.type != "meta":
+        st = self.stride()
+        cs = contiguous_strides(shape)
+        if st == cs:  # the common contiguous input: no stride rules to run
+            return ember.empty(shape, dtype=dtype or self._dtype, device=device or self._device)
     if self._device.type == "meta" and (memory_format is None or memory_format.name == "preserve_format"):
         strides = empty_like_strides(self)  # torch's meta empty_like: torch._refs.empty_like
     else:

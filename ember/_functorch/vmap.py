@@ -18,7 +18,7 @@ import functools
 
 from ember._functorch import batched as _b, batching as _batching
 from ember._functorch.batched import BatchedTensor, FTB, make_batched
-from ember._functorch.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from ember.utils._pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from ember._generated import ops as _ops
 from ember.autograd.function import Function
 from ember.autograd.graph import AccumulateGrad, next_seq

@@ -74,42 +74,40 @@ def _overriding(args, bit):
 
 
 # ---- modes ---------------------------------------------------------------------------------------
-def push_dispatch_mode(mode):
+# Each stack lives on the thread state; a non-empty stack includes its key in every dispatch.
+def _push(attr, bit, mode):
     st = _state
-    st.dispatch_modes = st.dispatch_modes + (mode,)
+    setattr(st, attr, getattr(st, attr) + (mode,))
     d = st.dk
-    st.dk = (d[0] | PYTHON, d[1] | PYTHON)
+    st.dk = (d[0] | bit, d[1] | bit)
+
+
+def _pop(attr, bit):
+    st = _state
+    modes = getattr(st, attr)
+    if not modes:
+        raise RuntimeError("trying to pop from empty mode stack")
+    setattr(st, attr, modes[:-1])
+    if len(modes) == 1:
+        d = st.dk
+        st.dk = (d[0] & ~bit, d[1])
+    return modes[-1]
+
+
+def push_dispatch_mode(mode):
+    _push("dispatch_modes", PYTHON, mode)
 
 
 def pop_dispatch_mode():
-    st = _state
-    modes = st.dispatch_modes
-    if not modes:
-        raise RuntimeError("trying to pop from empty mode stack")
-    st.dispatch_modes = modes[:-1]
-    if not st.dispatch_modes:
-        d = st.dk
-        st.dk = (d[0] & ~PYTHON, d[1])
-    return modes[-1]
+    return _pop("dispatch_modes", PYTHON)
 
 
 def push_function_mode(mode):
-    st = _state
-    st.function_modes = st.function_modes + (mode,)
-    d = st.dk
-    st.dk = (d[0] | TORCH_FUNCTION, d[1] | TORCH_FUNCTION)
+    _push("function_modes", TORCH_FUNCTION, mode)
 
 
 def pop_function_mode():
-    st = _state
-    modes = st.function_modes
-    if not modes:
-        raise RuntimeError("trying to pop from empty mode stack")
-    st.function_modes = modes[:-1]
-    if not st.function_modes:
-        d = st.dk
-        st.dk = (d[0] & ~TORCH_FUNCTION, d[1])
-    return modes[-1]
+    return _pop("function_modes", TORCH_FUNCTION)
 
 
 class _Below:

@@ -12,7 +12,7 @@ import functools
 
 import ember
 from ember.autograd import forward_ad as _fwAD
-from ember.func._pytree import tree_flatten, tree_unflatten
+from ember.utils._pytree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
 

@@ -376,11 +376,11 @@ class _PyTreeCodeGen(CodeGen):
         self.pytree_info = pytree_info
 
     def process_inputs(self, *inputs):
-        from ember.fx import _pytree  # lazy: a sibling module, needed only for nested inputs
+        from ember.utils import _pytree  # lazy: needed only for nested inputs
         return _pytree.tree_leaves(list(inputs))
 
     def process_outputs(self, out):
-        from ember.fx import _pytree  # lazy: as above
+        from ember.utils import _pytree  # lazy: as above
         if self.pytree_info is None or self.pytree_info.out_spec is None:
             return out
         if not isinstance(out, (list, tuple)):
@@ -404,7 +404,7 @@ class _PyTreeCodeGen(CodeGen):
         return super().generate_output(output_args, repr_fn)
 
     def additional_globals(self):
-        from ember.fx import _pytree  # lazy: as above
+        from ember.utils import _pytree  # lazy: as above
         return [("fx_pytree", _pytree), ("pytree", _pytree.pytree)]
 
 

@@ -12,7 +12,7 @@ import operator
 
 import ember
 from ember.dispatch.operator import OperatorHandle
-from ember.fx import _pytree
+from ember.utils import _pytree
 from ember.fx.graph import Graph, _PyTreeCodeGen, _PyTreeInfo
 from ember.fx.graph_module import GraphModule
 from ember.fx.node import Node, map_aggregate

@@ -152,6 +152,14 @@ def is_non_overlapping_and_dense(shape, strides):
         return True
     if n == 5 and is_contiguous_as(shape, strides, channels_last_3d):
         return True
+    return compute_non_overlapping_and_dense(shape, strides)
+
+
+def compute_non_overlapping_and_dense(shape, strides):
+    """c10's compute_non_overlapping_and_dense: the strides alone, without TensorImpl's contiguous
+    shortcut (an empty tensor counts only if its strides are dense, as torch's meta empty_like
+    decides)."""
+    n = len(shape)
     if n == 1:
         return shape[0] < 2 or strides[0] == 1
     order = sorted(range(n), key=lambda i: (shape[i] < 2, strides[i]))

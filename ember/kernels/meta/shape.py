@@ -3,8 +3,7 @@ shape, dtype and (where PyTorch keeps the input's layout) strides, with PyTorch'
 checks are shared with the CPU kernels (ember/kernels/cpu/shape.py), which work on shapes too."""
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape, wrap_dim, wrap_dims
-from ember.kernels.meta.strides import is_contiguous, reorder_dims
-from ember.kernels.meta.strides import is_non_overlapping_and_dense as dense_layout
+from ember.core.layout import preserve_strides
 
 
 # ---- checks and shapes on plain tuples (shared with the CPU kernels) ----------------------------
@@ -94,33 +93,9 @@ def tri_check(ndim, name):
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
 
 
-def is_non_overlapping_and_dense(shape, strides):
-    """c10's TensorImpl flag: contiguous (every zero-size tensor is) or densely strided. The meta
-    empty_like glue asks strides.is_non_overlapping_and_dense, without the contiguous shortcut, as
-    torch's meta decides (an empty (0, 4) tensor with strides (8, 8) gets (4, 1) there)."""
-    return is_contiguous(shape, strides) or dense_layout(shape, strides)
-
-
-def infer_dense_strides(shape, strides):
-    """ATen's infer_dense_strides: a dense layout with the input's dimension order."""
-    n = len(shape)
-    perm = reorder_dims(shape, [strides])
-    out = [0] * n
-    cur = 1
-    for idx in perm:
-        out[idx] = cur
-        if shape[idx] > 1:
-            cur *= shape[idx]
-    return tuple(out)
-
-
-def dense_strides(shape, strides):
-    """Strides of empty_like(input, preserve_format): the input's own when it is dense, else a
-    dense layout in its dimension order."""
-    shape, strides = tuple(shape), tuple(strides)
-    if is_non_overlapping_and_dense(shape, strides):
-        return strides
-    return infer_dense_strides(shape, strides)
+# empty_like(input, preserve_format)'s strides: the input's own when dense, else a dense layout in
+# its dimension order (one rule in ember/core/layout.py)
+dense_strides = preserve_strides
 
 
 def ri_int_check(ndim, repeats, dim):

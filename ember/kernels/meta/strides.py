@@ -12,6 +12,7 @@ TensorIterator (fast setup copying an input's strides), size-1 dims get a dense 
 empty_like_strides: empty_like's preserve_format on meta (torch._refs.empty_like: the same
 permutation of the one input, dense).
 """
+from ember.core.layout import compute_non_overlapping_and_dense
 from ember.core.tensor_impl import TensorImpl, contiguous_strides
 
 
@@ -42,22 +43,8 @@ def is_channels_last(shape, strides):
     return True
 
 
-def is_non_overlapping_and_dense(shape, strides):
-    """c10's compute_non_overlapping_and_dense: the strides alone, without TensorImpl's contiguous
-    shortcut (so an empty tensor counts only if its strides are dense, as torch's meta empty_like
-    decides; shape.is_non_overlapping_and_dense is the TensorImpl flag)."""
-    n = len(shape)
-    if n == 1:
-        return shape[0] < 2 or strides[0] == 1
-    order = sorted(range(n), key=lambda i: (shape[i] < 2, strides[i]))
-    expected = 1
-    for i in order:
-        if shape[i] < 2:
-            return True
-        if strides[i] != expected:
-            return False
-        expected *= shape[i]
-    return True
+# c10's compute_non_overlapping_and_dense: one rule in ember/core/layout.py
+is_non_overlapping_and_dense = compute_non_overlapping_and_dense
 
 
 def _geometry(x):

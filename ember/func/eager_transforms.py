@@ -89,12 +89,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         with ember.enable_grad():
             wrapped = [_wrap_for_grad(x) for x in flat]
             out = func(*_replace(args, nums, tree_unflatten(wrapped, spec)), **kwargs)
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
-                                       "(output, aux) if has_aux is True")
-                out, aux = out
-                _check_aux(aux)
+            out, aux = _split_aux(out, has_aux, "grad_and_value(f)(*args)", check=True)
             if not _is_tensor(out):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
@@ -129,6 +124,17 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
+def _split_aux(out, has_aux, api, check=False):
+    """(output, aux) of a has_aux function, with torch's error when it did not return a pair."""
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    if check:
+        _check_aux(out[1])
+    return out
+
+
 def _check_aux(aux):
     for x in tree_flatten(aux)[0]:
         if not _is_tensor(x):
@@ -148,12 +154,7 @@ def vjp(func, *primals, has_aux=False):
     with ember.enable_grad():
         wrapped = [_wrap_for_grad(x) for x in flat]
         out = func(*tree_unflatten(wrapped, spec))
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) "
-                                   "if has_aux is True")
-            out, aux = out
-            _check_aux(aux)
+        out, aux = _split_aux(out, has_aux, "vjp(f, *primals)", check=True)
     flat_out, out_spec = tree_flatten(out)
     _check_outputs(flat_out, "vjp(f, *primals)")
     xs = [w for w in wrapped if _is_tensor(w)]
@@ -196,11 +197,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     with _fwAD.dual_level():
         duals = [_fwAD.make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         out = func(*tree_unflatten(duals, p_spec))
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
+        out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, "jvp(f, primals, tangents)")
         po, to = [], []
@@ -219,11 +216,7 @@ def _jvp_by_vjp(func, flat_p, p_spec, flat_t, has_aux):
     with ember.enable_grad():
         xs = [_wrap_for_grad(p) for p in flat_p]
         out = func(*tree_unflatten(xs, p_spec))
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError("jvp(f, primals, tangents): output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            out, aux = out
+        out, aux = _split_aux(out, has_aux, "jvp(f, primals, tangents)")
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, "jvp(f, primals, tangents)")
         diff = [o for o in flat_out if o.requires_grad]

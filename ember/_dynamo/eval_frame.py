@@ -273,6 +273,89 @@ class _Entry:
             seg = child
 
 
+def _entry_runner(entry):
+    """entry.run as one generated function: the segment tree written out as straight-line code
+    over local variables (one per slot), branches as if-chains on the break's key. It does what
+    _Entry.run does without the environment list and the loop (about 1 us per call on torch's toy);
+    off the known paths (an unseen key, a path that runs eagerly) it hands over to _off_path."""
+    g = {"_off": _off_path, "_E": entry, "_snapshot": _rng_snapshot, "_freeze": _cap.freeze}
+    base = entry.base
+    ins = dict((s, f"L[{i}]") for i, s in entry.inmap)
+    lines = ["def run(L, args, kwargs):"]
+    if entry.rng:
+        lines.append("    snap = _snapshot()")
+    snap = "snap" if entry.rng else "None"
+    for i, s in entry.inmap:
+        lines.append(f"    v{s} = L[{i}]")
+    for s, i, d in entry.sizes:
+        lines.append(f"    v{s} = L[{i}]._shape[{d}]")
+    for s, t in entry.gradins:
+        lines.append(f"    v{s} = {_const(t, g)}.grad")
+    bound = set(ins) | {s for s, _i, _d in entry.sizes} | {s for s, _t in entry.gradins}
+
+    def slot(s, have):
+        if s in have:
+            return f"v{s}"
+        if s < len(base) and base[s] is not None:
+            return _const(base[s], g)
+        return "None"
+
+    def emit(seg, have, ind):
+        pad = "    " * ind
+        call = f"{_const(seg.fn, g)}({', '.join(slot(s, have) for s in seg.ins)})"
+        if seg.outs:
+            lines.append(f"{pad}r = {call}")
+            for k, s in enumerate(seg.outs):
+                lines.append(f"{pad}v{s} = r[{k}]")
+        else:
+            lines.append(f"{pad}{call}")
+        have = have | set(seg.outs)
+        b = seg.brk
+        if b is None:
+            lines.append(f"{pad}return {_template_expr(seg.output, g, lambda s: slot(s, have))}")
+            return
+        if b.kind == "value" and all(isinstance(a, Ref) or not isinstance(a, (list, tuple)) for a in b.args):
+            # the key as _break_fn's fast key computes it, inline
+            args = ", ".join(slot(a.i, have) if isinstance(a, Ref) else _const(a, g) for a in b.args)
+            lines.append(f"{pad}v = {_const(b.op.call, g)}({args})")
+            lines.append(f"{pad}k = (v.__class__, _freeze(v) if v.__class__ is list else v)")
+        else:
+            # the key as _break_fn's key(env) computes it, on a dict holding the slots it reads
+            reads = sorted(set(_cg.template_slots(list(b.args), [])))
+            env = "{" + ", ".join(f"{s}: {slot(s, have)}" for s in reads) + "}"
+            lines.append(f"{pad}env = {env}")
+            lines.append(f"{pad}k = {_const(b.fast, g)}(env)")
+        if b.kind == "shape":
+            outs = _cg._out_slots(b.out)
+            for s in outs:
+                lines.append(f"{pad}v{s} = env.get({s})")
+            have = have | set(outs)
+        kids = [(k, c) for k, c in b.children.items() if c is not _EAGER]
+        index = {k: n for n, (k, _c) in enumerate(kids)}
+        lines.append(f"{pad}i = {_const(index, g)}.get(k)")
+        for n, (_k, c) in enumerate(kids):
+            lines.append(f"{pad}{'if' if n == 0 else 'elif'} i == {n}:")
+            emit(c, have, ind + 1)
+        lines.append(f"{pad}return _off(_E, {_const(b.children, g)}.get(k), {snap}, args, kwargs)")
+    emit(entry.root, bound, 1)
+    src = "\n".join(lines) + "\n"
+    exec(_bcompile(src, "<ember entry>", "exec"), g)
+    run = g["run"]
+    run.source = src
+    return run
+
+
+def _off_path(entry, child, snap, args, kwargs):
+    """A branch key the generated runner does not know: capture the new path (child None) or run
+    the function eagerly (a path past the recompile limit), as _Entry.run does."""
+    if snap is not None:
+        _rng_restore(snap)
+    if child is None:
+        return entry.owner._branch_miss(entry, args, kwargs)
+    with _Disabled():
+        return entry.owner.fn(*args, **kwargs)
+
+
 def _step_fn(seg, fn):
     """env -> None: run the segment's callable on its slots and store its outputs."""
     src = (f"def step(env):\n    r = fn({', '.join(f'env[{i}]' for i in seg.ins)})\n" +
@@ -282,16 +365,14 @@ def _step_fn(seg, fn):
     return g["step"]
 
 
-def _build_fn(t):
-    """env -> the function's return value, rebuilt from the output template."""
-    g = {}
-
+def _template_expr(t, g, slot):
+    """Python source rebuilding the output template t; slot(i) is the source of slot i's value."""
     def expr(x):
         c = x.__class__
         if c is Ref:
-            return f"env[{x.i}]"
+            return slot(x.i)
         if c is _cap.Sym:
-            return f"({x.a} * env[{x.slot}] + {x.b})"
+            return f"({x.a} * {slot(x.slot)} + {x.b})"
         if c is tuple:
             return "(" + "".join(expr(e) + ", " for e in x) + ")"
         if c is list:
@@ -301,7 +382,13 @@ def _build_fn(t):
         if c is _cg._Obj:
             return f"{_const(x.cls, g)}(" + ", ".join(expr(e) for e in x.fields) + ")"
         return _const(x, g)
-    src = f"def build(env):\n    return {expr(t)}\n"
+    return expr(t)
+
+
+def _build_fn(t):
+    """env -> the function's return value, rebuilt from the output template."""
+    g = {}
+    src = f"def build(env):\n    return {_template_expr(t, g, lambda i: f'env[{i}]')}\n"
     exec(_bcompile(src, "<ember output>", "exec"), g)
     return g["build"]
 
@@ -418,7 +505,7 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         L, spec = flatten(args, kwargs)
         for e in self.entries:
-            if e.check(L) and e.spec == spec:
+            if e.spec == spec and e.check(L):
                 return e.run(L, args, kwargs)
         return self._miss(args, kwargs, L, spec)
 
@@ -931,6 +1018,7 @@ class CompiledFunction:
                 continue
             seg.ins, seg.outs = ins, outs
             self._compile_segment(entry, seg, values)
+        entry.run = _entry_runner(entry)
 
     def _fix_children(self, seg):
         b = seg.brk

@@ -13,7 +13,10 @@ functions that walk the same list slowly.
 import types
 
 from ember.core import tls
+from ember.core.keys import DispatchKey as _K
 from ember.tensor import Tensor
+
+_CPU_BIT = 1 << _K.CPU
 
 _st = tls.state
 _SCALARS = (int, float, bool, str, type(None), complex, bytes)
@@ -90,18 +93,25 @@ class GuardBuilder:
         st = _np_strides(t)
         strides = t.stride()
         npy = t._np is not None
+        # the first read binds the input to a local (x{i}); a CPU tensor's key set (compared before
+        # its strides) implies it has a NumPy array and the one CPU device
+        x = f"x{i}"
+        cpu = npy and keys & _CPU_BIT
         if dyn is None:
-            sh = (f"{a}._shape == {shape!r} and " +
-                  (f"{a}._np is not None and {a}._np.strides == {st!r}" if npy else
-                   f"{a}._get_strides() == {strides!r}"))
+            sh = (f"{x}._shape == {shape!r} and " +
+                  (f"{x}._np.strides == {st!r}" if cpu else
+                   f"{x}._np is not None and {x}._np.strides == {st!r}" if npy else
+                   f"{x}._get_strides() == {strides!r}"))
         else:
             d, valid = dyn
-            sh = (f"len({a}._shape) == {len(shape)} and {a}._shape[:{d}] == {shape[:d]!r} and "
-                  f"{a}._shape[{d + 1}:] == {shape[d + 1:]!r} and {a}.is_contiguous()")
+            sh = (f"len({x}._shape) == {len(shape)} and {x}._shape[:{d}] == {shape[:d]!r} and "
+                  f"{x}._shape[{d + 1}:] == {shape[d + 1:]!r} and {x}.is_contiguous()")
             if valid is not None:
-                sh += f" and {a}._shape[{d}] in {self.const(valid)}"
-        e = (f"{a}.__class__ is {self.const(cls)} and {a}._dtype is {self.const(dt)} and "
-             f"{a}._keys == {keys} and {sh} and ({a}._device is {(dc := self.const(dev))} or {a}._device == {dc})")
+                sh += f" and {x}._shape[{d}] in {self.const(valid)}"
+        e = (f"({x} := {a}).__class__ is {self.const(cls)} and {x}._dtype is {self.const(dt)} and "
+             f"{x}._keys == {keys} and {sh}")
+        if not cpu:
+            e += f" and ({x}._device is {(dc := self.const(dev))} or {x}._device == {dc})"
         rg = t.requires_grad
 
         def why(L, i=i, name=name):
@@ -164,8 +174,11 @@ class GuardBuilder:
         """Tensor inputs that were distinct objects stay distinct (the aliasing guard)."""
         if len(idx) < 2:
             return
-        parts = ", ".join(f"id(L[{i}])" for i in idx)
-        e = f"len({{{parts}}}) == {len(idx)}"
+        if len(idx) <= 4:   # pairwise identity is cheaper than a set for a few inputs
+            e = " and ".join(f"L[{i}] is not L[{j}]" for k, i in enumerate(idx) for j in idx[k + 1:])
+        else:
+            parts = ", ".join(f"id(L[{i}])" for i in idx)
+            e = f"len({{{parts}}}) == {len(idx)}"
 
         def why(L):
             return f"Duplicate tensors found: {' is '.join(names)}"

@@ -34,6 +34,10 @@ def _opts(dtype, device):
 
 def _size_of(name, _size, size, ops):
     if size is None:
+        if not _size:   # no size at all: torch's parser errors (one overload, or several)
+            if len(ops) == 1:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+            _bad(name, ops, (), {})
         if len(_size) == 1 and not _is_int(_size[0]):
             size = _size[0]
         else:
@@ -255,7 +259,10 @@ def _random_factory(name, op, gop):
     ops = [op, gop]
 
     def fn(*_size, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-           pin_memory=False, requires_grad=False):
+           pin_memory=False, requires_grad=False, **_kw):
+        if _kw:   # randn(..., memory_format=...): torch's parser error, naming what was passed
+            _bad(name, ops, _size, dict(size=size, generator=generator, out=out, dtype=dtype, layout=layout,
+                                        device=device, pin_memory=pin_memory, requires_grad=requires_grad, **_kw))
         sz = _size_of(name, _size, size, ops)
         dtype, device = _opts(dtype, device)
         if generator is not None and not hasattr(generator, "_rng"):

@@ -37,7 +37,9 @@ def _view(self, *shape, dtype=None, size=None):
         return _ops.view_dtype.call(self, _to_dtype(dtype))
     if size is not None:
         return _gen_view(self, size=size)
-    return _gen_view(self, *shape)
+    # view() with nothing: torch's parser lists both overloads (dtype, size)
+    from ember.dispatch.resolve import fail  # lazy: only this error needs the parser's message
+    fail("view", [_ops.view_dtype.schema, _ops.view.schema], (), {}, method=True)
 
 
 def movedim(input, source, destination):

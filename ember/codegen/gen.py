@@ -580,6 +580,11 @@ def emit_group(e, pyn, ds, method):
         sig.append("**_kw")
     for ln in wrapped(f"def {pyn}(", sig, "):", ""):
         e(ln)
+    va_arg = next((a for a in ds[0].schema.arguments if a.name == va), None) if va else None
+    if va_arg is not None and not va_arg.has_default and not va_arg.optional:
+        # torch's parser: a required size-like varargs parameter (empty() has no size)
+        e(f"    if {va} is None and not _{va}: raise TypeError('{shown}() missing 1 required positional "
+          f"arguments: \"{va}\"')")
     e("    try:")
     if va:
         e(f"        if {va} is None: {va} = _{va}[0] if len(_{va}) == 1 and not _is_int(_{va}[0]) else _{va}")

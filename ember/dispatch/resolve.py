@@ -230,7 +230,10 @@ def _tn(v):
         return "Tensor"
     if isinstance(v, (list, tuple)):
         return f"{type(v).__name__} of [{', '.join(_tn(x) for x in v)}]"
-    return type(v).__name__
+    t = type(v)
+    if t.__module__.split(".")[0] == "ember":   # torch's parser names its own types torch.dtype, ...
+        return f"torch.{t.__name__}"
+    return t.__name__
 
 
 def _passed(schema, args, kwargs):

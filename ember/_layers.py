@@ -68,7 +68,9 @@ LAYERS = (
                    "ember.multiprocessing", "ember.onnx", "ember._C", "ember.distributed", "ember.profiler",
                    # the Python key's user API, function transforms and graph mode
                    "ember.overrides", "ember._subclasses", "ember._functorch", "ember.func", "ember.fx",
-                   "ember._dynamo", "ember._inductor", "ember.compiler")),
+                   "ember._dynamo", "ember._inductor", "ember.compiler",
+                   # pictures of the stack (make_dot, the widgets)
+                   "ember.viz")),
     # `import torch`: the package itself. It is the top, as torch/__init__.py is: it gathers every
     # layer into one namespace, the libraries included (torch/__init__.py imports torch.nn,
     # torch.optim and torch.utils.data to bind them), so below it `from ember import name` is an

@@ -1,0 +1,1 @@
+"""torch.utils.benchmark.utils: the Timer, Measurement and Compare modules."""

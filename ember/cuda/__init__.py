@@ -33,7 +33,8 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "current_de
            "empty_cache", "memory_stats", "memory_summary", "mem_get_info", "manual_seed",
            "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
            "get_rng_state_all", "set_rng_state_all", "is_bf16_supported", "get_arch_list",
-           "OutOfMemoryError"]
+           "OutOfMemoryError", "CUDAGraph", "graph", "graph_pool_handle", "make_graphed_callables",
+           "is_current_stream_capturing"]
 
 _lazy_init = _runtime.init              # torch.cuda._lazy_init
 _device_index = _runtime.device_index   # torch.cuda._utils._get_device_index
@@ -236,6 +237,11 @@ from ember.cuda.memory import (OutOfMemoryError, empty_cache, max_memory_allocat
                                max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
                                memory_summary, reset_accumulated_memory_stats,
                                reset_max_memory_allocated, reset_peak_memory_stats)
+
+
+# ---- CUDA graphs ---------------------------------------------------------------------------------
+from ember.cuda.graphs import (CUDAGraph, graph, graph_pool_handle,  # noqa: E402
+                               is_current_stream_capturing, make_graphed_callables)
 
 
 # ---- seeding: CUDA random numbers come from ember's default generator (see the module doc) ------

@@ -281,6 +281,8 @@ def synchronize(index=None):
     c = cuda()
     if index is None:
         index = _current_index()
+    if CAPTURES:
+        check_sync(index)
     st = state(index)
     with _ctx(index):
         c.synchronize()
@@ -386,3 +388,113 @@ def is_pinned(t):
     r = root_array(t._np)
     w = _pinned.get(id(r))
     return w is not None and w() is r
+
+
+# ---- CUDA graph capture (ember.cuda.graphs) -------------------------------------------------------
+# While a CUDAGraph captures on a stream, the work enqueued on that stream is recorded, not run:
+# kernel launches (through Kernel below) and device-side copies become the graph's nodes, new
+# memory comes from the graph's private pool, and whatever needs the host to wait for the stream
+# (a synchronize, a device-to-host copy, an op the backend runs on the host) raises CUDA's
+# "operation not permitted when stream is capturing" and invalidates the capture.
+CAPTURES = {}  # id(numba stream) -> the capture recording it; empty when no capture is underway
+
+
+def cuda_error(what):
+    """RuntimeError in the words torch's AT_CUDA_CHECK uses for a failed CUDA call."""
+    return RuntimeError(
+        f"CUDA error: {what}\nCUDA kernel errors might be asynchronously reported at some other "
+        "API call, so the stacktrace below might be incorrect.\nFor debugging consider passing "
+        "CUDA_LAUNCH_BLOCKING=1\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side "
+        "assertions.\n")
+
+
+def capture_of(ns):
+    """The capture recording numba stream `ns`, or None."""
+    return CAPTURES.get(id(ns)) if CAPTURES else None
+
+
+def not_capturing(ns, why=None):
+    """Raise (and invalidate the capture) when numba stream `ns` is capturing: the caller is
+    about to make the host wait for it. `why` says what ember was doing, for the message."""
+    cap = CAPTURES.get(id(ns)) if CAPTURES else None
+    if cap is not None:
+        cap.invalidate()
+        err = cuda_error("operation not permitted when stream is capturing")
+        if why:
+            err.args = (f"{err.args[0]}(ember: {why})",)
+        raise err
+
+
+def check_sync(index, why=None):
+    """A device-wide synchronize: invalid while any stream of the device captures, whatever the
+    capture mode (CUDA: synchronizing a handle that encompasses an active capture)."""
+    for cap in list(CAPTURES.values()):
+        if cap.device_index == index:
+            not_capturing(cap.ns, why)
+
+
+def alloc_key(stream):
+    """The allocator pool for memory allocated on ember stream `stream`: the capturing graph's
+    private pool while it captures, else the stream's own."""
+    cap = CAPTURES.get(id(stream._ns))
+    return stream if cap is None else cap.pool_key
+
+
+class Kernel:
+    """A compiled numba kernel (`k[grid, block, stream](*args)`) whose launches on a capturing
+    stream are recorded by the capture instead of run."""
+    __slots__ = ("k",)
+
+    def __init__(self, k):
+        self.k = k
+
+    def __getitem__(self, cfg):
+        if CAPTURES and len(cfg) > 2:
+            cap = CAPTURES.get(id(cfg[2]))
+            if cap is not None:
+                return cap.launcher(self.k, cfg)
+        return self.k[cfg]
+
+    def __getattr__(self, name):
+        if name == "k":  # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.k, name)
+
+
+def device_copy(dst, src, ns):
+    """dst.copy_to_device(src) on numba stream ns (device arrays both): recorded while capturing."""
+    cap = CAPTURES.get(id(ns)) if CAPTURES else None
+    if cap is not None:
+        cap.add_copy(dst, src, ns)
+        return
+    dst.copy_to_device(src, stream=ns)
+
+
+def active_capture(ev):
+    """The capture an ember Event was recorded in, while that capture is still underway."""
+    cap = getattr(ev, "_cap", None)
+    if cap is not None and CAPTURES.get(id(cap.ns)) is cap:
+        return cap
+    return None
+
+
+def capture_record(ev, stream):
+    """Event.record on `stream`: remember the capture (and the point in it) it was recorded at."""
+    cap = CAPTURES.get(id(stream._ns))
+    ev._cap = cap
+    if cap is not None:
+        ev._cap_at = (id(stream._ns), cap.seq)
+
+
+def capture_wait(ev, stream):
+    """stream.wait_event(ev) for an event recorded during a capture: a stream outside the capture
+    joins it (a fork, as cudaStreamWaitEvent does); a stream inside it joins the event's stream
+    back (up to the point the event was recorded)."""
+    cap = active_capture(ev)
+    if cap is None:
+        return
+    cur = CAPTURES.get(id(stream._ns))
+    if cur is None:
+        cap.fork(stream)
+    elif cur is cap:
+        cap.join(*ev._cap_at)

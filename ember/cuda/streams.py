@@ -63,11 +63,15 @@ class Stream(_runtime.StreamBase):
 
     def query(self):
         """Whether all work submitted so far has completed."""
+        if _runtime.CAPTURES:
+            _runtime.not_capturing(self._ns)
         if _runtime.is_sim():
             return True
         return self._record_event().query()
 
     def synchronize(self):
+        if _runtime.CAPTURES:
+            _runtime.not_capturing(self._ns)
         self._ns.synchronize()
 
     # ---- identity ------------------------------------------------------------------------------
@@ -128,6 +132,7 @@ class Event:
         self._ev = None          # the numba event, made at the first record
         self._stream = None
         self._host_t = None      # host clock at record (the simulator's timing)
+        self._cap = None         # the CUDA graph capture it was recorded in (ember.cuda.graphs)
 
     def record(self, stream=None):
         if stream is None:
@@ -139,6 +144,8 @@ class Event:
             raise RuntimeError(f"Event device cuda:{stream.device_index} does not match recording "
                                f"stream's device cuda:{self._stream.device_index}.")
         self._ev.record(stream._ns)
+        if _runtime.CAPTURES or self._cap is not None:
+            _runtime.capture_record(self, stream)
         self._stream = stream
         self._host_t = time.perf_counter()
 
@@ -147,13 +154,19 @@ class Event:
             stream = _runtime.current_stream()
         if self._ev is not None:
             self._ev.wait(stream._ns)
+        if _runtime.CAPTURES:
+            _runtime.capture_wait(self, stream)
 
     def query(self):
+        if _runtime.CAPTURES and _runtime.active_capture(self) is not None:
+            _runtime.not_capturing(_runtime.active_capture(self).ns)
         if self._ev is None or _runtime.is_sim():
             return True
         return bool(self._ev.query())
 
     def synchronize(self):
+        if _runtime.CAPTURES and _runtime.active_capture(self) is not None:
+            _runtime.not_capturing(_runtime.active_capture(self).ns)
         if self._ev is not None:
             self._ev.synchronize()
 

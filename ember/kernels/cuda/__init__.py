@@ -139,8 +139,8 @@ def resize_(self, size, memory_format=None):
         keep = old.nbytes()
         t = _glue.empty((need // self._dtype.itemsize,), self._dtype, self._device)
         if keep:
-            _glue.flat(t).view(np.uint8)[:keep].copy_to_device(old.data[:keep],
-                                                               stream=_glue.stream_of(self._device))
+            _runtime.device_copy(_glue.flat(t).view(np.uint8)[:keep], old.data[:keep],
+                                 _glue.stream_of(self._device))
         self._storage = t._storage
         self._base = None
     self._shape = size
@@ -218,6 +218,10 @@ def _cuda_fallback(op, below, args):
     if explicit is not None:
         dev = _glue.normalize(explicit) if explicit.type == "cuda" else None
     new_dev = dev
+    if _runtime.CAPTURES:
+        _runtime.not_capturing(_glue.stream_of(dev if dev is not None else _runtime.current_index()),
+                               f"{op.qualname} has no CUDA kernel for these arguments and runs on "
+                               "the CPU through host copies, which a CUDA graph cannot capture")
     _warn_once(op)
     # every tensor is on the host now and a CUDA device= is the CPU: dispatch again from the top,
     # which reaches the CPU kernels (a factory with no device= goes to the default, the CPU)

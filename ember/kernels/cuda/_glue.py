@@ -15,6 +15,7 @@ from ember.core.keys import backend_keyset
 from ember.core.tensor_impl import contiguous_strides, make_meta
 from ember.cuda._runtime import (CudaStorage, _ctx, cuda, current_stream, is_pinned,  # noqa: F401
                                  is_sim, keep_alive, normalize, state, stream_of)
+from ember.cuda._runtime import CAPTURES, Kernel, alloc_key, capture_of, device_copy, not_capturing
 
 __all__ = ["cuda", "is_sim", "normalize", "state", "current_stream", "stream_of", "empty",
            "empty_like", "flat", "geometry", "to_host", "from_host", "copy_", "fill_",
@@ -57,7 +58,8 @@ def empty(shape, dtype, device, strides=None):
         t._storage = CudaStorage(buf, 0, dev)
         return t
     alloc = st.allocator
-    blk = alloc.malloc(nbytes, current_stream(dev.index))
+    s = current_stream(dev.index)
+    blk = alloc.malloc(nbytes, alloc_key(s) if CAPTURES else s)
     storage = CudaStorage(blk.buf, nbytes, dev)
     alloc.attach(storage, blk)
     t._storage = storage
@@ -106,6 +108,8 @@ def to_host(t):
     isz = dt.itemsize
     buf = t.untyped_storage().data
     s = stream_of(t._device)
+    if CAPTURES:
+        not_capturing(s, "a device-to-host copy waits for the stream")
     raw = np.empty(n * isz, np.uint8)
     with _ctx(t._device.index or 0):
         buf[off * isz:(off + n) * isz].copy_to_host(raw, stream=s)
@@ -127,6 +131,7 @@ def from_host(arr, device, dtype=None):
 
 def _upload(t, arr, non_blocking):
     """Contiguous CUDA tensor t <- host array of t's shape (cast to t's dtype)."""
+    host = arr
     if t._dtype.np != arr.dtype:
         arr = arr.astype(t._dtype.np)
     n = t.numel()
@@ -137,6 +142,14 @@ def _upload(t, arr, non_blocking):
     buf = t.untyped_storage().data
     dev = t._device
     s = stream_of(dev)
+    if CAPTURES:
+        cap = capture_of(s)
+        if cap is not None:
+            if non_blocking and np.may_share_memory(src, host):
+                # an asynchronous copy from pinned memory: a graph node reading it at each replay
+                cap.add_copy(buf[t._offset * isz:(t._offset + n) * isz], src, s)
+                return
+            not_capturing(s, "a host-to-device copy from pageable memory waits for the stream")
     with _ctx(dev.index or 0):
         buf[t._offset * isz:(t._offset + n) * isz].copy_to_device(src, stream=s)
     if non_blocking and not is_sim():
@@ -154,8 +167,8 @@ def _kernels():
         return _kern
     cuda()
     from ember.kernels.cuda import _copy
-    _kern["copy"] = _copy.strided_copy
-    _kern["fill"] = _copy.strided_fill
+    _kern["copy"] = Kernel(_copy.strided_copy)
+    _kern["fill"] = Kernel(_copy.strided_fill)
     return _kern
 
 
@@ -200,10 +213,14 @@ def _device_copy(dst, src, sstrides=None):
         db = dst.untyped_storage().data
         sb = src.untyped_storage().data
         with _ctx(dev.index or 0):
-            db[dst._offset * isz:(dst._offset + n) * isz].copy_to_device(
-                sb[src._offset * isz:(src._offset + n) * isz], stream=s)
+            device_copy(db[dst._offset * isz:(dst._offset + n) * isz],
+                        sb[src._offset * isz:(src._offset + n) * isz], s)
         return
     if not (numba_dtype_ok(dst._dtype) and numba_dtype_ok(src._dtype)):
+        if CAPTURES:
+            bad = dst._dtype if not numba_dtype_ok(dst._dtype) else src._dtype
+            not_capturing(s, f"a copy from {src._dtype} to {dst._dtype} runs through the host "
+                             f"(the CUDA backend has no kernels for {bad})")
         host = _host_view_of(src, dst._shape, sstrides)
         _store_host(dst, host, False)
         return
@@ -223,6 +240,8 @@ def _host_view_of(src, shape, sstrides):
     raw = np.empty(max(n, 0) * isz, np.uint8)
     if n:
         s = stream_of(src._device)
+        if CAPTURES:
+            not_capturing(s, "a device-to-host copy waits for the stream")
         src.untyped_storage().data[src._offset * isz:(src._offset + n) * isz].copy_to_host(raw, stream=s)
         s.synchronize()
     return _host_view(raw, dt, shape, sstrides)
@@ -279,9 +298,13 @@ def copy_(dst, src, non_blocking=False):
             # the asynchronous case: the host sees the data only after a synchronize
             n, isz = dst.numel(), dst._dtype.itemsize
             s = stream_of(src._device)
+            sv = src.untyped_storage().data[src._offset * isz:(src._offset + n) * isz]
+            cap = capture_of(s)
+            if cap is not None:  # a graph node writing the pinned buffer at each replay
+                cap.add_copy(a.reshape(-1).view(np.uint8), sv, s)
+                return dst
             with _ctx(src._device.index or 0):
-                src.untyped_storage().data[src._offset * isz:(src._offset + n) * isz].copy_to_host(
-                    a.reshape(-1).view(np.uint8), stream=s)
+                sv.copy_to_host(a.reshape(-1).view(np.uint8), stream=s)
             return dst
         h = to_host(src)
         if h.dtype != a.dtype:
@@ -303,6 +326,9 @@ def fill_(t, value):
     from ember.kernels.cpu._glue import wrap
     v = wrap(np.asarray(value)).to(t._dtype)._np.reshape(1)  # ember's scalar cast
     if not numba_dtype_ok(t._dtype):
+        if CAPTURES:
+            not_capturing(stream_of(t._device), f"filling a {t._dtype} tensor runs through the "
+                                                f"host (the CUDA backend has no kernels for {t._dtype})")
         _store_host(t, v.reshape(()), False)
         return t
     dev = t._device

@@ -11,6 +11,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.tensor_impl import TensorImpl
+from ember.cuda._runtime import Kernel
 from ember.dispatch.operator import OPERATORS
 from ember.kernels.cuda import _glue
 
@@ -292,7 +293,7 @@ def compile_kernel(src, name, ns_extra, ct):
         src = head + "\n    _quiet()\n" + body
         ns["_quiet"] = _quiet
     exec(compile(src, f"<ember cuda {name}>", "exec"), ns)
-    return cuda().jit(ns[name])
+    return Kernel(cuda().jit(ns[name]))  # a CUDA graph capture records its launches
 
 
 # ---- operands --------------------------------------------------------------------------------

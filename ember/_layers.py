@@ -70,7 +70,8 @@ LAYERS = (
                    "ember.overrides", "ember._subclasses", "ember._functorch", "ember.func", "ember.fx",
                    "ember._dynamo", "ember._inductor", "ember.compiler",
                    # pictures of the stack (make_dot, the widgets)
-                   "ember.viz")),
+                   "ember.viz",
+                   "ember.report")),  # the one-file HTML report (profile + pictures)
     # `import torch`: the package itself. It is the top, as torch/__init__.py is: it gathers every
     # layer into one namespace, the libraries included (torch/__init__.py imports torch.nn,
     # torch.optim and torch.utils.data to bind them), so below it `from ember import name` is an

@@ -136,6 +136,9 @@ class _Collector:
         self.stacks, self.flops = [], []
 
     def begin(self, name, category="cpu_op", shapes=None, seq=-1):
+        # the stack first: it allocates, so a garbage collection may run and free tensors, whose
+        # [memory] records re-enter begin(); none may land between this event's column appends
+        stack = self._stack_trace() if self.with_stack else None
         st = self.stack
         i = len(self.names)
         self.names.append(name)
@@ -146,7 +149,7 @@ class _Collector:
         self.mem.append(0)
         self.t1.append(0)
         self.flops.append(None)
-        self.stacks.append(self._stack_trace() if self.with_stack else None)
+        self.stacks.append(stack)
         st.append(i)
         self.t0.append(_perf_ns())
         return i

@@ -4,6 +4,11 @@
         model(x).sum().backward()
     print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
     prof.export_chrome_trace("trace.json")
+
+With ProfilerActivity.CUDA (or PrivateUse1, for an out-of-tree device such as
+examples/async_device) each kernel is a span on its device's per-stream track, with a flow arrow
+from its launch (a cudaLaunchKernel span inside the op) and its time in the op's device columns:
+see ember/profiler/_device.py.
 """
 from ember.autograd.profiler import record_function
 from ember.autograd.profiler_util import DeviceType

@@ -9,6 +9,7 @@ import warnings
 
 from ember.autograd import profiler as prof
 from ember.autograd.profiler_util import _chrome_trace
+from ember.profiler import _device
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "schedule", "supported_activities",
            "tensorboard_trace_handler", "kineto_available", "_KinetoProfile"]
@@ -51,6 +52,12 @@ def supported_activities():
     except Exception:  # noqa: BLE001 - no CUDA runtime: CPU only
         pass
     return acts
+
+
+def _privateuse1_name():
+    from ember.utils.backend_registration import _get_privateuse1_backend_name  # lazy: same layer, on use
+
+    return _get_privateuse1_backend_name()
 
 
 def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0):
@@ -126,6 +133,10 @@ class _KinetoProfile:
         self.use_device = "cuda" if ProfilerActivity.CUDA in self.activities else None
         self.preset_metadata = {}
         self._metadata = {}
+        self._launches = []
+        self._track_labels = {}
+        if self.use_device is None and ProfilerActivity.PrivateUse1 in self.activities:
+            self.use_device = _privateuse1_name()
 
     def start(self):
         self.prepare_trace()
@@ -147,11 +158,26 @@ class _KinetoProfile:
         if self.profiler is None:
             raise AssertionError("Profiler must be initialized before starting trace")
         self.profiler._start_trace()
+        # device kernels on per-stream tracks, with a flow from each launch (see _device)
+        recs = []
+        if ProfilerActivity.CUDA in self.activities:
+            recs.append(_device.LaunchRecorder(self.profiler._collector))
+        if ProfilerActivity.PrivateUse1 in self.activities:
+            recs.append(_device.AsyncRecorder(self.profiler._collector, _privateuse1_name))
+        self._launches = [r for r in recs if r.install()]
 
     def stop_trace(self):
         if self.profiler is None:
             raise AssertionError("Profiler must be initialized before stopping trace")
+        recs, self._launches = self._launches, []
+        for r in recs:
+            r.remove()
         self.profiler.__exit__(None, None, None)
+        for r in recs:
+            r.finish(self.profiler.function_events)
+            if isinstance(r, _device.AsyncRecorder):
+                self._track_labels.update({e.device_index: f"{r.backend} {e.device_index}"
+                                           for e in self.profiler.function_events if e.device_type == "PrivateUse1"})
 
     def export_chrome_trace(self, path):
         if self.profiler is None:
@@ -160,7 +186,9 @@ class _KinetoProfile:
         extra = {"profile_memory": int(self.profile_memory), "record_shapes": int(self.record_shapes),
                  "traceName": path}
         extra.update(self._metadata)
-        data = json.dumps(_chrome_trace(self.profiler.function_events, c.mem_records, extra))
+        trace = _chrome_trace(self.profiler.function_events, c.mem_records, extra)
+        _device.name_tracks(trace, self._track_labels)
+        data = json.dumps(trace)
         if path.endswith(".gz"):
             with gzip.open(path, "wt") as f:
                 f.write(data)

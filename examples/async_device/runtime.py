@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from ember.core.allocator import CachingAllocator
+from ember.profiler import _device as _profiler_device
 
 DEVICE_COUNT = 2
 _STOP = object()
@@ -101,8 +102,9 @@ class Stream:
         return w
 
     def launch(self, fn):
-        """Enqueue fn() on this stream and return at once."""
-        self._w().put(fn)
+        """Enqueue fn() on this stream and return at once (timed on this stream's track while
+        ember.profiler records ProfilerActivity.PrivateUse1)."""
+        self._w().put(_profiler_device.enqueue(fn, self.stream_id, self.device_index))
 
     def query(self):
         w = self._worker

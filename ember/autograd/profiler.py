@@ -12,6 +12,16 @@ How events are taken, at no cost while nothing records:
     module global when no profiler is on.
   * memory (profile_memory=True): an op's new output buffers count as allocations inside it;
     their release (when the array is collected) is a negative record, "[memory]" outside any op.
+  * modules (with_modules=True with with_stack=True, as torch, whose module records come from its
+    Python tracer): a global forward pre-hook and an always-called forward hook, registered only
+    while recording, make an "nn.Module: Linear_0" span (category python_function) around each
+    module call, and put that name into the op stacks at the module's place; the number counts
+    the instances of that class in the order this window first saw them.
+  * dispatch layers (ember only, profile(..., with_dispatch_layers=True)): the observer also wraps
+    every layer kernel of each entry (operator.observers' wrap_kernel), so inside "aten::mul" sit
+    "AutogradCPU: aten::mul" and below it "CPU: aten::mul" (category dispatch_layer); a compiled
+    graph's generated kernels enter `_kernel_span(name)` (category compiled_kernel). An op's self
+    time is then the front door's (key set, table look-up), each layer's the layer's own.
 """
 import functools
 import os
@@ -26,6 +36,7 @@ import numpy as np
 from ember.autograd import engine as _engine
 from ember.autograd.profiler_util import (DeviceType, EventList, FunctionEvent, FunctionEventAvg,  # noqa: F401
                                           MemRecordsAcc, _chrome_trace, _format_memory, _format_time)
+from ember.core.keys import DispatchKey as _K
 from ember.dispatch import operator as _op
 
 __all__ = ["profile", "record_function", "EventList", "FunctionEvent", "FunctionEventAvg", "emit_nvtx",
@@ -34,6 +45,8 @@ __all__ = ["profile", "record_function", "EventList", "FunctionEvent", "Function
 _current = None           # the _Collector recording now, or None
 _perf_ns = time.perf_counter_ns
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# ember's files, and the code it generates at run time (front doors, compiled graphs, kernels)
+_OWN_FILES = (_EMBER_DIR, "<front door of ", "<ember ")
 
 
 def _now_us():
@@ -84,12 +97,20 @@ class _Collector:
     """Takes events while a profiler records (one per profiling window)."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False, with_flops=False,
-                 use_device=None):
+                 use_device=None, with_modules=False, with_dispatch_layers=False):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.with_flops = with_flops
         self.use_device = use_device
+        # torch records modules with its Python tracer, which with_stack starts: without it, none
+        self.with_modules = bool(with_modules and with_stack)
+        self.with_dispatch_layers = with_dispatch_layers
+        self.module_names = {}    # id(module) -> (module, "nn.Module: Linear_0"), for this window
+        self.module_counts = {}   # class name -> instances named so far
+        self.module_frames = {}   # frame calling a module's forward -> its name (for the stacks)
+        self.module_open = []     # (event, frame) of the module calls open now
+        self._hooks = ()
         self._columns()
         self.stack = []
         self.mem_records = []     # (ts, bytes, total allocated, device type, device id, addr)
@@ -105,9 +126,15 @@ class _Collector:
         self.on = True
         self.t_start = _now_us()
         _current = self
-        _op.observers.append(_OBSERVER)
+        self._observer = _LAYERS_OBSERVER if self.with_dispatch_layers else _OBSERVER
+        _op.observers.append(self._observer)
         _op.invalidate()
         _engine.node_hook[0] = _evaluate_function
+        if self.with_modules:
+            # lazy: ember.nn sits above autograd; its hook registry is needed only for with_modules
+            from ember.nn.modules import module as _module
+            self._hooks = (_module.register_module_forward_pre_hook(_module_pre_hook),
+                           _module.register_module_forward_hook(_module_post_hook, always_call=True))
 
     def stop(self):
         global _current
@@ -119,21 +146,28 @@ class _Collector:
             self.end(self.stack[-1])
         if _current is self:
             _current = None
-        if _OBSERVER in _op.observers:
-            _op.observers.remove(_OBSERVER)
+        for h in self._hooks:
+            h.remove()
+        self._hooks = ()
+        self.module_frames.clear()
+        self.module_open.clear()
+        self.module_names.clear()
+        if self._observer in _op.observers:
+            _op.observers.remove(self._observer)
             _op.invalidate()
         if _current is None:
             _engine.node_hook[0] = None
 
     # ---- events -----------------------------------------------------------------------------
-    # While recording, event i is a row across flat columns (names, start/end ns, parent index,
-    # memory ...): a few big containers rather than an object per event, which the garbage
-    # collector would walk again and again as the window grows. FunctionEvents are made when the
-    # window closes.
+    # While recording, event i is a row across flat columns (names, start/end ns, parent index):
+    # a few big containers rather than an object per event, which the garbage collector would
+    # walk again and again as the window grows. The fields most events leave at their default
+    # (shapes, sequence number, stack, memory, flops) are sparse: index -> value. FunctionEvents
+    # are made when the window closes.
     def _columns(self):
-        self.names, self.cats, self.shapes, self.seqs = [], [], [], []
-        self.t0, self.t1, self.parent, self.mem = array("q"), array("q"), array("q"), array("q")
-        self.stacks, self.flops = [], []
+        self.names, self.cats = [], []
+        self.t0, self.t1, self.parent = array("q"), array("q"), array("q")
+        self.shapes, self.seqs, self.stacks, self.mem, self.flops = {}, {}, {}, {}, {}
 
     def begin(self, name, category="cpu_op", shapes=None, seq=-1):
         # the stack first: it allocates, so a garbage collection may run and free tensors, whose
@@ -143,13 +177,27 @@ class _Collector:
         i = len(self.names)
         self.names.append(name)
         self.cats.append(category)
-        self.shapes.append(shapes)
-        self.seqs.append(seq)
         self.parent.append(st[-1] if st else -1)
-        self.mem.append(0)
         self.t1.append(0)
-        self.flops.append(None)
-        self.stacks.append(stack)
+        if shapes is not None:
+            self.shapes[i] = shapes
+        if seq != -1:
+            self.seqs[i] = seq
+        if stack is not None:
+            self.stacks[i] = stack
+        st.append(i)
+        self.t0.append(_perf_ns())
+        return i
+
+    def begin_layer(self, name, category):
+        """begin() for a span inside an op (a dispatch layer, a compiled kernel): no shapes, no
+        stack (its op's), the fewest steps."""
+        st = self.stack
+        i = len(self.names)
+        self.names.append(name)
+        self.cats.append(category)
+        self.parent.append(st[-1] if st else -1)
+        self.t1.append(0)
         st.append(i)
         self.t0.append(_perf_ns())
         return i
@@ -172,12 +220,11 @@ class _Collector:
             if name.startswith("ProfilerStep#"):  # torch's wildcard: steps aggregate in the table
                 name = "ProfilerStep*"
             cat = self.cats[i]
-            stack = self.stacks[i]
             ev = FunctionEvent(i, name, tid, self.t0[i] / 1000.0, self.t1[i] / 1000.0, trace_name=trace_name,
-                               input_shapes=self.shapes[i], use_device=self.use_device, sequence_nr=self.seqs[i],
-                               is_user_annotation=cat == "user_annotation", category=cat,
-                               stack=stack if stack is not None else [], cpu_memory_usage=self.mem[i],
-                               flops=self.flops[i])
+                               input_shapes=self.shapes.get(i), use_device=self.use_device,
+                               sequence_nr=self.seqs.get(i, -1), is_user_annotation=cat == "user_annotation",
+                               category=cat, stack=self.stacks.get(i, []), cpu_memory_usage=self.mem.get(i, 0),
+                               flops=self.flops.get(i))
             pi = self.parent[i]
             if pi >= 0:
                 p = out[pi]
@@ -186,16 +233,32 @@ class _Collector:
             out.append(ev)
         return out
 
-    @staticmethod
-    def _stack_trace():
+    def _stack_trace(self):
         out = []
         f = sys._getframe(1)
+        mods = self.module_frames
         while f is not None:  # innermost first, ember's own frames left out (torch keeps user frames)
             co = f.f_code
-            if not co.co_filename.startswith(_EMBER_DIR):
-                out.append(f"{co.co_filename}({f.f_lineno}): {co.co_name}")
+            fn = co.co_filename
+            if not fn.startswith(_OWN_FILES):
+                out.append(f"{fn}({f.f_lineno}): {co.co_name}")
+            elif mods and f in mods:  # the frame that called a module's forward: torch's entry there
+                out.append(mods[f])
             f = f.f_back
         return out
+
+    # ---- modules ----------------------------------------------------------------------------
+    def module_name(self, m):
+        k = id(m)
+        got = self.module_names.get(k)
+        if got is not None:
+            return got[1]
+        cls = type(m).__name__
+        n = self.module_counts.get(cls, 0)
+        self.module_counts[cls] = n + 1
+        name = f"nn.Module: {cls}_{n}"
+        self.module_names[k] = (m, name)  # the module is held so its id is not reused this window
+        return name
 
     # ---- memory -----------------------------------------------------------------------------
     def memory(self, nbytes, addr, device_type=0, device_id=-1):
@@ -205,7 +268,7 @@ class _Collector:
         if self.stack:
             mem = self.mem
             for i in self.stack:  # an event's usage counts everything inside it
-                mem[i] += nbytes
+                mem[i] = mem.get(i, 0) + nbytes
         else:
             i = self.begin("[memory]", "cpu_instant_event", [] if self.record_shapes else None)
             self.stack.pop()
@@ -242,12 +305,45 @@ def _freed(c, k, _ref=None):
         c.memory(-n[0], 0)
 
 
+def _module_pre_hook(module, args):
+    c = _current
+    if c is None or not c.on or not c.with_modules:
+        return None
+    name = c.module_name(module)
+    ev = c.begin(name, "python_function")
+    frame = sys._getframe(1)  # Module._call_with_hooks, which calls forward next
+    c.module_frames[frame] = name
+    c.module_open.append((ev, frame))
+    return None
+
+
+def _module_post_hook(module, args, result):
+    c = _current
+    if c is None or not c.with_modules or not c.module_open:
+        return None
+    ev, frame = c.module_open.pop()
+    c.module_frames.pop(frame, None)
+    if ev in c.stack:
+        c.end(ev)
+    return None
+
+
+def _key_name(key):
+    try:
+        return _K(key).name
+    except ValueError:
+        return getattr(key, "name", str(key))
+
+
 class _Observer:
     """The dispatcher observer: wraps each op's whole entry; layer kernels pass unchanged."""
 
     @staticmethod
     def wrap_call(op, ks, entry):
         name = f"{op.ns}::{op.name}"
+        c = _current
+        if c is not None and not c.with_stack:
+            return _bound_call(c, name, entry)
 
         def call(*args):
             c = _current
@@ -270,7 +366,141 @@ class _Observer:
         return fn
 
 
+def _bound_call(c, name, entry):
+    """The op wrapper holding its window's columns (see _LayersObserver.wrap_kernel): begin and
+    end inline. Not with with_stack, whose stack walk must come before the column appends."""
+    names, cats, parent, t0, t1, st = c.names, c.cats, c.parent, c.t0, c.t1, c.stack
+    shapes, record_shapes, with_flops, profile_memory = c.shapes, c.record_shapes, c.with_flops, c.profile_memory
+
+    def call(*args):
+        if not c.on:
+            return entry(*args)
+        # the shapes first: they allocate, so a collection may free tensors whose [memory] records
+        # re-enter begin(); none may land between this event's column appends
+        sh = _shapes(args) if record_shapes else None
+        i = len(names)
+        names.append(name)
+        cats.append("cpu_op")
+        parent.append(st[-1] if st else -1)
+        t1.append(0)
+        if sh is not None:
+            shapes[i] = sh
+        st.append(i)
+        if with_flops:
+            c.flops[i] = _flops(name, args)
+        t0.append(_perf_ns())
+        try:
+            out = entry(*args)
+            if profile_memory:  # inside the op's range: the op allocated it
+                c.track(out, args)
+        finally:
+            t = _perf_ns()
+            while st:  # c.end(i)
+                top = st.pop()
+                t1[top] = t
+                if top == i:
+                    break
+        return out
+    return call
+
+
+class _LayersObserver(_Observer):
+    """with_dispatch_layers=True: each layer kernel of an entry is a span inside the op's span."""
+
+    @staticmethod
+    def wrap_kernel(op, key, kernel, fn):
+        # a composite kernel serving a runtime key is named by its alias, as it is registered
+        layer = _key_name(key)
+        for alias in (_K.CompositeImplicitAutograd, _K.CompositeExplicitAutograd):
+            if op.kernels.get(alias) is kernel:
+                layer = alias.name
+                break
+        name = f"{layer}: {op.ns}::{op.name}"
+        c = _current
+        if c is None:
+            def layer(*args):
+                c = _current
+                if c is None or not c.on:
+                    return fn(*args)
+                ev = c.begin_layer(name, "dispatch_layer")
+                try:
+                    return fn(*args)
+                finally:
+                    c.end(ev)
+            return layer
+        # entries are built while a window records and dropped when it ends (invalidate), so the
+        # wrapper may hold that window's columns: begin_layer and end inline, a layer costs ~0.5 us
+        names, cats, parent, t0, t1, st = c.names, c.cats, c.parent, c.t0, c.t1, c.stack
+
+        def layer(*args):
+            if not c.on:
+                return fn(*args)
+            i = len(names)
+            names.append(name)
+            cats.append("dispatch_layer")
+            parent.append(st[-1] if st else -1)
+            t1.append(0)
+            st.append(i)
+            t0.append(_perf_ns())
+            try:
+                return fn(*args)
+            finally:
+                t = _perf_ns()
+                while st:  # c.end(i)
+                    top = st.pop()
+                    t1[top] = t
+                    if top == i:
+                        break
+        return layer
+
+
 _OBSERVER = _Observer()
+_LAYERS_OBSERVER = _LayersObserver()
+
+
+class _NullSpan:
+    __slots__ = ()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NULL_SPAN = _NullSpan()
+
+
+class _Span:
+    __slots__ = ("c", "ev")
+
+    def __init__(self, c, name, category):
+        self.c = c
+        self.ev = c.begin_layer(name, category)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        c = self.c
+        if self.ev in c.stack:
+            c.end(self.ev)
+        return False
+
+
+def _kernel_span(name):
+    """A span for one kernel of a compiled graph (ember.compile's generated code), recorded while a
+    profiler with with_dispatch_layers=True runs; otherwise a shared no-op context (~0.2 us).
+
+        with _kernel_span("cpp_fused_add_mul_0"):
+            kernel(buf0, arg0_1, arg1_1)
+
+    Code that runs kernels in a tight loop can test `ember.autograd.profiler._current is None` first.
+    """
+    c = _current
+    if c is None or not c.on or not c.with_dispatch_layers:
+        return _NULL_SPAN
+    return _Span(c, name, "compiled_kernel")
 
 
 def _evaluate_function(node, buf):
@@ -356,7 +586,8 @@ class profile:
 
     def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False, with_flops=False,
                  profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True,
-                 experimental_config=None, acc_events=False, custom_trace_id_callback=None):
+                 experimental_config=None, acc_events=False, custom_trace_id_callback=None,
+                 with_dispatch_layers=False):
         self.enabled = enabled
         if not enabled:
             return
@@ -372,6 +603,7 @@ class profile:
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.with_modules = with_modules
+        self.with_dispatch_layers = with_dispatch_layers
         self.use_cpu = use_cpu
         self.acc_events = acc_events
         self._collector = None
@@ -388,7 +620,8 @@ class profile:
     def _prepare_trace(self):
         self.entered = True
         self._collector = _Collector(self.record_shapes, self.profile_memory, self.with_stack,
-                                     self.with_flops, self.use_device)
+                                     self.with_flops, self.use_device, self.with_modules,
+                                     self.with_dispatch_layers)
 
     def _start_trace(self):
         self.entered = True

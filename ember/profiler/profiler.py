@@ -119,13 +119,15 @@ class _KinetoProfile:
 
     def __init__(self, *, activities=None, record_shapes=False, profile_memory=False, with_stack=False,
                  with_flops=False, with_modules=False, experimental_config=None, execution_trace_observer=None,
-                 acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None):
+                 acc_events=False, custom_trace_id_callback=None, post_processing_timeout_s=None,
+                 with_dispatch_layers=False):
         self.activities = set(activities) if activities else supported_activities()
         self.record_shapes = record_shapes
         self.with_flops = with_flops
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.with_modules = with_modules
+        self.with_dispatch_layers = with_dispatch_layers
         self.experimental_config = experimental_config
         self.acc_events = acc_events
         self.custom_trace_id_callback = custom_trace_id_callback
@@ -151,7 +153,8 @@ class _KinetoProfile:
                                          use_device=self.use_device, record_shapes=self.record_shapes,
                                          with_flops=self.with_flops, profile_memory=self.profile_memory,
                                          with_stack=self.with_stack, with_modules=self.with_modules,
-                                         use_kineto=True, acc_events=self.acc_events)
+                                         use_kineto=True, acc_events=self.acc_events,
+                                         with_dispatch_layers=self.with_dispatch_layers)
         self.profiler._prepare_trace()
 
     def start_trace(self):
@@ -221,12 +224,18 @@ class _KinetoProfile:
 
 class profile(_KinetoProfile):
     """torch.profiler.profile: a context manager (or start()/step()/stop()) recording the steps its
-    schedule marks active and calling on_trace_ready at the end of each active cycle."""
+    schedule marks active and calling on_trace_ready at the end of each active cycle.
+
+    ember adds one keyword, with_dispatch_layers=False: when True, each aten op's span holds one
+    child span per dispatch layer the call passes through ("AutogradCPU: aten::mul" around
+    "CPU: aten::mul"; Autocast, ADInplaceOrView, Python, a backend fallback where they run), and a
+    compiled graph's kernels appear as spans of their own (see ember.autograd.profiler)."""
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
                  experimental_config=None, execution_trace_observer=None, acc_events=False,
-                 use_cuda=None, custom_trace_id_callback=None, post_processing_timeout_s=None):
+                 use_cuda=None, custom_trace_id_callback=None, post_processing_timeout_s=None,
+                 with_dispatch_layers=False):
         activities_set = set(activities) if activities else supported_activities()
         if use_cuda is not None:
             warnings.warn("`use_cuda` is deprecated, use `activities` argument instead", FutureWarning,
@@ -240,7 +249,8 @@ class profile(_KinetoProfile):
         super().__init__(activities=activities_set, record_shapes=record_shapes, profile_memory=profile_memory,
                          with_stack=with_stack, with_flops=with_flops, with_modules=with_modules,
                          experimental_config=experimental_config, acc_events=acc_events,
-                         custom_trace_id_callback=custom_trace_id_callback)
+                         custom_trace_id_callback=custom_trace_id_callback,
+                         with_dispatch_layers=with_dispatch_layers)
         if schedule:
             self.schedule = schedule
             self.record_steps = True

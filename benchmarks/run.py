@@ -19,22 +19,19 @@ sys.path.insert(0, ROOT)
 
 import ember  # noqa: E402
 import torch  # noqa: E402
+from ember.utils.benchmark import Timer  # noqa: E402
 
 torch.set_num_threads(1)
 
 
 def median_time(fn, target=0.2, repeat=7):
+    """Median seconds per call, measured with ember's own torch.utils.benchmark.Timer."""
     t = timeit.Timer(fn)
     warm = 0.0
     while warm < 0.05:  # warm up first: torch's first autograd calls pay a one-time cost
         warm += t.timeit(10)
-    n, dt = 1, 0.0
-    while dt < 0.02:
-        dt = t.timeit(n)
-        if dt < 0.02:
-            n *= 4
-    n = max(1, int(n * target / max(dt, 1e-9) / repeat))
-    return statistics.median(t.repeat(repeat=repeat, number=n)) / n
+    m = Timer(stmt="fn()", globals={"fn": fn}).blocked_autorange(min_run_time=target)
+    return m.median
 
 
 def tiny_cases():

@@ -11,7 +11,7 @@ from ember.core.dtype import (bfloat16, bool_ as bool, complex64, complex128, fl
                               can_cast, get_default_dtype, set_default_dtype)
 from ember.core.keys import DispatchKey
 from ember.core.layout import (channels_last, channels_last_3d, contiguous_format, layout,  # noqa: F401
-                               memory_format, preserve_format, strided)
+                               memory_format, preserve_format, sparse_coo, sparse_csr, strided)
 from ember._size import Size
 from ember.tensor import Tensor
 # each dispatch key's kernels, registered once Tensor exists (the CPU glue makes Tensors)
@@ -79,6 +79,8 @@ from ember import accelerator  # noqa: E402,F401
 from ember import multiprocessing, onnx  # noqa: E402,F401
 from ember import _C  # noqa: E402,F401
 from ember import profiler  # noqa: E402,F401  (torch.profiler; binds ember.autograd.profiler too)
+from ember import sparse  # noqa: E402  (torch.sparse; registers the SparseCPU kernels)
+from ember.sparse import sparse_coo_tensor, sparse_csr_tensor, spmm  # noqa: E402,F401
 
 # torch.cuda.FloatTensor and the other legacy CUDA types (torch/csrc/tensor/python_tensor.cpp)
 for _lt in _python_api.legacy_types.CUDA_TYPES.values():

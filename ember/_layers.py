@@ -40,7 +40,8 @@ LAYERS = (
     # whose __init__ imports nothing)
     ("meta kernels", ("ember.kernels", "ember.kernels.meta")),
     # aten/src/ATen/native/{cpu,cuda}: backend kernels over NumPy / numba arrays
-    ("backend kernels", ("ember.kernels.cpu", "ember.kernels.cuda", "ember.kernels.strided_views")),
+    ("backend kernels", ("ember.kernels.cpu", "ember.kernels.cuda", "ember.kernels.sparse",
+                         "ember.kernels.strided_views")),
     # the public functions, reached late through `import ember` (as composites call at:: ops)
     ("op namespace", (OP_NAMESPACE,)),
     # CompositeImplicitAutograd kernels: ops written with other ops
@@ -66,6 +67,7 @@ LAYERS = (
     # namespace only late, through `import ember`
     ("libraries", ("ember.nn", "ember.optim", "ember.utils", "ember.serialization", "ember.accelerator",
                    "ember.multiprocessing", "ember.onnx", "ember._C", "ember.distributed", "ember.profiler",
+                   "ember.sparse",
                    # the Python key's user API, function transforms and graph mode
                    "ember.overrides", "ember._subclasses", "ember._functorch", "ember.func", "ember.fx",
                    "ember._dynamo", "ember._inductor", "ember.compiler",

@@ -282,7 +282,24 @@ def _str_intern(t, tensor_contents=None):
     has_default_dtype = (dtype is default or dtype is _dt.defaults.complex or dtype is _dt.int64
                          or dtype is _dt.bool_)
     shape = t._shape
-    if dev.type == "meta":
+    sp = getattr(t, "_sp", None)
+    if sp is not None:  # a sparse COO or CSR tensor (torch's is_sparse and sparse-compressed branches)
+        coo = hasattr(sp, "indices")
+        fields = ((("indices", sp.indices), ("values", sp.values)) if coo else
+                  (("crow_indices", sp.crow_indices), ("col_indices", sp.col_indices), ("values", sp.values)))
+        suffixes.append("size=" + str(tuple(shape)))
+        suffixes.append("nnz=" + str(fields[-1][1]._shape[0]))
+        if not has_default_dtype:
+            suffixes.append("dtype=" + str(dtype))
+        parts = []
+        for name, x in fields:
+            body = _tensor_str(x, indent + len(name) + 8)
+            if x.numel() == 0:
+                body += ", size=" + str(tuple(x._shape))
+            parts.append(f"{name}=tensor(" + body + ")")
+        tensor_str = (",\n" + " " * indent).join(parts)
+        suffixes.append("layout=" + str(t.layout))
+    elif dev.type == "meta":
         suffixes.append("size=" + str(tuple(shape)))
         if dtype is not default:
             suffixes.append("dtype=" + str(dtype))
@@ -310,7 +327,7 @@ def _str_intern(t, tensor_contents=None):
         suffixes.append(f"grad_fn=<{gname}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
+    return _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=sp is not None and coo)
 
 
 def tensor_repr(t, tensor_contents=None):

@@ -313,7 +313,21 @@ def _unsupported_rebuild(name, kind):
 
 
 _rebuild_qtensor = _unsupported_rebuild("_rebuild_qtensor", "quantized")
-_rebuild_sparse_tensor = _unsupported_rebuild("_rebuild_sparse_tensor", "sparse")
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a sparse COO tensor from (indices, values, size[, is_coalesced])."""
+    import ember  # lazy: the public namespace (sparse_coo_tensor), bound once ember is imported
+    if layout is ember.sparse_csr:
+        crow, col, values, size = data
+        return ember.sparse_csr_tensor(crow, col, values, size, check_invariants=False)
+    if layout is not ember.sparse_coo:
+        raise RuntimeError(f"ember.load: {layout} tensors are not supported by ember")
+    indices, values, size = data[:3]
+    is_coalesced = data[3] if len(data) > 3 else None
+    return ember.sparse_coo_tensor(indices, values, size, check_invariants=False, is_coalesced=is_coalesced)
+
+
 _rebuild_nested_tensor = _unsupported_rebuild("_rebuild_nested_tensor", "nested")
 _rebuild_wrapper_subclass = _unsupported_rebuild("_rebuild_wrapper_subclass", "wrapper subclass")
 
@@ -656,6 +670,12 @@ class _SaveContext:
                                      OrderedDict()))
 
     def reduce_tensor(self, t):
+        sp = getattr(t, "_sp", None)
+        if sp is not None:  # sparse COO and CSR: torch's _reduce_ex_internal writes their fields
+            if not hasattr(sp, "indices"):
+                return (_rebuild_sparse_tensor, (t.layout, (sp.crow_indices, sp.col_indices, sp.values,
+                                                            Size(t._shape))))
+            return (_rebuild_sparse_tensor, (t.layout, (sp.indices, sp.values, Size(t._shape), sp.coalesced)))
         P = self._param
         if P is not None and isinstance(t, P):
             state = t._dict_or_none()

@@ -10,8 +10,8 @@ import numpy as np
 from ember.core import dtype as _dt, shared as _shared
 from ember.core.device import CPU, device as _device
 from ember.core.keys import AUTOGRAD_OF, DispatchKey
-from ember.core.layout import strided
-from ember.core.tensor_impl import TensorImpl, make_view_cpu, make_view_meta, tensor_class
+from ember.core.layout import sparse_coo, sparse_csr, strided
+from ember.core.tensor_impl import SPARSE_BIT, SPARSE_CSR_BIT, TensorImpl, make_view_cpu, make_view_meta, tensor_class
 from ember._size import Size
 from ember._generated import functions as _F
 from ember._generated.tensor_base import _TensorBase, bind_tensor_class
@@ -241,11 +241,35 @@ class Tensor(_TensorBase):
 
     @property
     def layout(self):
+        ks = self._keys
+        if ks & (SPARSE_BIT | SPARSE_CSR_BIT):
+            return sparse_coo if ks & SPARSE_BIT else sparse_csr
         return strided
 
     @property
+    def is_sparse_csr(self):
+        return bool(self._keys & SPARSE_CSR_BIT)
+
+    @property
     def is_sparse(self):
-        return False
+        return bool(self._keys & SPARSE_BIT)
+
+    # ---- sparse COO (ember/kernels/sparse): the methods torch writes as composites ----------------
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        if not self._keys & (SPARSE_BIT | SPARSE_CSR_BIT):
+            return self if dtype is None or dtype is self._dtype else self.to(dtype)
+        return self._to_dense(dtype, masked_grad)
+
+    def to_sparse_coo(self):
+        return self.to_sparse()
+
+    def coalesce(self):
+        if not self._keys & SPARSE_BIT:
+            raise RuntimeError("coalesce expected sparse coordinate tensor layout but got "
+                               + ("SparseCsr" if self._keys & SPARSE_CSR_BIT else "Strided"))
+        if self._sp.coalesced:
+            return self
+        return _F._coalesce(self)
 
     @property
     def is_quantized(self):
@@ -419,6 +443,9 @@ class Tensor(_TensorBase):
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._keys & (SPARSE_BIT | SPARSE_CSR_BIT):
+            raise TypeError(f"can't convert {'Sparse' if self._keys & SPARSE_BIT else 'SparseCsr'} layout tensor "
+                            "to numpy. Use Tensor.to_dense() first.")
         return self._np
 
     def __array__(self, dtype=None, copy=None):
@@ -770,7 +797,7 @@ def _scalar_like(other, self):
     return scalar_tensor_for(other, self)
 
 
-_BACKEND_AND_VIEW = ~sum(1 << k for k in AUTOGRAD_OF.values())
+_BACKEND_AND_VIEW = ~sum(1 << k for k in set(AUTOGRAD_OF.values()))  # sparse keys share AutogradCPU
 tensor_class[0] = Tensor
 _TF_DEFAULT = Tensor.__torch_function__.__func__
 bind_tensor_class(Tensor)

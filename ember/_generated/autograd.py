@@ -236,6 +236,189 @@ def _ag_conj_physical_(below, self):
     below(self)
     return _n._rebase_history(self, _next)
 
+class SparseCooTensorWithDimsAndTensorsBackward0(TraceableFunction, saved=1):
+    __slots__ = ('indices_',)
+    def apply(_node, grads):
+        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (grads[0].to_dense()[indices.unbind(0)],)
+def _ag__sparse_coo_tensor_with_dims_and_tensors(below, sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory,
+        is_coalesced):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(values)):
+        return below(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
+    _n = SparseCooTensorWithDimsAndTensorsBackward0()
+    _n.indices_ = _save_input(indices, _ag)
+    return _n._set_history(below(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced), _next, _ag)
+
+class ToSparseBackward0(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (grads[0].to_dense(),)
+def _ag_to_sparse_sparse_dim(below, self, sparse_dim):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, sparse_dim)
+    _n = ToSparseBackward0()
+    return _n._set_history(below(self, sparse_dim), _next, _ag)
+
+class ToSparseBackward1(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (grads[0].to_dense(),)
+def _ag_to_sparse(below, self, layout, blocksize, dense_dim):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, layout, blocksize, dense_dim)
+    _n = ToSparseBackward1()
+    return _n._set_history(below(self, layout, blocksize, dense_dim), _next, _ag)
+
+class ToDenseBackward0(TraceableFunction, saved=1):
+    __slots__ = ('self_',)
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (grads[0].sparse_mask(self.coalesce() if self.is_sparse else self),)
+def _ag__to_dense(below, self, dtype, masked_grad):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dtype, masked_grad)
+    _n = ToDenseBackward0()
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self, dtype, masked_grad), _next, _ag)
+
+class CoalesceBackward0(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (grads[0],)
+def _ag__coalesce(below, self):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self)
+    _n = CoalesceBackward0()
+    return _n._set_history(below(self), _next, _ag)
+
+class ValuesBackward0(TraceableFunction, saved=1):
+    __slots__ = ('self_',)
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._sparse_coo_tensor_with_dims_and_tensors(self.sparse_dim(), self.dense_dim(), self.shape, self._indices(), grads[0],
+                is_coalesced=True),)
+def _ag_values(below, self):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self)
+    _n = ValuesBackward0()
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self), _next, _ag)
+
+class SparseMaskBackward0(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (grads[0].to_dense(),)
+def _ag_sparse_mask(below, self, mask):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, mask)
+    _n = SparseMaskBackward0()
+    return _n._set_history(below(self, mask), _next, _ag)
+
+class SparseAddmmBackward0(TraceableFunction, saved=2):
+    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = _o2 = None
+        if _nf[0] is not None:
+            beta = _node.beta_
+            _o0 = grad if (beta.__class__ is int or beta.__class__ is float) and beta == 1 else maybe_multiply(grad, beta)
+        if _nf[1] is not None:
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = maybe_multiply(grad.mm(mat2.t()).sparse_mask(mat1.coalesce()), _node.alpha_)
+        if _nf[2] is not None:
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o2 = maybe_multiply(mat1.t().mm(grad), _node.alpha_)
+        return (_o0, _o1, _o2)
+def _ag__sparse_addmm(below, self, mat1, mat2, beta, alpha):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
+        return below(self, mat1, mat2, beta, alpha)
+    _n = SparseAddmmBackward0()
+    _n.beta_, _n.alpha_ = beta, alpha
+    _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag)
+    return _n._set_history(below(self, mat1, mat2, beta, alpha), _next, _ag)
+
+class SparseSumBackward0(TraceableFunction, saved=1):
+    __slots__ = ('self_', 'dim_')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._sparse_sum_backward(grads[0], self, _node.dim_),)
+def _ag__sparse_sum_dim(below, self, dim):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dim)
+    _n = SparseSumBackward0()
+    _n.dim_ = dim
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self, dim), _next, _ag)
+
+class SparseSumBackward1(TraceableFunction, saved=1):
+    __slots__ = ('self_', 'dim_')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (ember._sparse_sum_backward(grads[0], self, _node.dim_).to(self.dtype),)
+def _ag__sparse_sum_dim_dtype(below, self, dim, dtype):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dim, dtype)
+    _n = SparseSumBackward1()
+    _n.dim_ = dim
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self, dim, dtype), _next, _ag)
+
+class SparseSoftmaxBackward0(TraceableFunction, saved=2):
+    __slots__ = ('self_', 'result_', 'dim_')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        result = _node.result_.unpack(_node)
+        return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
+def _ag__sparse_softmax(below, self, dim, half_to_float):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dim, half_to_float)
+    _n = SparseSoftmaxBackward0()
+    _n.dim_ = dim
+    _n.self_ = _save_input(self, _ag)
+    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SparseLogSoftmaxBackward0(TraceableFunction, saved=2):
+    __slots__ = ('self_', 'result_', 'dim_')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        result = _node.result_.unpack(_node)
+        return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
+def _ag__sparse_log_softmax(below, self, dim, half_to_float):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dim, half_to_float)
+    _n = SparseLogSoftmaxBackward0()
+    _n.dim_ = dim
+    _n.self_ = _save_input(self, _ag)
+    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
+    _n.result_ = _SV(result, True)
+    return result
+
+class SparseCompressedTensorBackward0(TraceableFunction, saved=2):
+    __slots__ = ('crow_indices_', 'col_indices_')
+    def apply(_node, grads):
+        crow_indices = _s if (_s := _node.crow_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        col_indices = _s if (_s := _node.col_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        return (grads[0].to_dense()[ember.arange(crow_indices.numel() - 1).repeat_interleave(crow_indices.diff()), col_indices],)
+def _ag__sparse_csr_tensor_unsafe(below, crow_indices, col_indices, values, size, dtype, layout, device, pin_memory):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(values)):
+        return below(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
+    _n = SparseCompressedTensorBackward0()
+    _n.crow_indices_, _n.col_indices_ = _save_input(crow_indices, _ag), _save_input(col_indices, _ag)
+    return _n._set_history(below(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory), _next, _ag)
+
+class ToSparseCsrBackward0(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (grads[0].to_dense(),)
+def _ag_to_sparse_csr(below, self, dense_dim):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, dense_dim)
+    _n = ToSparseCsrBackward0()
+    return _n._set_history(below(self, dense_dim), _next, _ag)
+
 class MaskedFillBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
     def apply(_node, grads):

@@ -48,6 +48,12 @@ def _adaptive_avg_pool3d(input, *_output_size, output_size=None, out=None):
             _ops._adaptive_avg_pool3d_out,
         ), locals(), _e, (input,) + ((output_size,) if output_size is not None else (_output_size[0],) if len(_output_size) == 1 else (tuple(_output_size),)), ('input', 'output_size'))
 
+_tb__coalesce = _ops._coalesce.table
+def _coalesce(input):
+    try:
+        return _tb__coalesce[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('_coalesce', (_ops._coalesce,), locals(), _e)
+
 _tb__embedding_bag = _ops._embedding_bag.table
 def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=-1):
     try:
@@ -156,6 +162,82 @@ def _softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
         if out is not None: return _ops._softmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float, out)
         return _tb__softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_softmax', (_ops._softmax, _ops._softmax_out), locals(), _e)
+
+_tb__sparse_addmm = _ops._sparse_addmm.table
+def _sparse_addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    try:
+        if beta.__class__ not in _NUMS: beta = _sc(beta)
+        if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
+        return _tb__sparse_addmm[(input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1]](
+            input, mat1, mat2, beta, alpha)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_addmm', (_ops._sparse_addmm,), locals(), _e)
+
+_tb__sparse_coo_tensor_with_dims_and_tensors = _ops._sparse_coo_tensor_with_dims_and_tensors.table
+def _sparse_coo_tensor_with_dims_and_tensors(sparse_dim, dense_dim, size, indices, values, *, dtype=None, layout=None, device=None, pin_memory=False, is_coalesced=None):
+    try:
+        if sparse_dim.__class__ is not int: sparse_dim = _int(sparse_dim)
+        if dense_dim.__class__ is not int: dense_dim = _int(dense_dim)
+        if size is not None: size = _il(size)
+        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
+        if device is not None and device.__class__ is not _DEV: device = _devc(device)
+        _ks = (indices._keys if indices.__class__ is _T else _k(indices)) | (values._keys if values.__class__ is _T else _k(values))
+        return _tb__sparse_coo_tensor_with_dims_and_tensors[(_ks | (_d := _st.dk)[0]) & _d[1]](sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_coo_tensor_with_dims_and_tensors', (_ops._sparse_coo_tensor_with_dims_and_tensors,), locals(), _e)
+
+_tb__sparse_csr_tensor_unsafe = _ops._sparse_csr_tensor_unsafe.table
+def _sparse_csr_tensor_unsafe(crow_indices, col_indices, values, size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    try:
+        if size is not None: size = _il(size)
+        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
+        if device is not None and device.__class__ is not _DEV: device = _devc(device)
+        _ks = crow_indices._keys | (col_indices._keys if col_indices.__class__ is _T else _k(col_indices)) | (values._keys if values.__class__ is _T else _k(values))
+        return _tb__sparse_csr_tensor_unsafe[(_ks | (_d := _st.dk)[0]) & _d[1]](crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_csr_tensor_unsafe', (_ops._sparse_csr_tensor_unsafe,), locals(), _e)
+
+_tb__sparse_log_softmax = _ops._sparse_log_softmax.table
+def _sparse_log_softmax(input, dim=_M, half_to_float=_M, **_kw):
+    try:
+        if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        return _tb__sparse_log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_log_softmax', (_ops._sparse_log_softmax,), locals(), _e)
+
+_tb__sparse_log_softmax_backward_data = _ops._sparse_log_softmax_backward_data.table
+def _sparse_log_softmax_backward_data(grad_output, output, dim=_M, input=_M, **_kw):
+    try:
+        if _kw or dim is _M or input is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        _ks = grad_output._keys | (output._keys if output.__class__ is _T else _k(output)) | (input._keys if input.__class__ is _T else _k(input))
+        return _tb__sparse_log_softmax_backward_data[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_output, output, dim, input)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_log_softmax_backward_data', (_ops._sparse_log_softmax_backward_data,), locals(), _e)
+
+_tb__sparse_softmax = _ops._sparse_softmax.table
+def _sparse_softmax(input, dim=_M, half_to_float=_M, **_kw):
+    try:
+        if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        return _tb__sparse_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_softmax', (_ops._sparse_softmax,), locals(), _e)
+
+_tb__sparse_softmax_backward_data = _ops._sparse_softmax_backward_data.table
+def _sparse_softmax_backward_data(grad_output, output, dim=_M, input=_M, **_kw):
+    try:
+        if _kw or dim is _M or input is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        _ks = grad_output._keys | (output._keys if output.__class__ is _T else _k(output)) | (input._keys if input.__class__ is _T else _k(input))
+        return _tb__sparse_softmax_backward_data[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_output, output, dim, input)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_softmax_backward_data', (_ops._sparse_softmax_backward_data,), locals(), _e)
+
+def _sparse_sum(*args, **kwargs):
+    return _generic('_sparse_sum', (_ops._sparse_sum_dim, _ops._sparse_sum_dim_dtype), args, kwargs)
+
+_tb__sparse_sum_backward = _ops._sparse_sum_backward.table
+def _sparse_sum_backward(grad, input, dim=_M, **_kw):
+    try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
+        if dim is not None: dim = _il(dim)
+        return _tb__sparse_sum_backward[(grad._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](grad, input, dim)
+    except _ARG_ERRORS as _e: return _fallback('_sparse_sum_backward', (_ops._sparse_sum_backward,), locals(), _e)
 
 _tb__to_copy = _ops._to_copy.table
 def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):

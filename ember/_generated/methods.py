@@ -19,6 +19,31 @@ _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 from ember._generated import functions as _fn
 
+_tb__indices = _ops._indices.table
+def _indices(input):
+    try:
+        return _tb__indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('_indices', (_ops._indices,), locals(), _e)
+
+_tb__nnz = _ops._nnz.table
+def _nnz(input):
+    try:
+        return _tb__nnz[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('_nnz', (_ops._nnz,), locals(), _e)
+
+_tb__to_dense = _ops._to_dense.table
+def _to_dense(input, dtype=None, masked_grad=None):
+    try:
+        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
+        return _tb__to_dense[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, masked_grad)
+    except _ARG_ERRORS as _e: return _fallback('_to_dense', (_ops._to_dense,), locals(), _e)
+
+_tb__values = _ops._values.table
+def _values(input):
+    try:
+        return _tb__values[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('_values', (_ops._values,), locals(), _e)
+
 _tb_absolute_ = _ops.absolute_.table
 def absolute_(input):
     try:
@@ -285,6 +310,12 @@ def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
         return _tb_cauchy_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, median, sigma, generator)
     except _ARG_ERRORS as _e: return _fallback('cauchy_', (_ops.cauchy_,), locals(), _e)
 
+_tb_col_indices = _ops.col_indices.table
+def col_indices(input):
+    try:
+        return _tb_col_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('col_indices', (_ops.col_indices,), locals(), _e)
+
 _tb_conj_physical_ = _ops.conj_physical_.table
 def conj_physical_(input):
     try:
@@ -309,6 +340,12 @@ def copysign_(input, other):
         return _tb_copysign__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('copysign_', (_ops.copysign__Tensor,), locals(), _e)
 
+_tb_crow_indices = _ops.crow_indices.table
+def crow_indices(input):
+    try:
+        return _tb_crow_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('crow_indices', (_ops.crow_indices,), locals(), _e)
+
 _tb_cumprod_ = _ops.cumprod_.table
 def cumprod_(input, dim=_M, *, dtype=None, **_kw):
     try:
@@ -326,6 +363,12 @@ def cumsum_(input, dim=_M, *, dtype=None, **_kw):
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_cumsum_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumsum_', (_ops.cumsum_,), locals(), _e)
+
+_tb_dense_dim = _ops.dense_dim.table
+def dense_dim(input):
+    try:
+        return _tb_dense_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('dense_dim', (_ops.dense_dim,), locals(), _e)
 
 _tb_digamma_ = _ops.digamma_.table
 def digamma_(input):
@@ -546,6 +589,18 @@ def index_reduce_(input, dim=_M, index=_M, source=_M, reduce=_M, *, include_self
         return _tb_index_reduce_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
             input, dim, index, source, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('index_reduce_', (_ops.index_reduce_,), locals(), _e)
+
+_tb_indices = _ops.indices.table
+def indices(input):
+    try:
+        return _tb_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('indices', (_ops.indices,), locals(), _e)
+
+_tb_is_coalesced = _ops.is_coalesced.table
+def is_coalesced(input):
+    try:
+        return _tb_is_coalesced[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('is_coalesced', (_ops.is_coalesced,), locals(), _e)
 
 _tb_ldexp_ = _ops.ldexp_.table
 def ldexp_(input, other):
@@ -914,6 +969,18 @@ def sinc_(input):
         return _tb_sinc_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinc_', (_ops.sinc_,), locals(), _e)
 
+_tb_sparse_dim = _ops.sparse_dim.table
+def sparse_dim(input):
+    try:
+        return _tb_sparse_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('sparse_dim', (_ops.sparse_dim,), locals(), _e)
+
+_tb_sparse_mask = _ops.sparse_mask.table
+def sparse_mask(input, mask):
+    try:
+        return _tb_sparse_mask[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1]](input, mask)
+    except _ARG_ERRORS as _e: return _fallback('sparse_mask', (_ops.sparse_mask,), locals(), _e)
+
 def squeeze_(*args, **kwargs):
     return _generic('squeeze_', (_ops.squeeze_, _ops.squeeze__dim, _ops.squeeze__dims), args, kwargs)
 
@@ -952,6 +1019,30 @@ def t_(input):
     try:
         return _tb_t_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('t_', (_ops.t_,), locals(), _e)
+
+_tb_to_sparse_sparse_dim = _ops.to_sparse_sparse_dim.table
+_tb_to_sparse = _ops.to_sparse.table
+def to_sparse(input, sparse_dim=_M, *, layout=_M, blocksize=_M, dense_dim=_M):
+    try:
+        if input is not _M and sparse_dim is not _M and layout is _M and blocksize is _M and dense_dim is _M:
+            if sparse_dim.__class__ is not int: sparse_dim = _int(sparse_dim)
+            return _tb_to_sparse_sparse_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, sparse_dim)
+        if input is not _M and sparse_dim is _M:
+            if layout is _M: layout = None
+            if blocksize is _M: blocksize = None
+            if dense_dim is _M: dense_dim = None
+            if blocksize is not None: blocksize = _il(blocksize, 1)
+            if dense_dim is not None and dense_dim.__class__ is not int: dense_dim = _int(dense_dim)
+            return _tb_to_sparse[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, layout, blocksize, dense_dim)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e: return _fallback('to_sparse', (_ops.to_sparse_sparse_dim, _ops.to_sparse), locals(), _e)
+
+_tb_to_sparse_csr = _ops.to_sparse_csr.table
+def to_sparse_csr(input, dense_dim=None):
+    try:
+        if dense_dim is not None and dense_dim.__class__ is not int: dense_dim = _int(dense_dim)
+        return _tb_to_sparse_csr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dense_dim)
+    except _ARG_ERRORS as _e: return _fallback('to_sparse_csr', (_ops.to_sparse_csr,), locals(), _e)
 
 _tb_transpose_ = _ops.transpose_.table
 def transpose_(input, dim0, dim1):
@@ -1003,6 +1094,12 @@ def unsqueeze_(input, dim=_M, **_kw):
         if dim.__class__ is not int: dim = _int(dim)
         return _tb_unsqueeze_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unsqueeze_', (_ops.unsqueeze_,), locals(), _e)
+
+_tb_values = _ops.values.table
+def values(input):
+    try:
+        return _tb_values[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('values', (_ops.values,), locals(), _e)
 
 _tb_view = _ops.view.table
 def view(input, *_size, size=None):

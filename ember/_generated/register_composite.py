@@ -17,6 +17,8 @@ import ember.kernels.composite_nn_norm_loss as _composite_nn_norm_loss
 import ember.kernels.composite_nn_spatial as _composite_nn_spatial
 import ember.kernels.composite_shape as _composite_shape
 import ember.kernels.composite_spectral as _composite_spectral
+import ember.kernels.sparse.coo as _sparse_coo
+import ember.kernels.sparse.csr as _sparse_csr
 
 _ops.relu6.register(K.CompositeImplicitAutograd, _composite_activation.relu6, name='composite_activation.relu6')
 _ops.relu6_.register(K.CompositeImplicitAutograd, _composite_activation.relu6_, name='composite_activation.relu6_')
@@ -237,6 +239,13 @@ _ops.flipud.register(K.CompositeImplicitAutograd, _composite_shape.flipud, name=
 _ops.rot90.register(K.CompositeExplicitAutograd, _composite_shape.rot90, name='composite_shape.rot90')
 _ops.tile.register(K.CompositeImplicitAutograd, _composite_shape.tile, name='composite_shape.tile')
 _ops.broadcast_to.register(K.CompositeImplicitAutograd, _composite_shape.broadcast_to, name='composite_shape.broadcast_to')
+_ops._sparse_coo_tensor_with_dims_and_tensors.register(K.CompositeExplicitAutograd, _sparse_coo.sparse_coo_tensor_with_dims_and_tensors, name='sparse.coo.sparse_coo_tensor_with_dims_and_tensors')
+_ops.to_sparse_sparse_dim.register(K.CompositeExplicitAutograd, _sparse_coo.to_sparse_sparse_dim, name='sparse.coo.to_sparse_sparse_dim')
+_ops.to_sparse.register(K.CompositeExplicitAutograd, _sparse_coo.to_sparse, name='sparse.coo.to_sparse')
+_ops.sparse_dim.register(K.CompositeExplicitAutograd, _sparse_coo.sparse_dim, name='sparse.coo.sparse_dim')
+_ops.dense_dim.register(K.CompositeExplicitAutograd, _sparse_coo.dense_dim, name='sparse.coo.dense_dim')
+_ops._sparse_csr_tensor_unsafe.register(K.CompositeExplicitAutograd, _sparse_csr.sparse_csr_tensor_unsafe, name='sparse.csr.sparse_csr_tensor_unsafe')
+_ops.to_sparse_csr.register(K.CompositeExplicitAutograd, _sparse_csr.to_sparse_csr, name='sparse.csr.to_sparse_csr')
 _ops.transpose_.register(K.CompositeImplicitAutograd, _inplace_views.transpose_, name='inplace_views.transpose_')
 _ops.view_dtype.register(K.CompositeExplicitAutograd, _composite_shape.view_dtype, name='composite_shape.view_dtype')
 _ops.as_strided_.register(K.CompositeImplicitAutograd, _inplace_views.as_strided_, name='inplace_views.as_strided_')

@@ -28,8 +28,12 @@ def bind_tensor_class(cls):
 class _TensorBase(TensorImpl):
     __slots__ = ()
 
+    _indices = _m._indices
     _local_scalar_dense = _fn._local_scalar_dense
+    _nnz = _m._nnz
     _to_copy = _fn._to_copy
+    _to_dense = _m._to_dense
+    _values = _m._values
     abs = _fn.abs
     abs_ = _fn.abs_
     absolute = _fn.absolute
@@ -122,6 +126,7 @@ class _TensorBase(TensorImpl):
     clip = _fn.clip
     clip_ = _fn.clip_
     clone = _fn.clone
+    col_indices = _m.col_indices
     conj = _fn.conj
     conj_physical = _fn.conj_physical
     conj_physical_ = _m.conj_physical_
@@ -137,6 +142,7 @@ class _TensorBase(TensorImpl):
     count_nonzero = _fn.count_nonzero
     cov = _fn.cov
     cross = _fn.cross
+    crow_indices = _m.crow_indices
     cummax = _fn.cummax
     cummin = _fn.cummin
     cumprod = _fn.cumprod
@@ -145,6 +151,7 @@ class _TensorBase(TensorImpl):
     cumsum_ = _m.cumsum_
     deg2rad = _fn.deg2rad
     deg2rad_ = _fn.deg2rad_
+    dense_dim = _m.dense_dim
     det = _fn.det
     detach = _fn.detach
     diag = _fn.diag
@@ -226,8 +233,10 @@ class _TensorBase(TensorImpl):
     index_reduce = _fn.index_reduce
     index_reduce_ = _m.index_reduce_
     index_select = _fn.index_select
+    indices = _m.indices
     inner = _fn.inner
     inverse = _fn.inverse
+    is_coalesced = _m.is_coalesced
     isclose = _fn.isclose
     isfinite = _fn.isfinite
     isinf = _fn.isinf
@@ -389,6 +398,8 @@ class _TensorBase(TensorImpl):
     slogdet = _fn.slogdet
     softmax = _fn.softmax
     sort = _fn.sort
+    sparse_dim = _m.sparse_dim
+    sparse_mask = _m.sparse_mask
     split_with_sizes = _fn.split_with_sizes
     sqrt = _fn.sqrt
     sqrt_ = _fn.sqrt_
@@ -416,6 +427,8 @@ class _TensorBase(TensorImpl):
     tanh = _fn.tanh
     tanh_ = _fn.tanh_
     tile = _fn.tile
+    to_sparse = _m.to_sparse
+    to_sparse_csr = _m.to_sparse_csr
     topk = _fn.topk
     trace = _fn.trace
     transpose = _fn.transpose
@@ -434,6 +447,7 @@ class _TensorBase(TensorImpl):
     uniform_ = _m.uniform_
     unsqueeze = _fn.unsqueeze
     unsqueeze_ = _m.unsqueeze_
+    values = _m.values
     var = _fn.var
     vdot = _fn.vdot
     view = _m.view

@@ -14,7 +14,8 @@ from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autogr
 from ember.core import tls
 from ember.core.keys import DispatchKey as _DK
 from ember.core.layout import contiguous_format as _contiguous_format, is_non_overlapping_and_dense as _dense
-from ember.core.tensor_impl import TensorImpl, tensor_class as _tensor_class
+from ember.core.tensor_impl import SPARSE_BIT as _SPARSE_BIT, TensorImpl, sparse_shallow_copy as _sparse_shallow_copy
+from ember.core.tensor_impl import tensor_class as _tensor_class
 
 # forward-mode AD (ember/autograd/forward_ad.py) sets this: copy_tangent[0](saved, alias)
 copy_tangent = [None]
@@ -140,6 +141,10 @@ class AccumulateGrad(Node):
         if old is None:
             if _state.ag:  # grad mode on
                 m.grad = g if _obeys_layout_contract(g, var) else _clone_obey_contract(g, var)
+            elif g._keys & _SPARSE_BIT:
+                # torch stores _sparse_coo_tensor_unsafe(g._indices(), g._values()): a shallow copy whose
+                # coalesced flag is recomputed (true only below two entries)
+                m.grad = _sparse_shallow_copy(g)
             elif (_getrefcount(g) <= 3 and g._base is None and g._ameta is None
                   and g._shape == var._shape and _obeys_layout_contract(g, var)):
                 m.grad = g  # nobody else holds it: take it, as PyTorch steals a use_count()==1 grad
@@ -360,7 +365,7 @@ def alias(t):
     r._vc = vc if vc is not None else t._version_counter()
     r._ameta = None
     if a is None:  # CPU tensors derive strides and offset from the array; others carry them
-        for s in ("_strides", "_offset"):
+        for s in ("_strides", "_offset", "_sp"):  # _sp: a sparse tensor's fields
             try:
                 setattr(r, s, getattr(t, s))
             except AttributeError:

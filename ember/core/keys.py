@@ -8,31 +8,36 @@ import enum
 class DispatchKey(enum.IntEnum):
     # backends (lowest priority)
     CPU = 0
-    CUDA = 1
-    Meta = 2
-    PrivateUse1 = 3
-    BackendSelect = 4
-    Python = 5            # __torch_dispatch__: user dispatch modes, subclasses and graph capture see every aten op
+    # sparse COO tensors on the CPU (torch's SparseCPU: a backend above CPU, so a call with a sparse
+    # and a dense argument runs the sparse kernel). Its autograd key is AutogradCPU, as in torch
+    SparseCPU = 1
+    # sparse compressed-row (CSR) tensors on the CPU (torch's SparseCsrCPU), likewise above CPU
+    SparseCsrCPU = 2
+    CUDA = 3
+    Meta = 4
+    PrivateUse1 = 5
+    BackendSelect = 6
+    Python = 7            # __torch_dispatch__: user dispatch modes, subclasses and graph capture see every aten op
     # vmap's batching layer. PyTorch puts it above Autograd and gives grad its own wrapper level
     # (functorch's DynamicLayer); ember puts it below Autograd, so grad inside vmap records its
     # graph on the logical (batched) tensors and backward formulas run through the batching rules.
-    FuncTorchBatched = 6
-    ADInplaceOrView = 7
-    AutogradOther = 8
-    AutogradCPU = 9
-    AutogradCUDA = 10
-    AutogradMeta = 11
-    AutogradPrivateUse1 = 12
+    FuncTorchBatched = 8
+    ADInplaceOrView = 9
+    AutogradOther = 10
+    AutogradCPU = 11
+    AutogradCUDA = 12
+    AutogradMeta = 13
+    AutogradPrivateUse1 = 14
     # forward-mode AD: PyTorch computes tangents inside its Autograd kernels; ember gives dual
     # tensors a key of their own, so tensors without a tangent pay nothing for it
-    ForwardAD = 13
-    AutocastCPU = 14
-    AutocastCUDA = 15
-    AutocastPrivateUse1 = 16
-    PythonDispatcher = 17  # a dispatcher implemented in Python, for tracing/debugging
+    ForwardAD = 15
+    AutocastCPU = 16
+    AutocastCUDA = 17
+    AutocastPrivateUse1 = 18
+    PythonDispatcher = 19  # a dispatcher implemented in Python, for tracing/debugging
     # __torch_function__ (subclasses and TorchFunctionMode): PyTorch handles it in the Python
     # argument parser, before any dispatch; ember makes it the highest key, one bit test when unused
-    PythonTorchFunction = 18
+    PythonTorchFunction = 20
 
     # alias keys: not bits; a registration on an alias fills several runtime keys
     Autograd = 100
@@ -42,15 +47,16 @@ class DispatchKey(enum.IntEnum):
 
 
 K = DispatchKey
-NUM_KEYS = 19
-BACKEND_KEYS = (K.CPU, K.CUDA, K.Meta, K.PrivateUse1)
+NUM_KEYS = 21
+BACKEND_KEYS = (K.CPU, K.SparseCPU, K.SparseCsrCPU, K.CUDA, K.Meta, K.PrivateUse1)
 BACKEND_MASK = sum(1 << k for k in BACKEND_KEYS)
 AUTOGRAD_KEYS = (K.AutogradOther, K.AutogradCPU, K.AutogradCUDA, K.AutogradMeta, K.AutogradPrivateUse1)
 AUTOGRAD_MASK = sum(1 << k for k in AUTOGRAD_KEYS)
 AUTOCAST_KEYS = (K.AutocastCPU, K.AutocastCUDA, K.AutocastPrivateUse1)
 AUTOCAST_MASK = sum(1 << k for k in AUTOCAST_KEYS)
 # backend -> its autograd / autocast key
-AUTOGRAD_OF = {K.CPU: K.AutogradCPU, K.CUDA: K.AutogradCUDA, K.Meta: K.AutogradMeta,
+AUTOGRAD_OF = {K.CPU: K.AutogradCPU, K.SparseCPU: K.AutogradCPU, K.SparseCsrCPU: K.AutogradCPU,
+               K.CUDA: K.AutogradCUDA, K.Meta: K.AutogradMeta,
                K.PrivateUse1: K.AutogradPrivateUse1}
 AUTOCAST_OF = {K.CPU: K.AutocastCPU, K.CUDA: K.AutocastCUDA, K.PrivateUse1: K.AutocastPrivateUse1}
 DEVICE_KEY = {"cpu": K.CPU, "cuda": K.CUDA, "meta": K.Meta, "privateuseone": K.PrivateUse1}
@@ -79,3 +85,8 @@ def backend_keyset(dev_type):
     if b in AUTOCAST_OF:
         ks |= 1 << AUTOCAST_OF[b]
     return ks
+
+
+# a sparse COO tensor's keys (torch adds AutocastCPU too; ember's sparse tensors skip autocast)
+SPARSE_CPU_KEYS = keyset(K.SparseCPU, K.ADInplaceOrView)
+SPARSE_CSR_CPU_KEYS = keyset(K.SparseCsrCPU, K.ADInplaceOrView)

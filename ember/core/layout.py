@@ -3,7 +3,7 @@ the stride rules that go with the memory formats (c10/core/MemoryFormat.h, Conti
 TensorImpl::empty_tensor_restride, ATen's infer_dense_strides), shared by every backend's
 copies and factories (clone, _to_copy, contiguous, empty, empty_like) and by is_contiguous.
 
-ember has one layout, strided; memory formats are told apart by name."""
+Layouts: strided, sparse_coo and sparse_csr; memory formats are told apart by name."""
 
 
 class layout:
@@ -17,6 +17,8 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")  # sparse COO tensors (the SparseCPU key; ember/kernels/sparse)
+sparse_csr = layout("sparse_csr")  # sparse compressed-row tensors (the SparseCsrCPU key)
 
 
 class memory_format:

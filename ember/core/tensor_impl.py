@@ -9,7 +9,7 @@ wrapper object would cost an allocation and an attribute hop on every op.
 """
 from ember.core import dtype as _dt
 from ember.core.device import CPU, META
-from ember.core.keys import AUTOGRAD_MASK, backend_keyset
+from ember.core.keys import AUTOGRAD_MASK, SPARSE_CPU_KEYS, SPARSE_CSR_CPU_KEYS, DispatchKey, backend_keyset
 from ember.core.layout import is_contiguous_as
 from ember.core.storage import UntypedStorage, root_array
 
@@ -17,11 +17,13 @@ CPU_KEYS = backend_keyset("cpu")
 # a view starts without autograd keys: the autograd layer decides whether it requires grad
 _NO_GRAD_KEYS = ~AUTOGRAD_MASK
 META_KEYS = backend_keyset("meta")
+SPARSE_BIT = 1 << DispatchKey.SparseCPU
+SPARSE_CSR_BIT = 1 << DispatchKey.SparseCsrCPU
 
 
 class TensorImpl:
     __slots__ = ("_np", "_shape", "_dtype", "_device", "_keys", "_base", "_vc", "_ameta",
-                 "_strides", "_offset", "_storage", "__weakref__", "__dict__")
+                 "_strides", "_offset", "_storage", "_sp", "__weakref__", "__dict__")
 
     # ---- metadata --------------------------------------------------------------------------
     def stride(self, dim=None):
@@ -38,6 +40,8 @@ class TensorImpl:
             if a.size == 0 and self._base is None:
                 return contiguous_strides(a.shape)  # NumPy gives empty arrays arbitrary strides
             return tuple(s // isz for s in a.strides)
+        if self._keys & SPARSE_CSR_BIT:
+            raise RuntimeError("Sparse CSR tensors do not have strides")
         return self._strides
 
     def storage_offset(self):
@@ -62,6 +66,10 @@ class TensorImpl:
             pass
         if self._np is not None:
             st = UntypedStorage.from_array(self._np, self._device)
+        elif self._keys & SPARSE_BIT:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
+        elif self._keys & SPARSE_CSR_BIT:
+            raise NotImplementedError("Cannot access storage of SparseCsrTensorImpl")
         else:
             raise RuntimeError("tensor has no storage")
         self._storage = st
@@ -73,6 +81,8 @@ class TensorImpl:
             return a.__array_interface__["data"][0] if a.size else 0
         if self._device is META:
             return 0
+        if self._keys & (SPARSE_BIT | SPARSE_CSR_BIT):
+            raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
         return self.untyped_storage().data_ptr() + self._offset * self._dtype.itemsize
 
     @property
@@ -189,5 +199,70 @@ def make_view_meta(base, shape, strides, offset):
     t._offset = offset
     return t
 
-__all__ = ["TensorImpl", "wrap_cpu", "make_view_cpu", "make_meta", "make_view_meta",
-           "contiguous_strides", "root_array", "CPU_KEYS", "META_KEYS"]
+class SparseData:
+    """A sparse COO tensor's fields (torch's SparseTensorImpl): indices (int64, sparse_dim x nnz) and
+    values (nnz x dense sizes), plain CPU tensors without autograd keys, and the coalesced flag."""
+    __slots__ = ("indices", "values", "sparse_dim", "coalesced")
+
+    def __init__(self, indices, values, sparse_dim, coalesced):
+        self.indices = indices
+        self.values = values
+        self.sparse_dim = sparse_dim
+        self.coalesced = coalesced
+
+
+def make_sparse(indices, values, shape, coalesced=False):
+    """A sparse COO tensor (layout sparse_coo, key SparseCPU) of `shape` over plain CPU tensors
+    `indices` and `values`. Its strides read as zeros and its storage offset as 0, as torch's do."""
+    t = _new(tensor_class[0])
+    t._np = None
+    t._shape = tuple(shape)
+    t._dtype = values._dtype
+    t._device = values._device
+    t._keys = SPARSE_CPU_KEYS
+    t._base = None
+    t._vc = None
+    t._ameta = None
+    t._strides = (0,) * len(t._shape)
+    t._offset = 0
+    t._sp = SparseData(indices, values, indices._shape[0], bool(coalesced))
+    return t
+
+
+class CsrData:
+    """A sparse CSR tensor's fields (torch's SparseCsrTensorImpl): crow_indices (rows + 1), col_indices
+    and values (nnz), plain CPU tensors without autograd keys."""
+    __slots__ = ("crow_indices", "col_indices", "values")
+
+    def __init__(self, crow_indices, col_indices, values):
+        self.crow_indices = crow_indices
+        self.col_indices = col_indices
+        self.values = values
+
+
+def make_sparse_csr(crow_indices, col_indices, values, shape):
+    """A 2-D sparse CSR tensor (layout sparse_csr, key SparseCsrCPU) over plain CPU tensors."""
+    t = _new(tensor_class[0])
+    t._np = None
+    t._shape = tuple(shape)
+    t._dtype = values._dtype
+    t._device = values._device
+    t._keys = SPARSE_CSR_CPU_KEYS
+    t._base = None
+    t._vc = None
+    t._ameta = None
+    t._offset = 0
+    t._sp = CsrData(crow_indices, col_indices, values)
+    return t
+
+
+def sparse_shallow_copy(t):
+    """A new sparse tensor over t's indices and values whose coalesced flag is recomputed (torch's
+    _sparse_coo_tensor_unsafe(t._indices(), t._values(), t.sizes()): true below two entries)."""
+    sp = t._sp
+    return make_sparse(sp.indices, sp.values, t._shape, sp.indices._shape[1] < 2)
+
+
+__all__ = ["TensorImpl", "wrap_cpu", "make_sparse", "make_sparse_csr", "sparse_shallow_copy", "SparseData",
+           "CsrData", "make_view_cpu", "make_meta", "make_view_meta", "contiguous_strides", "root_array", "CPU_KEYS",
+           "META_KEYS"]

@@ -17,6 +17,7 @@ from ember._generated import ops as _ops
 from ember.core import tls as _tls
 from ember.core.errors import fmt_shape
 from ember.kernels.meta import nn_spatial as _m
+from ember.kernels.sparse import coo as _sparse_coo
 
 _st = _tls.state
 
@@ -309,8 +310,8 @@ def adaptive_max_pool1d(self, output_size):
 
 # ---- embedding ----------------------------------------------------------------------------------------
 def embedding_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq, sparse):
-    if sparse:
-        raise NotImplementedError("embedding_backward: sparse gradients are not supported by ember")
+    if sparse:  # a sparse COO gradient (ember/kernels/sparse)
+        return _sparse_coo.embedding_sparse_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)
     return _ops.embedding_dense_backward.call(grad, indices, num_weights,
                                                                   padding_idx, scale_grad_by_freq)
 

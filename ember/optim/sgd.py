@@ -130,7 +130,7 @@ def _arrays_ok(param, grad, buf):
     if p is None or p.dtype not in _FAST_DT or not p.flags.writeable:
         return False
     for t in (grad, buf):
-        if t is not None and (type(t) not in plain or t.device.type != "cpu" or t._np.dtype != p.dtype
+        if t is not None and (type(t) not in plain or t.device.type != "cpu" or t._np is None or t._np.dtype != p.dtype
                               or t._np.shape != p.shape):
             return False
     return buf is None or buf._np.flags.writeable

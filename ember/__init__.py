@@ -34,6 +34,7 @@ from ember._python_api.linalg import *  # noqa: E402,F401,F403
 from ember._python_api.printing import *  # noqa: E402,F401,F403
 from ember._python_api.reduction import *  # noqa: E402,F401,F403
 from ember._python_api.shape import *  # noqa: E402,F401,F403
+from ember._python_api.threads import *  # noqa: E402,F401,F403
 from ember._python_api.typename import *  # noqa: E402,F401,F403
 from ember import _python_api  # noqa: E402
 from ember import _submodules  # noqa: E402

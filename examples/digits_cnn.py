@@ -6,16 +6,22 @@ difference (run with `--backend torch` to execute the very same code on PyTorch)
     python examples/digits_cnn.py                      # full run: >= 97% test accuracy
     python examples/digits_cnn.py --epochs 1 --check-accuracy 0.8   # quick smoke run
     python -m ember.distributed.run --nproc-per-node 2 examples/digits_cnn.py --ddp   # 2 ranks, DDP
+    python examples/digits_cnn.py --compile no         # eager training only
 
 Steps: load the digits (no download), normalize, split train/test with a seeded generator,
 train with Adam + cross_entropy over a shuffling DataLoader (tqdm bar with loss and samples/s
 when tqdm is installed), report test accuracy and wall time, save a checkpoint with save(),
 reload it into a fresh model with load() + load_state_dict() and check that the predictions
-are identical. With --ddp (started by `python -m ember.distributed.run` or torchrun), every rank
+are identical. Then (on ember, without --ddp) the same model, from the same initial weights, is
+trained again over the same batches with the whole training step compiled, torch.compile style
+(ember.compile(train_step): forward, loss, backward and optimizer step in one graph), and the
+eager and compiled step times (medians), the compile time and both test accuracies are printed.
+With --ddp (started by `python -m ember.distributed.run` or torchrun), every rank
 trains a DistributedDataParallel replica on its DistributedSampler slice of each global batch of
 --batch-size images; rank 0 prints and saves the checkpoint of the plain model. The exit code
 is non-zero when the accuracy is below --check-accuracy or when the reloaded model predicts
-differently.
+differently, or when the compiled training's model predicts more than one test image
+differently from the eager one.
 """
 import argparse
 import os
@@ -42,6 +48,9 @@ def parse_args(argv=None):
     p.add_argument("--no-progress", action="store_true", help="plain prints instead of tqdm")
     p.add_argument("--ddp", action="store_true",
                    help="DistributedDataParallel over the ranks of a launcher (gloo; ember runs it on MPI)")
+    p.add_argument("--compile", choices=["auto", "yes", "no"], default="auto",
+                   help="also train with the training step compiled, never with --ddp (auto: on ember "
+                        "only; torch.compile takes tens of seconds to compile a training step)")
     return p.parse_args(argv)
 
 
@@ -127,6 +136,7 @@ def main(argv=None):
     # ---- training ----
     t_train = time.perf_counter()
     seen = 0
+    step_times = []
     for epoch in range(args.epochs):
         model.train()
         if args.ddp:
@@ -139,10 +149,12 @@ def main(argv=None):
             bar = batches = tqdm(train_loader, desc=f"epoch {epoch + 1}/{args.epochs}",
                                  leave=False, file=sys.stdout, dynamic_ncols=True)
         for xb, yb in batches:
+            t_step = time.perf_counter()
             loss = F.cross_entropy(model(xb), yb)
             opt.zero_grad()
             loss.backward()
             opt.step()
+            step_times.append(time.perf_counter() - t_step)
             bs = yb.shape[0]
             total += loss.item() * bs
             count += bs
@@ -199,7 +211,12 @@ def main(argv=None):
           f"wall time: {wall:.1f} s")
     print(f"checkpoint: {size_kb:.1f} KiB, reloaded model predicts the same: {same}")
 
-    ok = True
+    compiled_ok = True
+    if not args.ddp and (args.compile == "yes" or (args.compile == "auto" and args.backend == "ember")):
+        compiled_ok = train_compiled(args, torch, make_model, x_train, y_train, x_test, y_test,
+                                     pred, accuracy, step_times, print)
+
+    ok = compiled_ok
     if accuracy < args.check_accuracy:
         print(f"FAIL: accuracy {accuracy:.4f} < required {args.check_accuracy}")
         ok = False
@@ -210,6 +227,60 @@ def main(argv=None):
     if args.ddp:
         dist.destroy_process_group()
     return 0 if ok else 1
+
+
+def train_compiled(args, torch, make_model, x_train, y_train, x_test, y_test, eager_pred, eager_accuracy,
+                   eager_times, print):
+    """Train the same model again (same initial weights, same batches in the same order) with the
+    whole training step compiled; print step times, compile time and accuracy against eager's."""
+    import statistics
+    F = torch.nn.functional
+    from_data = torch.utils.data
+    torch.manual_seed(args.seed)           # the eager model's initial weights
+    model = make_model()
+    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    loader = from_data.DataLoader(         # the eager run's batches, in its order
+        from_data.TensorDataset(x_train, y_train), batch_size=args.batch_size, shuffle=True,
+        generator=torch.Generator().manual_seed(args.seed + 1))
+
+    def train_step(xb, yb):
+        loss = F.cross_entropy(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss
+
+    step = torch.compile(train_step)
+    times = []
+    t0 = time.perf_counter()
+    model.train()
+    for _epoch in range(args.epochs):
+        for xb, yb in loader:
+            t_step = time.perf_counter()
+            loss = step(xb, yb)
+            times.append(time.perf_counter() - t_step)
+            loss.item()
+    total = time.perf_counter() - t0
+    model.eval()
+    with torch.no_grad():
+        pred = model(x_test).argmax(dim=1)
+    accuracy = (pred == y_test).float().mean().item()
+    differ = int((pred != eager_pred).sum().item())
+    med_e, med_c = statistics.median(eager_times), statistics.median(times)
+    # the compile: what the first call at each batch shape cost beyond an ordinary step
+    compile_s = sum(t - med_c for t in times if t > 2 * med_c)
+    print(f"compiled training ({args.backend}.compile(train_step): forward, loss, backward and Adam step "
+          f"compiled as one function): "
+          f"{len(times)} steps in {total:.1f} s")
+    print(f"step time (median): eager {med_e * 1e3:.2f} ms, compiled {med_c * 1e3:.2f} ms "
+          f"({med_e / med_c:.2f}x); compile time {compile_s:.2f} s")
+    same = "the same" if accuracy == eager_accuracy else "DIFFERENT"
+    print(f"compiled test accuracy: {accuracy * 100:.2f}% (eager {eager_accuracy * 100:.2f}%: {same}; "
+          f"{differ} of {y_test.shape[0]} test predictions differ)")
+    if differ > 1:
+        print(f"FAIL: the compiled training predicts {differ} test images differently from eager's")
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -13,14 +13,15 @@ Design (what runs, and its limits)
   (codegen.replay_source), Autograd included, so training through a compiled module records the
   autograd graph eagerly would. When an input or a parameter requires grad, "aot_eager" and
   "inductor" trace the joint forward+backward graph instead (ember/_functorch/aot_autograd.py)
-  and run it as one autograd node, CompiledFunctionBackward. "inductor" is aot_eager until
-  issue 11 brings the code generator.
+  and run it as one autograd node, CompiledFunctionBackward. "inductor" compiles each graph
+  (AOT's forward and backward, or the segment itself) to fused kernels (ember/_inductor).
 * Later calls: the entry's generated guard function checks the inputs and the Python state the
-  trace read (guards.py); on a hit the segments replay: segment 1, then the branch value is
-  computed, and the child segment for it runs. A branch value not seen yet re-runs the whole
-  function eagerly under capture (sound because a segment followed by a break must be pure: no
-  in-place writes to state outside the call, no random numbers drawn - else the function runs
-  eagerly) and grafts the new path into the tree: the other branch compiles once, then hits.
+  trace read (guards.py); on a hit the entry's generated runner (_entry_runner) replays the
+  segments: segment 1, then the branch value is computed, and the child segment for it runs. A
+  branch value not seen yet re-runs the whole function eagerly under capture (sound because a
+  segment followed by a break must be pure: no in-place writes to state outside the call, no random
+  numbers drawn - else the function runs eagerly) and grafts the new path into the tree: the other
+  branch compiles once, then hits.
 * Side effects (print, Python random, mutating globals / closure cells / attributes / lists the
   function can reach, ember.manual_seed, backward() inside the function) make the function run
   eagerly, with the reason recorded; fullgraph=True raises Unsupported instead.
@@ -1056,16 +1057,22 @@ class CompiledFunction:
                     fn = replay
                 else:
                     fn = aot_autograd.compile_segment(seg, example, replay, self, entry.names, values, dyn)
+            if fn is replay and getattr(self.backend, "_ember_inductor", False) and not seg.dynamic:
+                # no AOT graph: fused kernels, with what autograd must see run through the dispatcher
+                from ember._inductor import compile_fx  # lazy: the code generator sits beside us
+                fn = compile_fx.compile_nodes(seg.nodes, seg.ins, seg.outs, values, name, self.mode, self.options,
+                                              seg.grad0)
         else:
             try:
                 compiled = self.backend(gm, example)
             except Exception as e:
                 raise exc.BackendCompilerFailed(self.backend, e) from e
             fn = _tuple_result(compiled, any(n.grad is not seg.grad0 for n in seg.nodes))
+        out_src = getattr(fn, "source", None) or replay.source
         if logs.output_code:
-            logs.emit("output_code", f"Output code ({name}):\n{replay.source}")
+            logs.emit("output_code", f"Output code ({name}):\n{out_src}")
         if self._debug():
-            self._write_debug(name, gm, replay.source)
+            self._write_debug(name, gm, out_src)
         seg.fn = fn
         seg.step = _step_fn(seg, fn)
         seg.build = _build_fn(seg.output) if seg.brk is None else None

@@ -156,6 +156,10 @@ def compile_segment(seg, example, replay, cf, names, values, dyn=None):
     fw_ins = list(in_slots)
     fw_outs = list(out_slots) + list(saved)
     fw_fn = _cg.compile_replay(fseg, fw_ins, fw_outs, name + "_fw", grad_toggles=False)
+    inductor = getattr(cf.backend, "_ember_inductor", False) and size_pos is None
+    if inductor:
+        from ember._inductor import compile_fx  # lazy: the code generator sits beside us
+        fw_fn = compile_fx.compile_nodes(fw_nodes, fw_ins, fw_outs, rec.values, name + "_fw", cf.mode, cf.options)
     bseg = Segment(True)
     bseg.nodes = bw_nodes
     bw_ins = list(saved) + tangent_slots
@@ -164,6 +168,9 @@ def compile_segment(seg, example, replay, cf, names, values, dyn=None):
         bw_ins.append(in_slots[size_pos])
     bw_outs = [s for s in grad_slots if s is not None]
     bw_fn = _cg.compile_replay(bseg, bw_ins, bw_outs, name + "_bw", grad_toggles=False)
+    if inductor:
+        bw_fn = compile_fx.compile_backward(bw_nodes, bw_ins, bw_outs, rec.values, name + "_bw", cf.mode,
+                                            cf.options, bw_fn)
     if logs.aot_joint_graph:
         jseg = Segment(True)
         jseg.nodes = fw + bw

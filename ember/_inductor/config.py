@@ -5,10 +5,14 @@ kernel_backend: "numba" (generated njit kernels; the default when numba is impor
     environment selects NumPy too (ember/_inductor/runtime.py reads both).
 parallel_threshold: a fused kernel over at least this many elements runs its outer loop with
     numba's prange (when more than one thread is available); smaller ones stay serial.
-num_threads: threads a parallel kernel may use; None means os.cpu_count().
+num_threads: threads the kernels may use (None: ember.get_num_threads(), torch's setting); 1 keeps
+    every kernel serial. Decided when a graph is compiled.
 numpy_block: elements per block of the NumPy generator's blocked loops (temporaries stay in cache).
 max_fusion_size: the most ops fused into one kernel (a longer chain starts a new kernel).
-fuse_matmul_epilogue: a pointwise epilogue of mm/addmm/matmul/bmm runs in place on the BLAS result.
+fuse_reductions: a sum/mean/amax/amin over the trailing dims of a value a numba kernel computes
+    ends that kernel (a row loop accumulating in float64; the value is not written to memory), up to
+    fuse_reductions_max_numel elements (the loop is not vectorised: larger ones store the value and
+    reduce it with NumPy, which is faster there).
 """
 import os
 
@@ -17,8 +21,12 @@ parallel_threshold = 65536
 num_threads = None
 numpy_block = 32768
 max_fusion_size = 64
-fuse_matmul_epilogue = True
+fuse_reductions = True
+fuse_reductions_max_numel = 65536
 
 
 def threads():
-    return num_threads if num_threads is not None else (os.cpu_count() or 1)
+    if num_threads is not None:
+        return num_threads
+    from ember._python_api.threads import get_num_threads  # lazy: config loads before ember finishes
+    return get_num_threads()

@@ -25,7 +25,7 @@ class Counter:
         return len(self.graphs)
 
 
-BACKENDS = ["eager", "aot_eager", "counting"]
+BACKENDS = ["eager", "aot_eager", "inductor", "counting"]
 
 
 @pytest.fixture(autouse=True)

@@ -162,7 +162,7 @@ def test_mark_dynamic_through_view_arithmetic():
     assert c.n == 1
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_training_with_mark_dynamic_equals_eager(backend):
     ember.manual_seed(0)
     lin = ember.nn.Linear(3, 2)

@@ -135,13 +135,13 @@ def _run(model_name, opt_name, backend, zero_first=False):
     return compiled, got
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "counting"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor", "counting"])
 @pytest.mark.parametrize("opt_name", list(OPTIMIZERS))
 def test_mlp_train_step(opt_name, backend):
     _run("mlp", opt_name, backend)
 
 
-@pytest.mark.parametrize("backend", ["eager", "aot_eager", "counting"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor", "counting"])
 @pytest.mark.parametrize("opt_name", ["sgd_nesterov_wd", "adam", "adamw_amsgrad"])
 def test_cnn_train_step(opt_name, backend):
     _run("cnn", opt_name, backend)

@@ -1,0 +1,469 @@
+"""compile_nodes: a captured node list -> one generated Python module ("output code") and its call.
+
+Pipeline: lowering (lowering.py: pointwise scalar programs, BLAS matmuls, externs) -> CSE and DCE
+-> fusion (scheduler.fuse) -> buffer plan (scheduler.plan) -> kernel sources (codegen.py), loaded
+through runtime.load_module (numba's disk cache hits across processes) -> the output-code module:
+imports, the kernels' sources, `call(...)` (straight-line: unwrap `._np` once, kernels, externs
+through op.call, wrap outputs) and `benchmark_compiled_module()`.
+
+The callable has compile_replay's convention: positional slot values in, a tuple out; `.source`
+is the module text, `.kernels`/`.externs` count what it calls. Anything that cannot be lowered
+runs as an extern call to op.call inside the generated code, so every graph compiles; graphs
+touching non-CPU tensors or symbolic sizes are replayed (ember._dynamo.codegen.compile_replay).
+
+Where it is used: ember.compile's "inductor" backend compiles AOT autograd's forward and backward
+graphs with grad0=None (no autograd inside), and every other segment (inference graphs, and
+segments AOT autograd does not take: a whole training step with backward() and the optimizer
+inside) with grad0 = the segment's grad mode: nodes that autograd must record run as externs under
+their own grad mode, the rest as kernels.
+
+What is lowered (lowering.py): pointwise ops (fused into numba or NumPy kernels), mm/addmm/bmm/
+matmul (np.matmul into a planned buffer, the bias and activation in the next kernel), views that
+only kernels read (NumPy views, no dispatcher), and sum/mean/amax/amin/softmax/log_softmax and the
+softmax backwards (NumPy statements into a planned buffer; not yet fused with their prologue).
+
+mode="reduce-overhead": intermediate buffers that never escape are allocated once, when the graph
+is compiled, and reused by every call (no allocation in call); outputs are fresh arrays each call,
+so a returned tensor is never overwritten by a later call.
+"""
+import numpy as np
+
+from ember._dynamo import codegen as _cg
+from ember._dynamo import capture as _cap
+from ember._dynamo.capture import Ref, Sym
+from ember._inductor import codegen, config, ir, lowering, runtime, scheduler
+from ember.core import dtype as _dt, tls
+from ember.core.tensor_impl import wrap_cpu
+
+_HALF = (_dt.float16, _dt.bfloat16)
+stats = {"graphs": 0, "kernels": 0, "externs": 0, "fallbacks": 0}
+
+
+class _Seg:
+    def __init__(self, nodes, grad0=True):
+        self.nodes, self.grad0 = nodes, grad0
+
+
+def _is_tensor(v):
+    return v is not None and hasattr(v, "_shape") and hasattr(v, "_dtype")
+
+
+def _cpu_ok(v):
+    dev = getattr(v, "_device", None)
+    return getattr(dev, "type", None) == "cpu" and getattr(v, "_np", None) is not None
+
+
+def _replay(nodes, ins, outs, name, why, grad0=None):
+    stats["fallbacks"] += 1
+    fn = _cg.compile_replay(_Seg(nodes, grad0), ins, outs, name, grad_toggles=grad0 is not None)
+    fn.source = f"# inductor: replayed through the dispatcher ({why})\n" + fn.source
+    fn.kernels = 0
+    return fn
+
+
+def _slots_in(a, acc):
+    if isinstance(a, Ref):
+        acc.append(a.i)
+    elif isinstance(a, Sym):
+        acc.append(a.slot)
+    elif isinstance(a, (list, tuple)):
+        for e in a:
+            _slots_in(e, acc)
+    return acc
+
+
+def _out_slots(out):
+    return _cg._out_slots(out)
+
+
+def _contig(arr):
+    return arr.flags.c_contiguous
+
+
+def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0=None):
+    """A callable (positional slot values -> tuple) computing `outs` from `ins` with fused kernels.
+
+    grad0=None: the graph runs without autograd (an inference segment, or AOT autograd's forward
+    and backward graphs). grad0=True/False: the segment's grad mode, with each node's own (n.grad)
+    kept: a node recorded with grad mode on over a tensor that requires grad runs as an extern
+    through the dispatcher (Autograd records it, as in eager), under that node's grad mode; the
+    rest (a whole training step's backward and optimizer ops) is lowered as usual."""
+    ins, outs = list(ins), list(outs)
+    use_numba = runtime.have_numba()
+    # --- can this graph be compiled at all?
+    for n in nodes:
+        if not hasattr(n.op, "schema") or not hasattr(n.op, "call"):
+            return _replay(nodes, ins, outs, name, "an op without a schema", grad0)
+        if any(isinstance(x, Sym) for x in _slots_in_args(n.args)):
+            return _replay(nodes, ins, outs, name, "symbolic sizes", grad0)
+        for s in _slots_in(n.args, []) + _out_slots(n.out):
+            v = values[s] if s < len(values) else None
+            if _is_tensor(v) and not _cpu_ok(v):
+                return _replay(nodes, ins, outs, name, "a tensor that is not on the CPU", grad0)
+    for s in ins:
+        if s is None:
+            return _replay(nodes, ins, outs, name, "a size input", grad0)
+        v = values[s] if s < len(values) else None
+        if not _is_tensor(v):
+            return _replay(nodes, ins, outs, name, "a non-tensor input", grad0)
+    for s in outs:
+        if s is None or not _is_tensor(values[s] if s < len(values) else None):
+            return _replay(nodes, ins, outs, name, "a non-tensor output", grad0)
+    vals = list(values)
+    # --- lowering
+    items = []
+    recorded = [grad0 is not None and n.grad and any(getattr(vals[s], "requires_grad", False)
+                                                     for s in _slots_in(n.args, [])) for n in nodes]
+    if any(recorded):
+        # A whole training step (backward and optimizer inside the graph): its kernels are the
+        # backward's and optimizer's small pointwise ops, whose numerics feed the next step's
+        # forward; the NumPy generator runs eager's own ufuncs (np.exp...), so a long training
+        # run follows eager's losses step for step (numba's polynomial exp, 1 ulp off NumPy's,
+        # drifts a CNN's loss by 1.1e-4 relative after 174 SGD steps).
+        use_numba = False
+    for n, autograd in zip(nodes, recorded):
+        pyop = isinstance(n.op, _cap.PyOp)
+        low = None if (pyop or autograd) else lowering.lower(n, vals, numpy_only=not use_numba)
+        if low is None:
+            reads = [s for s in _slots_in(n.args, [])]
+            writes = pyop or any(sa.is_write for sa in n.op.schema.arguments) or bool(
+                getattr(n.op.schema, "is_mutable", False))
+            items.append(ir.Extern(n, reads, _out_slots(n.out), writes))
+        elif low.kind == "matmul" and low.bias is not None:
+            # addmm: the BLAS product into a new slot, the bias added by the epilogue kernel
+            p = len(vals)
+            vals.append(ir.Meta(low.shape, low.dtype, np.empty(low.shape, low.dtype.np)))
+            mm = ir.MatMul(p, low.shape, low.dtype, low.a, low.b, None, "addmm")
+            c = lowering._Ctx(vals)
+            r = lowering._binary("add")(c, low.dtype, Ref(p), Ref(low.bias))
+            items.append(mm)
+            items.append(ir.Pointwise(low.out, low.shape, low.dtype, c.loads, c.prims, r, "addmm.bias"))
+        else:
+            items.append(low)
+    graph_outs = set(outs)
+    alias = {}
+    items = scheduler.cse(items, alias, graph_outs)
+    items = scheduler.dce(items, graph_outs)
+    items = _views_to_externs(items, graph_outs)
+
+    def itemsize(s):
+        return vals[s]._dtype.itemsize
+    seq = scheduler.fuse(items, graph_outs, itemsize, row_ok=use_numba and config.fuse_reductions)
+    # --- layout facts
+    meta = {}
+    for e in seq:
+        outs_e = [getattr(e, "out", None)]
+        if isinstance(e, scheduler.Kernel):
+            outs_e = e.outs + ([e.reduction.out] if e.reduction is not None else [])
+        for s in outs_e:
+            if s is None or isinstance(e, ir.Extern):
+                continue
+            v = vals[s]
+            contig = s >= len(values) or _contig(v._np)
+            meta[s] = (tuple(v._shape), lowering.compute_np(v._dtype), contig)
+    ro = mode == "reduce-overhead"
+    decision = scheduler.plan(seq, ins, outs, meta, reduce_overhead=ro)
+    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0)
+
+
+def _views_to_externs(items, graph_outs):
+    """A view whose value an extern reads or the graph returns needs the dispatcher's view (a
+    Tensor sharing its base's storage and version counter): it stays an extern."""
+    while True:
+        ext_reads = set(graph_outs)
+        for it in items:
+            if it.kind == "extern":
+                ext_reads.update(it.reads())
+        changed = False
+        for k, it in enumerate(items):
+            if it.kind == "view" and it.out in ext_reads:
+                n = it.node
+                items[k] = ir.Extern(n, _slots_in(n.args, []), _out_slots(n.out), False)
+                changed = True
+        if not changed:
+            return items
+
+
+def _slots_in_args(args):
+    out = []
+
+    def walk(a):
+        if isinstance(a, Sym):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            for e in a:
+                walk(e)
+    walk(args)
+    return out
+
+
+def _layout(arr):
+    """('C', None) for a C-contiguous array, ('P', perm) for a dense permutation of one, else None."""
+    if arr.flags.c_contiguous:
+        return ("C", None)
+    shape, strides = arr.shape, arr.strides
+    perm = sorted(range(arr.ndim), key=lambda d: (-strides[d], d))
+    expect = arr.itemsize
+    for d in reversed(perm):
+        if shape[d] != 1 and strides[d] != expect:
+            return None
+        expect *= shape[d]
+    return ("P", perm)
+
+
+def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0):
+    g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad}
+    cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
+    ext_names = {}
+    kern_srcs = []
+    have_arr, have_f, have_t = set(), set(), set(ins)
+    static = {}
+    body = []
+    n_kernels = n_externs = 0
+
+    def tname(s):
+        return f"v{s}"
+
+    def need_tensor(s):
+        if s in have_t:
+            return tname(s)
+        if vals[s]._dtype in _HALF and s not in have_arr:
+            body.append(f"    a{s} = f{s}.astype({_np_name(vals[s]._dtype)})")
+            have_arr.add(s)
+        body.append(f"    v{s} = wrap_cpu(a{s})")
+        have_t.add(s)
+        return tname(s)
+
+    def need_kernel_arr(s):
+        """The compute-dtype array of slot s."""
+        half = vals[s]._dtype in _HALF
+        if half:
+            if s in have_f:
+                return f"f{s}"
+            if s not in have_arr:
+                body.append(f"    a{s} = v{s}._np")
+                have_arr.add(s)
+            body.append(f"    f{s} = a{s}.astype(np.float32)")
+            have_f.add(s)
+            return f"f{s}"
+        if s not in have_arr:
+            body.append(f"    a{s} = v{s}._np")
+            have_arr.add(s)
+        return f"a{s}"
+
+    def alloc(s):
+        """Statement(s) giving the compute-dtype output array of slot s; returns its name."""
+        v = vals[s]
+        shape = tuple(v._shape)
+        cdt = lowering.compute_np(v._dtype)
+        half = v._dtype in _HALF
+        var = f"f{s}" if half else f"a{s}"
+        kind, root = decision.get(s, ("fresh", None))
+        if kind == "reuse":
+            body.append(f"    {var} = buf{root}  # reuses the buffer of v{root}")
+        elif kind == "static":
+            arr = np.empty(shape, cdt)
+            static[f"static{s}"] = arr
+            body.append(f"    {var} = buf{s} = static{s}  # allocated once (reduce-overhead)")
+        else:
+            lay = _layout(v._np) if s < len(vals) and isinstance(v._np, np.ndarray) else ("C", None)
+            if lay is None or lay[0] == "C":
+                body.append(f"    {var} = buf{s} = np.empty({shape!r}, {_np_name_np(cdt)})")
+            else:
+                perm = lay[1]
+                inv = [perm.index(d) for d in range(len(perm))]
+                pshape = tuple(shape[d] for d in perm)
+                body.append(f"    {var} = buf{s} = np.empty({pshape!r}, {_np_name_np(cdt)}).transpose({tuple(inv)!r})")
+        (have_f if half else have_arr).add(s)
+        return var
+
+    for e in seq:
+        if isinstance(e, scheduler.Kernel):
+            in_meta = {}
+            for s in e.ins:
+                v = vals[s]
+                arr = v._np
+                in_meta[s] = (tuple(v._shape), bool(arr.flags.c_contiguous) if isinstance(arr, np.ndarray) else True)
+            red = e.reduction
+            out_contig = all(_out_is_c(s, decision, vals) for s in e.outs)
+            flat = codegen.flat_ok(e, in_meta, out_contig)
+            numel = 1
+            for d in e.shape:
+                numel *= d
+            # the row loop accumulates sequentially (float64, not vectorised): worth it while the
+            # per-call overhead of a separate reduction dominates, not for large tensors
+            fuse_red = (red is not None and red.row is not None and use_numba and flat
+                        and numel <= config.fuse_reductions_max_numel)
+            if red is not None and not fuse_red and red.reads()[0] not in e.outs:
+                e.outs.append(red.reads()[0])        # the reduction runs after the kernel, from memory
+                flat = codegen.flat_ok(e, in_meta, all(_out_is_c(s, decision, vals) for s in e.outs))
+            numel = 1
+            for d in e.shape:
+                numel *= d
+            parallel = use_numba and numel >= config.parallel_threshold and config.threads() > 1
+            if use_numba:
+                src = codegen.numba_source(e, in_meta, flat, parallel, red if fuse_red else None)
+            else:
+                src = codegen.numpy_source(e, in_meta, flat, config.numpy_block)
+            k = n_kernels
+            n_kernels += 1
+            kname = f"kernel{k}"
+            ops = ", ".join(m.origin for m in e.members) + (f", {red.origin}" if fuse_red else "")
+            kern_srcs.append((kname, src, ops, e))
+            arg_in = [need_kernel_arr(s) for s in e.ins]
+            arg_out = [alloc(s) for s in e.outs]
+            if fuse_red:
+                arg_out.append(alloc(red.out))
+                arg_in.append(str(red.row[1]))
+            body.append(f"    {kname}({', '.join(arg_out + arg_in)})  # {ops}")
+            if red is not None and not fuse_red:
+                ins_ = [need_kernel_arr(s) for s in red.reads()]
+                o = alloc(red.out)
+                for j, ln in enumerate(red.lines):
+                    body.append(f"    {ln.format(*ins_, o=o)}" + (f"  # {red.origin}" if j == 0 else ""))
+        elif isinstance(e, ir.View):
+            body.append(f"    a{e.out} = {need_kernel_arr(e.src)}{e.expr}  # {e.origin}")
+            have_arr.add(e.out)
+        elif isinstance(e, ir.NpOp):
+            ins_ = [need_kernel_arr(s) for s in e.reads()]
+            o = alloc(e.out)
+            for k, ln in enumerate(e.lines):
+                body.append(f"    {ln.format(*ins_, o=o)}" + (f"  # {e.origin}" if k == 0 else ""))
+        elif isinstance(e, ir.MatMul):
+            a, b = need_kernel_arr(e.a), need_kernel_arr(e.b)
+            o = alloc(e.out)
+            body.append(f"    np.matmul({a}, {b}, out={o})  # {e.origin}")
+        else:
+            n = e.node
+            n_externs += 1
+            on = f"{str(n.op.name)}_{n.op.overload or 'default'}"
+            g[on] = n.op.call
+            ext_names[on] = str(n.op)
+
+            def lit(a):
+                if isinstance(a, Ref):
+                    return need_tensor(alias.get(a.i, a.i))
+                if isinstance(a, list):
+                    return "[" + ", ".join(lit(x) for x in a) + "]"
+                if isinstance(a, tuple):
+                    return "(" + "".join(lit(x) + ", " for x in a) + ")"
+                return _cg._lit(a, g)
+            call = f"{on}({', '.join(lit(a) for a in n.args)})"
+            if grad0 is not None and n.grad is not cur_grad[0]:
+                body.append(f"    _set_grad({n.grad})")
+                cur_grad[0] = n.grad
+                cur_grad[1] = True
+            out = n.out
+            if isinstance(out, Ref):
+                body.append(f"    v{out.i} = {call}")
+            elif isinstance(out, tuple) and out:
+                names = ", ".join(f"v{x.i}" if isinstance(x, Ref) else "_" for x in out)
+                body.append(f"    {names}{',' if len(out) == 1 else ''} = {call}")
+            else:
+                body.append(f"    {call}")
+            if e.writes:
+                for s in e.reads():
+                    have_f.discard(s)
+            for s in _out_slots(out):
+                have_t.add(s)
+                have_arr.discard(s)
+                have_f.discard(s)
+    rets = [need_tensor(alias.get(s, s)) for s in outs]
+    body.append(f"    return ({''.join(r + ', ' for r in rets)})")
+    if cur_grad[1]:
+        # grad mode is the caller's again however the call ends (an op may raise)
+        body = ["    try:"] + ["    " + ln for ln in body] + ["    finally:", f"        _set_grad({grad0})"]
+    # load the kernels
+    ksections = []
+    for kname, src, ops, e in kern_srcs:
+        mod = runtime.load_module(src, f"{'nb' if use_numba else 'np'}_{name}_{kname}")
+        g[kname] = mod.kernel
+        ksections.append(f"# {kname}: {ops}\n# shape {e.shape}, reads {['v%d' % s for s in e.ins]}, "
+                         f"writes {['v%d' % s for s in e.outs]}, saves {e.saved_bytes} bytes of traffic\n"
+                         f"{kname} = load_module('''\n{src}''', {kname!r}).kernel\n")
+    g.update(static)
+    fn_src = f"def call({', '.join(f'v{i}' for i in ins)}):\n" + "\n".join(body) + "\n"
+    exec(compile(fn_src, f"<ember inductor {name}>", "exec"), g)
+    fn = g["call"]
+    header = (f"# ember inductor output code for {name}: {n_kernels} kernel(s) "
+              f"({'numba' if use_numba else 'numpy'}), {n_externs} extern call(s)"
+              f"{', reduce-overhead' if ro else ''}\n"
+              "import numpy as np\n\nimport ember\nfrom ember._inductor.runtime import load_module\n"
+              "from ember.core.tensor_impl import wrap_cpu\n\n_bf16 = ember.bfloat16.np\n")
+    ext_src = "".join(f"{k} = ember.ops.{p}.call\n" if p.startswith("aten.") else f"# {k}: {p}.call\n"
+                      for k, p in sorted(ext_names.items()))
+    consts = "".join(f"{k} = {_const_src(v)}\n" for k, v in sorted(g.items()) if k[:1] == "k" and k[1:].isdigit())
+    statics = consts + "".join(f"{k} = np.empty({v.shape!r}, np.{v.dtype.name})\n" for k, v in static.items())
+    bench = _bench_src(ins, vals)
+    source = (header + ext_src + ("\n" if ext_src else "") + "\n".join(ksections) + "\n" + statics + "\n"
+              + fn_src + bench)
+    fn.source = source
+    fn.kernels = n_kernels
+    fn.externs = n_externs
+    stats["graphs"] += 1
+    stats["kernels"] += n_kernels
+    stats["externs"] += n_externs
+    return fn
+
+
+def _const_src(v):
+    """Source for a constant argument of an extern (dtype, device, ...) where its repr evaluates."""
+    import ember  # lazy: the public namespace, only to check a repr
+    r = repr(v)
+    try:
+        if eval(r, {"ember": ember, "device": ember.device}) == v:
+            return r
+    except Exception:
+        pass
+    return f"None  # {r} (not expressible as source; the compiled call holds the object)"
+
+
+def _out_is_c(s, decision, vals):
+    if decision.get(s, ("fresh", None))[0] != "fresh":
+        return True
+    lay = _layout(vals[s]._np)
+    return lay is None or lay[0] == "C"
+
+
+def _np_name(d):
+    if d is _dt.bfloat16:
+        return "_bf16"
+    return f"np.{d.np.name}"
+
+
+def _np_name_np(npd):
+    return f"np.{np.dtype(npd).name}"
+
+
+def _bench_src(ins, vals):
+    args = []
+    for s in ins:
+        v = vals[s]
+        args.append(f"ember.randn({tuple(v._shape)!r}).to(ember.{v._dtype.name})" if v._dtype.is_floating_point
+                    else f"ember.zeros({tuple(v._shape)!r}, dtype=ember.{v._dtype.name})")
+    return ("\n\ndef benchmark_compiled_module(times=10, repeat=10):\n"
+            "    import timeit\n"
+            f"    args = [{', '.join(args)}]\n"
+            "    t = min(timeit.repeat(lambda: call(*args), number=times, repeat=repeat)) / times\n"
+            "    print(f'{t * 1e6:.1f} us per call')\n"
+            "    return t\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    benchmark_compiled_module()\n")
+
+
+def compile_backward(nodes, ins, outs, values, name, mode, options, replay):
+    """The backward graph compiled; under grad mode (backward with create_graph=True) it replays
+    through the dispatcher so the gradient's own graph is recorded."""
+    fn = compile_nodes(nodes, ins, outs, values, name, mode, options)
+    if fn.kernels == 0 and getattr(fn, "externs", 0) == 0:
+        return replay
+    st = tls.state
+
+    def backward(*args):
+        if st._grad:
+            return replay(*args)
+        return fn(*args)
+    backward.source = fn.source
+    backward.kernels = fn.kernels
+    backward.compiled = fn
+    return backward

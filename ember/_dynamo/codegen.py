@@ -41,6 +41,19 @@ def reads(seg):
     return ins, produced
 
 
+def _arg_slots(a):
+    if isinstance(a, Ref):
+        return [a.i]
+    if isinstance(a, Sym):
+        return [a.slot]
+    if isinstance(a, (list, tuple)):
+        r = []
+        for e in a:
+            r.extend(_arg_slots(e))
+        return r
+    return []
+
+
 def _out_slots(out):
     if isinstance(out, Ref):
         return [out.i]
@@ -105,7 +118,24 @@ def replay_source(seg, ins, outs, grad_toggles=True):
     lines = [f"def segment({', '.join(f'v{i}' for i in ins)}):"]
     grad = seg.grad0
     toggled = False
-    for n in seg.nodes:
+    # a value made here dies after its last reader (`del`), as Inductor's output code frees its
+    # buffers: holding every intermediate until the return kept a 1M-element chain's 13 arrays
+    # alive, so each call's arrays were fresh pages from the OS (17 ms against eager's 3.8 ms)
+    keep = set(ins) | set(outs)
+    last = {}
+    for k, n in enumerate(seg.nodes):
+        for a in n.args:
+            for s in _arg_slots(a):
+                last[s] = k
+    for k, n in enumerate(seg.nodes):
+        for s in _out_slots(n.out):
+            last.setdefault(s, k)
+    dies = {}
+    for s, k in last.items():
+        if s not in keep:
+            dies.setdefault(k, []).append(s)
+    made = set()   # slots assigned so far (a slot read before any node makes it is an input)
+    for k, n in enumerate(seg.nodes):
         if n.grad is not grad and grad_toggles:
             lines.append(f"    _set_grad({n.grad})")
             grad = n.grad
@@ -123,6 +153,10 @@ def replay_source(seg, ins, outs, grad_toggles=True):
             lines.append(f"    {names}{',' if len(out) == 1 else ''} = {call}")
         else:
             lines.append(f"    {call}")
+        made.update(_out_slots(n.out))
+        gone = sorted(s for s in dies.get(k, ()) if s in made)
+        if gone:
+            lines.append(f"    del {', '.join(f'v{s}' for s in gone)}")
     ret = f"    return ({''.join(f'v{i}, ' for i in outs)})"
     if toggled:
         # grad mode is the caller's again however the segment ends (an op may raise)

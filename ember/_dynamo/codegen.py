@@ -41,19 +41,6 @@ def reads(seg):
     return ins, produced
 
 
-def _arg_slots(a):
-    if isinstance(a, Ref):
-        return [a.i]
-    if isinstance(a, Sym):
-        return [a.slot]
-    if isinstance(a, (list, tuple)):
-        r = []
-        for e in a:
-            r.extend(_arg_slots(e))
-        return r
-    return []
-
-
 def _out_slots(out):
     if isinstance(out, Ref):
         return [out.i]
@@ -125,7 +112,7 @@ def replay_source(seg, ins, outs, grad_toggles=True):
     last = {}
     for k, n in enumerate(seg.nodes):
         for a in n.args:
-            for s in _arg_slots(a):
+            for s in template_slots(a, []):
                 last[s] = k
     for k, n in enumerate(seg.nodes):
         for s in _out_slots(n.out):

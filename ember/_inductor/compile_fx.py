@@ -63,17 +63,6 @@ def _replay(nodes, ins, outs, name, why, grad0=None):
     return fn
 
 
-def _slots_in(a, acc):
-    if isinstance(a, Ref):
-        acc.append(a.i)
-    elif isinstance(a, Sym):
-        acc.append(a.slot)
-    elif isinstance(a, (list, tuple)):
-        for e in a:
-            _slots_in(e, acc)
-    return acc
-
-
 def _out_slots(out):
     return _cg._out_slots(out)
 
@@ -98,7 +87,7 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
             return _replay(nodes, ins, outs, name, "an op without a schema", grad0)
         if any(isinstance(x, Sym) for x in _slots_in_args(n.args)):
             return _replay(nodes, ins, outs, name, "symbolic sizes", grad0)
-        for s in _slots_in(n.args, []) + _out_slots(n.out):
+        for s in _cg.template_slots(n.args, []) + _out_slots(n.out):
             v = values[s] if s < len(values) else None
             if _is_tensor(v) and not _cpu_ok(v):
                 return _replay(nodes, ins, outs, name, "a tensor that is not on the CPU", grad0)
@@ -115,7 +104,7 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
     # --- lowering
     items = []
     recorded = [grad0 is not None and n.grad and any(getattr(vals[s], "requires_grad", False)
-                                                     for s in _slots_in(n.args, [])) for n in nodes]
+                                                     for s in _cg.template_slots(n.args, [])) for n in nodes]
     if any(recorded):
         # A whole training step (backward and optimizer inside the graph): its kernels are the
         # backward's and optimizer's small pointwise ops, whose numerics feed the next step's
@@ -127,7 +116,7 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
         pyop = isinstance(n.op, _cap.PyOp)
         low = None if (pyop or autograd) else lowering.lower(n, vals, numpy_only=not use_numba)
         if low is None:
-            reads = [s for s in _slots_in(n.args, [])]
+            reads = [s for s in _cg.template_slots(n.args, [])]
             writes = pyop or any(sa.is_write for sa in n.op.schema.arguments) or bool(
                 getattr(n.op.schema, "is_mutable", False))
             items.append(ir.Extern(n, reads, _out_slots(n.out), writes))
@@ -180,7 +169,7 @@ def _views_to_externs(items, graph_outs):
         for k, it in enumerate(items):
             if it.kind == "view" and it.out in ext_reads:
                 n = it.node
-                items[k] = ir.Extern(n, _slots_in(n.args, []), _out_slots(n.out), False)
+                items[k] = ir.Extern(n, _cg.template_slots(n.args, []), _out_slots(n.out), False)
                 changed = True
         if not changed:
             return items

@@ -24,16 +24,21 @@ from ember._generated import ops as _gen_ops
 # order, a later module's name replaces an earlier one's
 from ember._python_api.autograd import *  # noqa: E402,F401,F403
 from ember._python_api.complex_search import *  # noqa: E402,F401,F403
+from ember._python_api.copy_variants import *  # noqa: E402,F401,F403  (torch's *_copy view variants)
 from ember._python_api.creation import *  # noqa: E402,F401,F403
 from ember._python_api.distance import *  # noqa: E402,F401,F403
 from ember._python_api.dtype_info import *  # noqa: E402,F401,F403
 from ember._python_api.functional import *  # noqa: E402,F401,F403
+from ember._python_api.gradient_api import *  # noqa: E402,F401,F403  (torch.gradient)
 from ember._python_api.indexing import *  # noqa: E402,F401,F403
 from ember._python_api.legacy_types import *  # noqa: E402,F401,F403
 from ember._python_api.linalg import *  # noqa: E402,F401,F403
+from ember._python_api.lowrank import *  # noqa: E402,F401,F403  (torch.svd_lowrank, pca_lowrank)
+from ember._python_api.lu_compat import *  # noqa: E402,F401,F403  (torch.lu)
 from ember._python_api.printing import *  # noqa: E402,F401,F403
 from ember._python_api.reduction import *  # noqa: E402,F401,F403
 from ember._python_api.shape import *  # noqa: E402,F401,F403
+from ember._python_api import special_compat  # noqa: E402,F401  (special.gammainc, gammaincc)
 from ember._python_api.threads import *  # noqa: E402,F401,F403
 from ember._python_api.typename import *  # noqa: E402,F401,F403
 from ember import _python_api  # noqa: E402
@@ -82,6 +87,8 @@ from ember import _C  # noqa: E402,F401
 from ember import profiler  # noqa: E402,F401  (torch.profiler; binds ember.autograd.profiler too)
 from ember import sparse  # noqa: E402  (torch.sparse; registers the SparseCPU kernels)
 from ember.sparse import sparse_coo_tensor, sparse_csr_tensor, spmm  # noqa: E402,F401
+from ember import signal  # noqa: E402,F401  (torch.signal.windows: ember/signal)
+from ember import masked  # noqa: E402,F401  (torch.masked: ember/masked)
 
 # torch.cuda.FloatTensor and the other legacy CUDA types (torch/csrc/tensor/python_tensor.cpp)
 for _lt in _python_api.legacy_types.CUDA_TYPES.values():

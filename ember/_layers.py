@@ -67,7 +67,7 @@ LAYERS = (
     # namespace only late, through `import ember`
     ("libraries", ("ember.nn", "ember.optim", "ember.utils", "ember.serialization", "ember.accelerator",
                    "ember.multiprocessing", "ember.onnx", "ember._C", "ember.distributed", "ember.profiler",
-                   "ember.sparse",
+                   "ember.sparse", "ember.signal", "ember.masked",
                    # the Python key's user API, function transforms and graph mode
                    "ember.overrides", "ember._subclasses", "ember._functorch", "ember.func", "ember.fx",
                    "ember._dynamo", "ember._inductor", "ember.compiler",

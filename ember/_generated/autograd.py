@@ -2974,6 +2974,16 @@ def _ag_trace(below, self):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self), _next, _ag)
 
+class GeqrfBackward0(TraceableFunction):
+    __slots__ = ()
+    def apply(_node, grads):
+        return (not_implemented("geqrf"),)
+def _ag_geqrf(below, self):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self)
+    _n = GeqrfBackward0()
+    return _n._set_outputs_history(below(self), _next)
+
 class HeavisideBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
@@ -8012,6 +8022,75 @@ def _ag_special_zeta_other_scalar(below, self, other):
     _n = SpecialZetaBackward2()
     return _n._set_history(below(self, other), _next, _ag)
 
+class SpecialErfcxBackward0(TraceableFunction, saved=2):
+    __slots__ = ('self_', 'result_')
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        result = _node.result_.unpack(_node)
+        return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
+def _ag_special_erfcx(below, self):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self)
+    _n = SpecialErfcxBackward0()
+    _n.self_ = _save_input(self, _ag)
+    result = _n._set_history(below(self), _next, _ag)
+    _n.result_ = _SV(result, True)
+    return result
+
+class IgammaBackward0(TraceableFunction, saved=2):
+    __slots__ = ('self_', 'other_')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = not_implemented("igamma: input")
+        if _nf[1] is not None:
+            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
+        return (_o0, _o1)
+def _ag_igamma(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _n = IgammaBackward0()
+    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    return _n._set_history(below(self, other), _next, _ag)
+def _ag_igamma_(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _check_inplace(self)
+    _n = IgammaBackward0()
+    _n.self_, _n.other_ = _save_input(_clone_nograd(self), _ag), _save_input(other, _ag)
+    below(self, other)
+    return _n._rebase_history(self, _next)
+
+class IgammacBackward0(TraceableFunction, saved=2):
+    __slots__ = ('self_', 'other_')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = not_implemented("igammac: input")
+        if _nf[1] is not None:
+            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = -grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
+        return (_o0, _o1)
+def _ag_igammac(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _n = IgammacBackward0()
+    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    return _n._set_history(below(self, other), _next, _ag)
+def _ag_igammac_(below, self, other):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+        return below(self, other)
+    _check_inplace(self)
+    _n = IgammacBackward0()
+    _n.self_, _n.other_ = _save_input(_clone_nograd(self), _ag), _save_input(other, _ag)
+    below(self, other)
+    return _n._rebase_history(self, _next)
+
 # (operator overload, Autograd kernel) pairs: each _ag_<overload> above; then the out= variants,
 # whose kernel refuses arguments that require grad (one line per op: its name, its out= overloads)
 REGISTRATIONS = [(name[4:], fn) for name, fn in list(globals().items()) if name.startswith("_ag_")]
@@ -8266,5 +8345,8 @@ OUT_VARIANTS = [
     ('special_xlogy', 'special_xlogy_out', 'special_xlogy_self_scalar_out', 'special_xlogy_other_scalar_out'),
     ('special_xlog1py', 'special_xlog1py_out', 'special_xlog1py_self_scalar_out', 'special_xlog1py_other_scalar_out'),
     ('special_zeta', 'special_zeta_out', 'special_zeta_self_scalar_out', 'special_zeta_other_scalar_out'),
+    ('special_erfcx', 'special_erfcx_out'),
+    ('igamma', 'igamma_out'),
+    ('igammac', 'igammac_out'),
 ]
 REGISTRATIONS += [(ident, _out_kernel(name)) for name, *idents in OUT_VARIANTS for ident in idents]

@@ -175,6 +175,7 @@ FORMULAS = {
     'linalg_eig': _f((0,), LINEARIZED),
     'linalg_eigvals': _f((0,), LINEARIZED),
     'trace': _f((0,), LINEAR),
+    'geqrf': None,
     'heaviside': _f((0, 1), LINEARIZED),
     'constant_pad_nd': _f((0,), lambda self, pad, value, self_t, result: ember.constant_pad_nd(self_t, pad, 0)),
     'nll_loss_forward': _f((0,), lambda self, target, weight, reduction, ignore_index, self_t, output,
@@ -497,4 +498,7 @@ FORMULAS = {
     'special_zeta': None,
     'special_zeta.self_scalar': None,
     'special_zeta.other_scalar': None,
+    'special_erfcx': _f((0,), lambda self, self_t, result: conj((2.0 * self * result - 1.1283791670955126) * conj(self_t))),
+    'igamma': None,
+    'igammac': None,
 }

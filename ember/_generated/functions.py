@@ -127,6 +127,9 @@ def _log_softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
         return _tb__log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_log_softmax', (_ops._log_softmax, _ops._log_softmax_out), locals(), _e)
 
+def _native_batch_norm_legit(*args, **kwargs):
+    return _generic('_native_batch_norm_legit', (_ops._native_batch_norm_legit, _ops._native_batch_norm_legit_no_stats), args, kwargs)
+
 _tb__scaled_dot_product_flash_attention_for_cpu = _ops._scaled_dot_product_flash_attention_for_cpu.table
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     try:
@@ -627,6 +630,15 @@ def as_strided_(input, size, stride, storage_offset=None):
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
         return _tb_as_strided_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, stride, storage_offset)
     except _ARG_ERRORS as _e: return _fallback('as_strided_', (_ops.as_strided_,), locals(), _e)
+
+_tb_as_strided_scatter = _ops.as_strided_scatter.table
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    try:
+        if size is not None: size = _il(size)
+        if stride is not None: stride = _il(stride)
+        if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
+        return _tb_as_strided_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, size, stride, storage_offset)
+    except _ARG_ERRORS as _e: return _fallback('as_strided_scatter', (_ops.as_strided_scatter,), locals(), _e)
 
 _tb_asin = _ops.asin.table
 def asin(input, *, out=None):
@@ -1503,6 +1515,15 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         return _tb_diagonal[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, offset, dim1, dim2)
     except _ARG_ERRORS as _e: return _fallback('diagonal', (_ops.diagonal,), locals(), _e)
 
+_tb_diagonal_scatter = _ops.diagonal_scatter.table
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    try:
+        if offset.__class__ is not int: offset = _int(offset)
+        if dim1.__class__ is not int: dim1 = _int(dim1)
+        if dim2.__class__ is not int: dim2 = _int(dim2)
+        return _tb_diagonal_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, offset, dim1, dim2)
+    except _ARG_ERRORS as _e: return _fallback('diagonal_scatter', (_ops.diagonal_scatter,), locals(), _e)
+
 _tb_diff = _ops.diff.table
 def diff(input, n=1, dim=-1, prepend=None, append=None, **_kw):
     try:
@@ -1649,6 +1670,18 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         return _tb_empty_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('empty_like', (_ops.empty_like,), locals(), _e)
+
+_tb_empty_permuted = _ops.empty_permuted.table
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
+    try:
+        if size is not None: size = _il(size)
+        if physical_layout is not None: physical_layout = _il(physical_layout)
+        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
+        if device is not None and device.__class__ is not _DEV: device = _devc(device)
+        _r = _tb_empty_permuted[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, physical_layout, dtype, layout, device, pin_memory)
+        if requires_grad: _rgf(_r)
+        return _r
+    except _ARG_ERRORS as _e: return _fallback('empty_permuted', (_ops.empty_permuted,), locals(), _e)
 
 _tb_empty_strided = _ops.empty_strided.table
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
@@ -1994,6 +2027,12 @@ def ge(input, other, *, out=None):
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('ge', (_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out), locals(), _e)
 
+_tb_geqrf = _ops.geqrf.table
+def geqrf(input):
+    try:
+        return _tb_geqrf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('geqrf', (_ops.geqrf,), locals(), _e)
+
 _tb_ger = _ops.ger.table
 def ger(input, vec2, *, out=None):
     try:
@@ -2028,6 +2067,22 @@ def greater_equal(input, other, *, out=None):
             return _tb_greater_equal_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('greater_equal', (_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out), locals(), _e)
+
+_tb_grid_sampler_2d = _ops.grid_sampler_2d.table
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    try:
+        if interpolation_mode.__class__ is not int: interpolation_mode = _int(interpolation_mode)
+        if padding_mode.__class__ is not int: padding_mode = _int(padding_mode)
+        return _tb_grid_sampler_2d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st.dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
+    except _ARG_ERRORS as _e: return _fallback('grid_sampler_2d', (_ops.grid_sampler_2d,), locals(), _e)
+
+_tb_grid_sampler_3d = _ops.grid_sampler_3d.table
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    try:
+        if interpolation_mode.__class__ is not int: interpolation_mode = _int(interpolation_mode)
+        if padding_mode.__class__ is not int: padding_mode = _int(padding_mode)
+        return _tb_grid_sampler_3d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st.dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
+    except _ARG_ERRORS as _e: return _fallback('grid_sampler_3d', (_ops.grid_sampler_3d,), locals(), _e)
 
 _tb_group_norm = _ops.group_norm.table
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
@@ -2150,6 +2205,20 @@ def i0_(input):
     try:
         return _tb_i0_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('i0_', (_ops.i0_,), locals(), _e)
+
+_tb_igamma = _ops.igamma.table
+def igamma(input, other, *, out=None):
+    try:
+        if out is not None: return _ops.igamma_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+        return _tb_igamma[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('igamma', (_ops.igamma, _ops.igamma_out), locals(), _e)
+
+_tb_igammac = _ops.igammac.table
+def igammac(input, other, *, out=None):
+    try:
+        if out is not None: return _ops.igammac_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+        return _tb_igammac[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('igammac', (_ops.igammac, _ops.igammac_out), locals(), _e)
 
 _tb_index_add = _ops.index_add.table
 def index_add(input, dim=_M, index=_M, source=_M, *, alpha=1, out=None, **_kw):
@@ -2661,6 +2730,19 @@ def lt(input, other, *, out=None):
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lt', (_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out), locals(), _e)
 
+_tb_lu_solve = _ops.lu_solve.table
+def lu_solve(input, LU_data, LU_pivots):
+    try:
+        _ks = input._keys | (LU_data._keys if LU_data.__class__ is _T else _k(LU_data)) | (LU_pivots._keys if LU_pivots.__class__ is _T else _k(LU_pivots))
+        return _tb_lu_solve[(_ks | (_d := _st.dk)[0]) & _d[1]](input, LU_data, LU_pivots)
+    except _ARG_ERRORS as _e: return _fallback('lu_solve', (_ops.lu_solve,), locals(), _e)
+
+_tb_lu_unpack = _ops.lu_unpack.table
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    try:
+        return _tb_lu_unpack[(LU_data._keys | (LU_pivots._keys if LU_pivots.__class__ is _T else _k(LU_pivots)) | (_d := _st.dk)[0]) & _d[1]](LU_data, LU_pivots, unpack_data, unpack_pivots)
+    except _ARG_ERRORS as _e: return _fallback('lu_unpack', (_ops.lu_unpack,), locals(), _e)
+
 _tb_margin_ranking_loss = _ops.margin_ranking_loss.table
 def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     try:
@@ -2942,6 +3024,20 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None, **_kw):
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('nanmedian', (_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values), locals(), _e)
 
+_tb_nanquantile = _ops.nanquantile.table
+_tb_nanquantile_scalar = _ops.nanquantile_scalar.table
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
+        if input is not _M and q is not _M and isinstance(q, _TI):
+            if dim is not None and dim.__class__ is not int: dim = _int(dim)
+            return _tb_nanquantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+        if input is not _M and q is not _M and True:
+            if dim is not None and dim.__class__ is not int: dim = _int(dim)
+            return _tb_nanquantile_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e: return _fallback('nanquantile', (_ops.nanquantile, _ops.nanquantile_scalar), locals(), _e)
+
 _tb_nansum = _ops.nansum.table
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **_kw):
     try:
@@ -2961,6 +3057,16 @@ def narrow(input, dim=_M, start=_M, length=_M, **_kw):
         if length.__class__ is not int: length = _int(length)
         return _tb_narrow[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, start, length)
     except _ARG_ERRORS as _e: return _fallback('narrow', (_ops.narrow,), locals(), _e)
+
+_tb_narrow_copy = _ops.narrow_copy.table
+def narrow_copy(input, dim=_M, start=_M, length=_M, **_kw):
+    try:
+        if _kw or dim is _M or start is _M or length is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        if start.__class__ is not int: start = _int(start)
+        if length.__class__ is not int: length = _int(length)
+        return _tb_narrow_copy[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, start, length)
+    except _ARG_ERRORS as _e: return _fallback('narrow_copy', (_ops.narrow_copy,), locals(), _e)
 
 _tb_native_batch_norm = _ops.native_batch_norm.table
 def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_var=None, training=_M, momentum=_M, eps=_M):
@@ -3212,6 +3318,13 @@ def orgqr(input, input2, *, out=None):
         return _tb_orgqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1]](input, input2)
     except _ARG_ERRORS as _e: return _fallback('orgqr', (_ops.orgqr, _ops.orgqr_out), locals(), _e)
 
+_tb_ormqr = _ops.ormqr.table
+def ormqr(input, input2, input3, left=True, transpose=False):
+    try:
+        return _tb_ormqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (input3._keys if input3.__class__ is _T else _k(input3)) | (_d := _st.dk)[0]) & _d[1]](
+            input, input2, input3, left, transpose)
+    except _ARG_ERRORS as _e: return _fallback('ormqr', (_ops.ormqr,), locals(), _e)
+
 _tb_outer = _ops.outer.table
 def outer(input, vec2, *, out=None):
     try:
@@ -3272,6 +3385,12 @@ def polygamma(n, input, *, out=None):
         return _tb_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](n, input)
     except _ARG_ERRORS as _e: return _fallback('polygamma', (_ops.polygamma, _ops.polygamma_out), locals(), _e)
 
+_tb_positive = _ops.positive.table
+def positive(input):
+    try:
+        return _tb_positive[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('positive', (_ops.positive,), locals(), _e)
+
 _tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
 _tb_pow_Scalar = _ops.pow_Scalar.table
 _tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
@@ -3331,6 +3450,20 @@ def qr(input, some=True, *, out=None):
         if out is not None: return _ops.qr_Q.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, some, *out)
         return _tb_qr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, some)
     except _ARG_ERRORS as _e: return _fallback('qr', (_ops.qr, _ops.qr_Q), locals(), _e)
+
+_tb_quantile = _ops.quantile.table
+_tb_quantile_scalar = _ops.quantile_scalar.table
+def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
+        if input is not _M and q is not _M and isinstance(q, _TI):
+            if dim is not None and dim.__class__ is not int: dim = _int(dim)
+            return _tb_quantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+        if input is not _M and q is not _M and True:
+            if dim is not None and dim.__class__ is not int: dim = _int(dim)
+            return _tb_quantile_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e: return _fallback('quantile', (_ops.quantile, _ops.quantile_scalar), locals(), _e)
 
 _tb_rad2deg = _ops.rad2deg.table
 def rad2deg(input, *, out=None):
@@ -3469,6 +3602,12 @@ def reshape(input, *_shape, shape=None):
         return _tb_reshape[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, shape)
     except _ARG_ERRORS as _e:
         return _fallback('reshape', (_ops.reshape,), locals(), _e, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), ('input', 'shape'))
+
+_tb_resize_as_ = _ops.resize_as_.table
+def resize_as_(input, the_template, *, memory_format=None):
+    try:
+        return _tb_resize_as_[(input._keys | (the_template._keys if the_template.__class__ is _T else _k(the_template)) | (_d := _st.dk)[0]) & _d[1]](input, the_template, memory_format)
+    except _ARG_ERRORS as _e: return _fallback('resize_as_', (_ops.resize_as_,), locals(), _e)
 
 _tb_resolve_conj = _ops.resolve_conj.table
 def resolve_conj(input):
@@ -3620,6 +3759,15 @@ def select(input, dim=_M, index=_M, **_kw):
         return _tb_select_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, index)
     except _ARG_ERRORS as _e: return _fallback('select', (_ops.select_int,), locals(), _e)
 
+_tb_select_scatter = _ops.select_scatter.table
+def select_scatter(input, src, dim=_M, index=_M, **_kw):
+    try:
+        if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        if index.__class__ is not int: index = _int(index)
+        return _tb_select_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, dim, index)
+    except _ARG_ERRORS as _e: return _fallback('select_scatter', (_ops.select_scatter,), locals(), _e)
+
 _tb_selu = _ops.selu.table
 def selu(input):
     try:
@@ -3697,6 +3845,17 @@ def sinh_(input):
     try:
         return _tb_sinh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinh_', (_ops.sinh_,), locals(), _e)
+
+_tb_slice_scatter = _ops.slice_scatter.table
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1, **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        if start is not None and start.__class__ is not int: start = _int(start)
+        if end is not None and end.__class__ is not int: end = _int(end)
+        if step.__class__ is not int: step = _int(step)
+        return _tb_slice_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, dim, start, end, step)
+    except _ARG_ERRORS as _e: return _fallback('slice_scatter', (_ops.slice_scatter,), locals(), _e)
 
 _tb_slogdet = _ops.slogdet.table
 def slogdet(input, *, out=None):
@@ -3975,6 +4134,12 @@ def trapz(y, x=_M, *, dim=-1, dx=_M, **_kw):
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('trapz', (_ops.trapz_x, _ops.trapz_dx), locals(), _e)
 
+_tb_triangular_solve = _ops.triangular_solve.table
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
+    try:
+        return _tb_triangular_solve[(input._keys | (A._keys if A.__class__ is _T else _k(A)) | (_d := _st.dk)[0]) & _d[1]](input, A, upper, transpose, unitriangular)
+    except _ARG_ERRORS as _e: return _fallback('triangular_solve', (_ops.triangular_solve,), locals(), _e)
+
 _tb_tril = _ops.tril.table
 def tril(input, diagonal=0, *, out=None):
     try:
@@ -4091,6 +4256,24 @@ def unique_dim_consecutive(input, dim=_M, return_inverse=False, return_counts=Fa
             return _ops.unique_dim_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, dim, return_inverse, return_counts, *out)
         return _tb_unique_dim_consecutive[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, return_inverse, return_counts)
     except _ARG_ERRORS as _e: return _fallback('unique_dim_consecutive', (_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out), locals(), _e)
+
+_tb_unsafe_chunk = _ops.unsafe_chunk.table
+def unsafe_chunk(input, chunks, dim=0, **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
+        if chunks.__class__ is not int: chunks = _int(chunks)
+        if dim.__class__ is not int: dim = _int(dim)
+        return _tb_unsafe_chunk[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, chunks, dim)
+    except _ARG_ERRORS as _e: return _fallback('unsafe_chunk', (_ops.unsafe_chunk,), locals(), _e)
+
+_tb_unsafe_split_Tensor = _ops.unsafe_split_Tensor.table
+def unsafe_split(input, split_size, dim=0, **_kw):
+    try:
+        if _kw: raise TypeError('no overload matched')
+        if split_size.__class__ is not int: split_size = _int(split_size)
+        if dim.__class__ is not int: dim = _int(dim)
+        return _tb_unsafe_split_Tensor[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, split_size, dim)
+    except _ARG_ERRORS as _e: return _fallback('unsafe_split', (_ops.unsafe_split_Tensor,), locals(), _e)
 
 _tb_unsqueeze = _ops.unsqueeze.table
 def unsqueeze(input, dim=_M, **_kw):

@@ -20,6 +20,90 @@ _st = _tls.state
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
+_tb_special_bessel_j0 = _ops.special_bessel_j0.table
+def bessel_j0(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_bessel_j0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_j0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_bessel_j0', (_ops.special_bessel_j0, _ops.special_bessel_j0_out), locals(), _e)
+
+_tb_special_bessel_j1 = _ops.special_bessel_j1.table
+def bessel_j1(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_bessel_j1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_j1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_bessel_j1', (_ops.special_bessel_j1, _ops.special_bessel_j1_out), locals(), _e)
+
+_tb_special_bessel_y0 = _ops.special_bessel_y0.table
+def bessel_y0(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_bessel_y0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_y0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_bessel_y0', (_ops.special_bessel_y0, _ops.special_bessel_y0_out), locals(), _e)
+
+_tb_special_bessel_y1 = _ops.special_bessel_y1.table
+def bessel_y1(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_bessel_y1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_y1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_bessel_y1', (_ops.special_bessel_y1, _ops.special_bessel_y1_out), locals(), _e)
+
+_tb_special_chebyshev_polynomial_t = _ops.special_chebyshev_polynomial_t.table
+_tb_special_chebyshev_polynomial_t_x_scalar = _ops.special_chebyshev_polynomial_t_x_scalar.table
+def chebyshev_polynomial_t(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_chebyshev_polynomial_t', (_ops.special_chebyshev_polynomial_t, _ops.special_chebyshev_polynomial_t_x_scalar, _ops.special_chebyshev_polynomial_t_out), locals(), _e)
+
+_tb_special_chebyshev_polynomial_u = _ops.special_chebyshev_polynomial_u.table
+_tb_special_chebyshev_polynomial_u_x_scalar = _ops.special_chebyshev_polynomial_u_x_scalar.table
+def chebyshev_polynomial_u(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_chebyshev_polynomial_u', (_ops.special_chebyshev_polynomial_u, _ops.special_chebyshev_polynomial_u_x_scalar, _ops.special_chebyshev_polynomial_u_out), locals(), _e)
+
+_tb_special_chebyshev_polynomial_v = _ops.special_chebyshev_polynomial_v.table
+_tb_special_chebyshev_polynomial_v_x_scalar = _ops.special_chebyshev_polynomial_v_x_scalar.table
+def chebyshev_polynomial_v(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_chebyshev_polynomial_v', (_ops.special_chebyshev_polynomial_v, _ops.special_chebyshev_polynomial_v_x_scalar, _ops.special_chebyshev_polynomial_v_out), locals(), _e)
+
+_tb_special_chebyshev_polynomial_w = _ops.special_chebyshev_polynomial_w.table
+_tb_special_chebyshev_polynomial_w_x_scalar = _ops.special_chebyshev_polynomial_w_x_scalar.table
+def chebyshev_polynomial_w(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_chebyshev_polynomial_w', (_ops.special_chebyshev_polynomial_w, _ops.special_chebyshev_polynomial_w_x_scalar, _ops.special_chebyshev_polynomial_w_out), locals(), _e)
+
 _tb_special_digamma = _ops.special_digamma.table
 def digamma(input, *, out=None):
     try:
@@ -34,12 +118,47 @@ def entr(input, *, out=None):
         return _tb_special_entr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_entr', (_ops.special_entr, _ops.special_entr_out), locals(), _e)
 
+_tb_special_erfcx = _ops.special_erfcx.table
+def erfcx(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_erfcx_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_erfcx[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_erfcx', (_ops.special_erfcx, _ops.special_erfcx_out), locals(), _e)
+
 _tb_special_gammaln = _ops.special_gammaln.table
 def gammaln(input, *, out=None):
     try:
         if out is not None: return _ops.special_gammaln_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
         return _tb_special_gammaln[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_gammaln', (_ops.special_gammaln, _ops.special_gammaln_out), locals(), _e)
+
+_tb_special_hermite_polynomial_h = _ops.special_hermite_polynomial_h.table
+_tb_special_hermite_polynomial_h_x_scalar = _ops.special_hermite_polynomial_h_x_scalar.table
+def hermite_polynomial_h(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_hermite_polynomial_h_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_hermite_polynomial_h[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_hermite_polynomial_h_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_hermite_polynomial_h', (_ops.special_hermite_polynomial_h, _ops.special_hermite_polynomial_h_x_scalar, _ops.special_hermite_polynomial_h_out), locals(), _e)
+
+_tb_special_hermite_polynomial_he = _ops.special_hermite_polynomial_he.table
+_tb_special_hermite_polynomial_he_x_scalar = _ops.special_hermite_polynomial_he_x_scalar.table
+def hermite_polynomial_he(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_hermite_polynomial_he_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_hermite_polynomial_he[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_hermite_polynomial_he_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_hermite_polynomial_he', (_ops.special_hermite_polynomial_he, _ops.special_hermite_polynomial_he_x_scalar, _ops.special_hermite_polynomial_he_out), locals(), _e)
 
 _tb_special_i0 = _ops.special_i0.table
 def i0(input, *, out=None):
@@ -69,6 +188,34 @@ def i1e(input, *, out=None):
         return _tb_special_i1e[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_i1e', (_ops.special_i1e, _ops.special_i1e_out), locals(), _e)
 
+_tb_special_laguerre_polynomial_l = _ops.special_laguerre_polynomial_l.table
+_tb_special_laguerre_polynomial_l_x_scalar = _ops.special_laguerre_polynomial_l_x_scalar.table
+def laguerre_polynomial_l(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_laguerre_polynomial_l_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_laguerre_polynomial_l[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_laguerre_polynomial_l_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_laguerre_polynomial_l', (_ops.special_laguerre_polynomial_l, _ops.special_laguerre_polynomial_l_x_scalar, _ops.special_laguerre_polynomial_l_out), locals(), _e)
+
+_tb_special_legendre_polynomial_p = _ops.special_legendre_polynomial_p.table
+_tb_special_legendre_polynomial_p_x_scalar = _ops.special_legendre_polynomial_p_x_scalar.table
+def legendre_polynomial_p(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_legendre_polynomial_p_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_legendre_polynomial_p[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_legendre_polynomial_p_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_legendre_polynomial_p', (_ops.special_legendre_polynomial_p, _ops.special_legendre_polynomial_p_x_scalar, _ops.special_legendre_polynomial_p_out), locals(), _e)
+
 _tb_special_log_ndtr = _ops.special_log_ndtr.table
 def log_ndtr(input, *, out=None):
     try:
@@ -84,6 +231,34 @@ def log_softmax(input, dim=_M, *, dtype=None, **_kw):
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('special_log_softmax', (_ops.special_log_softmax,), locals(), _e)
+
+_tb_special_modified_bessel_i0 = _ops.special_modified_bessel_i0.table
+def modified_bessel_i0(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_modified_bessel_i0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_i0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_i0', (_ops.special_modified_bessel_i0, _ops.special_modified_bessel_i0_out), locals(), _e)
+
+_tb_special_modified_bessel_i1 = _ops.special_modified_bessel_i1.table
+def modified_bessel_i1(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_modified_bessel_i1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_i1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_i1', (_ops.special_modified_bessel_i1, _ops.special_modified_bessel_i1_out), locals(), _e)
+
+_tb_special_modified_bessel_k0 = _ops.special_modified_bessel_k0.table
+def modified_bessel_k0(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_modified_bessel_k0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_k0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_k0', (_ops.special_modified_bessel_k0, _ops.special_modified_bessel_k0_out), locals(), _e)
+
+_tb_special_modified_bessel_k1 = _ops.special_modified_bessel_k1.table
+def modified_bessel_k1(input, *, out=None):
+    try:
+        if out is not None: return _ops.special_modified_bessel_k1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_k1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_k1', (_ops.special_modified_bessel_k1, _ops.special_modified_bessel_k1_out), locals(), _e)
 
 _tb_special_multigammaln = _ops.special_multigammaln.table
 def multigammaln(input, p, *, out=None):
@@ -122,6 +297,92 @@ def psi(input, *, out=None):
         return _tb_special_psi[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_psi', (_ops.special_psi, _ops.special_psi_out), locals(), _e)
 
+_tb_special_scaled_modified_bessel_k0 = _ops.special_scaled_modified_bessel_k0.table
+def scaled_modified_bessel_k0(x, *, out=None):
+    try:
+        if out is not None: return _ops.special_scaled_modified_bessel_k0_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
+        return _tb_special_scaled_modified_bessel_k0[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+    except _ARG_ERRORS as _e: return _fallback('special_scaled_modified_bessel_k0', (_ops.special_scaled_modified_bessel_k0, _ops.special_scaled_modified_bessel_k0_out), locals(), _e)
+
+_tb_special_scaled_modified_bessel_k1 = _ops.special_scaled_modified_bessel_k1.table
+def scaled_modified_bessel_k1(x, *, out=None):
+    try:
+        if out is not None: return _ops.special_scaled_modified_bessel_k1_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
+        return _tb_special_scaled_modified_bessel_k1[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+    except _ARG_ERRORS as _e: return _fallback('special_scaled_modified_bessel_k1', (_ops.special_scaled_modified_bessel_k1, _ops.special_scaled_modified_bessel_k1_out), locals(), _e)
+
+_tb_special_shifted_chebyshev_polynomial_t = _ops.special_shifted_chebyshev_polynomial_t.table
+_tb_special_shifted_chebyshev_polynomial_t_x_scalar = _ops.special_shifted_chebyshev_polynomial_t_x_scalar.table
+def shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_shifted_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_shifted_chebyshev_polynomial_t', (
+            _ops.special_shifted_chebyshev_polynomial_t,
+            _ops.special_shifted_chebyshev_polynomial_t_x_scalar,
+            _ops.special_shifted_chebyshev_polynomial_t_out,
+        ), locals(), _e)
+
+_tb_special_shifted_chebyshev_polynomial_u = _ops.special_shifted_chebyshev_polynomial_u.table
+_tb_special_shifted_chebyshev_polynomial_u_x_scalar = _ops.special_shifted_chebyshev_polynomial_u_x_scalar.table
+def shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_shifted_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_shifted_chebyshev_polynomial_u', (
+            _ops.special_shifted_chebyshev_polynomial_u,
+            _ops.special_shifted_chebyshev_polynomial_u_x_scalar,
+            _ops.special_shifted_chebyshev_polynomial_u_out,
+        ), locals(), _e)
+
+_tb_special_shifted_chebyshev_polynomial_v = _ops.special_shifted_chebyshev_polynomial_v.table
+_tb_special_shifted_chebyshev_polynomial_v_x_scalar = _ops.special_shifted_chebyshev_polynomial_v_x_scalar.table
+def shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_shifted_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_shifted_chebyshev_polynomial_v', (
+            _ops.special_shifted_chebyshev_polynomial_v,
+            _ops.special_shifted_chebyshev_polynomial_v_x_scalar,
+            _ops.special_shifted_chebyshev_polynomial_v_out,
+        ), locals(), _e)
+
+_tb_special_shifted_chebyshev_polynomial_w = _ops.special_shifted_chebyshev_polynomial_w.table
+_tb_special_shifted_chebyshev_polynomial_w_x_scalar = _ops.special_shifted_chebyshev_polynomial_w_x_scalar.table
+def shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    try:
+        if x is not _M and n is not _M and isinstance(x, _TI):
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        if x is not _M and n is not _M and not isinstance(x, _TI):
+            if x.__class__ not in _NUMS: x = _sc(x)
+            return _tb_special_shifted_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+        raise TypeError('no overload matched')
+    except _ARG_ERRORS as _e:
+        return _fallback('special_shifted_chebyshev_polynomial_w', (
+            _ops.special_shifted_chebyshev_polynomial_w,
+            _ops.special_shifted_chebyshev_polynomial_w_x_scalar,
+            _ops.special_shifted_chebyshev_polynomial_w_out,
+        ), locals(), _e)
+
 _tb_special_softmax = _ops.special_softmax.table
 def softmax(input, dim=_M, dtype=None, **_kw):
     try:
@@ -130,6 +391,13 @@ def softmax(input, dim=_M, dtype=None, **_kw):
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         return _tb_special_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('special_softmax', (_ops.special_softmax,), locals(), _e)
+
+_tb_special_spherical_bessel_j0 = _ops.special_spherical_bessel_j0.table
+def spherical_bessel_j0(x, *, out=None):
+    try:
+        if out is not None: return _ops.special_spherical_bessel_j0_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
+        return _tb_special_spherical_bessel_j0[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+    except _ARG_ERRORS as _e: return _fallback('special_spherical_bessel_j0', (_ops.special_spherical_bessel_j0, _ops.special_spherical_bessel_j0_out), locals(), _e)
 
 _tb_special_xlog1py = _ops.special_xlog1py.table
 _tb_special_xlog1py_self_scalar = _ops.special_xlog1py_self_scalar.table

@@ -546,6 +546,18 @@ def hypot_(input, other):
         return _tb_hypot_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('hypot_', (_ops.hypot_,), locals(), _e)
 
+_tb_igamma_ = _ops.igamma_.table
+def igamma_(input, other):
+    try:
+        return _tb_igamma_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('igamma_', (_ops.igamma_,), locals(), _e)
+
+_tb_igammac_ = _ops.igammac_.table
+def igammac_(input, other):
+    try:
+        return _tb_igammac_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+    except _ARG_ERRORS as _e: return _fallback('igammac_', (_ops.igammac_,), locals(), _e)
+
 _tb_index_add_ = _ops.index_add_.table
 def index_add_(input, dim=_M, index=_M, source=_M, *, alpha=1, **_kw):
     try:
@@ -997,6 +1009,17 @@ def subtract_(input, other, *, alpha=1):
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         return _tb_subtract__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('subtract_', (_ops.subtract__Tensor,), locals(), _e)
+
+_tb_sum_to_size = _ops.sum_to_size.table
+def sum_to_size(input, *_size, size=None):
+    if size is None and not _size: raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    try:
+        if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
+        elif _size: raise TypeError('size given twice')
+        if size is not None: size = _il(size)
+        return _tb_sum_to_size[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size)
+    except _ARG_ERRORS as _e:
+        return _fallback('sum_to_size', (_ops.sum_to_size,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
 _tb_swapaxes_ = _ops.swapaxes_.table
 def swapaxes_(input, axis0, axis1):

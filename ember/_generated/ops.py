@@ -21,6 +21,7 @@ RETURN_TYPES = {
     'aminmax': _result('aminmax', 'min max'),
     'cummax': _result('cummax', 'values indices'),
     'cummin': _result('cummin', 'values indices'),
+    'geqrf': _result('geqrf', 'a tau'),
     'kthvalue': _result('kthvalue', 'values indices'),
     'linalg_cholesky_ex': _result('linalg_cholesky_ex', 'L info'),
     'linalg_eig': _result('linalg_eig', 'eigenvalues eigenvectors'),
@@ -34,6 +35,7 @@ RETURN_TYPES = {
     'linalg_slogdet': _result('linalg_slogdet', 'sign logabsdet'),
     'linalg_solve_ex': _result('linalg_solve_ex', 'result info'),
     'linalg_svd': _result('linalg_svd', 'U S Vh'),
+    'lu_unpack': _result('lu_unpack', 'P L U'),
     'max': _result('max', 'values indices'),
     'max_pool2d_with_indices': _result('max_pool2d_with_indices', 'output indices'),
     'max_pool3d_with_indices': _result('max_pool3d_with_indices', 'output indices'),
@@ -50,6 +52,7 @@ RETURN_TYPES = {
     'std_mean': _result('std_mean', 'out0 out1'),
     'svd': _result('svd', 'U S V'),
     'topk': _result('topk', 'values indices'),
+    'triangular_solve': _result('triangular_solve', 'solution cloned_coefficient'),
     'unique_consecutive': _result('unique_consecutive', 'out0 out1 out2'),
     'unique_dim': _result('unique_dim', 'out0 out1 out2'),
     'unique_dim_consecutive': _result('unique_dim_consecutive', 'out0 out1 out2'),
@@ -281,6 +284,11 @@ masked_fill_Scalar = _aten('masked_fill.Scalar(Tensor self, Tensor mask, Scalar 
 masked_fill_Tensor = _aten('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
 masked_fill__Scalar = _aten('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)')
 masked_fill__Tensor = _aten('masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
+narrow_copy = _aten('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor')
+select_scatter = _aten('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor')
+slice_scatter = _aten('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor')
+diagonal_scatter = _aten('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor')
+as_strided_scatter = _aten('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor')
 empty_memory_format = _aten('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, '
                             'MemoryFormat? memory_format=None) -> Tensor')
 empty_strided = _aten('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
@@ -591,6 +599,16 @@ linalg_householder_product = _aten('linalg_householder_product(Tensor input, Ten
 linalg_householder_product_out = _aten('linalg_householder_product.out(Tensor input, Tensor tau, *, Tensor(a!) out) -> Tensor(a!)')
 orgqr = _aten('orgqr(Tensor self, Tensor input2) -> Tensor')
 orgqr_out = _aten('orgqr.out(Tensor self, Tensor input2, *, Tensor(a!) out) -> Tensor(a!)')
+lu_unpack = _aten('lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)')
+lu_solve = _aten('lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor')
+triangular_solve = _aten('triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)')
+positive = _aten('positive(Tensor(a) self) -> Tensor(a)')
+unsafe_chunk = _aten('unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]')
+unsafe_split_Tensor = _aten('unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]')
+sum_to_size = _aten('sum_to_size(Tensor self, SymInt[] size) -> Tensor')
+resize_as_ = _aten('resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format=None) -> Tensor(a!)')
+geqrf = _aten('geqrf(Tensor self) -> (Tensor a, Tensor tau)')
+ormqr = _aten('ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor')
 diff = _aten('diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor')
 cov = _aten('cov(Tensor self, *, int correction=1, Tensor? fweights=None, Tensor? aweights=None) -> Tensor')
 corrcoef = _aten('corrcoef(Tensor self) -> Tensor')
@@ -821,6 +839,12 @@ max_unpool3d_out = _aten('max_unpool3d.out(Tensor self, Tensor indices, SymInt[3
 channel_shuffle = _aten('channel_shuffle(Tensor self, SymInt groups) -> Tensor')
 channel_shuffle_out = _aten('channel_shuffle.out(Tensor self, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)')
 native_channel_shuffle = _aten('native_channel_shuffle(Tensor self, SymInt groups) -> Tensor')
+grid_sampler_2d = _aten('grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor')
+grid_sampler_3d = _aten('grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor')
+_native_batch_norm_legit = _aten('_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, '
+                                 'float momentum, float eps) -> (Tensor, Tensor, Tensor)')
+_native_batch_norm_legit_no_stats = _aten('_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)')
+empty_permuted = _aten('empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
 add_Tensor = _aten('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', ('pointwise',))
 add__Tensor = _aten('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)')
 add_out = _aten('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)')
@@ -1087,6 +1111,10 @@ addcmul_out = _aten('addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *,
 addcdiv = _aten('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', ('pointwise',))
 addcdiv_ = _aten('addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)')
 addcdiv_out = _aten('addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)')
+quantile = _aten("quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor")
+quantile_scalar = _aten("quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor")
+nanquantile = _aten("nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor")
+nanquantile_scalar = _aten("nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation='linear') -> Tensor")
 rand = _aten('rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',))
 rand_generator = _aten('rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, '
                        'bool? pin_memory=None) -> Tensor', ('nondeterministic_seeded',))
@@ -1404,6 +1432,72 @@ special_zeta_self_scalar = _aten('special_zeta.self_scalar(Scalar self, Tensor o
 special_zeta_self_scalar_out = _aten('special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')
 special_zeta_other_scalar = _aten('special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor', ('pointwise',))
 special_zeta_other_scalar_out = _aten('special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)')
+special_erfcx = _aten('special_erfcx(Tensor self) -> Tensor', ('pointwise',))
+special_erfcx_out = _aten('special_erfcx.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_spherical_bessel_j0 = _aten('special_spherical_bessel_j0(Tensor x) -> Tensor', ('pointwise',))
+special_spherical_bessel_j0_out = _aten('special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)')
+special_modified_bessel_i0 = _aten('special_modified_bessel_i0(Tensor self) -> Tensor', ('pointwise',))
+special_modified_bessel_i0_out = _aten('special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_modified_bessel_i1 = _aten('special_modified_bessel_i1(Tensor self) -> Tensor', ('pointwise',))
+special_modified_bessel_i1_out = _aten('special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_modified_bessel_k0 = _aten('special_modified_bessel_k0(Tensor self) -> Tensor', ('pointwise',))
+special_modified_bessel_k0_out = _aten('special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_modified_bessel_k1 = _aten('special_modified_bessel_k1(Tensor self) -> Tensor', ('pointwise',))
+special_modified_bessel_k1_out = _aten('special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_scaled_modified_bessel_k0 = _aten('special_scaled_modified_bessel_k0(Tensor x) -> Tensor', ('pointwise',))
+special_scaled_modified_bessel_k0_out = _aten('special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)')
+special_scaled_modified_bessel_k1 = _aten('special_scaled_modified_bessel_k1(Tensor x) -> Tensor', ('pointwise',))
+special_scaled_modified_bessel_k1_out = _aten('special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)')
+special_bessel_j0 = _aten('special_bessel_j0(Tensor self) -> Tensor', ('pointwise',))
+special_bessel_j0_out = _aten('special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_bessel_j1 = _aten('special_bessel_j1(Tensor self) -> Tensor', ('pointwise',))
+special_bessel_j1_out = _aten('special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_bessel_y0 = _aten('special_bessel_y0(Tensor self) -> Tensor', ('pointwise',))
+special_bessel_y0_out = _aten('special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+special_bessel_y1 = _aten('special_bessel_y1(Tensor self) -> Tensor', ('pointwise',))
+special_bessel_y1_out = _aten('special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)')
+igamma = _aten('igamma(Tensor self, Tensor other) -> Tensor', ('pointwise',))
+igamma_ = _aten('igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+igamma_out = _aten('igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')
+igammac = _aten('igammac(Tensor self, Tensor other) -> Tensor', ('pointwise',))
+igammac_ = _aten('igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+igammac_out = _aten('igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)')
+special_chebyshev_polynomial_t = _aten('special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_t_out = _aten('special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_chebyshev_polynomial_t_x_scalar = _aten('special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_u = _aten('special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_u_out = _aten('special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_chebyshev_polynomial_u_x_scalar = _aten('special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_v = _aten('special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_v_out = _aten('special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_chebyshev_polynomial_v_x_scalar = _aten('special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_w = _aten('special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_chebyshev_polynomial_w_out = _aten('special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_chebyshev_polynomial_w_x_scalar = _aten('special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_t = _aten('special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_t_out = _aten('special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_shifted_chebyshev_polynomial_t_x_scalar = _aten('special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_u = _aten('special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_u_out = _aten('special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_shifted_chebyshev_polynomial_u_x_scalar = _aten('special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_v = _aten('special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_v_out = _aten('special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_shifted_chebyshev_polynomial_v_x_scalar = _aten('special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_w = _aten('special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_shifted_chebyshev_polynomial_w_out = _aten('special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_shifted_chebyshev_polynomial_w_x_scalar = _aten('special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_hermite_polynomial_h = _aten('special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_hermite_polynomial_h_out = _aten('special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_hermite_polynomial_h_x_scalar = _aten('special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_hermite_polynomial_he = _aten('special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_hermite_polynomial_he_out = _aten('special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_hermite_polynomial_he_x_scalar = _aten('special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_laguerre_polynomial_l = _aten('special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_laguerre_polynomial_l_out = _aten('special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_laguerre_polynomial_l_x_scalar = _aten('special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
+special_legendre_polynomial_p = _aten('special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor', ('pointwise',))
+special_legendre_polynomial_p_out = _aten('special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)')
+special_legendre_polynomial_p_x_scalar = _aten('special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor', ('pointwise',))
 transpose_int = _aten('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)')
 transpose_ = _aten('transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)')
 view = _aten('view(Tensor(a) self, SymInt[] size) -> Tensor(a)')

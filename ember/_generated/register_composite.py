@@ -8,13 +8,17 @@ import ember.autograd.inplace_views as _inplace_views
 import ember.kernels.composite as _composite
 import ember.kernels.composite_activation as _composite_activation
 import ember.kernels.composite_compare as _composite_compare
+import ember.kernels.composite_copy_variants as _composite_copy_variants
 import ember.kernels.composite_creation as _composite_creation
 import ember.kernels.composite_indexing as _composite_indexing
 import ember.kernels.composite_linalg as _composite_linalg
+import ember.kernels.composite_linalg_compat as _composite_linalg_compat
 import ember.kernels.composite_math as _composite_math
 import ember.kernels.composite_nn as _composite_nn
 import ember.kernels.composite_nn_norm_loss as _composite_nn_norm_loss
 import ember.kernels.composite_nn_spatial as _composite_nn_spatial
+import ember.kernels.composite_opdb_misc as _composite_opdb_misc
+import ember.kernels.composite_quantile as _composite_quantile
 import ember.kernels.composite_shape as _composite_shape
 import ember.kernels.composite_spectral as _composite_spectral
 import ember.kernels.sparse.coo as _sparse_coo
@@ -26,6 +30,11 @@ _ops.selu.register(K.CompositeImplicitAutograd, _composite_activation.selu, name
 _ops.selu_.register(K.CompositeImplicitAutograd, _composite_activation.selu_, name='composite_activation.selu_')
 _ops.where_ScalarSelf.register(K.CompositeImplicitAutograd, _composite_compare.where_scalar_self, name='composite_compare.where_scalar_self')
 _ops.where_ScalarOther.register(K.CompositeImplicitAutograd, _composite_compare.where_scalar_other, name='composite_compare.where_scalar_other')
+_ops.narrow_copy.register(K.CompositeImplicitAutograd, _composite_copy_variants.narrow_copy, name='composite_copy_variants.narrow_copy')
+_ops.select_scatter.register(K.CompositeImplicitAutograd, _composite_copy_variants.select_scatter, name='composite_copy_variants.select_scatter')
+_ops.slice_scatter.register(K.CompositeImplicitAutograd, _composite_copy_variants.slice_scatter, name='composite_copy_variants.slice_scatter')
+_ops.diagonal_scatter.register(K.CompositeImplicitAutograd, _composite_copy_variants.diagonal_scatter, name='composite_copy_variants.diagonal_scatter')
+_ops.as_strided_scatter.register(K.CompositeImplicitAutograd, _composite_copy_variants.as_strided_scatter, name='composite_copy_variants.as_strided_scatter')
 _ops._to_copy.register(K.CompositeExplicitAutograd, _composite._to_copy, name='composite._to_copy')
 _ops.contiguous.register(K.CompositeImplicitAutograd, _composite.contiguous, name='composite.contiguous')
 _ops.conj.register(K.CompositeImplicitAutograd, _composite.conj, name='composite.conj')
@@ -106,6 +115,15 @@ _ops.linalg_householder_product.register(K.CompositeImplicitAutograd, _composite
 _ops.linalg_householder_product_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(_ops.linalg_householder_product, 1), name='composite.out_of.linalg_householder_product')
 _ops.orgqr.register(K.CompositeImplicitAutograd, _composite_linalg.householder_product, name='composite_linalg.householder_product')
 _ops.orgqr_out.register(K.CompositeImplicitAutograd, _iov.out_from_functional(_ops.orgqr, 1), name='composite.out_of.orgqr')
+_ops.lu_unpack.register(K.CompositeImplicitAutograd, _composite_linalg_compat.lu_unpack, name='composite_linalg_compat.lu_unpack')
+_ops.lu_solve.register(K.CompositeImplicitAutograd, _composite_linalg_compat.lu_solve, name='composite_linalg_compat.lu_solve')
+_ops.triangular_solve.register(K.CompositeImplicitAutograd, _composite_linalg_compat.triangular_solve, name='composite_linalg_compat.triangular_solve')
+_ops.positive.register(K.CompositeImplicitAutograd, _composite_linalg_compat.positive, name='composite_linalg_compat.positive')
+_ops.unsafe_chunk.register(K.CompositeImplicitAutograd, _composite_linalg_compat.unsafe_chunk, name='composite_linalg_compat.unsafe_chunk')
+_ops.unsafe_split_Tensor.register(K.CompositeImplicitAutograd, _composite_linalg_compat.unsafe_split, name='composite_linalg_compat.unsafe_split')
+_ops.sum_to_size.register(K.CompositeImplicitAutograd, _composite_linalg_compat.sum_to_size, name='composite_linalg_compat.sum_to_size')
+_ops.resize_as_.register(K.CompositeImplicitAutograd, _composite_linalg_compat.resize_as_, name='composite_linalg_compat.resize_as_')
+_ops.ormqr.register(K.CompositeImplicitAutograd, _composite_linalg_compat.ormqr, name='composite_linalg_compat.ormqr')
 _ops.diff.register(K.CompositeImplicitAutograd, _composite_math.diff, name='composite_math.diff')
 _ops.cov.register(K.CompositeImplicitAutograd, _composite_math.cov, name='composite_math.cov')
 _ops.corrcoef.register(K.CompositeImplicitAutograd, _composite_math.corrcoef, name='composite_math.corrcoef')
@@ -227,6 +245,15 @@ _ops.max_unpool3d_out.register(K.CompositeExplicitAutograd, _iov.out_from_functi
 _ops.channel_shuffle.register(K.CompositeExplicitAutograd, _composite_nn_spatial.channel_shuffle, name='composite_nn_spatial.channel_shuffle')
 _ops.channel_shuffle_out.register(K.CompositeExplicitAutograd, _iov.out_from_functional(_ops.channel_shuffle, 1), name='composite.out_of.channel_shuffle')
 _ops.native_channel_shuffle.register(K.CompositeExplicitAutograd, _composite_nn_spatial.channel_shuffle, name='composite_nn_spatial.channel_shuffle')
+_ops.grid_sampler_2d.register(K.CompositeImplicitAutograd, _composite_opdb_misc.grid_sampler_2d, name='composite_opdb_misc.grid_sampler_2d')
+_ops.grid_sampler_3d.register(K.CompositeImplicitAutograd, _composite_opdb_misc.grid_sampler_3d, name='composite_opdb_misc.grid_sampler_3d')
+_ops._native_batch_norm_legit.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit, name='composite_opdb_misc.native_batch_norm_legit')
+_ops._native_batch_norm_legit_no_stats.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit_no_stats, name='composite_opdb_misc.native_batch_norm_legit_no_stats')
+_ops.empty_permuted.register(K.CompositeImplicitAutograd, _composite_opdb_misc.empty_permuted, name='composite_opdb_misc.empty_permuted')
+_ops.quantile.register(K.CompositeImplicitAutograd, _composite_quantile.quantile, name='composite_quantile.quantile')
+_ops.quantile_scalar.register(K.CompositeImplicitAutograd, _composite_quantile.quantile_scalar, name='composite_quantile.quantile_scalar')
+_ops.nanquantile.register(K.CompositeImplicitAutograd, _composite_quantile.nanquantile, name='composite_quantile.nanquantile')
+_ops.nanquantile_scalar.register(K.CompositeImplicitAutograd, _composite_quantile.nanquantile_scalar, name='composite_quantile.nanquantile_scalar')
 _ops.rand_like.register(K.CompositeExplicitAutograd, _composite_creation.rand_like, name='composite_creation.rand_like')
 _ops.rand_like_generator.register(K.CompositeExplicitAutograd, _composite_creation.rand_like_generator, name='composite_creation.rand_like_generator')
 _ops.randn_like.register(K.CompositeExplicitAutograd, _composite_creation.randn_like, name='composite_creation.randn_like')

@@ -11,13 +11,17 @@ import ember.kernels.cpu.copy as _copy
 import ember.kernels.cpu.creation as _creation
 import ember.kernels.cpu.indexing as _indexing
 import ember.kernels.cpu.linalg as _linalg
+import ember.kernels.cpu.linalg_compat as _linalg_compat
 import ember.kernels.cpu.nn_norm_loss as _nn_norm_loss
 import ember.kernels.cpu.nn_spatial as _nn_spatial
 import ember.kernels.cpu.pointwise as _pointwise
 import ember.kernels.cpu.random as _random
 import ember.kernels.cpu.reduction as _reduction
 import ember.kernels.cpu.shape as _shape
+import ember.kernels.cpu.special_bessel as _special_bessel
 import ember.kernels.cpu.special_functions as _special_functions
+import ember.kernels.cpu.special_igamma as _special_igamma
+import ember.kernels.cpu.special_polynomials as _special_polynomials
 import ember.kernels.cpu.spectral as _spectral
 import ember.kernels.cpu.views as _views
 
@@ -459,6 +463,7 @@ _ops.cholesky_solve.register(K.CPU, _g.functional(_linalg.cholesky_solve, 'tn.')
 _ops.cholesky_solve_out.register(K.CPU, _g.out(_linalg.cholesky_solve, 'tn.'), name='cpu.linalg.cholesky_solve')
 _ops.cholesky_inverse.register(K.CPU, _g.functional(_linalg.cholesky_inverse, 't.'), name='cpu.linalg.cholesky_inverse')
 _ops.cholesky_inverse_out.register(K.CPU, _g.out(_linalg.cholesky_inverse, 't.'), name='cpu.linalg.cholesky_inverse')
+_ops.geqrf.register(K.CPU, _g.returns(_linalg_compat.geqrf, 't', 'tt', _RT['geqrf']), name='cpu.linalg_compat.geqrf')
 _ops.nll_loss_forward.register(K.CPU, _g.returns(_nn_norm_loss.nll_loss_forward, 'tno..', 'tt', _RT['nll_loss_forward']), name='cpu.nn_norm_loss.nll_loss_forward')
 _ops.nll_loss_backward.register(K.CPU, _g.functional(_nn_norm_loss.nll_loss_backward, 'tnno..n'), name='cpu.nn_norm_loss.nll_loss_backward')
 _ops.nll_loss2d_forward.register(K.CPU, _g.returns(_nn_norm_loss.nll_loss2d_forward, 'tno..', 'tt', _RT['nll_loss2d_forward']), name='cpu.nn_norm_loss.nll_loss2d_forward')
@@ -1075,6 +1080,96 @@ _ops.special_zeta_self_scalar.register(K.CPU, _g.functional(_special_functions.s
 _ops.special_zeta_self_scalar_out.register(K.CPU, _g.out(_special_functions.special_zeta, '.n'), name='cpu.special_functions.special_zeta')
 _ops.special_zeta_other_scalar.register(K.CPU, _g.functional(_special_functions.special_zeta, 't.'), name='cpu.special_functions.special_zeta')
 _ops.special_zeta_other_scalar_out.register(K.CPU, _g.out(_special_functions.special_zeta, 't.'), name='cpu.special_functions.special_zeta')
+_ops.special_erfcx.register(K.CPU, _g.functional(_special_bessel.special_erfcx, 't'), name='cpu.special_bessel.special_erfcx')
+_ops.special_erfcx_out.register(K.CPU, _g.out(_special_bessel.special_erfcx, 't'), name='cpu.special_bessel.special_erfcx')
+_ops.special_spherical_bessel_j0.register(K.CPU, _g.functional(_special_bessel.special_spherical_bessel_j0, 't'), name='cpu.special_bessel.special_spherical_bessel_j0')
+_ops.special_spherical_bessel_j0_out.register(K.CPU, _g.out(_special_bessel.special_spherical_bessel_j0, 't'), name='cpu.special_bessel.special_spherical_bessel_j0')
+_ops.special_modified_bessel_i0.register(K.CPU, _g.functional(_special_bessel.special_modified_bessel_i0, 't'), name='cpu.special_bessel.special_modified_bessel_i0')
+_ops.special_modified_bessel_i0_out.register(K.CPU, _g.out(_special_bessel.special_modified_bessel_i0, 't'), name='cpu.special_bessel.special_modified_bessel_i0')
+_ops.special_modified_bessel_i1.register(K.CPU, _g.functional(_special_bessel.special_modified_bessel_i1, 't'), name='cpu.special_bessel.special_modified_bessel_i1')
+_ops.special_modified_bessel_i1_out.register(K.CPU, _g.out(_special_bessel.special_modified_bessel_i1, 't'), name='cpu.special_bessel.special_modified_bessel_i1')
+_ops.special_modified_bessel_k0.register(K.CPU, _g.functional(_special_bessel.special_modified_bessel_k0, 't'), name='cpu.special_bessel.special_modified_bessel_k0')
+_ops.special_modified_bessel_k0_out.register(K.CPU, _g.out(_special_bessel.special_modified_bessel_k0, 't'), name='cpu.special_bessel.special_modified_bessel_k0')
+_ops.special_modified_bessel_k1.register(K.CPU, _g.functional(_special_bessel.special_modified_bessel_k1, 't'), name='cpu.special_bessel.special_modified_bessel_k1')
+_ops.special_modified_bessel_k1_out.register(K.CPU, _g.out(_special_bessel.special_modified_bessel_k1, 't'), name='cpu.special_bessel.special_modified_bessel_k1')
+_ops.special_scaled_modified_bessel_k0.register(K.CPU, _g.functional(_special_bessel.special_scaled_modified_bessel_k0, 't'), name='cpu.special_bessel.special_scaled_modified_bessel_k0')
+_ops.special_scaled_modified_bessel_k0_out.register(K.CPU, _g.out(_special_bessel.special_scaled_modified_bessel_k0, 't'), name='cpu.special_bessel.special_scaled_modified_bessel_k0')
+_ops.special_scaled_modified_bessel_k1.register(K.CPU, _g.functional(_special_bessel.special_scaled_modified_bessel_k1, 't'), name='cpu.special_bessel.special_scaled_modified_bessel_k1')
+_ops.special_scaled_modified_bessel_k1_out.register(K.CPU, _g.out(_special_bessel.special_scaled_modified_bessel_k1, 't'), name='cpu.special_bessel.special_scaled_modified_bessel_k1')
+_ops.special_bessel_j0.register(K.CPU, _g.functional(_special_bessel.special_bessel_j0, 't'), name='cpu.special_bessel.special_bessel_j0')
+_ops.special_bessel_j0_out.register(K.CPU, _g.out(_special_bessel.special_bessel_j0, 't'), name='cpu.special_bessel.special_bessel_j0')
+_ops.special_bessel_j1.register(K.CPU, _g.functional(_special_bessel.special_bessel_j1, 't'), name='cpu.special_bessel.special_bessel_j1')
+_ops.special_bessel_j1_out.register(K.CPU, _g.out(_special_bessel.special_bessel_j1, 't'), name='cpu.special_bessel.special_bessel_j1')
+_ops.special_bessel_y0.register(K.CPU, _g.functional(_special_bessel.special_bessel_y0, 't'), name='cpu.special_bessel.special_bessel_y0')
+_ops.special_bessel_y0_out.register(K.CPU, _g.out(_special_bessel.special_bessel_y0, 't'), name='cpu.special_bessel.special_bessel_y0')
+_ops.special_bessel_y1.register(K.CPU, _g.functional(_special_bessel.special_bessel_y1, 't'), name='cpu.special_bessel.special_bessel_y1')
+_ops.special_bessel_y1_out.register(K.CPU, _g.out(_special_bessel.special_bessel_y1, 't'), name='cpu.special_bessel.special_bessel_y1')
+_ops.igamma.register(K.CPU, _g.functional(_special_igamma.igamma, 'tn'), name='cpu.special_igamma.igamma')
+_ops.igamma_.register(K.CPU, _g.inplace(_special_igamma.igamma, 'tn', 'igamma_'), name='cpu.special_igamma.igamma')
+_ops.igamma_out.register(K.CPU, _g.out(_special_igamma.igamma, 'tn'), name='cpu.special_igamma.igamma')
+_ops.igammac.register(K.CPU, _g.functional(_special_igamma.igammac, 'tn'), name='cpu.special_igamma.igammac')
+_ops.igammac_.register(K.CPU, _g.inplace(_special_igamma.igammac, 'tn', 'igammac_'), name='cpu.special_igamma.igammac')
+_ops.igammac_out.register(K.CPU, _g.out(_special_igamma.igammac, 'tn'), name='cpu.special_igamma.igammac')
+_ops.special_chebyshev_polynomial_t.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_t, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_t')
+_ops.special_chebyshev_polynomial_t_out.register(K.CPU, _g.out(_special_polynomials.special_chebyshev_polynomial_t, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_t')
+_ops.special_chebyshev_polynomial_t_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_t, '.n'), name='cpu.special_polynomials.special_chebyshev_polynomial_t')
+_ops.special_chebyshev_polynomial_u.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_u, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_u')
+_ops.special_chebyshev_polynomial_u_out.register(K.CPU, _g.out(_special_polynomials.special_chebyshev_polynomial_u, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_u')
+_ops.special_chebyshev_polynomial_u_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_u, '.n'), name='cpu.special_polynomials.special_chebyshev_polynomial_u')
+_ops.special_chebyshev_polynomial_v.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_v, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_v')
+_ops.special_chebyshev_polynomial_v_out.register(K.CPU, _g.out(_special_polynomials.special_chebyshev_polynomial_v, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_v')
+_ops.special_chebyshev_polynomial_v_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_v, '.n'), name='cpu.special_polynomials.special_chebyshev_polynomial_v')
+_ops.special_chebyshev_polynomial_w.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_w, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_w')
+_ops.special_chebyshev_polynomial_w_out.register(K.CPU, _g.out(_special_polynomials.special_chebyshev_polynomial_w, 'tn'), name='cpu.special_polynomials.special_chebyshev_polynomial_w')
+_ops.special_chebyshev_polynomial_w_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_chebyshev_polynomial_w, '.n'), name='cpu.special_polynomials.special_chebyshev_polynomial_w')
+_ops.special_shifted_chebyshev_polynomial_t.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_t, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_t')
+_ops.special_shifted_chebyshev_polynomial_t_out.register(
+    K.CPU, _g.out(_special_polynomials.special_shifted_chebyshev_polynomial_t, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_t')
+_ops.special_shifted_chebyshev_polynomial_t_x_scalar.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_t, '.n'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_t')
+_ops.special_shifted_chebyshev_polynomial_u.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_u, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_u')
+_ops.special_shifted_chebyshev_polynomial_u_out.register(
+    K.CPU, _g.out(_special_polynomials.special_shifted_chebyshev_polynomial_u, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_u')
+_ops.special_shifted_chebyshev_polynomial_u_x_scalar.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_u, '.n'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_u')
+_ops.special_shifted_chebyshev_polynomial_v.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_v, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_v')
+_ops.special_shifted_chebyshev_polynomial_v_out.register(
+    K.CPU, _g.out(_special_polynomials.special_shifted_chebyshev_polynomial_v, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_v')
+_ops.special_shifted_chebyshev_polynomial_v_x_scalar.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_v, '.n'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_v')
+_ops.special_shifted_chebyshev_polynomial_w.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_w, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_w')
+_ops.special_shifted_chebyshev_polynomial_w_out.register(
+    K.CPU, _g.out(_special_polynomials.special_shifted_chebyshev_polynomial_w, 'tn'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_w')
+_ops.special_shifted_chebyshev_polynomial_w_x_scalar.register(
+    K.CPU, _g.functional(_special_polynomials.special_shifted_chebyshev_polynomial_w, '.n'),
+    name='cpu.special_polynomials.special_shifted_chebyshev_polynomial_w')
+_ops.special_hermite_polynomial_h.register(K.CPU, _g.functional(_special_polynomials.special_hermite_polynomial_h, 'tn'), name='cpu.special_polynomials.special_hermite_polynomial_h')
+_ops.special_hermite_polynomial_h_out.register(K.CPU, _g.out(_special_polynomials.special_hermite_polynomial_h, 'tn'), name='cpu.special_polynomials.special_hermite_polynomial_h')
+_ops.special_hermite_polynomial_h_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_hermite_polynomial_h, '.n'), name='cpu.special_polynomials.special_hermite_polynomial_h')
+_ops.special_hermite_polynomial_he.register(K.CPU, _g.functional(_special_polynomials.special_hermite_polynomial_he, 'tn'), name='cpu.special_polynomials.special_hermite_polynomial_he')
+_ops.special_hermite_polynomial_he_out.register(K.CPU, _g.out(_special_polynomials.special_hermite_polynomial_he, 'tn'), name='cpu.special_polynomials.special_hermite_polynomial_he')
+_ops.special_hermite_polynomial_he_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_hermite_polynomial_he, '.n'), name='cpu.special_polynomials.special_hermite_polynomial_he')
+_ops.special_laguerre_polynomial_l.register(K.CPU, _g.functional(_special_polynomials.special_laguerre_polynomial_l, 'tn'), name='cpu.special_polynomials.special_laguerre_polynomial_l')
+_ops.special_laguerre_polynomial_l_out.register(K.CPU, _g.out(_special_polynomials.special_laguerre_polynomial_l, 'tn'), name='cpu.special_polynomials.special_laguerre_polynomial_l')
+_ops.special_laguerre_polynomial_l_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_laguerre_polynomial_l, '.n'), name='cpu.special_polynomials.special_laguerre_polynomial_l')
+_ops.special_legendre_polynomial_p.register(K.CPU, _g.functional(_special_polynomials.special_legendre_polynomial_p, 'tn'), name='cpu.special_polynomials.special_legendre_polynomial_p')
+_ops.special_legendre_polynomial_p_out.register(K.CPU, _g.out(_special_polynomials.special_legendre_polynomial_p, 'tn'), name='cpu.special_polynomials.special_legendre_polynomial_p')
+_ops.special_legendre_polynomial_p_x_scalar.register(K.CPU, _g.functional(_special_polynomials.special_legendre_polynomial_p, '.n'), name='cpu.special_polynomials.special_legendre_polynomial_p')
 _ops.transpose_int.register(K.CPU, _g.view_of(_views.transpose, 't..'), name='cpu.views.transpose')
 _ops.view.register(K.CPU, _g.view_of(_views.view, 't.'), name='cpu.views.view')
 _ops.detach.register(K.CPU, _g.view_of(_views.detach, 't'), name='cpu.views.detach')

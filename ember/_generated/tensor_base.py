@@ -82,6 +82,7 @@ class _TensorBase(TensorImpl):
     argwhere = _fn.argwhere
     as_strided = _fn.as_strided
     as_strided_ = _fn.as_strided_
+    as_strided_scatter = _fn.as_strided_scatter
     asin = _fn.asin
     asin_ = _fn.asin_
     asinh = _fn.asinh
@@ -158,6 +159,7 @@ class _TensorBase(TensorImpl):
     diag_embed = _fn.diag_embed
     diagflat = _fn.diagflat
     diagonal = _fn.diagonal
+    diagonal_scatter = _fn.diagonal_scatter
     diff = _fn.diff
     digamma = _fn.digamma
     digamma_ = _m.digamma_
@@ -208,6 +210,7 @@ class _TensorBase(TensorImpl):
     ge = _fn.ge
     ge_ = _m.ge_
     geometric_ = _m.geometric_
+    geqrf = _fn.geqrf
     ger = _fn.ger
     greater = _fn.greater
     greater_ = _m.greater_
@@ -222,6 +225,10 @@ class _TensorBase(TensorImpl):
     hypot_ = _m.hypot_
     i0 = _fn.i0
     i0_ = _fn.i0_
+    igamma = _fn.igamma
+    igamma_ = _m.igamma_
+    igammac = _fn.igammac
+    igammac_ = _m.igammac_
     index_add = _fn.index_add
     index_add_ = _m.index_add_
     index_copy = _fn.index_copy
@@ -285,6 +292,7 @@ class _TensorBase(TensorImpl):
     logsumexp = _fn.logsumexp
     lt = _fn.lt
     lt_ = _m.lt_
+    lu_solve = _fn.lu_solve
     masked_fill = _fn.masked_fill
     masked_fill_ = _m.masked_fill_
     masked_scatter = _fn.masked_scatter
@@ -316,8 +324,10 @@ class _TensorBase(TensorImpl):
     nan_to_num_ = _fn.nan_to_num_
     nanmean = _fn.nanmean
     nanmedian = _fn.nanmedian
+    nanquantile = _fn.nanquantile
     nansum = _fn.nansum
     narrow = _fn.narrow
+    narrow_copy = _fn.narrow_copy
     ne = _fn.ne
     ne_ = _m.ne_
     neg = _fn.neg
@@ -338,11 +348,13 @@ class _TensorBase(TensorImpl):
     not_equal = _fn.not_equal
     not_equal_ = _m.not_equal_
     orgqr = _fn.orgqr
+    ormqr = _fn.ormqr
     outer = _fn.outer
     permute = _fn.permute
     pinverse = _fn.pinverse
     polygamma = _m.polygamma
     polygamma_ = _m.polygamma_
+    positive = _fn.positive
     pow = _m.pow
     pow_ = _m.pow_
     prelu = _fn.prelu
@@ -350,6 +362,7 @@ class _TensorBase(TensorImpl):
     put = _fn.put
     put_ = _m.put_
     qr = _fn.qr
+    quantile = _fn.quantile
     rad2deg = _fn.rad2deg
     rad2deg_ = _fn.rad2deg_
     random_ = _m.random_
@@ -366,6 +379,7 @@ class _TensorBase(TensorImpl):
     reshape = _fn.reshape
     reshape_as = _m.reshape_as
     resize_ = _m.resize_
+    resize_as_ = _fn.resize_as_
     resolve_conj = _fn.resolve_conj
     resolve_neg = _fn.resolve_neg
     roll = _fn.roll
@@ -382,6 +396,7 @@ class _TensorBase(TensorImpl):
     scatter_reduce = _fn.scatter_reduce
     scatter_reduce_ = _m.scatter_reduce_
     select = _fn.select
+    select_scatter = _fn.select_scatter
     sgn = _fn.sgn
     sgn_ = _m.sgn_
     sigmoid = _fn.sigmoid
@@ -395,6 +410,7 @@ class _TensorBase(TensorImpl):
     sinc_ = _m.sinc_
     sinh = _fn.sinh
     sinh_ = _fn.sinh_
+    slice_scatter = _fn.slice_scatter
     slogdet = _fn.slogdet
     softmax = _fn.softmax
     sort = _fn.sort
@@ -413,6 +429,7 @@ class _TensorBase(TensorImpl):
     subtract = _fn.subtract
     subtract_ = _m.subtract_
     sum = _fn.sum
+    sum_to_size = _m.sum_to_size
     svd = _fn.svd
     swapaxes = _fn.swapaxes
     swapaxes_ = _m.swapaxes_
@@ -433,6 +450,7 @@ class _TensorBase(TensorImpl):
     trace = _fn.trace
     transpose = _fn.transpose
     transpose_ = _m.transpose_
+    triangular_solve = _fn.triangular_solve
     tril = _fn.tril
     tril_ = _m.tril_
     triu = _fn.triu
@@ -445,6 +463,8 @@ class _TensorBase(TensorImpl):
     unflatten = _fn.unflatten
     unfold = _m.unfold
     uniform_ = _m.uniform_
+    unsafe_chunk = _fn.unsafe_chunk
+    unsafe_split = _fn.unsafe_split
     unsqueeze = _fn.unsqueeze
     unsqueeze_ = _m.unsqueeze_
     values = _m.values

@@ -193,6 +193,8 @@ class ToCopyBackward0(TraceableFunction):
 def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+    if not (dtype is None or dtype.is_floating_point or dtype.is_complex):
+        return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     _n = ToCopyBackward0()
     _n.self_device = _device_of(self)
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)

@@ -53,6 +53,11 @@ class Info:
         rets = s.returns
         self.outnames = [r.name or (f"result{i}" if len(rets) > 1 else "result") for i, r in enumerate(rets)]
         od = entry.get("output_differentiability")
+        # torch's conditional form: one Python expression over the arguments (e.g. _to_copy's
+        # "the target dtype can carry a gradient"); false at run time, the result gets no history
+        self.diff_cond = od[0] if od and isinstance(od[0], str) else None
+        if self.diff_cond is not None:
+            od = None
         self.out_diff = list(od) if od is not None else [r.type.startswith("Tensor") for r in rets]
         self.formulas = []  # (keys, expr)
         for k, v in entry.items():
@@ -332,6 +337,9 @@ def emit_kernel(e, info, decl, kind):
     # grad mode off, or no input needs a gradient: nothing to record
     e(f"    if not (_ag := _st.ag) or not (_next := {edges}):")
     e(f"        return {call}")
+    if info.diff_cond is not None:
+        e(f"    if not ({info.diff_cond}):")
+        e(f"        return {call}")
     if inplace:
         e(f"    _check_inplace({params[0]})")
     e(f"    _n = {info.cls}()")

@@ -212,22 +212,7 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
         fin = "acc / C" if kind == "mean" else "acc"
         lines.append(f"    rr[r] = {_NPNAME[np.dtype(red.dtype.np)]}({fin})")
     elif flat:
-        lines.append("n = out0.size")
-        for i in range(len(outs)):
-            lines.append(f"o{i} = out{i}.reshape(n)")
-        load_names = {}
-        loads = []
-        for i, s in enumerate(kernel.ins):
-            shape, _c = in_meta[s]
-            size = 1
-            for d in shape:
-                size *= d
-            if size == 1:
-                lines.append(f"l{i} = in{i}.ravel()[0]")
-            else:
-                lines.append(f"f{i} = in{i}.reshape(n)")
-                loads.append(f"l{i} = f{i}[i]")
-            load_names[s] = f"l{i}"
+        load_names, loads = _flat_operands(kernel, in_meta, len(outs), lines, "[i]")
         body, env = _body(kernel, load_names, lambda p, a: _scalar_expr(p, a, uses_jm))
         lines.append(f"for i in {rng}(n):")
         inner = loads + body + [f"o{i}[i] = {env[s]}" for i, s in enumerate(kernel.outs)]
@@ -267,27 +252,34 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
     return src
 
 
+def _flat_operands(kernel, in_meta, n_outs, lines, index):
+    """The flat loop's set-up, shared by the numba and NumPy generators: outputs and inputs as 1-D
+    views of n elements (a one-element input read once as a scalar). Appends the set-up to lines;
+    returns each input slot's name and the loads to run per element or block (`index`)."""
+    lines.append("n = out0.size")
+    for i in range(n_outs):
+        lines.append(f"o{i} = out{i}.reshape(n)")
+    load_names, loads = {}, []
+    for i, s in enumerate(kernel.ins):
+        size = 1
+        for d in in_meta[s][0]:
+            size *= d
+        if size == 1:
+            lines.append(f"l{i} = in{i}.reshape(-1)[0]")
+        else:
+            lines.append(f"f{i} = in{i}.reshape(n)")
+            loads.append(f"l{i} = f{i}{index}")
+        load_names[s] = f"l{i}"
+    return load_names, loads
+
+
 def numpy_source(kernel, in_meta, flat, block):
     outs = [f"out{i}" for i in range(len(kernel.outs))]
     ins = [f"in{i}" for i in range(len(kernel.ins))]
     lines = []
     load_names = {}
     if flat:
-        lines.append("n = out0.size")
-        for i in range(len(outs)):
-            lines.append(f"o{i} = out{i}.reshape(n)")
-        blocked = []
-        for i, s in enumerate(kernel.ins):
-            shape, _c = in_meta[s]
-            size = 1
-            for d in shape:
-                size *= d
-            if size == 1:
-                lines.append(f"l{i} = in{i}.reshape(-1)[0]")
-            else:
-                lines.append(f"f{i} = in{i}.reshape(n)")
-                blocked.append(f"l{i} = f{i}[s:e]")
-            load_names[s] = f"l{i}"
+        load_names, blocked = _flat_operands(kernel, in_meta, len(outs), lines, "[s:e]")
         body, env = _body(kernel, load_names, _array_expr)
         inner = blocked + body + [f"o{i}[s:e] = {env[s]}" for i, s in enumerate(kernel.outs)]
         lines.append(f"for s in range(0, n, {block}):")

@@ -320,28 +320,24 @@ def std(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype
                     dtype=dtype, mask=mask, take_sqrt=True)
 
 
-def softmax(input, dim, *, dtype=None, mask=None):
+def _softmax_like(fn, fill_from, input, dim, dtype, mask):
+    """softmax/log_softmax/softmin over the masked-out elements filled with fill_from's identity."""
     if dtype is None:
         dtype = input.dtype
     dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    return ember.nn.functional.softmax(mask_input, dim_, dtype=dtype)
+    return fn(_combine_input_and_mask(fill_from, input, mask), dim_, dtype=dtype)
+
+
+def softmax(input, dim, *, dtype=None, mask=None):
+    return _softmax_like(ember.nn.functional.softmax, amax, input, dim, dtype, mask)
 
 
 def log_softmax(input, dim, *, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    return ember.nn.functional.log_softmax(mask_input, dim_, dtype=dtype)
+    return _softmax_like(ember.nn.functional.log_softmax, amax, input, dim, dtype, mask)
 
 
 def softmin(input, dim, *, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    dim_ = _canonical_dim(dim, input.ndim)[0]
-    mask_input = _combine_input_and_mask(amin, input, mask)
-    return ember.nn.functional.softmin(mask_input, dim_, dtype=dtype)
+    return _softmax_like(ember.nn.functional.softmin, amin, input, dim, dtype, mask)
 
 
 def normalize(input, ord, dim, *, eps=1e-12, dtype=None, mask=None):

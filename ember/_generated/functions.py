@@ -22,7 +22,7 @@ _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 _tb__adaptive_avg_pool2d = _ops._adaptive_avg_pool2d.table
 def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('_adaptive_avg_pool2d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('_adaptive_avg_pool2d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -35,7 +35,7 @@ def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
 
 _tb__adaptive_avg_pool3d = _ops._adaptive_avg_pool3d.table
 def _adaptive_avg_pool3d(input, *_output_size, output_size=None, out=None):
-    if output_size is None and not _output_size: raise TypeError('_adaptive_avg_pool3d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('_adaptive_avg_pool3d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -312,7 +312,7 @@ def acosh_(input):
 
 _tb_adaptive_avg_pool1d = _ops.adaptive_avg_pool1d.table
 def adaptive_avg_pool1d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_avg_pool1d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_avg_pool1d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -325,7 +325,7 @@ def adaptive_avg_pool1d(input, *_output_size, output_size=None):
 
 _tb_adaptive_max_pool1d = _ops.adaptive_max_pool1d.table
 def adaptive_max_pool1d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_max_pool1d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_max_pool1d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -973,7 +973,7 @@ def bmm(input, mat2, *, out=None):
 
 _tb_broadcast_to = _ops.broadcast_to.table
 def broadcast_to(input, *_size, size=None):
-    if size is None and not _size: raise TypeError('broadcast_to() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('broadcast_to() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -1651,7 +1651,7 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
 
 _tb_empty_memory_format = _ops.empty_memory_format.table
 def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None, requires_grad=False):
-    if size is None and not _size: raise TypeError('empty() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('empty() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -1882,7 +1882,7 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 _tb_flip = _ops.flip.table
 def flip(input, *_dims, dims=None):
-    if dims is None and not _dims: raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    if not _dims and dims is None: raise TypeError('flip() missing 1 required positional arguments: "dims"')
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
@@ -3291,7 +3291,7 @@ def not_equal(input, other, *, out=None):
 
 _tb_ones = _ops.ones.table
 def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    if size is None and not _size: raise TypeError('ones() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('ones() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -3341,7 +3341,7 @@ def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, **_kw):
 
 _tb_permute = _ops.permute.table
 def permute(input, *_dims, dims=None):
-    if dims is None and not _dims: raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    if not _dims and dims is None: raise TypeError('permute() missing 1 required positional arguments: "dims"')
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
@@ -3594,7 +3594,7 @@ def renorm(input, p, dim=_M, maxnorm=_M, **_kw):
 
 _tb_reshape = _ops.reshape.table
 def reshape(input, *_shape, shape=None):
-    if shape is None and not _shape: raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+    if not _shape and shape is None: raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     try:
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
         elif _shape: raise TypeError('shape given twice')
@@ -4071,7 +4071,7 @@ def threshold_(input, threshold, value):
 
 _tb_tile = _ops.tile.table
 def tile(input, *_dims, dims=None):
-    if dims is None and not _dims: raise TypeError('tile() missing 1 required positional arguments: "dims"')
+    if not _dims and dims is None: raise TypeError('tile() missing 1 required positional arguments: "dims"')
     try:
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
@@ -4381,7 +4381,7 @@ def zero_(input):
 
 _tb_zeros = _ops.zeros.table
 def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False):
-    if size is None and not _size: raise TypeError('zeros() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('zeros() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')

@@ -22,7 +22,7 @@ _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 _tb__pad_circular = _ops._pad_circular.table
 def _pad_circular(input, *_pad, pad=None):
-    if pad is None and not _pad: raise TypeError('_pad_circular() missing 1 required positional arguments: "pad"')
+    if not _pad and pad is None: raise TypeError('_pad_circular() missing 1 required positional arguments: "pad"')
     try:
         if pad is None: pad = _pad[0] if len(_pad) == 1 and not _is_int(_pad[0]) else _pad
         elif _pad: raise TypeError('pad given twice')
@@ -39,7 +39,7 @@ def _upsample_nearest_exact2d(*args, **kwargs):
 
 _tb_adaptive_avg_pool2d = _ops.adaptive_avg_pool2d.table
 def adaptive_avg_pool2d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_avg_pool2d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_avg_pool2d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -52,7 +52,7 @@ def adaptive_avg_pool2d(input, *_output_size, output_size=None):
 
 _tb_adaptive_avg_pool3d = _ops.adaptive_avg_pool3d.table
 def adaptive_avg_pool3d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_avg_pool3d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_avg_pool3d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -65,7 +65,7 @@ def adaptive_avg_pool3d(input, *_output_size, output_size=None):
 
 _tb_adaptive_max_pool2d = _ops.adaptive_max_pool2d.table
 def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_max_pool2d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_max_pool2d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -80,7 +80,7 @@ def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
 
 _tb_adaptive_max_pool3d = _ops.adaptive_max_pool3d.table
 def adaptive_max_pool3d(input, *_output_size, output_size=None):
-    if output_size is None and not _output_size: raise TypeError('adaptive_max_pool3d() missing 1 required positional arguments: "output_size"')
+    if not _output_size and output_size is None: raise TypeError('adaptive_max_pool3d() missing 1 required positional arguments: "output_size"')
     try:
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
@@ -438,7 +438,7 @@ def pad(input, pad, mode='constant', value=None):
 
 _tb_reflection_pad1d = _ops.reflection_pad1d.table
 def reflection_pad1d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('reflection_pad1d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('reflection_pad1d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
@@ -453,7 +453,7 @@ def reflection_pad1d(input, *_padding, padding=None, out=None):
 
 _tb_reflection_pad2d = _ops.reflection_pad2d.table
 def reflection_pad2d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('reflection_pad2d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('reflection_pad2d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
@@ -468,7 +468,7 @@ def reflection_pad2d(input, *_padding, padding=None, out=None):
 
 _tb_reflection_pad3d = _ops.reflection_pad3d.table
 def reflection_pad3d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('reflection_pad3d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('reflection_pad3d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
@@ -495,7 +495,7 @@ def relu6_(input):
 
 _tb_replication_pad1d = _ops.replication_pad1d.table
 def replication_pad1d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('replication_pad1d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('replication_pad1d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
@@ -510,7 +510,7 @@ def replication_pad1d(input, *_padding, padding=None, out=None):
 
 _tb_replication_pad2d = _ops.replication_pad2d.table
 def replication_pad2d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('replication_pad2d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('replication_pad2d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
@@ -525,7 +525,7 @@ def replication_pad2d(input, *_padding, padding=None, out=None):
 
 _tb_replication_pad3d = _ops.replication_pad3d.table
 def replication_pad3d(input, *_padding, padding=None, out=None):
-    if padding is None and not _padding: raise TypeError('replication_pad3d() missing 1 required positional arguments: "padding"')
+    if not _padding and padding is None: raise TypeError('replication_pad3d() missing 1 required positional arguments: "padding"')
     try:
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')

@@ -420,7 +420,7 @@ def erfinv_(input):
 
 _tb_expand = _ops.expand.table
 def expand(input, *_size, size=None, implicit=False):
-    if size is None and not _size: raise TypeError('expand() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('expand() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -770,7 +770,7 @@ def ne_(input, other):
 
 _tb_new_empty = _ops.new_empty.table
 def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
-    if size is None and not _size: raise TypeError('new_empty() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('new_empty() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -803,7 +803,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
 
 _tb_new_ones = _ops.new_ones.table
 def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
-    if size is None and not _size: raise TypeError('new_ones() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('new_ones() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -816,7 +816,7 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
 
 _tb_new_zeros = _ops.new_zeros.table
 def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pin_memory=None):
-    if size is None and not _size: raise TypeError('new_zeros() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('new_zeros() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -916,7 +916,7 @@ def renorm_(input, p, dim=_M, maxnorm=_M, **_kw):
 
 _tb_repeat = _ops.repeat.table
 def repeat(input, *_repeats, repeats=None):
-    if repeats is None and not _repeats: raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    if not _repeats and repeats is None: raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     try:
         if repeats is None: repeats = _repeats[0] if len(_repeats) == 1 and not _is_int(_repeats[0]) else _repeats
         elif _repeats: raise TypeError('repeats given twice')
@@ -933,7 +933,7 @@ def reshape_as(input, other):
 
 _tb_resize_ = _ops.resize_.table
 def resize_(input, *_size, size=None, memory_format=None):
-    if size is None and not _size: raise TypeError('resize_() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('resize_() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -1012,7 +1012,7 @@ def subtract_(input, other, *, alpha=1):
 
 _tb_sum_to_size = _ops.sum_to_size.table
 def sum_to_size(input, *_size, size=None):
-    if size is None and not _size: raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
@@ -1126,7 +1126,7 @@ def values(input):
 
 _tb_view = _ops.view.table
 def view(input, *_size, size=None):
-    if size is None and not _size: raise TypeError('view() missing 1 required positional arguments: "size"')
+    if not _size and size is None: raise TypeError('view() missing 1 required positional arguments: "size"')
     try:
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')

@@ -583,7 +583,7 @@ def emit_group(e, pyn, ds, method):
     va_arg = next((a for a in ds[0].schema.arguments if a.name == va), None) if va else None
     if va_arg is not None and not va_arg.has_default and not va_arg.optional:
         # torch's parser: a required size-like varargs parameter (empty() has no size)
-        e(f"    if {va} is None and not _{va}: raise TypeError('{shown}() missing 1 required positional "
+        e(f"    if not _{va} and {va} is None: raise TypeError('{shown}() missing 1 required positional "
           f"arguments: \"{va}\"')")
     e("    try:")
     if va:

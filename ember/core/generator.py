@@ -29,9 +29,10 @@ Big draws (at least _MT_MIN words) with numba installed run a jitted copy of Num
 the bit generator's own state (Engine.mt_state: a view of its C struct), which the random
 kernels also use for their fused fills; EMBER_RNG_NUMBA=0 keeps NumPy's random_raw throughout.
 
-CUDA: torch's CUDA generator is Philox4x32-10 keyed by (seed, offset), with its own per-kernel
-transforms; ember's CUDA backend draws on the host (kernels/cuda: _host_generator) from an mt19937
-engine with the CPU transforms, so CUDA random values differ from torch's (CPU values do not).
+CUDA: a generator on a CUDA device holds torch's CUDA engine instead, Philox4x32-10 keyed by
+(seed, offset) (core/philox.py: PhiloxEngine); its state is 16 bytes, seed then offset, as
+torch.cuda.get_rng_state() returns, and kernels/cuda/random.py draws from it as ATen's CUDA
+kernels do.
 """
 import ctypes
 import os
@@ -40,6 +41,7 @@ import struct
 import numpy as np
 
 from ember.core.device import device as _device
+from ember.core.philox import PhiloxEngine
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default CPU seed
 _MASK64 = (1 << 64) - 1
@@ -219,7 +221,7 @@ class Generator:
         if dev.type == "meta":
             raise RuntimeError("META device type not an accelerator.")
         self.device = dev
-        self._rng = Engine(_DEFAULT_SEED)
+        self._rng = PhiloxEngine(_DEFAULT_SEED) if dev.type == "cuda" else Engine(_DEFAULT_SEED)
 
     @property
     def _seed(self):
@@ -249,10 +251,32 @@ class Generator:
         if new_state._dtype.name != "uint8":
             raise TypeError("RNG state must be a torch.ByteTensor")
         n = new_state.numel()
+        if self._rng.__class__ is PhiloxEngine:  # CUDAGeneratorImpl::set_state
+            if n not in (8, 16):
+                raise RuntimeError("RNG state is wrong size")
+            b = np.ascontiguousarray(new_state.detach().cpu()._np).reshape(-1).tobytes()
+            if int.from_bytes(b[8:16], "little", signed=True) % 4:
+                raise RuntimeError("offset must be a multiple of 4")
+            self._rng.from_bytes(b)
+            return self
         if n != _STATE_SIZE:
             raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_SIZE} but found the "
                                f"input RNG state size to be {n}")
         self._rng.from_bytes(np.ascontiguousarray(new_state.detach().cpu()._np).reshape(-1).tobytes())
+        return self
+
+    def get_offset(self):
+        """The Philox offset of a CUDA generator (torch.Generator.get_offset)."""
+        if self._rng.__class__ is not PhiloxEngine:
+            raise RuntimeError("get_offset() is not supported by this generator")
+        return self._rng.offset
+
+    def set_offset(self, offset):
+        if self._rng.__class__ is not PhiloxEngine:
+            raise RuntimeError("set_offset() is not supported by this generator")
+        if int(offset) % 4:
+            raise RuntimeError("offset must be a multiple of 4")
+        self._rng.offset = int(offset)
         return self
 
     def clone_state(self):
@@ -274,22 +298,41 @@ def _rebuild(device, state):
 
 
 default_generator = Generator()
-_seed_hooks = []  # other devices' generators (ember.cuda) follow manual_seed through these
+_device_generators = {}  # device -> that device's default generator (made on first use)
+_seed_hooks = []  # other devices' generators follow manual_seed through these
+_last_seed = [None]  # the last manual_seed: a device generator made later starts from it, as
+#                      torch queues manual_seed_all until CUDA initialises
+
+
+def device_default_generator(dev):
+    """The default generator of accelerator device `dev` (torch.cuda.default_generators[i])."""
+    g = _device_generators.get(dev)
+    if g is None:
+        g = _device_generators.setdefault(dev, Generator(dev))
+        if _last_seed[0] is not None:
+            g.manual_seed(_last_seed[0])
+    return g
+
+
+def _seed_devices(seed):
+    _last_seed[0] = seed
+    for g in _device_generators.values():
+        g.manual_seed(seed)
+    for hook in _seed_hooks:
+        hook(seed)
 
 
 def manual_seed(seed):
-    """Seed the default generator (and every device's, through _seed_hooks); returns it."""
+    """Seed the default generator and every device's (torch.manual_seed); returns it."""
     seed = _check_seed(seed)
     default_generator.manual_seed(seed)
-    for hook in _seed_hooks:
-        hook(seed)
+    _seed_devices(seed)
     return default_generator
 
 
 def seed():
     s = default_generator.seed()
-    for hook in _seed_hooks:
-        hook(s)
+    _seed_devices(s)
     return s
 
 

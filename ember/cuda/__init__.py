@@ -12,9 +12,10 @@ every call that needs a device raises AssertionError, as torch's lazy init does,
 that says what is missing. Tensor.cuda(), .to("cuda") and factories with device="cuda" raise the
 same error: the check is registered as BackendSelect's "cuda" device check.
 
-Random numbers for CUDA tensors are drawn on the host from ember's default generator and copied
-(so ember.manual_seed makes CPU and CUDA runs draw the same values); ember.cuda.manual_seed seeds
-that generator too, as torch.manual_seed seeds every device.
+Each device has its own default generator, torch's CUDA engine (Philox4x32-10, a seed and an
+offset: ember/core/philox.py), so after the same seed CUDA tensors get torch's CUDA values
+(kernels/cuda/random.py says which ops and how exactly). ember.manual_seed seeds them all, as
+torch.manual_seed does; ember.cuda.manual_seed seeds the current device's only.
 """
 import os
 
@@ -244,40 +245,56 @@ from ember.cuda.graphs import (CUDAGraph, graph, graph_pool_handle,  # noqa: E40
                                is_current_stream_capturing, make_graphed_callables)
 
 
-# ---- seeding: CUDA random numbers come from ember's default generator (see the module doc) ------
+# ---- seeding: each device's default generator (Philox; see the module doc) ----------------------
+def _generator(device=None):
+    _lazy_init()
+    if device is None:
+        idx = current_device()
+    elif isinstance(device, int):
+        idx = device
+    else:
+        d = _device(device) if isinstance(device, str) else device
+        idx = d.index if d.index is not None else current_device()
+    return _gen.device_default_generator(_device("cuda", idx))
+
+
 def manual_seed(seed):
     seed = int(seed)
     if not is_available():
         return
-    _gen.default_generator.manual_seed(seed)
+    _generator().manual_seed(seed)
 
 
 def manual_seed_all(seed):
-    manual_seed(seed)
+    seed = int(seed)
+    if not is_available():
+        return
+    for i in range(device_count()):
+        _generator(i).manual_seed(seed)
 
 
 def seed():
     if is_available():
-        _gen.default_generator.seed()
+        _generator().seed()
 
 
 def seed_all():
-    seed()
+    if is_available():
+        s = _generator().seed()
+        for i in range(device_count()):
+            _generator(i).manual_seed(s)
 
 
 def initial_seed():
-    _lazy_init()
-    return _gen.default_generator.initial_seed()
+    return _generator().initial_seed()
 
 
 def get_rng_state(device="cuda"):
-    _lazy_init()
-    return _gen.get_rng_state()
+    return _generator(device).get_state()
 
 
 def set_rng_state(new_state, device="cuda"):
-    _lazy_init()
-    _gen.set_rng_state(new_state)
+    _generator(device).set_state(new_state)
 
 
 def get_rng_state_all():
@@ -292,6 +309,8 @@ def set_rng_state_all(new_states):
 
 def __getattr__(name):
     # torch.cuda.amp, imported on first use (it pulls in ember.amp's scaler)
+    if name == "default_generators":
+        return tuple(_generator(i) for i in range(device_count())) if is_available() else ()
     if name == "amp":
         import importlib
         return importlib.import_module("ember.cuda.amp")

@@ -103,8 +103,11 @@ class LaunchRecorder:
         if ns is None or ns is rt.state(dev).default_stream._ns:
             return dev, 7, ns  # the default stream: torch's traces call it "stream 7"
         h = getattr(ns, "handle", None)
-        v = getattr(h, "value", h) if h is not None else None
-        return dev, int(v) if isinstance(v, int) else id(ns), ns
+        v = getattr(h, "value", h) if h is not None else None  # ctypes (numba) or CUstream (numba-cuda)
+        try:
+            return dev, int(v), ns  # the id Stream.cuda_stream reports
+        except (TypeError, ValueError):
+            return dev, id(ns), ns  # the simulator's streams have no handle
 
     def _name(self, kern):
         k = getattr(kern, "k", kern)

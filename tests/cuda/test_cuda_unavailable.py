@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
@@ -19,4 +21,6 @@ def test_unavailable_in_subprocess():
                         os.path.join(HERE, "unavailable_checks.py")],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
-    assert " passed" in r.stdout
+    if " passed" not in r.stdout:  # every check skipped itself: this machine has a real GPU
+        assert " skipped" in r.stdout and " failed" not in r.stdout, r.stdout[-4000:]
+        pytest.skip("a real GPU is present: nothing to check without CUDA")

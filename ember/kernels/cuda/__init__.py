@@ -9,9 +9,9 @@ for every other operator: the CUDA arguments are copied to the host, the CPU ker
 results are copied back to the device (written-to arguments are updated in place). The fallback
 warns once per operator, so a program knows which of its ops are not yet native.
 
-Random factories (randn, rand, randint, normal...) take the fallback on purpose: numbers come from
-ember's CPU generator and are copied to the device, so ember.manual_seed makes CPU and CUDA runs
-draw the same values.
+Random ops draw from the device's Philox generator as torch's CUDA kernels do (random.py). The
+ones random.py does not cover take the fallback: the CPU kernel draws from a CPU generator seeded
+from the CUDA generator's (seed, offset), which then moves on, so a seeded program repeats itself.
 """
 import importlib
 import pkgutil
@@ -178,10 +178,10 @@ def fallback_ops_seen():
 
 
 def _host_generator(g):
-    """A CPU view of a CUDA generator: the same bit stream (CUDA numbers come from the host)."""
-    h = Generator("cpu")
-    h._rng = g._rng
-    return h
+    """A CPU generator for a random op the fallback runs: seeded from CUDA generator g's state,
+    whose offset then moves on (as one kernel launch would move it)."""
+    seed, off = g._rng.reserve(4)
+    return Generator("cpu").manual_seed((seed * 0x9E3779B97F4A7C15 + off) & (2 ** 64 - 1))
 
 
 def _cuda_fallback(op, below, args):
@@ -205,9 +205,13 @@ def _cuda_fallback(op, below, args):
 
     new = []
     explicit = None  # a device= argument decides where new results go
-    for a, v in zip(schema.arguments, args):
-        if a.base == "Generator" and v is not None and v.device.type == "cuda":
-            v = _host_generator(v)
+    gen_at = None    # where the Generator argument is: it gets a host generator below
+    for i, (a, v) in enumerate(zip(schema.arguments, args)):
+        if a.base == "Generator":
+            gen_at = i
+            if v is not None and v.device.type != "cuda":
+                raise RuntimeError(f"Expected a 'cuda' device type for generator but found "
+                                   f"'{v.device.type}'")
         elif a.base == "Device" and v is not None:
             d = v if not isinstance(v, str) else _device(v)
             explicit = d
@@ -218,6 +222,12 @@ def _cuda_fallback(op, below, args):
     if explicit is not None:
         dev = _glue.normalize(explicit) if explicit.type == "cuda" else None
     new_dev = dev
+    # torch's randperm on CUDA runs randperm_cpu for n < 30000, default generator: the CPU's
+    small_perm = op.qualname.startswith("aten::randperm") and args[0] < 30000
+    if gen_at is not None and (args[gen_at] is not None or dev is not None and not small_perm):
+        from ember.core.generator import device_default_generator
+        g = args[gen_at] or device_default_generator(_device("cuda", dev.index or 0))
+        new[gen_at] = _host_generator(g)
     if _runtime.CAPTURES:
         _runtime.not_capturing(_glue.stream_of(dev if dev is not None else _runtime.current_index()),
                                f"{op.qualname} has no CUDA kernel for these arguments and runs on "

@@ -11,7 +11,8 @@ coalesced and walked with index math (stride 0 where broadcast), grid z strides 
 The epilogue applies alpha and adds beta * addend (addmm/baddbmm/addmv) before the store.
 
 When CuPy is importable on a real GPU, float16/32/64 products go through cuBLAS instead
-(cupy.matmul on zero-copy views of the same device memory, on the same stream).
+(cupy.matmul on zero-copy views of the same device memory, on the same stream), except while a
+CUDA graph is being captured: ember's capture records its own launches, not CuPy's.
 """
 from ember.core import dtype as _dt
 from ember.kernels.cuda import _launch as L
@@ -213,7 +214,8 @@ def gemm(C, A, B, bshape, st, M, N, K, alpha=1, beta=0, D=None):
         "plain" if (alpha.__class__ is int and alpha == 1) else "alpha")
     if K == 0 and epi != "addmm":
         return L.glue().fill_(C, 0)
-    cp = _cupy_mod() if od in _BLAS else None
+    # a CUDA graph capture records ember's numba launches only, so a capture keeps the tiled kernel
+    cp = _cupy_mod() if od in _BLAS and not L.glue().CAPTURES else None
     if cp is not None:
         return _gemm_cupy(cp, C, A, B, D, bshape, st, M, N, K, alpha, beta, epi)
     blist = [st["c"], st["a"], st["b"], st["d"] if D is not None else [0] * len(bshape)]

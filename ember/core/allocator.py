@@ -67,10 +67,12 @@ class Block:
     `stream` whose pool owns it, the other streams it was used on (`stream_uses`, from
     record_stream), and its neighbours in the segment (`prev`, `next`)."""
     __slots__ = ("buf", "size", "requested", "stream", "stream_uses", "allocated", "small",
-                 "event_count", "segment", "offset", "prev", "next", "inactive", "__weakref__")
+                 "event_count", "segment", "offset", "prev", "next", "inactive", "view",
+                 "__weakref__")
 
     def __init__(self, segment, offset, size):
         self.buf = None
+        self.view = None  # (offset, size, buf): the slice, kept for the block's next malloc
         self.segment = segment
         self.offset = offset
         self.size = size
@@ -326,7 +328,13 @@ class CachingAllocator:
                 self._insert_free(rest)
             block.allocated = True
             block.requested = nbytes
-            block.buf = block.segment.buf[block.offset:block.offset + block.size]
+            # slicing a device array costs tens of microseconds with numba-cuda: reuse the
+            # block's last slice when it still covers the same bytes
+            v = block.view
+            if v is None or v[0] != block.offset or v[1] != block.size:
+                v = block.view = (block.offset, block.size,
+                                  block.segment.buf[block.offset:block.offset + block.size])
+            block.buf = v[2]
             st = self._stats
             st["allocation"].add(1, small)
             st["allocated_bytes"].add(block.size, small)

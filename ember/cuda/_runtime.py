@@ -42,6 +42,10 @@ def cuda():
             if _cuda[0] is None:
                 if is_sim():
                     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+                # numba warns about "low occupancy" at every launch of a small grid: ember
+                # launches a grid sized to each tensor, small ones included, so the warning is
+                # noise for users and its check costs time on every launch
+                os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
                 from numba import cuda as c  # noqa: PLC0415 - the lazy import is the point
                 _cuda[0] = c
             c = _cuda[0]
@@ -337,8 +341,23 @@ def device_index(dev, optional=True):
 
 # ---- memory ----------------------------------------------------------------------------------
 class CudaStorage(UntypedStorage):
-    """Bytes in device memory: `data` is a 1-D uint8 numba device array."""
-    __slots__ = ()
+    """Bytes in device memory: `data` is a 1-D uint8 numba device array. `typed` caches its
+    typed views ((data, {numpy dtype: view})): making one costs tens of microseconds with
+    numba-cuda, and each kernel launch needs one per operand."""
+    __slots__ = ("typed",)
+
+    def typed_view(self, np_dtype):
+        d = self.data
+        try:
+            c = self.typed
+        except AttributeError:
+            c = None
+        if c is None or c[0] is not d:
+            c = self.typed = (d, {})
+        v = c[1].get(np_dtype)
+        if v is None:
+            v = c[1][np_dtype] = d.view(np_dtype)
+        return v
 
     def data_ptr(self):
         d = self.data

@@ -72,7 +72,7 @@ def empty_like(t, dtype=None):
 
 def flat(t):
     """1-D typed device array over t's whole storage (index it with geometry(t))."""
-    return t.untyped_storage().data.view(t._dtype.np)
+    return t.untyped_storage().typed_view(t._dtype.np)
 
 
 def geometry(t):

@@ -267,6 +267,7 @@ _LOG_P = tuple(_C(c) for c in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-
 _COS_P = (_C(2.443315711809948E-005), _C(-1.388731625493765E-003), _C(4.166664568298827E-002))
 _SIN_P = (_C(-1.9515295891E-4), _C(8.3321608736E-3), _C(-1.6666654611E-1))
 _DP = (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8)  # float32 values
+_DP32 = tuple(_C(v) for v in _DP)
 _ROWS = 4096  # rows of 16 per chunk: the working set stays in cache
 _Q1F = _C(-2.12194440e-4)
 _SQRTHF, _FOPI = _C(0.707106781186547524), _C(1.27323954473516)
@@ -434,8 +435,9 @@ _NB = None
 
 
 def _nb_fill16_f32(bits, mb, mf, th, co, so, ms, sd, mn):
-    """_Avx2Fill lane by lane over flat lanes (the same float32 roundings and float64-emulated
-    fmas), branch-free so that LLVM vectorises it. bits: the int32 view of u1 = 1 - u (first
+    """_Avx2Fill lane by lane over flat lanes (the same float32 roundings and fused multiply-adds:
+    _nb_fma32 is LLVM's fma, one rounding, as GCC's vfmadd), branch-free so that LLVM vectorises
+    it. bits: the int32 view of u1 = 1 - u (first
     halves of the rows); mb / mf: int32 scratch and its float32 view; th: 2 pi u (second halves);
     co / so: the cos and sin outputs."""
     n = bits.shape[0]
@@ -450,43 +452,41 @@ def _nb_fill16_f32(bits, mb, mf, th, co, so, ms, sd, mn):
         x = xm - f1
         x = x + xm if lt else x
         z = x * x
-        xd = np.float64(x)
         y = _LOG_P[0]
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[1]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[2]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[3]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[4]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[5]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[6]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[7]))
-        y = np.float32(np.float64(y) * xd + np.float64(_LOG_P[8]))
+        y = _nb_fma32(y, x, _LOG_P[1])
+        y = _nb_fma32(y, x, _LOG_P[2])
+        y = _nb_fma32(y, x, _LOG_P[3])
+        y = _nb_fma32(y, x, _LOG_P[4])
+        y = _nb_fma32(y, x, _LOG_P[5])
+        y = _nb_fma32(y, x, _LOG_P[6])
+        y = _nb_fma32(y, x, _LOG_P[7])
+        y = _nb_fma32(y, x, _LOG_P[8])
         y = y * x
         eq = e * _Q1F
-        y = np.float32(np.float64(y) * np.float64(z) + np.float64(eq))
+        y = _nb_fma32(y, z, eq)
         y = y - z * np.float32(0.5)
         x = x + y
-        ln = np.float32(np.float64(e) * 0.693359375 + np.float64(x))
+        ln = _nb_fma32(e, np.float32(0.693359375), x)
         rad = np.float32(np.sqrt(np.float64(ln * np.float32(-2.0))))
         t = th[i]
         j = np.int32(t * _FOPI)
         j = (j + 1) & ~1
-        jf = np.float64(j)
-        xs = np.float32(jf * _DP[0] + np.float64(t))
-        xs = np.float32(jf * _DP[1] + np.float64(xs))
-        xs = np.float32(jf * _DP[2] + np.float64(xs))
+        jf = np.float32(j)
+        xs = _nb_fma32(jf, _DP32[0], t)
+        xs = _nb_fma32(jf, _DP32[1], xs)
+        xs = _nb_fma32(jf, _DP32[2], xs)
         z = xs * xs
-        zd = np.float64(z)
         yc = _COS_P[0]
-        yc = np.float32(np.float64(yc) * zd + np.float64(_COS_P[1]))
-        yc = np.float32(np.float64(yc) * zd + np.float64(_COS_P[2]))
+        yc = _nb_fma32(yc, z, _COS_P[1])
+        yc = _nb_fma32(yc, z, _COS_P[2])
         yc = yc * z
-        yc = np.float32(np.float64(yc) * zd + np.float64(z * np.float32(-0.5)))
+        yc = _nb_fma32(yc, z, z * np.float32(-0.5))
         yc = yc + f1
         ys = _SIN_P[0]
-        ys = np.float32(np.float64(ys) * zd + np.float64(_SIN_P[1]))
-        ys = np.float32(np.float64(ys) * zd + np.float64(_SIN_P[2]))
+        ys = _nb_fma32(ys, z, _SIN_P[1])
+        ys = _nb_fma32(ys, z, _SIN_P[2])
         ys = ys * z
-        ys = np.float32(np.float64(ys) * np.float64(xs) + np.float64(xs))
+        ys = _nb_fma32(ys, xs, xs)
         sw = (j & 2) != 0
         sv = yc if sw else ys
         cv = ys if sw else yc
@@ -496,8 +496,8 @@ def _nb_fill16_f32(bits, mb, mf, th, co, so, ms, sd, mn):
         so[i] = rad * sv
     if ms:
         for i in range(n):
-            co[i] = np.float32(np.float64(co[i]) * sd + mn)
-            so[i] = np.float32(np.float64(so[i]) * sd + mn)
+            co[i] = _nb_fma32(co[i], np.float32(sd), np.float32(mn))
+            so[i] = _nb_fma32(so[i], np.float32(sd), np.float32(mn))
 
 
 def _nb_words32(words, u1, th):
@@ -518,7 +518,7 @@ def _nb_rows(co, so, out):
 
 
 # the jitted kernels the fused ones call (bound by _numba())
-_jit_mt = _jit_words32 = _jit_rows = _jit_fill32 = _jit_randn64 = None
+_jit_mt = _jit_words32 = _jit_rows = _jit_fill32 = _jit_randn64 = _nb_fma32 = None
 
 
 def _nb_randn32_rows(key, pos, out, w, u1, bits, mb, mf, th, co, so, ms, sd, mn):
@@ -567,6 +567,25 @@ def _nb_randn64(w, out):
             out[rr, ll + 8] = rad * math.sin(th)
 
 
+_M53U, _S32U = np.uint64((1 << 53) - 1), np.uint64(32)
+
+
+def _nb_bernoulli(key, pos, out, p, w):
+    """out[i] = (uniform double < p) for flat out, bernoulli_scalar_kernel_default's draws: a
+    64-bit word of two fresh mt19937 words (hi, lo), its 53 low bits times 2^-53; chunk by chunk
+    through scratch w (uint64). Returns the generator's new position."""
+    n = out.shape[0]
+    i = 0
+    while i < n:
+        m = min(w.shape[0] // 2, n - i)
+        pos = _jit_mt(key, pos, w[:2 * m])
+        for j in range(m):
+            v = ((w[2 * j] << _S32U) | w[2 * j + 1]) & _M53U
+            out[i + j] = 1 if np.float64(v) * 1.1102230246251565e-16 < p else 0
+        i += m
+    return pos
+
+
 def _nb_swaps(z, out):
     """randperm_cpu's swap loop: slot i <-> slot i + z[i]."""
     for i in range(z.shape[0]):
@@ -583,6 +602,23 @@ def _jitted(n):
     return (n >= _NUMBA_MIN or (_NB and n >= 16)) and _numba()
 
 
+def _fma32_intrinsic():
+    """fmaf for the jitted kernels: LLVM's llvm.fma.f32 (one rounding; a vfmadd where the CPU has
+    FMA, which is what GCC emits in ATen's AVX2 kernels)."""
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def fma32(typingctx, a, b, c):
+        def codegen(context, builder, signature, args):
+            f = ir.FloatType()
+            fn = builder.module.declare_intrinsic("llvm.fma", [f], ir.FunctionType(f, [f, f, f]))
+            return builder.call(fn, args)
+        return types.float32(types.float32, types.float32, types.float32), codegen
+    return fma32
+
+
 def _numba():
     """The jitted kernels, or False without numba (or with EMBER_RNG_NUMBA=0)."""
     global _NB
@@ -597,11 +633,12 @@ def _numba():
             # with Intel SVML numba may vectorise math.log / cos / sin with SVML's: not glibc's
             f64 = None if numba.config.USING_SVML else jit(_nb_randn64)
             g = globals()  # the fused kernels call these by their global names
+            g["_nb_fma32"] = _fma32_intrinsic()
             g["_jit_mt"] = jit(_nb_mt19937)
             g["_jit_words32"], g["_jit_rows"] = jit(_nb_words32), jit(_nb_rows)
             g["_jit_fill32"], g["_jit_randn64"] = jit(_nb_fill16_f32), f64
             _NB = (g["_jit_fill32"], f64 and jit(_nb_randn64_rows), jit(_nb_swaps),
-                   jit(_nb_randn32_rows), g["_jit_mt"])
+                   jit(_nb_randn32_rows), g["_jit_mt"], jit(_nb_bernoulli))
     return _NB
 
 
@@ -997,10 +1034,24 @@ def _check_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={fmt_double(p)}")
 
 
+_BERN_NB = frozenset(np.dtype(d) for d in (np.float32, np.float64, np.int8, np.int16, np.int32,
+                                            np.int64, np.uint8, np.bool_))
+
+
 def _bernoulli_scalar_into(e, t, p):
-    """bernoulli_scalar_kernel_default: per element (iteration order) uniform double < p."""
-    if t.size:
-        _fill(t, _u53(e, t.size) < p)
+    """bernoulli_scalar_kernel_default: per element (iteration order) uniform double < p (with
+    numba, for a contiguous target: one fused pass from the mt19937 state, as randn's)."""
+    if not t.size:
+        return
+    if t.flags.c_contiguous and t.dtype in _BERN_NB and _jitted(t.size):
+        flat = t.reshape(-1)
+        if flat.dtype == np.bool_:
+            flat = flat.view(np.uint8)
+        with e.bg.lock:  # as NumPy's random_raw: the kernel runs without the GIL
+            key, pos = e.mt_state()
+            e.set_mt_state(key, _NB[5](key, pos, flat, float(p), _scratch()[0]))
+        return
+    _fill(t, _u53(e, t.size) < p)
 
 
 def _bernoulli_tensor_into(e, t, p):

@@ -372,3 +372,21 @@ def test_module_to_formats():
         assert m.weight.stride() == (54, 1, 18, 6, 2) and m.bias.stride() == (1,)
     same_error(lambda lib: lib.nn.Conv3d(2, 3, 3).to(memory_format=lib.channels_last))
     same_error(lambda lib: lib.nn.Conv2d(2, 3, 3).to(memory_format=lib.channels_last_3d))
+
+
+@pytest.mark.parametrize("name", ["gelu", "erf", "logsigmoid"])
+@pytest.mark.parametrize("view", ["permuted", "transposed_slice", "flipped"])
+def test_unary_special_kernels_follow_torchs_output_layout(name, view):
+    """gelu and erf (float32 fast kernels) lay their output out as a permuted input is laid out, as
+    TensorIterator does; log_sigmoid's forward returns a contiguous tensor in torch."""
+    a = np.random.default_rng(0).standard_normal((3, 4, 6)).astype(np.float32)
+    res = {}
+    for lib in (ember, torch):
+        x = lib.tensor(a)
+        x = {"permuted": lambda: x.permute(2, 0, 1), "transposed_slice": lambda: x[:, :, ::2].transpose(0, 2),
+             "flipped": lambda: x.flip(1).permute(1, 2, 0)}[view]()
+        f = {"gelu": lib.nn.functional.gelu, "erf": lib.erf, "logsigmoid": lib.nn.functional.logsigmoid}[name]
+        y = f(x)
+        res[lib] = (tuple(y.stride()), y)
+    assert res[ember][0] == res[torch][0]
+    check(res[ember][1], res[torch][1])

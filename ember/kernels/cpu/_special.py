@@ -142,9 +142,19 @@ def _blocked(kernel, out, *xs):
     return out
 
 
+def _unary_out(kernel, x):
+    """kernel over float32 array x into a new array laid out as x is (TensorIterator gives a
+    permuted input's output the same permutation): both walked in x's memory order."""
+    if x.flags.c_contiguous or x.ndim < 2 or min(x.strides) <= 0:  # flipped or expanded: K orders differ
+        return _blocked(kernel, np.empty(x.shape, _F32), _flat(x))
+    out = np.empty_like(x, dtype=_F32)  # order="K": x's stride order, dense
+    _blocked(kernel, out.ravel(order="K"), x.ravel(order="K"))
+    return out
+
+
 def gelu_f32(x):
-    """gelu(x) (exact form, erf) of a float32 array, as a new float32 array of x's shape."""
-    return _blocked(_gelu_block, np.empty(x.shape, _F32), _flat(x))
+    """gelu(x) (exact form, erf) of a float32 array, as a new float32 array laid out as x."""
+    return _unary_out(_gelu_block, x)
 
 
 def gelu_backward_f32(g, x):
@@ -153,5 +163,5 @@ def gelu_backward_f32(g, x):
 
 
 def erf_f32(x):
-    """erf of a float32 array, as a new float32 array of x's shape."""
-    return _blocked(_erf_block, np.empty(x.shape, _F32), _flat(x))
+    """erf of a float32 array, as a new float32 array laid out as x."""
+    return _unary_out(_erf_block, x)

@@ -159,7 +159,9 @@ def mish(a):
 
 def log_sigmoid(a):
     x, h = _compute(a, "log_sigmoid_cpu")
-    return _back(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), h)
+    # torch's log_sigmoid_forward returns a contiguous output whatever the input's layout
+    r = _back(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))), h)
+    return r if r.flags.c_contiguous else r.copy(order="C")
 
 
 _SQRT1_2 = 0.7071067811865476

@@ -5,6 +5,7 @@ import sys
 import types
 
 from ember._generated import functions as _f
+from ember.core.tensor_impl import TensorImpl as _Tensor
 
 __all__ = []
 
@@ -13,11 +14,21 @@ if _special is None:
     _special = sys.modules["ember.special"] = types.ModuleType("ember.special")
 
 
+def _need(x, op, name, pos):
+    if not isinstance(x, _Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
 def gammainc(input, other, *, out=None):
+    _need(input, "special_gammainc", "input", 1)
+    _need(other, "special_gammainc", "other", 2)
     return _f.igamma(input, other, out=out)
 
 
 def gammaincc(input, other, *, out=None):
+    _need(input, "special_gammaincc", "input", 1)
+    _need(other, "special_gammaincc", "other", 2)
     return _f.igammac(input, other, out=out)
 
 

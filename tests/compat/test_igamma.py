@@ -58,3 +58,10 @@ def test_errors():
     same_error(lambda lib: lib.igammac(lib.ones(2), lib.ones(3)))
     same_error(lambda lib: lib.igamma(lib.ones(2, requires_grad=True), lib.ones(2)).sum().backward())
     same_error(lambda lib: lib.igammac(lib.ones(2, requires_grad=True), lib.ones(2)).sum().backward())
+
+
+def test_numbers_are_refused_as_torchs_parser_does():
+    same_error(lambda lib: lib.igamma(lib.ones(2), 2.0))
+    same_error(lambda lib: lib.igammac(2.0, lib.ones(2)))
+    same_error(lambda lib: lib.special.gammainc(lib.ones(2), 2.0))
+    same_error(lambda lib: lib.special.gammaincc(2, lib.ones(2)))

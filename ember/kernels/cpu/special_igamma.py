@@ -90,8 +90,12 @@ def _regularized(a, x, upper):
 
 
 def _kernel(kname, upper):
+    op = kname[:-4]
+
     @_pw._broadcasting
     def kernel(a, x):
+        _pw._need(a, op, "input", 1)  # both are Tensor in the schema: torch's parser refuses numbers
+        _pw._need(x, op, "other", 2)
         rt = result_dtype(a, x)
         if rt.category != _dt.FLOAT:
             raise _pw._not_impl(kname, rt)

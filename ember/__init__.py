@@ -77,6 +77,7 @@ __version__ = "0.1.0"
 # torch._register_device_module are theirs, re-exported
 from ember import cuda  # noqa: E402
 from ember import nn, optim, serialization, utils  # noqa: E402,F401
+from ember.nn._functional_ctc import aten_ctc_loss as ctc_loss  # noqa: E402,F401  (torch.ctc_loss)
 from ember.utils import data as _utils_data  # noqa: E402,F401  (binds ember.utils.data)
 from ember.serialization import load, save  # noqa: E402,F401
 from ember.utils.backend_registration import _register_device_module  # noqa: E402,F401

@@ -24,7 +24,7 @@ import warnings
 import ember
 from ember._generated import functions_nn as _nn
 # the other families of functions (see above), exported at the end of this module
-from ember.nn import (_functional_ctc, _functional_grid, _functional_norm_loss, _functional_rnn,
+from ember.nn import (_functional_ctc, _functional_fractional, _functional_grid, _functional_norm_loss, _functional_rnn,
                       _functional_spatial)
 
 # ---- linear layers (torch._C._nn.linear, torch.bilinear) ----------------------------------------
@@ -356,4 +356,5 @@ def _export(families):
             g[n] = getattr(_nn, n)
 
 
-_export((_functional_grid, _functional_norm_loss, _functional_rnn, _functional_spatial, _functional_ctc))
+_export((_functional_grid, _functional_norm_loss, _functional_rnn, _functional_spatial, _functional_ctc,
+         _functional_fractional))

@@ -30,6 +30,7 @@ from ember._python_api.distance import *  # noqa: E402,F401,F403
 from ember._python_api.dtype_info import *  # noqa: E402,F401,F403
 from ember._python_api.functional import *  # noqa: E402,F401,F403
 from ember._python_api.gradient_api import *  # noqa: E402,F401,F403  (torch.gradient)
+from ember._python_api.histogram import *  # noqa: E402,F401,F403  (torch.histogram, histogramdd)
 from ember._python_api.indexing import *  # noqa: E402,F401,F403
 from ember._python_api.legacy_types import *  # noqa: E402,F401,F403
 from ember._python_api.linalg import *  # noqa: E402,F401,F403
@@ -70,6 +71,8 @@ cfloat, cdouble = complex64, complex128
 return_types = type("return_types", (), dict(_gen_ops.RETURN_TYPES))
 # named tuples of hand-written composites, listed as torch lists them
 return_types.frexp = _python_api.complex_search._frexp_result
+return_types.histogram = _python_api.histogram._histogram
+return_types.histogramdd = _python_api.histogram._histogramdd
 __version__ = "0.1.0"
 
 # torch.cuda and the libraries, bound as attributes of the package as torch/__init__.py binds

@@ -39,6 +39,7 @@ from ember._python_api.lu_compat import *  # noqa: E402,F401,F403  (torch.lu)
 from ember._python_api.printing import *  # noqa: E402,F401,F403
 from ember._python_api.reduction import *  # noqa: E402,F401,F403
 from ember._python_api.shape import *  # noqa: E402,F401,F403
+from ember._python_api.spectral import *  # noqa: E402,F401,F403  (torch.stft, istft)
 from ember._python_api import special_compat  # noqa: E402,F401  (special.gammainc, gammaincc)
 from ember._python_api.threads import *  # noqa: E402,F401,F403
 from ember._python_api.typename import *  # noqa: E402,F401,F403

@@ -22,7 +22,7 @@ from ember.dispatch import python_key as _pk
 # the hand-written methods: named in the class body below, so imported before it. They make new
 # tensors through tensor_class[0], which is set once the class exists.
 from ember._python_api import (autograd as _api_autograd, complex_search as _api_complex,
-                               histogram as _api_histogram,
+                               histogram as _api_histogram, spectral as _api_spectral,
                                creation as _api_creation, reduction as _api_reduction, shape as _api_shape)
 
 _tnew = tuple.__new__
@@ -684,6 +684,8 @@ class Tensor(_TensorBase):
     bincount = _api_complex.bincount
     histc = _api_complex.histc
     histogram = _api_histogram.histogram
+    stft = _api_spectral.stft
+    istft = _api_spectral.istft
     gcd = _api_complex._gcd_method
     gcd_ = _api_complex._gcd_
     lcm = _api_complex._lcm_method

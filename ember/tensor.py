@@ -533,6 +533,8 @@ class Tensor(_TensorBase):
     def __rtruediv__(self, other):
         return _F.div(other, self)
 
+    __rdiv__ = __rtruediv__  # torch keeps the Python 2 name as an alias
+
     def __rfloordiv__(self, other):
         return _F.floor_divide(other, self)
 

@@ -590,3 +590,10 @@ def test_real_imag_record_autograd():
 def test_real_grad_fn():
     x = ember.tensor([1 + 2j, 3 + 4j], requires_grad=True)
     assert repr(x.real) == repr(torch.tensor([1 + 2j, 3 + 4j], requires_grad=True).real)
+
+
+def test_rdiv_alias():
+    # torch keeps Tensor.__rdiv__ as the same function as __rtruediv__ (an op_db name)
+    assert ember.Tensor.__rdiv__ is ember.Tensor.__rtruediv__
+    np.testing.assert_array_equal(ember.tensor([1.0, 2.0]).__rdiv__(3).numpy(),
+                                  torch.tensor([1.0, 2.0]).__rdiv__(3).numpy())

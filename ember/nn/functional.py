@@ -24,8 +24,8 @@ import warnings
 import ember
 from ember._generated import functions_nn as _nn
 # the other families of functions (see above), exported at the end of this module
-from ember.nn import (_functional_ctc, _functional_fractional, _functional_grid, _functional_norm_loss, _functional_rnn,
-                      _functional_spatial)
+from ember.nn import (_functional_ctc, _functional_fractional, _functional_grid, _functional_linear_ce,
+                      _functional_norm_loss, _functional_rnn, _functional_spatial)
 
 # ---- linear layers (torch._C._nn.linear, torch.bilinear) ----------------------------------------
 linear = _nn.linear
@@ -357,4 +357,4 @@ def _export(families):
 
 
 _export((_functional_grid, _functional_norm_loss, _functional_rnn, _functional_spatial, _functional_ctc,
-         _functional_fractional))
+         _functional_fractional, _functional_linear_ce))

@@ -23,6 +23,7 @@ from ember._generated import ops as _gen_ops
 # the hand-written functions of the public API (ember/_python_api), over the generated ones; in this
 # order, a later module's name replaces an earlier one's
 from ember._python_api.autograd import *  # noqa: E402,F401,F403
+from ember._python_api.chunk_cat import _chunk_cat  # noqa: E402,F401  (torch._chunk_cat)
 from ember._python_api.complex_search import *  # noqa: E402,F401,F403
 from ember._python_api.copy_variants import *  # noqa: E402,F401,F403  (torch's *_copy view variants)
 from ember._python_api.creation import *  # noqa: E402,F401,F403

@@ -89,3 +89,4 @@ def test_errors():
     same_error(lambda lib: lib.histogramdd(lib.tensor(x), [2, 3, 4]))
     same_error(lambda lib: lib.histogramdd(lib.tensor(x), 2, range=[0.0, 1.0]))
     same_error(lambda lib: lib.histogramdd(lib.tensor(x), 2, weight=lib.ones(5, 2)))
+

@@ -297,8 +297,7 @@ class ValuesBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        return (ember._sparse_coo_tensor_with_dims_and_tensors(self.sparse_dim(), self.dense_dim(), self.shape, self._indices(), grads[0],
-                is_coalesced=True),)
+        return (values_backward(grads[0], self),)
 def _ag_values(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -3133,7 +3132,8 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5):
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             result1 = _node.result1_.unpack(_node)
             result2 = _node.result2_.unpack(_node)
-            _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1, result2)
+            _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1,
+                    result2, grads[1], grads[2])
         return (_o0, _o1, _o2)
 def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
@@ -3141,7 +3141,7 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     _n = NativeGroupNormBackward0()
     _n.N_, _n.C_, _n.group_, _n.eps_ = N, C, group, eps
     _n.input_, _n.weight_, _n.bias_ = _save_input(input, _ag), _save_input(weight, _ag), _save_input(bias, _ag)
-    result = _n._set_outputs_history(below(input, weight, bias, N, C, HxW, group, eps), _next, (0,))
+    result = _n._set_outputs_history(below(input, weight, bias, N, C, HxW, group, eps), _next)
     _n.result1_ = _SV(result[1], True)
     _n.result2_ = _SV(result[2], True)
     return result

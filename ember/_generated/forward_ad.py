@@ -188,7 +188,7 @@ FORMULAS = {
             result2: (fw_layer_norm(input, input_t, weight, weight_t, bias_t, result1, result2, normalized_shape), None, None), outs=(True, False,
             False)),
     'native_batch_norm': _f((0, 1, 2), LINEARIZED, outs=(True, False, False)),
-    'native_group_norm': _f((0, 1, 2), LINEARIZED, outs=(True, False, False)),
+    'native_group_norm': _f((0, 1, 2), LINEARIZED),
     'mse_loss': _f((0, 1), lambda self, target, reduction, self_t, target_t, result: fw_loss_reduction(2 * (self - target) * (self_t - target_t),
             reduction)),
     'smooth_l1_loss': _f((0, 1), lambda self, target, reduction, beta, self_t, target_t,

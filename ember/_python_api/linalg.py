@@ -102,7 +102,42 @@ def _matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=
     from ember._generated import functions_linalg as _FL
     if tol is not None:
         atol, rtol = tol, 0.0
+    if isinstance(atol, _TI) or isinstance(rtol, _TI):
+        return _matrix_rank_tensor_tol(input, atol, rtol, hermitian, out)
     return _FL._matrix_rank(input, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+
+
+def _matrix_rank_tensor_tol(input, atol, rtol, hermitian, out):
+    """linalg_matrix_rank.atol_rtol_tensor (ATen's matrix_rank_impl): tolerances given as tensors
+    broadcast against the batch; tol = max(atol, rtol * largest singular value)."""
+    import ember
+    from ember._generated import functions_linalg as _FL
+    _FL._matrix_rank(input[..., :0, :0] if input.dim() >= 2 else input)  # ATen's argument checks
+    f64 = ember.float64
+    for name, t in (("atol", atol), ("rtol", rtol)):
+        if isinstance(t, _TI) and t.is_complex():
+            raise RuntimeError(f"torch.linalg.matrix_rank: {name} tensor of complex type is not supported.")
+    a = atol if isinstance(atol, _TI) else ember.tensor(0.0 if atol is None else float(atol), dtype=f64)
+    if rtol is None:
+        real = input.real.dtype if input.is_complex() else input.dtype
+        default = ember.finfo(real).eps * max(input.shape[-1], input.shape[-2])
+        r = ember.where(a > 0, 0.0, default).to(f64) if atol is not None else ember.tensor(default, dtype=f64)
+    else:
+        r = rtol if isinstance(rtol, _TI) else ember.tensor(float(rtol), dtype=f64)
+    if hermitian:
+        S = ember.linalg.eigvalsh(input).abs()
+    else:
+        S = ember.linalg.svdvals(input)
+    if S.shape[-1]:
+        max_s = S.amax(-1, keepdim=True)
+    else:
+        max_s = ember.zeros(tuple(S.shape[:-1]) + (1,), dtype=S.dtype)
+    tol = ember.maximum(a.unsqueeze(-1), r.unsqueeze(-1) * max_s)
+    result = (S > tol).sum(-1)
+    if out is not None:
+        out.resize_(result.shape).copy_(result)
+        return out
+    return result
 
 
 _pinv.__name__ = _pinv.__qualname__ = "pinv"

@@ -158,6 +158,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     frames = spec.transpose(-1, -2)                          # (B, n_frames, freq)
     if normalized:
         frames = frames * (n_fft ** 0.5)
+    if not one and not return_complex:
+        # a real result: PyTorch keeps the first n_fft // 2 + 1 frequencies and inverts them with irfft
+        # (not ifft's real part: the two differ where the input is not Hermitian)
+        frames, one = frames[..., :n_fft // 2 + 1], True
     if one:
         y = ember.fft.irfft(frames, n=n_fft, dim=-1)
     else:
@@ -170,8 +174,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
            ember.arange(n_fft, device=input.device)[None, :]).reshape(-1)
     out = ember.zeros(spec.shape[0], total, dtype=y.dtype, device=input.device)
     out = out.index_add(1, pos, y.reshape(spec.shape[0], -1))
-    env = ember.zeros(total, dtype=real, device=input.device).index_add(
-        0, pos, (w * w).expand(n_frames, n_fft).reshape(-1))
+    ww = w * w  # (complex for a complex window, as PyTorch's window envelope)
+    env = ember.zeros(total, dtype=ww.dtype, device=input.device).index_add(
+        0, pos, ww.expand(n_frames, n_fft).reshape(-1))
     start = n_fft // 2 if center else 0
     end = total - n_fft // 2 if center else total
     if length is not None:

@@ -69,6 +69,15 @@ def zeros_like(t):
     return ember.zeros(tuple(t._shape), dtype=t._dtype, device=t._device)
 
 
+def values_backward(grad, self):
+    """ValuesBackward0 (FunctionsManual's values_backward): the values' gradient at self's pattern, a
+    coalesced COO tensor, or a CSR tensor with self's compressed indices."""
+    if self.is_sparse_csr:
+        return ember.sparse_csr_tensor(self.crow_indices(), self.col_indices(), grad, self.shape)
+    return ember._sparse_coo_tensor_with_dims_and_tensors(self.sparse_dim(), self.dense_dim(), self.shape,
+                                                          self._indices(), grad, is_coalesced=True)
+
+
 def not_implemented(name):
     raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 

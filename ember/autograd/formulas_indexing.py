@@ -182,6 +182,8 @@ def idx_take_along_dim_backward(grad, sizes, indices, dim):
         ishape[d] = sizes[d]
     bshape = _broadcast_shape(ishape, sizes)
     idx = indices if tuple(indices._shape) == out else indices.expand(out)
+    if nd and bshape[d]:
+        idx = idx.remainder(bshape[d])  # the forward wraps the indices along dim (`indices % size`)
     return _zeros(bshape, grad).scatter_add_(d, idx, grad)
 
 

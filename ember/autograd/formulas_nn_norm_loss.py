@@ -102,12 +102,19 @@ def nnl_batch_norm_backward(grad, input, weight, bias, running_mean, running_var
     return gi, gweight, gbias
 
 
-def nnl_group_norm_backward(grad, input, weight, bias, N, C, group, eps, mean, rstd):
-    """(grad_input, grad_weight, grad_bias) of native_group_norm."""
+def nnl_group_norm_backward(grad, input, weight, bias, N, C, group, eps, mean, rstd, gmean=None, grstd=None):
+    """(grad_input, grad_weight, grad_bias) of native_group_norm; the saved mean and rstd are outputs too
+    (PyTorch's infinitely_differentiable_native_group_norm_backward adds their gradients' share to the
+    input's: var_mean's backward of d var = -rstd^3 / 2 * d rstd and d mean)."""
     shape = input.shape
+    if grad is None:
+        grad = ember.zeros_like(input)
     nd = input.dim()
     aff = (1, C) + (1,) * (nd - 2)
-    x3 = input.reshape(N, group, -1)
+    per = C // group
+    for s in shape[2:]:
+        per *= s
+    x3 = input.reshape(N, group, per)  # (not -1: N may be 0)
     if input.requires_grad and ember.is_grad_enabled():
         var, m3 = ember.var_mean(x3, -1, correction=0, keepdim=True)
         r3 = ember.rsqrt(var + eps)
@@ -116,9 +123,12 @@ def nnl_group_norm_backward(grad, input, weight, bias, N, C, group, eps, mean, r
         r3 = rstd.reshape(N, group, 1)
     xhat3 = (x3 - m3) * r3
     gw = grad * weight.reshape(aff) if weight is not None else grad
-    gw3 = gw.reshape(N, group, -1)
+    gw3 = gw.reshape(N, group, per)
     gi = (r3 * (gw3 - gw3.mean(-1, keepdim=True)
                 - xhat3 * (gw3 * xhat3).mean(-1, keepdim=True))).reshape(shape)
+    if gmean is not None and grstd is not None and per:
+        dvar = (-0.5 * r3 * r3 * r3) * grstd.reshape(N, group, 1)
+        gi = gi + ((2.0 / per) * (x3 - m3) * dvar + gmean.reshape(N, group, 1) / per).reshape(shape)
     axes = (0,) + tuple(range(2, nd))
     gweight = (grad * xhat3.reshape(shape)).sum(axes) if weight is not None else None
     gbias = None

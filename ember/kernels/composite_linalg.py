@@ -148,11 +148,16 @@ def lstsq(A, B, rcond=None, driver=None):
             smax = svals.amax(-1, keepdim=True) if min(m, n) > 0 else svals
             rank = (svals > smax * rcond).sum(-1)
             full_rank = bool((rank == n).all())
-        if m > n and driver != "gelsy" and full_rank:
-            residuals = (A2.detach().matmul(solution.detach()) - B2.detach()).abs().square().sum(-2)
-        else:
-            residuals = empty
         singular_values = svals if driver in ("gelsd", "gelss") else empty.clone()
+    # residuals are differentiable in PyTorch (linalg_lstsq's output_differentiability [True, True, False,
+    # False]): the squared residual norms, or an empty tensor that requires grad with the solution
+    if m > n and driver != "gelsy" and full_rank:
+        residuals = (A2.matmul(solution) - B2).abs().square().sum(-2)
+    elif solution.requires_grad:
+        residuals = ember.real(solution.reshape(-1)[:0]).clone() if solution.is_complex() else \
+            solution.reshape(-1)[:0].clone()
+    else:
+        residuals = empty
     if vector_case:
         solution = solution.squeeze(-1)
     return RETURN_TYPES["linalg_lstsq"](solution, residuals, rank, singular_values)
@@ -200,6 +205,10 @@ def householder_product(A, tau):
     V = ember.tril(A, -1) + eye  # reflector vectors, unit diagonal
     # apply the reflectors right to left to the first n columns of the identity: only m x n work
     Q = eye.expand(*A.shape[:-2], m, n)
+    if k == 0 and (A.requires_grad or tau.requires_grad):
+        # the empty product of reflectors: still a function of A and tau (PyTorch's result requires grad,
+        # with zero gradients), written as the vanishing sum of k = 0 reflector terms
+        Q = Q - V[..., :, :0].matmul(tau[..., :0].unsqueeze(-1).expand(*tau.shape[:-1], 0, n))
     for i in range(k - 1, -1, -1):
         v = V[..., :, i:i + 1]
         t = tau[..., i:i + 1].unsqueeze(-1)

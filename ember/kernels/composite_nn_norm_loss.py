@@ -219,8 +219,8 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
 # ---- attention ----------------------------------------------------------------------------------
 def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
     """PyTorch's CPU SDPA takes its fused kernel (not the composite math) for 4-D CPU inputs of one
-    batch and head count and one head size, no dropout, and a mask that broadcasts to the scores
-    (ember keeps the math for empty inputs too)."""
+    batch and head count and one head size, no dropout, and a mask that broadcasts to the scores and
+    does not require grad (ember keeps the math for empty inputs too)."""
     if dropout_p != 0.0 or q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
         return False
     qs, ks, vs = q._shape, k._shape, v._shape
@@ -230,6 +230,8 @@ def _flash_ok(q, k, v, mask, dropout_p, enable_gqa):
     if q._dtype.category != _dt.FLOAT or (enable_gqa and qs[1] != ks[1]):
         return False
     if mask is not None:
+        if mask.requires_grad and ember.is_grad_enabled():
+            return False  # the fused kernel gives no gradient for the mask: PyTorch takes the math path
         ms = tuple(mask._shape)
         full = (qs[0], qs[1], qs[2], ks[2])
         if len(ms) > 4 or any(m not in (1, f) for m, f in zip(ms[::-1], full[::-1])):

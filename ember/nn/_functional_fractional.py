@@ -45,7 +45,7 @@ def _forward(x, pool, out_size, samples):
     starts = [_intervals(samples[:, :, d], S[d], out_size[d], pool[d], dt) for d in range(nd)]
     # positions of every window element, per dim: (B, C, m_d, k_d)
     pos = [starts[d][..., None] + np.arange(pool[d]) for d in range(nd)]
-    flat = x.reshape(B, C, -1)
+    flat = x.reshape(B, C, int(np.prod(S)))  # (explicit sizes, not -1: B may be 0)
     strides = [int(np.prod(S[d + 1:])) for d in range(nd)]
     # flat index of each (output position, window offset), window offsets innermost in ATen's order
     idx = np.zeros((B, C) + tuple(out_size) + tuple(pool), np.int64)
@@ -54,8 +54,8 @@ def _forward(x, pool, out_size, samples):
         shape[2 + d] = out_size[d]
         shape[2 + nd + d] = pool[d]
         idx = idx + (pos[d] * strides[d]).reshape(shape)
-    idx = idx.reshape(B, C, -1, int(np.prod(pool)))
-    vals = np.take_along_axis(flat, idx.reshape(B, C, -1), 2).reshape(idx.shape)
+    idx = idx.reshape(B, C, int(np.prod(out_size)), int(np.prod(pool)))
+    vals = np.take_along_axis(flat, idx.reshape(B, C, idx.shape[2] * idx.shape[3]), 2).reshape(idx.shape)
     nan = np.isnan(vals)
     w = vals.shape[-1]
     last_nan = w - 1 - np.argmax(nan[..., ::-1], -1)
@@ -130,7 +130,8 @@ def _function(nd):
             plane = int(np.prod(shape[-nd:]))
             gi = np.zeros((int(np.prod(lead)), plane), g.dtype)
             rows = np.arange(gi.shape[0])[:, None]
-            np.add.at(gi, (rows, idx.reshape(gi.shape[0], -1)), g.reshape(gi.shape[0], -1))
+            per = idx.size // gi.shape[0] if gi.shape[0] else 0  # (not -1: the batch may be empty)
+            np.add.at(gi, (rows, idx.reshape(gi.shape[0], per)), g.reshape(gi.shape[0], per))
             return ember.tensor(gi.reshape(shape)).to(device, dtype), None, None, None
 
     name = f"FractionalMaxPool{nd}DBackward0"

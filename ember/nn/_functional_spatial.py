@@ -393,9 +393,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if antialias:
             raise NotImplementedError("interpolate: antialias=True is not supported by ember")
         return _nn.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
-    if nd == 5 and mode in ("nearest", "nearest-exact", "area", "trilinear"):
-        raise NotImplementedError(f"interpolate: 5D input in mode '{mode}' is not supported by ember")
-    if nd == 4 and mode in ("bicubic", "lanczos"):
+    if nd == 5 and mode == "area":
+        return adaptive_avg_pool3d(input, output_size)
+    if nd == 5 and mode in ("nearest", "nearest-exact", "trilinear"):
+        # upsample_nearest3d / _upsample_nearest_exact3d / upsample_trilinear3d: ATen interpolates one
+        # spatial dim after another (innermost first); the 1-d kernels along each dim give its values
+        if mode == "nearest":
+            return _per_dim(input, output_size, scale_factors, _nn.upsample_nearest1d)
+        if mode == "nearest-exact":
+            return _per_dim(input, output_size, scale_factors, _nn._upsample_nearest_exact1d)
+        return _per_dim(input, output_size, scale_factors,
+                        lambda x, o, s: _nn.upsample_linear1d(x, o, align_corners, s))
+    if nd == 4 and mode == "bicubic":
+        if antialias:
+            raise NotImplementedError("interpolate: antialias=True is not supported by ember")
+        return _bicubic2d(input, output_size, scale_factors, align_corners)
+    if nd == 4 and mode == "lanczos":
         raise NotImplementedError(f"interpolate: mode '{mode}' is not supported by ember")
     if nd == 3 and mode == "bilinear":
         raise NotImplementedError("Got 3D input, but bilinear mode needs 4D input")
@@ -413,6 +426,81 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         "Input Error: Only 3D, 4D and 5D input Tensors supported"
         f" (got {nd}D) for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
         f"area | nearest-exact (got {mode})")
+
+
+def _per_dim(input, output_size, scale_factors, op1d):
+    """A separable N-d upsampling as the 1-d op along each spatial dim, the innermost first (the order
+    of ATen's nested interpolation, so the values are the N-d kernel's)."""
+    x = input
+    k = input.dim() - 2
+    for i in reversed(range(k)):
+        xt = x.movedim(2 + i, -1)
+        lead = tuple(xt.shape[:-1])
+        rows = 1
+        for n in lead[1:]:
+            rows *= n
+        y = op1d(xt.reshape(lead[0], rows, xt.shape[-1]),
+                 None if output_size is None else [output_size[i]],
+                 None if scale_factors is None else [scale_factors[i]])
+        x = y.reshape(lead + (y.shape[-1],)).movedim(-1, 2 + i)
+    return x.contiguous()
+
+
+def _cubic_taps(n_in, n_out, align_corners, scale, opdt):
+    """(indices (4, n_out), weights (4, n_out)) of ATen's compute_indices_weights_cubic (A = -0.75):
+    the four input positions around each output's source position, clamped to the input, and their
+    cubic-convolution coefficients, computed in the op's math dtype `opdt`."""
+    t = opdt.type
+    if align_corners:
+        sc = t(n_in - 1) / t(n_out - 1) if n_out > 1 else t(0)
+    elif scale is not None and scale > 0:
+        sc = t(1.0 / scale)
+    else:
+        sc = t(n_in) / t(n_out)
+    j = np.arange(n_out).astype(opdt)
+    src = sc * j if align_corners else sc * (j + t(0.5)) - t(0.5)  # cubic: no clamping at 0
+    i0 = np.floor(src)
+    frac = (src - i0).astype(opdt)
+    a = t(-0.75)
+
+    def conv1(x):
+        return ((a + t(2)) * x - (a + t(3))) * x * x + t(1)
+
+    def conv2(x):
+        return ((a * x - t(5) * a) * x + t(8) * a) * x - t(4) * a
+    w = np.stack([conv2(frac + t(1)), conv1(frac), conv1(t(1) - frac), conv2(t(1) - frac + t(1))])
+    idx = np.stack([np.clip(i0.astype(np.int64) - 1 + k, 0, n_in - 1) for k in range(4)])
+    return idx, w.astype(opdt)
+
+
+def _bicubic2d(input, output_size, scale_factors, align_corners):
+    """upsample_bicubic2d as ember ops (so autograd follows): along each spatial dim, innermost first,
+    the weighted sum of four clamped neighbours (ATen's cpu_upsample_generic<..., 2, 4>)."""
+    import ember
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"compute_indices_weights_cubic\" not implemented for '{input.dtype._short}'")
+    if output_size is None:
+        output_size = [int(math.floor(input.shape[2 + i] * scale_factors[i])) for i in range(2)]
+    if any(n <= 0 for n in output_size) or any(n <= 0 for n in input.shape[2:]):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input (H: "
+                           f"{input.shape[2]}, W: {input.shape[3]}) output (H: {output_size[0]}, W: "
+                           f"{output_size[1]})")
+    low = input.dtype in (ember.float16, ember.bfloat16)
+    x = input.float() if low else input
+    opdt = np.float64 if x.dtype == ember.float64 else np.float32
+    for i in (1, 0):
+        ax = 2 + i
+        idx, w = _cubic_taps(x.shape[ax], output_size[i],
+                             align_corners, None if scale_factors is None else scale_factors[i], np.dtype(opdt))
+        shape = [1] * x.dim()
+        shape[ax] = output_size[i]
+        out = None
+        for k in range(4):
+            term = x.index_select(ax, ember.from_numpy(idx[k]).to(x.device)) * \
+                ember.from_numpy(w[k]).to(x.device).reshape(shape)
+            out = term if out is None else out + term
+        x = out
+    return (x.to(input.dtype) if low else x).contiguous()
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -139,7 +139,7 @@ def mm(mat1, mat2, reduce=None):
     """torch.sparse.mm: sparse @ dense (SparseAddmmBackward0: the sparse operand's gradient is
     sparse, masked to its pattern and coalesced)."""
     if reduce is not None:
-        raise NotImplementedError("ember: torch.sparse.mm's reduce= (CSR only) is not implemented")
+        return _mm_reduce(mat1, mat2, reduce)
     if (mat1.is_sparse or mat1.is_sparse_csr) and (mat2.is_sparse or mat2.is_sparse_csr):
         raise NotImplementedError("ember: sparse @ sparse is not implemented")
     if not (mat1.is_sparse or mat1.is_sparse_csr):
@@ -147,6 +147,32 @@ def mm(mat1, mat2, reduce=None):
     _coo._check_mm("mm", mat1, mat2)
     zeros = ember.zeros(mat1._shape[0], mat2._shape[1], dtype=mat2.dtype)
     return _ops._sparse_addmm.call(zeros, mat1, mat2, 0, 1)
+
+
+def _mm_reduce(mat1, mat2, reduce):
+    """torch.sparse.mm(csr, dense, reduce): row i reduces values[j] * mat2[col[j]] over the row's stored
+    entries j ('sum', 'mean', 'amax', 'amin'); a row with none gives zeros. The gradient reaches mat2."""
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if not mat1.is_sparse_csr:
+        raise NotImplementedError("Could not run 'aten::_sparse_mm_reduce_impl' with arguments from the "
+                                  f"'{'SparseCPU' if mat1.is_sparse else 'CPU'}' backend.")
+    if reduce == "prod":
+        raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
+    _coo._check_mm("mm", mat1, mat2)
+    crow, col, values = mat1.crow_indices(), mat1.col_indices(), mat1.values()
+    n, k = mat1._shape[0], mat2._shape[1]
+    counts = crow[1:] - crow[:-1]
+    rows = ember.repeat_interleave(ember.arange(n), counts)
+    terms = values.unsqueeze(-1) * mat2.index_select(0, col)
+    out = ember.zeros(n, k, dtype=terms.dtype)
+    if reduce in ("sum", "mean"):
+        out = out.index_add(0, rows, terms)
+        if reduce == "mean":
+            out = out / counts.clamp(min=1).unsqueeze(-1).to(out.dtype)
+        return out
+    return out.scatter_reduce(0, rows.unsqueeze(-1).expand(terms.shape), terms, reduce, include_self=False)
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):

@@ -24,6 +24,8 @@ def copy_(dst, src, non_blocking=False):
                                if b is None else f"output with shape {fmt_shape(dst.shape)} doesn't "
                                f"match the broadcast shape {fmt_shape(b)}")
     if not dst.flags.writeable:
+        if dst.size == 0:  # nothing is written (an empty broadcast view is read-only in NumPy)
+            return
         raise RuntimeError(_OVERLAP)
     if src.dtype.kind == "c" and dst.dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,

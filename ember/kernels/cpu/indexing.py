@@ -758,6 +758,8 @@ def take_along_dim(a, indices, dim=None):
     sb, ib, d = M.take_along_dim_check(a.shape, indices.shape, _dt_of(indices), dim)
     a2 = a if a.shape == sb else np.broadcast_to(a, sb)
     i2 = indices if indices.shape == ib else np.broadcast_to(indices, ib)
+    if sb[d] and i2.size and ((i2 < 0).any() or (i2 >= sb[d]).any()):
+        i2 = np.mod(i2, sb[d])  # PyTorch wraps the indices along `dim` (`indices % size`)
     M.gather_check(sb, d, ib, _dt_of(indices))
     return _gather(a2, d, i2)
 

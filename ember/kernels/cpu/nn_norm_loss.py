@@ -192,10 +192,10 @@ def native_group_norm(a, weight, bias, N, C, HxW, group, eps):
     h = d in _HALF
     x = a.astype(_F32) if h else a
     ct = x.dtype
-    x3 = x.reshape(N, group, -1)
+    x3 = x.reshape(N, group, (C // group) * HxW)  # (not -1: N may be 0)
     if x3.shape[2] == 0:
         mean = np.zeros((N, group, 1), ct)
-        rstd = np.full((N, group, 1), np.inf, ct)
+        rstd = np.full((N, group, 1), np.nan, ct)  # PyTorch: 1 / sqrt(0 / 0 + eps)
         y = x3.copy()
     else:
         mean = x3.mean(axis=2, keepdims=True, dtype=ct)

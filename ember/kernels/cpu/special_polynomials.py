@@ -202,13 +202,22 @@ def _plain(x, n, kname, q1, step, edge=None):
     return out
 
 
+def _fma(a, b, c):
+    """a * b + c rounded once, as the fused multiply-add ATen's vectorised CPU kernels compile the Hermite
+    recurrences to: exact for float32 (the float64 product of two float32 values is exact); float64
+    rounds the product first."""
+    if a.dtype == np.float32:
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+    return a * b + c
+
+
 def special_hermite_polynomial_h(x, n):
     return _plain(x, n, "hermite_polynomial_h_cpu", lambda x: x + x,
-                  lambda j, xs, p, q: (xs + xs) * q - (2 * j) * p)
+                  lambda j, xs, p, q: _fma(xs + xs, q, -((2 * j) * p)))
 
 
 def special_hermite_polynomial_he(x, n):
-    return _plain(x, n, "hermite_polynomial_he_cpu", lambda x: x, lambda j, xs, p, q: xs * q - j * p)
+    return _plain(x, n, "hermite_polynomial_he_cpu", lambda x: x, lambda j, xs, p, q: _fma(xs, q, -(j * p)))
 
 
 def special_laguerre_polynomial_l(x, n):

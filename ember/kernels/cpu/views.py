@@ -9,6 +9,7 @@ import numpy as np
 
 from ember.core.dtype import NP2DT
 from ember.core.errors import wrap_dim
+from ember.core.tensor_impl import contiguous_strides
 from ember.kernels.meta import views as _m
 
 _as_strided = np.lib.stride_tricks.as_strided
@@ -297,6 +298,11 @@ def view_as_real(a):
 
 def view_as_complex(a):
     off = _offset(a)
-    shape, strides, noff = _m.view_as_complex_check(a.shape, _estrides(a), off, NP2DT[a.dtype])
+    st = _estrides(a)
+    if a.size == 0 and st and st[-1] == 0:
+        # NumPy gives empty arrays zero strides (an empty view in ember reports them): check the strides
+        # the empty tensor has in PyTorch, its contiguous ones
+        st = contiguous_strides(a.shape)
+    shape, strides, noff = _m.view_as_complex_check(a.shape, st, off, NP2DT[a.dtype])
     return _reinterpret(a, np.dtype(np.complex64 if a.dtype == np.float32 else np.complex128),
                         shape, strides)

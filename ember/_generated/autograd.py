@@ -2,7 +2,7 @@
 
 """Autograd Node classes and Autograd-key kernels."""
 from ember.autograd.formulas import *  # noqa: F401,F403
-from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of  # noqa: F401
+from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of, _strides_of  # noqa: F401
 from ember.autograd.graph import SavedVariable as _SV, collect_next_edges as _collect_next_edges
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
@@ -119,7 +119,7 @@ def _ag_mul_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     result = below(self, other)
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
@@ -196,8 +196,7 @@ def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, m
     if not (dtype is None or dtype.is_floating_point or dtype.is_complex):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     _n = ToCopyBackward0()
-    _n.self_device = _device_of(self)
-    _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
+    _n.self_device, _n.self_dtype = _device_of(self), self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(below(self, dtype, layout, device, pin_memory, non_blocking, memory_format), _next, _ag)
 
 class torch__autograd__CopyBackwards(TraceableFunction):
@@ -216,8 +215,7 @@ def _ag_copy_(below, self, src, non_blocking):
         return below(self, src, non_blocking)
     _check_inplace(self)
     _n = torch__autograd__CopyBackwards()
-    _n.src_device = _device_of(src)
-    _n.src_dtype = src._dtype if src.__class__ is _T or isinstance(src, _TI) else _dtype_of(src)
+    _n.src_device, _n.src_dtype = _device_of(src), src._dtype if src.__class__ is _T or isinstance(src, _TI) else _dtype_of(src)
     below(self, src, non_blocking)
     return _n._rebase_history(self, _next)
 
@@ -336,7 +334,7 @@ def _ag__sparse_addmm(below, self, mat1, mat2, beta, alpha):
         return below(self, mat1, mat2, beta, alpha)
     _n = SparseAddmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag)
+    _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, mat1, mat2, beta, alpha), _next, _ag)
 
 class SparseSumBackward0(TraceableFunction, saved=1):
@@ -1450,7 +1448,7 @@ def _ag_index_add(below, self, dim, index, source, alpha):
     _n = IndexAddBackward0()
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
     _n.dim_, _n.alpha_ = dim, alpha
-    _n.index_ = _save_input(index, _ag)
+    _n.index_ = _save_input(index, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, dim, index, source, alpha), _next, _ag)
 
 class IndexAddBackward0_1(TraceableFunction, saved=1):
@@ -1940,7 +1938,7 @@ def _ag_scatter_add(below, self, dim, index, src):
         return below(self, dim, index, src)
     _n = ScatterAddBackward0()
     _n.dim_ = dim
-    _n.index_ = _save_input(index, _ag)
+    _n.index_ = _save_input(index, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, dim, index, src), _next, _ag)
 
 class ScatterAddBackward0_1(TraceableFunction, saved=1):
@@ -2059,7 +2057,7 @@ def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
         return below(self, batch1, batch2, beta, alpha)
     _n = AddbmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.batch1_, _n.batch2_ = _save_input(batch1, _ag), _save_input(batch2, _ag)
+    _n.batch1_, _n.batch2_ = _save_input(batch1, _ag) if _next[2] is not None else None, _save_input(batch2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
 def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
@@ -2072,31 +2070,33 @@ def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
     return _n._rebase_history(self, _next)
 
 class AddmmBackward0(TraceableFunction, saved=2):
-    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
+    __slots__ = ('mat1_', 'mat2_', 'mat1_sizes', 'mat1_strides', 'mat2_sizes', 'mat2_strides', 'beta_', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o1 = mm_mat1_backward(grad, mat2, mat1, _node.alpha_)
+            _o1 = mm_mat1_backward(grad, mat2, _node.mat1_sizes, _node.mat1_strides, _node.alpha_)
         if _nf[2] is not None:
             mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o2 = mm_mat2_backward(grad, mat1, mat2, _node.alpha_)
+            _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm(below, self, mat1, mat2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _n = AddmmBackward0()
+    _n.mat1_sizes = mat1._shape if mat1.__class__ is _T or isinstance(mat1, _TI) else _sizes_of(mat1)
+    _n.mat1_strides = _strides_of(mat1) if _next[1] is not None else None
+    _n.mat2_sizes = mat2._shape if mat2.__class__ is _T or isinstance(mat2, _TI) else _sizes_of(mat2)
+    _n.mat2_strides = _strides_of(mat2) if _next[2] is not None else None
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag)
+    _n.mat1_, _n.mat2_ = _save_input(mat1, _ag) if _next[2] is not None else None, _save_input(mat2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, mat1, mat2, beta, alpha), _next, _ag)
 
 class AddmmBackward0_1(TraceableFunction, saved=2):
-    __slots__ = ('mat1_', 'mat2_', 'beta_', 'alpha_')
+    __slots__ = ('mat1_', 'mat2_', 'mat1_sizes', 'mat1_strides', 'mat2_sizes', 'mat2_strides', 'beta_', 'alpha_')
     _node_name = 'AddmmBackward0'
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2104,19 +2104,21 @@ class AddmmBackward0_1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o1 = mm_mat1_backward(grad, mat2, mat1, _node.alpha_)
+            _o1 = mm_mat1_backward(grad, mat2, _node.mat1_sizes, _node.mat1_strides, _node.alpha_)
         if _nf[2] is not None:
             mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o2 = mm_mat2_backward(grad, mat1, mat2, _node.alpha_)
+            _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _check_inplace(self)
     _n = AddmmBackward0_1()
+    _n.mat1_sizes = mat1._shape if mat1.__class__ is _T or isinstance(mat1, _TI) else _sizes_of(mat1)
+    _n.mat1_strides = _strides_of(mat1) if _next[1] is not None else None
+    _n.mat2_sizes = mat2._shape if mat2.__class__ is _T or isinstance(mat2, _TI) else _sizes_of(mat2)
+    _n.mat2_strides = _strides_of(mat2) if _next[2] is not None else None
     _n.beta_, _n.alpha_ = beta, alpha
     _n.mat1_, _n.mat2_ = _save_input(mat1, _ag), _save_input(mat2, _ag)
     below(self, mat1, mat2, beta, alpha)
@@ -2141,7 +2143,7 @@ def _ag_addmv(below, self, mat, vec, beta, alpha):
         return below(self, mat, vec, beta, alpha)
     _n = AddmvBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.mat_, _n.vec_ = _save_input(mat, _ag), _save_input(vec, _ag)
+    _n.mat_, _n.vec_ = _save_input(mat, _ag) if _next[2] is not None else None, _save_input(vec, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, mat, vec, beta, alpha), _next, _ag)
 
 class AddmvBackward0_1(TraceableFunction, saved=2):
@@ -2188,7 +2190,7 @@ def _ag_addr(below, self, vec1, vec2, beta, alpha):
         return below(self, vec1, vec2, beta, alpha)
     _n = AddrBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.vec1_, _n.vec2_ = _save_input(vec1, _ag), _save_input(vec2, _ag)
+    _n.vec1_, _n.vec2_ = _save_input(vec1, _ag) if _next[2] is not None else None, _save_input(vec2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, vec1, vec2, beta, alpha), _next, _ag)
 
 class AddrBackward0_1(TraceableFunction, saved=2):
@@ -2235,7 +2237,7 @@ def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
         return below(self, batch1, batch2, beta, alpha)
     _n = BaddbmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
-    _n.batch1_, _n.batch2_ = _save_input(batch1, _ag), _save_input(batch2, _ag)
+    _n.batch1_, _n.batch2_ = _save_input(batch1, _ag) if _next[2] is not None else None, _save_input(batch2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
 
 class BaddbmmBackward0_1(TraceableFunction, saved=2):
@@ -2279,7 +2281,7 @@ def _ag_bmm(below, self, mat2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = BmmBackward0()
-    _n.self_, _n.mat2_ = _save_input(self, _ag), _save_input(mat2, _ag)
+    _n.self_, _n.mat2_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(mat2, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, mat2), _next, _ag)
 
 class CholeskyBackward0(TraceableFunction, saved=1):
@@ -2353,7 +2355,7 @@ def _ag_cross(below, self, other, dim):
     _n = LinalgCrossBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, other, dim), _next, _ag)
 
 class LinalgCrossBackward0_1(TraceableFunction, saved=2):
@@ -2374,7 +2376,7 @@ def _ag_linalg_cross(below, self, other, dim):
         return below(self, other, dim)
     _n = LinalgCrossBackward0_1()
     _n.dim_ = dim
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, other, dim), _next, _ag)
 
 class LinalgDetBackward0(TraceableFunction, saved=2):
@@ -2447,7 +2449,7 @@ def _ag_dot(below, self, tensor):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, tensor)):
         return below(self, tensor)
     _n = DotBackward0()
-    _n.self_, _n.tensor_ = _save_input(self, _ag), _save_input(tensor, _ag)
+    _n.self_, _n.tensor_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(tensor, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, tensor), _next, _ag)
 
 class VdotBackward0(TraceableFunction, saved=2):
@@ -2466,7 +2468,7 @@ def _ag_vdot(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = VdotBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 
 class LinalgInvExBackward0(TraceableFunction, saved=1):
@@ -2649,24 +2651,26 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
     return result
 
 class MmBackward0(TraceableFunction, saved=2):
-    __slots__ = ('self_', 'mat2_')
+    __slots__ = ('self_', 'mat2_', 'mat2_sizes', 'mat2_strides', 'self_sizes', 'self_strides')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o0 = mm_mat1_backward(grad, mat2, self)
+            _o0 = mm_mat1_backward(grad, mat2, _node.self_sizes, _node.self_strides)
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            _o1 = mm_mat2_backward(grad, self, mat2)
+            _o1 = mm_mat2_backward(grad, self, _node.mat2_sizes, _node.mat2_strides)
         return (_o0, _o1)
 def _ag_mm(below, self, mat2):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = MmBackward0()
-    _n.self_, _n.mat2_ = _save_input(self, _ag), _save_input(mat2, _ag)
+    _n.mat2_sizes = mat2._shape if mat2.__class__ is _T or isinstance(mat2, _TI) else _sizes_of(mat2)
+    _n.mat2_strides = _strides_of(mat2) if _next[1] is not None else None
+    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
+    _n.self_strides = _strides_of(self) if _next[0] is not None else None
+    _n.self_, _n.mat2_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(mat2, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, mat2), _next, _ag)
 
 class MvBackward0(TraceableFunction, saved=2):
@@ -2685,7 +2689,7 @@ def _ag_mv(below, self, vec):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, vec)):
         return below(self, vec)
     _n = MvBackward0()
-    _n.self_, _n.vec_ = _save_input(self, _ag), _save_input(vec, _ag)
+    _n.self_, _n.vec_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(vec, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, vec), _next, _ag)
 
 class LinalgPinvBackward0(TraceableFunction, saved=2):
@@ -3259,10 +3263,8 @@ def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight
         return below(self, target, weight, pos_weight, reduction)
     _n = BinaryCrossEntropyWithLogitsBackward0()
     _n.reduction_ = reduction
-    _n.self_ = _save_input(self, _ag)
-    _n.target_ = _save_input(target, _ag)
-    _n.weight_ = _save_input(weight, _ag)
-    _n.pos_weight_ = _save_input(pos_weight, _ag)
+    _n.self_, _n.target_, _n.weight_, _n.pos_weight_ = _save_input(self, _ag), _save_input(target, _ag), _save_input(weight,
+            _ag), _save_input(pos_weight, _ag)
     return _n._set_history(below(self, target, weight, pos_weight, reduction), _next, _ag)
 
 class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
@@ -3285,10 +3287,8 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
         return below(query, key, value, dropout_p, is_causal, attn_mask, scale)
     _n = ScaledDotProductFlashAttentionForCpuBackward0()
     _n.dropout_p_, _n.is_causal_, _n.scale_ = dropout_p, is_causal, scale
-    _n.query_ = _save_input(query, _ag)
-    _n.key_ = _save_input(key, _ag)
-    _n.value_ = _save_input(value, _ag)
-    _n.attn_mask_ = _save_input(attn_mask, _ag)
+    _n.query_, _n.key_, _n.value_, _n.attn_mask_ = _save_input(query, _ag), _save_input(key, _ag), _save_input(value, _ag), _save_input(attn_mask,
+            _ag)
     result = _n._set_outputs_history(below(query, key, value, dropout_p, is_causal, attn_mask, scale), _next, (0,))
     _n.output_ = _SV(result[0], True)
     _n.logsumexp_ = _SV(result[1], True)
@@ -3427,12 +3427,7 @@ def _ag_convolution(below, input, weight, bias, stride, padding, dilation, trans
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     _n = ConvolutionBackward0()
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.dilation_ = dilation
-    _n.transposed_ = transposed
-    _n.output_padding_ = output_padding
-    _n.groups_ = groups
+    _n.stride_, _n.padding_, _n.dilation_, _n.transposed_, _n.output_padding_, _n.groups_ = stride, padding, dilation, transposed, output_padding, groups
     _n.input_, _n.weight_ = _save_input(input, _ag), _save_input(weight, _ag)
     return _n._set_history(below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), _next, _ag)
 
@@ -3454,12 +3449,7 @@ def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stri
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_output, input, weight))):
         return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     _n = ConvolutionBackwardBackward0()
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.dilation_ = dilation
-    _n.transposed_ = transposed
-    _n.output_padding_ = output_padding
-    _n.groups_ = groups
+    _n.stride_, _n.padding_, _n.dilation_, _n.transposed_, _n.output_padding_, _n.groups_ = stride, padding, dilation, transposed, output_padding, groups
     _n.grad_output_, _n.input_, _n.weight_ = _save_input(grad_output, _ag), _save_input(input, _ag), _save_input(weight, _ag)
     return _n._set_outputs_history(below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
             output_mask), _next)
@@ -3509,12 +3499,7 @@ def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_i
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackward0()
-    _n.kernel_size_ = kernel_size
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.ceil_mode_ = ceil_mode
-    _n.count_include_pad_ = count_include_pad
-    _n.divisor_override_ = divisor_override
+    _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
@@ -3533,12 +3518,7 @@ def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, paddi
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackwardBackward0()
-    _n.kernel_size_ = kernel_size
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.ceil_mode_ = ceil_mode
-    _n.count_include_pad_ = count_include_pad
-    _n.divisor_override_ = divisor_override
+    _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
 class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2):
@@ -3586,12 +3566,7 @@ def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_i
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackward0()
-    _n.kernel_size_ = kernel_size
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.ceil_mode_ = ceil_mode
-    _n.count_include_pad_ = count_include_pad
-    _n.divisor_override_ = divisor_override
+    _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
@@ -3610,12 +3585,7 @@ def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, paddi
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackwardBackward0()
-    _n.kernel_size_ = kernel_size
-    _n.stride_ = stride
-    _n.padding_ = padding
-    _n.ceil_mode_ = ceil_mode
-    _n.count_include_pad_ = count_include_pad
-    _n.divisor_override_ = divisor_override
+    _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
 class AdaptiveAvgPool2DBackward0(TraceableFunction, saved=1):
@@ -3735,7 +3705,7 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n = EmbeddingBagBackward0()
     _n.weight_sizes = weight._shape if weight.__class__ is _T or isinstance(weight, _TI) else _sizes_of(weight)
     _n.scale_grad_by_freq_, _n.mode_, _n.sparse_, _n.padding_idx_ = scale_grad_by_freq, mode, sparse, padding_idx
-    _n.weight_ = _save_input(weight, _ag)
+    _n.weight_ = _save_input(weight, _ag) if _next[1] is not None else None
     _n.indices_ = _save_input(indices, _ag)
     _n.offsets_ = _save_input(offsets, _ag)
     _n.per_sample_weights_ = _save_input(per_sample_weights, _ag)
@@ -4302,7 +4272,7 @@ def _ag_multiply_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0_1()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     result = below(self, other)
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
@@ -4355,7 +4325,7 @@ def _ag_div_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_div__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4386,7 +4356,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
 def _ag_div__Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4418,7 +4388,7 @@ def _ag_divide_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0_1()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_divide__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4450,7 +4420,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n = DivBackward2_1()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.rounding_mode_ = rounding_mode
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
 def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4482,7 +4452,7 @@ def _ag_true_divide_Tensor(below, self, other):
         return below(self, other)
     _n = DivBackward0_2()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_true_divide__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4541,7 +4511,7 @@ def _ag_remainder_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = RemainderBackward1()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_remainder__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -4568,7 +4538,7 @@ def _ag_fmod_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmodBackward1()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_fmod__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -5439,7 +5409,7 @@ def _ag_copysign_Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = CopysignBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
@@ -5688,7 +5658,7 @@ def _ag_nextafter(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = NextafterBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_nextafter_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -5717,7 +5687,7 @@ def _ag_hypot(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = HypotBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _SV(result, True)
     return result
@@ -5777,7 +5747,8 @@ def _ag_lerp_Tensor(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _n = LerpBackward1()
-    _n.self_, _n.end_, _n.weight_ = _save_input(self, _ag), _save_input(end, _ag), _save_input(weight, _ag)
+    _n.self_, _n.end_, _n.weight_ = _save_input(self, _ag) if _next[2] is not None else None, _save_input(end,
+            _ag) if _next[2] is not None else None, _save_input(weight, _ag)
     return _n._set_history(below(self, end, weight), _next, _ag)
 def _ag_lerp__Tensor(below, self, end, weight):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
@@ -6320,7 +6291,7 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         return below(self, tensor1, tensor2, value)
     _n = AddcdivBackward0()
     _n.value_ = value
-    _n.tensor1_, _n.tensor2_ = _save_input(tensor1, _ag), _save_input(tensor2, _ag)
+    _n.tensor1_, _n.tensor2_ = _save_input(tensor1, _ag) if _next[2] is not None else None, _save_input(tensor2, _ag)
     result = below(self, tensor1, tensor2, value)
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
@@ -6365,7 +6336,8 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         return below(self, tensor1, tensor2, value)
     _n = AddcmulBackward0()
     _n.value_ = value
-    _n.tensor1_, _n.tensor2_ = _save_input(tensor1, _ag), _save_input(tensor2, _ag)
+    _n.tensor1_, _n.tensor2_ = _save_input(tensor1, _ag) if _next[2] is not None else None, _save_input(tensor2,
+            _ag) if _next[1] is not None else None
     result = below(self, tensor1, tensor2, value)
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
@@ -6429,8 +6401,7 @@ def _ag_mean(below, self, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = MeanBackward0()
-    _n.self_numel = _numel_of(self)
-    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
+    _n.self_numel, _n.self_sizes = _numel_of(self), self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self, dtype), _next, _ag)
 
 class MeanBackward1(TraceableFunction):
@@ -6441,8 +6412,7 @@ def _ag_mean_dim(below, self, dim, keepdim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = MeanBackward1()
-    _n.self_numel = _numel_of(self)
-    _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
+    _n.self_numel, _n.self_sizes = _numel_of(self), self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
@@ -7426,8 +7396,7 @@ def _ag_cat(below, tensors, dim):
         return below(tensors, dim)
     _n = CatBackward0()
     _n._nlist = len(tensors)
-    _n.tensors_dtype = [t._dtype for t in tensors]
-    _n.tensors_sizes = [tuple(t._shape) for t in tensors]
+    _n.tensors_dtype, _n.tensors_sizes = [t._dtype for t in tensors], [tuple(t._shape) for t in tensors]
     _n.dim_ = dim
     return _n._set_history(below(tensors, dim), _next, _ag)
 
@@ -7997,7 +7966,7 @@ def _ag_special_zeta(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = SpecialZetaBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 
 class SpecialZetaBackward1(TraceableFunction, saved=1):
@@ -8055,7 +8024,7 @@ def _ag_igamma(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammaBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_igamma_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -8082,7 +8051,7 @@ def _ag_igammac(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammacBackward0()
-    _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
+    _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_igammac_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):

@@ -87,6 +87,13 @@ def _sizes_of(x):
     return x._shape if hasattr(x, "_shape") else ()
 
 
+def _strides_of(x):
+    try:
+        return x._get_strides()
+    except AttributeError:  # a Python number standing for a Tensor argument
+        return ()
+
+
 def _dtype_of(x):
     return x._dtype if hasattr(x, "_dtype") else _dt.scalar_dtype(x)
 

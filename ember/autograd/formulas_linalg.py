@@ -8,23 +8,22 @@ import ember
 from ember.autograd.formulas import conj, maybe_multiply, sum_to
 
 
-def _column_major(t):
-    s = t.stride()
-    return len(s) == 2 and s[0] == 1 and s[1] == t.shape[0] and t.shape[1] != 1
+def _column_major(sizes, s):
+    return len(s) == 2 and s[0] == 1 and s[1] == sizes[0] and sizes[1] != 1
 
 
-def mm_mat1_backward(grad, mat2, mat1, alpha=1):
+def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
     """d(mat1 @ mat2)/d mat1, in mat1's memory order: a column-major input (a transposed weight)
     gets a column-major gradient, so the leaf's .grad comes out in the parameter's own layout
     and optimisers need no transposing copy (FunctionsManual's mm_mat1_backward)."""
-    if _column_major(mat1):
+    if _column_major(mat1_sizes, mat1_strides):
         return maybe_multiply(conj(mat2).mm(grad.t()).t(), conj(alpha))
     return maybe_multiply(grad.mm(conj(mat2.t())), conj(alpha))
 
 
-def mm_mat2_backward(grad, mat1, mat2, alpha=1):
+def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
     """d(mat1 @ mat2)/d mat2 in mat2's memory order (linear's weight.t() is column-major)."""
-    if _column_major(mat2):
+    if _column_major(mat2_sizes, mat2_strides):
         return maybe_multiply(grad.t().mm(conj(mat1)).t(), conj(alpha))
     return maybe_multiply(conj(mat1.t()).mm(grad), conj(alpha))
 

@@ -536,7 +536,10 @@ def unpack_list(ss, node=None):
 
 
 def unpack_saved(s):
-    """A saved field as its `_saved_<name>` accessor shows it: a tensor, or a list for a Tensor[]."""
+    """A saved field as its `_saved_<name>` accessor shows it: a tensor, a list for a Tensor[], or
+    None for an input the node did not save (its gradient was not needed, as PyTorch's guards)."""
+    if s is None:
+        return None
     return unpack_list(s) if s.__class__ is list else unpack(s)
 
 

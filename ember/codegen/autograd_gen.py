@@ -15,7 +15,7 @@ import yaml
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 OPS_DIR = os.path.join(_HERE, "..", "ops")
-META_SUFFIXES = ("_sizes", "_dtype", "_device", "_numel", "_dim")
+META_SUFFIXES = ("_sizes", "_strides", "_dtype", "_device", "_numel", "_dim")
 
 
 def load_derivatives():
@@ -93,6 +93,23 @@ class Info:
             other_uses |= {n.id for n in ast.walk(ast.parse(inner, mode="eval")) if isinstance(n, ast.Name)}
         self.r_to_c_only = [n for n in self.saved_meta if n.endswith("_dtype") and n not in other_uses
                             and n.rsplit("_", 1)[0] not in self.list_args]
+        self.save_guard = self._save_guards(s)
+
+    def _save_guards(self, s):
+        """PyTorch's rule (gen_variable_type's guard_for): a Tensor input read by the formula of
+        one other input only is saved only when that input needs a gradient (its edge is set),
+        except in backward ops and ops with a Tensor[] input. name -> index in diff_inputs."""
+        if "backward" in s.name or self.list_args or len(self.diff_inputs) <= 1:
+            return {}
+        plain = {a.name for a in s.arguments if a.is_tensor and not a.optional}
+        guards = {}
+        # ember also guards saved strides (computing them costs more than the node's other fields)
+        for n in self.saved_tensors + [m for m in self.saved_meta if m.endswith("_strides")]:
+            used = [keys for (keys, _), names in zip(self.formulas, self.uses) if n in names]
+            base = n.rsplit("_", 1)[0] if n.endswith("_strides") else n
+            if base in plain and len(used) == 1 and len(used[0]) == 1 and used[0][0] in self.diff_inputs:
+                guards[n] = self.diff_inputs.index(used[0][0])
+        return guards
 
 
 def _slot(n):
@@ -112,6 +129,7 @@ def _meta_expr(n, src):
                 "dtype": f"[t._dtype for t in {pyname(base)}]",
                 "device": f"[t._device for t in {pyname(base)}]",
                 "numel": f"[t.numel() for t in {pyname(base)}]",
+                "strides": f"[tuple(t.stride()) for t in {pyname(base)}]",
                 "dim": f"[len(t._shape) for t in {pyname(base)}]"}[suf]
     v = pyname(base)
     # a Python number may stand for a Tensor argument: the helper handles it (the class test
@@ -312,11 +330,17 @@ def emit_node(e, info):
 def _assign(e, targets, values):
     """`_n.a, _n.b = x, y` on one line where it fits, else one line each."""
     line = f"    {', '.join(targets)} = {', '.join(values)}"
-    if len(targets) == 1 or len(line) <= 150:
+    if len(targets) == 1 or len(line) <= 190:
         e(line)
     else:
         for t, v in zip(targets, values):
             e(f"    {t} = {v}")
+
+
+def _guarded(info, n, expr):
+    """expr, or None when the only gradient that reads saved field n is not needed."""
+    k = info.save_guard.get(n)
+    return expr if k is None else f"{expr} if _next[{k}] is not None else None"
 
 
 def emit_kernel(e, info, decl, kind):
@@ -349,9 +373,10 @@ def emit_kernel(e, info, decl, kind):
     single_tensor = (not inplace and len(info.outnames) == 1 and info.decl.schema.returns
                      and not info.decl.schema.returns[0].is_list)
     deferred = info.r_to_c_only if single_tensor else []  # stored after the call, if complex
-    for n in info.saved_meta:
-        if n not in deferred:
-            e(f"    _n.{_meta_slot(info, n)} = {_meta_expr(n, info.list_args)}")
+    metas = [n for n in info.saved_meta if n not in deferred]
+    if metas:
+        _assign(e, [f"_n.{_meta_slot(info, n)}" for n in metas], [_guarded(info, n, _meta_expr(n, info.list_args))
+                                                                  for n in metas])
     if info.saved_values:
         _assign(e, [f"_n.{_slot(n)}" for n in info.saved_values], [pyname(n) for n in info.saved_values])
     # inputs are saved before the call (an in-place op changes self), in schema order
@@ -363,6 +388,8 @@ def emit_kernel(e, info, decl, kind):
             values.append(f"_save_input(_clone_nograd({v}), _ag)")
         elif n in info.list_args:
             values.append(f"_save_inputs({v}, _ag)")
+        elif not inplace:
+            values.append(_guarded(info, n, f"_save_input({v}, _ag)"))
         else:
             values.append(f"_save_input({v}, _ag)")
     if targets:
@@ -406,7 +433,7 @@ def emit_kernel(e, info, decl, kind):
 
 
 HEADER = """from ember.autograd.formulas import *  # noqa: F401,F403
-from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of  # noqa: F401
+from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of, _strides_of  # noqa: F401
 from ember.autograd.graph import SavedVariable as _SV, collect_next_edges as _collect_next_edges
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list

@@ -39,7 +39,10 @@ class TensorImpl:
             isz = a.itemsize
             if a.size == 0 and self._base is None:
                 return contiguous_strides(a.shape)  # NumPy gives empty arrays arbitrary strides
-            return tuple(s // isz for s in a.strides)
+            st = a.strides
+            if len(st) == 2:  # the common case without a generator (autograd saves mm's strides)
+                return (st[0] // isz, st[1] // isz)
+            return tuple([s // isz for s in st])
         if self._keys & SPARSE_CSR_BIT:
             raise RuntimeError("Sparse CSR tensors do not have strides")
         return self._strides

@@ -52,18 +52,11 @@ def deep_mlp_with_shared_weight(lib):
     return h.log_softmax(1).max(), dict(lin.named_parameters())
 
 
-# torch's AddmmBackward0 saves mat2 only when mat1 needs a gradient; ember's saves it always, so
-# with show_saved the first layer of an MLP whose input needs no grad shows one more saved tensor
-# (reported to the autograd owner; the same holds for DivBackward0's self when dividing by a number).
-_SAVES_UNNEEDED = pytest.mark.xfail(strict=True, reason="ember's generated nodes save inputs whose "
-                                    "gradient is not needed (AddmmBackward0.mat2)")
-
-
 @pytest.mark.parametrize("build", [mlp, mlp_input_grad, shared_input, deep_mlp_with_shared_weight])
 @pytest.mark.parametrize("kw", [{}, {"show_saved": True}], ids=["plain", "show_saved"])
-def test_graph_matches_torchviz(build, kw, request):
-    if build is mlp and kw:
-        request.applymarker(_SAVES_UNNEEDED)
+def test_graph_matches_torchviz(build, kw):
+    # (with show_saved: ember's nodes save an input only when the gradient that reads it is needed,
+    # as PyTorch's generated code does, so an MLP's first AddmmBackward0 shows no mat2)
     e, _ = _same(build, **kw)
     nodes, edges = parse(e)
     assert any(a.get("fillcolor") == "lightblue" for a in nodes.values())

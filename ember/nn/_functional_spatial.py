@@ -13,6 +13,7 @@ import numpy as np
 
 from ember._generated import functions as _f
 from ember._generated import functions_nn as _nn
+from ember.kernels.cpu.nn_spatial import area_pixel_scale
 
 __all__ = [
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
@@ -451,12 +452,7 @@ def _cubic_taps(n_in, n_out, align_corners, scale, opdt):
     the four input positions around each output's source position, clamped to the input, and their
     cubic-convolution coefficients, computed in the op's math dtype `opdt`."""
     t = opdt.type
-    if align_corners:
-        sc = t(n_in - 1) / t(n_out - 1) if n_out > 1 else t(0)
-    elif scale is not None and scale > 0:
-        sc = t(1.0 / scale)
-    else:
-        sc = t(n_in) / t(n_out)
+    sc = area_pixel_scale(n_in, n_out, align_corners, scale, t)
     j = np.arange(n_out).astype(opdt)
     src = sc * j if align_corners else sc * (j + t(0.5)) - t(0.5)  # cubic: no clamping at 0
     i0 = np.floor(src)

@@ -968,15 +968,19 @@ def upsample_nearest_exact2d_backward(go, output_size, input_size, scales_h=None
     return _nearest_backward(go, output_size, input_size, (scales_h, scales_w), True)
 
 
+def area_pixel_scale(n_in, n_out, align_corners, scale, t):
+    """ATen's area_pixel_compute_scale in scalar type t: input pixels per output pixel."""
+    if align_corners:
+        return t(n_in - 1) / t(n_out - 1) if n_out > 1 else t(0)
+    if scale is not None and scale > 0:
+        return t(1.0 / scale)
+    return t(n_in) / t(n_out)
+
+
 def _linear_weights(n_in, n_out, align_corners, scale, opdt):
     """(i0, i1, lambda0, lambda1) of ATen's compute_indices_weights_linear, in opmath dtype opdt."""
     t = opdt.type
-    if align_corners:
-        s = t(n_in - 1) / t(n_out - 1) if n_out > 1 else t(0)
-    elif scale is not None and scale > 0:
-        s = t(1.0 / scale)
-    else:
-        s = t(n_in) / t(n_out)
+    s = area_pixel_scale(n_in, n_out, align_corners, scale, t)
     j = np.arange(n_out).astype(opdt)
     if align_corners:
         src = s * j

@@ -4,25 +4,18 @@ ember's eager kernels are NumPy calls on the calling thread (products pin OpenBL
 kernels/cpu/linalg.py), so the intra-op count is a setting that parallel code reads: the inductor
 backend's numba kernels run their loops on at most this many threads (prange). The default is
 torch's: OMP_NUM_THREADS when set, else the CPUs this process may run on (the inter-op count
-ignores OMP_NUM_THREADS, as torch's does).
+ignores OMP_NUM_THREADS, as torch's does). The intra-op count itself lives in ember/core/parallel.py,
+where kernels read it (ATen's full sums split their additions by it).
 """
-import os
 import sys
+
+from ember.core import parallel as _parallel
 
 __all__ = ["get_num_threads", "set_num_threads", "get_num_interop_threads", "set_num_interop_threads"]
 
 
-def _default(env_var="OMP_NUM_THREADS"):
-    env = os.environ.get(env_var, "") if env_var else ""
-    if env.strip().isdigit() and int(env) > 0:
-        return int(env)
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-_state = {"intra": None, "interop": None, "interop_set": False}
+_default = _parallel.default_threads
+_state = {"interop": None, "interop_set": False}
 
 
 def _check(name, n):
@@ -34,17 +27,14 @@ def _check(name, n):
 
 def get_num_threads():
     """Threads used for intra-op parallelism on CPU."""
-    n = _state["intra"]
-    if n is None:
-        n = _state["intra"] = _default()
-    return n
+    return _parallel.num_threads()
 
 
 def set_num_threads(n):
     """Sets the number of threads used for intra-op parallelism on CPU (numba's thread pool too,
     once a compiled kernel has loaded numba)."""
     _check("set_num_threads", n)
-    _state["intra"] = n
+    _parallel.set_num_threads(n)
     numba = sys.modules.get("numba")
     if numba is not None:   # never import numba here: ember stays numba-free until a kernel needs it
         numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))

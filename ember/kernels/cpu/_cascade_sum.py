@@ -28,9 +28,9 @@ Three implementations of the same additions, in the same order:
   and again in float32 is the correctly rounded float32 sum);
 - numba (optional, imported lazily): a jitted copy of ATen's loops, used for rows of at least
   4096 elements, and for every row once something in the process has loaded numba;
-- otherwise NumPy: each sequential run of additions is one reduction over an outer axis (NumPy
-  adds along an axis that is not the innermost one element after element) or an accumulate, with
-  lanes and accumulators innermost: a few passes over the data plus 5-20 us of NumPy calls.
+- otherwise NumPy: each sequential run of additions is a loop of elementwise adds over whole
+  slices (or an accumulate), with lanes and accumulators innermost: a few passes over the data
+  plus 5-20 us of NumPy calls.
 """
 import sys
 from functools import reduce as _reduce
@@ -51,11 +51,18 @@ _SHORT = {_F32: 32, _F64: 16}   # rows shorter than 4 vectors: no accumulator se
 
 # ---- NumPy ------------------------------------------------------------------------------------
 def _seq(a, axis):
-    """Sequential sum along an outer axis, from +0.0 as ATen's accumulators start (the + 0.0
-    turns an all -0.0 sum into +0.0)."""
-    if a.shape[axis] == 0:
+    """Sequential sum along an axis, from +0.0 as ATen's accumulators start (the + 0.0 turns an
+    all -0.0 sum into +0.0). One elementwise add per step: np.add.reduce may walk the axis in
+    another order (pairwise, when its iterator makes the axis the inner loop, which can depend on
+    the arrays' alignment: seen once in CI)."""
+    n = a.shape[axis]
+    if n == 0:
         return np.zeros(a.shape[:axis] + a.shape[axis + 1:], a.dtype)
-    return np.add.reduce(a, axis=axis) + a.dtype.type(0)
+    a = np.moveaxis(a, axis, 0)
+    acc = a[0] + a.dtype.type(0)
+    for i in range(1, n):
+        acc = acc + a[i]
+    return acc
 
 
 def _multi_row_sum(rows):

@@ -26,11 +26,14 @@ ROW_WIDTHS = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
 def threads(request):
     before_t, before_e = torch.get_num_threads(), ember.get_num_threads()
-    torch.set_num_threads(request.param)
+    # ember's first: once numba's OpenMP pool is up, numba.set_num_threads (which ember's calls)
+    # can change the count torch reports in the same process
     ember.set_num_threads(request.param)
+    torch.set_num_threads(request.param)
+    assert torch.get_num_threads() == request.param
     yield request.param
-    torch.set_num_threads(before_t)
     ember.set_num_threads(before_e)
+    torch.set_num_threads(before_t)
 
 
 @pytest.fixture(params=["numpy", "jit"])

@@ -174,34 +174,21 @@ def cumprod(input, dim, *, dtype=None, mask=None):
     return ember.cumprod(mask_input, dim_, dtype=dtype).to(dtype=dtype)
 
 
-def amax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    mask_input = _combine_input_and_mask(amax, input, mask)
-    dim_ = _canonical_dim(dim, mask_input.ndim)
-    return ember.amax(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
+def _masked_pick(name, reduce_fn, canonical_dim):
+    """amax / amin / argmax / argmin: the masked-out elements take the reduction's identity, then
+    the plain reduction (argmax/argmin keep dim=None's flattening: no canonical dims)."""
+    def fn(input, dim=None, *, keepdim=False, dtype=None, mask=None):
+        mask_input = _combine_input_and_mask(fn, input, mask)
+        d = _canonical_dim(dim, mask_input.ndim) if canonical_dim else dim
+        return reduce_fn(mask_input, d, bool(keepdim)).to(dtype=input.dtype if dtype is None else dtype)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def amin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    mask_input = _combine_input_and_mask(amin, input, mask)
-    dim_ = _canonical_dim(dim, mask_input.ndim)
-    return ember.amin(mask_input, dim_, bool(keepdim)).to(dtype=dtype)
-
-
-def argmax(input, dim=None, *, keepdim=False, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    mask_input = _combine_input_and_mask(argmax, input, mask)
-    return ember.argmax(mask_input, dim, bool(keepdim)).to(dtype=dtype)
-
-
-def argmin(input, dim=None, *, keepdim=False, dtype=None, mask=None):
-    if dtype is None:
-        dtype = input.dtype
-    mask_input = _combine_input_and_mask(argmin, input, mask)
-    return ember.argmin(mask_input, dim, bool(keepdim)).to(dtype=dtype)
+amax = _masked_pick("amax", lambda x, d, k: ember.amax(x, d, k), True)
+amin = _masked_pick("amin", lambda x, d, k: ember.amin(x, d, k), True)
+argmax = _masked_pick("argmax", lambda x, d, k: ember.argmax(x, d, k), False)
+argmin = _masked_pick("argmin", lambda x, d, k: ember.argmin(x, d, k), False)
 
 
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):

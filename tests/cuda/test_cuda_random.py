@@ -168,3 +168,19 @@ def test_against_torch_on_this_gpu():
             t = torch.rand(n, device="cuda").cpu().numpy()
             np.testing.assert_array_equal(_np(ember.rand(n, device=C)), t)
             assert ember.cuda.get_rng_state().tolist() == torch.cuda.get_rng_state().tolist()
+
+
+def test_transformed_distributions_within_the_stated_bounds():
+    # torch's float32 kernels use the GPU's fast __logf / __tanf (the simulator: accurate ones)
+    cases = [("exponential_", (1.5,), 0, ember.float32, [0.6124515533447266, 0.4402220845222473,
+                                                          2.4611117839813232, 0.04119393974542618]),
+             ("cauchy_", (0.5, 1.2), 0, ember.float32, [0.10611830651760101, 0.5629364252090454,
+                                                         -14.790194511413574, 6.799166679382324]),
+             ("log_normal_", (0.5, 1.2), 0, ember.float32, [0.5435710549354553, 0.9896408915519714,
+                                                             0.06907135993242264, 1.9625028371810913]),
+             ("exponential_", (1.5,), 1, ember.float64, [0.07418948986507984, 0.8985566349792539,
+                                                          0.3979486415780378, 0.09830992076123092])]
+    for name, args, seed, dtype, ref in cases:
+        ember.cuda.manual_seed(seed)
+        t = getattr(ember.empty(4, device=C, dtype=dtype), name)(*args)
+        np.testing.assert_allclose(_np(t), ref, rtol=2e-6 if dtype == ember.float32 else 1e-15, atol=0)

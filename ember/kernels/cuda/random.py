@@ -182,27 +182,27 @@ def uniform_(self, from_=0.0, to=1.0, generator=None):
     return _store(self, _cast_back(_fma(r, span, lo, d), d, lo, hi))
 
 
-def normal_(self, mean=0.0, std=1.0, generator=None):
-    n = _checked(_cpu.normal_, self, mean, std)
+def _normal_into(self, mean, std, generator, cpu_check, exp=False):
+    """normal_and_transform: rand * std + mean (fused), exponentiated for log_normal_."""
+    n = _checked(cpu_check, self, mean, std)
     if n == 0:
         return self
     d = self._dtype
     if d.category == _dt.COMPLEX:
         raise L.Unsupported()
-    r = _normal_vals(engine(generator, self._device), self._device, n, d)
-    return _store(self, _fma(r, std, mean, d).astype(d.np))
+    v = _fma(_normal_vals(engine(generator, self._device), self._device, n, d), std, mean, d)
+    if exp:
+        with np.errstate(over="ignore"):
+            v = np.exp(v.astype(_f64)).astype(v.dtype)
+    return _store(self, v.astype(d.np))
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    return _normal_into(self, mean, std, generator, _cpu.normal_)
 
 
 def log_normal_(self, mean=1.0, std=2.0, generator=None):
-    n = _checked(_cpu.log_normal_, self, mean, std)
-    if n == 0:
-        return self
-    d = self._dtype
-    r = _normal_vals(engine(generator, self._device), self._device, n, d)
-    v = _fma(r, std, mean, d)
-    with np.errstate(over="ignore"):
-        v = np.exp(v.astype(_f64)).astype(v.dtype)
-    return _store(self, v.astype(d.np))
+    return _normal_into(self, mean, std, generator, _cpu.log_normal_, exp=True)
 
 
 _fast = {}

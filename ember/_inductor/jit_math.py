@@ -80,6 +80,14 @@ def _to_float(typingctx, i):
 
 
 @intrinsic
+def _to_int(typingctx, x):
+    if isinstance(x, types.Float):
+        def codegen(context, builder, sig, args):
+            return builder.fptosi(args[0], ir.IntType(32))
+        return types.int32(x), codegen
+
+
+@intrinsic
 def _floor(typingctx, x):
     if isinstance(x, types.Float):
         def codegen(context, builder, sig, args):
@@ -115,7 +123,7 @@ def _fma(typingctx, a, b, c):
 
 
 _PRIMITIVES = {"_fma": _fma, "_f32": _f32, "_bits": _bits, "_from_bits": _from_bits, "_to_float": _to_float,
-               "_floor": _floor}
+               "_to_int": _to_int, "_floor": _floor}
 
 
 # ---- LLVM-level inlining ------------------------------------------------------------------------

@@ -254,10 +254,18 @@ class Break:
 class Segment:
     """A straight run of ops: one graph."""
     __slots__ = ("nodes", "ins", "outs", "fn", "gm", "brk", "output", "grad0", "index", "aot", "impure",
-                 "n_ops", "codegen", "random", "step", "build", "dynamic")
+                 "n_ops", "codegen", "random", "step", "build", "dynamic", "deps", "writer", "consumed",
+                 "release")
 
     def __init__(self, grad0):
         self.nodes = []
+        # data flow, for a training step's analysis (Recorder.note_backward): per node the indices of
+        # the nodes that last wrote the slots it reads; the last writer of each slot; the nodes
+        # recorded under grad mode whose autograd graph a backward() inside the segment consumed
+        self.deps = []
+        self.writer = {}
+        self.consumed = set()
+        self.release = ()      # consumed nodes that must record after all: their graph is freed at the end
         self.ins, self.outs = [], []
         self.fn = self.gm = self.brk = self.aot = None
         self.output = None     # the function's return template, on the last segment of a path
@@ -329,6 +337,7 @@ class Recorder:
             self.grad_before[id(t)] = t.grad
             self.note(t)
         self.grad_after = {}      # id(tensor) -> its .grad after the last recorded step
+        self._pyk = {}            # id(Python step node) -> (segment, index) until it finishes
 
     match_aliases = False   # the joint trace: a saved tensor unpacked as a new alias object is its slot
 
@@ -460,9 +469,46 @@ class Recorder:
             else:
                 self.seg.random = True
         node = OpNode(func, refs, self.out(r), _state._grad, where, None)
-        self.seg.nodes.append(node)
-        self.seg.n_ops += 1
+        self._link(node, [s for a, sa in zip(refs, func.schema.arguments) if sa.is_write for s in ref_slots(a)])
         return r
+
+    def _link(self, node, writes=()):
+        """Append node to the segment with its data flow (Segment.deps / writer)."""
+        seg = self.seg
+        w = seg.writer
+        seg.deps.append(tuple(w.get(s) for s in ref_slots(node.args)))
+        k = len(seg.nodes)
+        seg.nodes.append(node)
+        seg.n_ops += 1
+        for s in ref_slots(node.out):
+            w[s] = k
+        for s in writes:
+            w[s] = k
+        return k
+
+    def note_backward(self, tensors):
+        """`backward()` on `tensors` that frees the graph it runs (retain_graph and create_graph off, no
+        inputs=), seen by the watcher as it is called: the recorded nodes that produced the roots,
+        back through nodes recorded under grad mode, join seg.consumed. A compiled replay runs them
+        without recording autograd (the step's backward is in the graph already); see
+        settle_consumed for when it may. Only where eager's graph saves tensors, so that backward
+        through an output again raises in eager as it will from the compiled output's stand-in node."""
+        if not self.active or self.suspend:
+            return
+        roots = [t for t in (tensors if isinstance(tensors, (list, tuple)) else (tensors,)) if isinstance(t, Tensor)]
+        if not _graph_saves([t.grad_fn for t in roots]):
+            return
+        seg = self.seg
+        stack = [seg.writer.get(self.slot.get(id(t))) for t in roots]
+        while stack:
+            k = stack.pop()
+            if k is None or k in seg.consumed:
+                continue
+            n = seg.nodes[k]
+            if not n.grad or isinstance(n.op, PyOp):
+                continue
+            seg.consumed.add(k)
+            stack.extend(seg.deps[k])
 
     def _break(self, func, refs, r, where, kind=None):
         if kind is None:
@@ -494,8 +540,7 @@ class Recorder:
             args += (None,)
         node = OpNode(op, args, None, _state._grad, _user_frame(sys._getframe(2)), None)
         node.val = (t.grad is None, value)
-        self.seg.nodes.append(node)
-        self.seg.n_ops += 1
+        self._pyk[id(node)] = (self.seg, self._link(node))
         self.seg.impure = True
         return node
 
@@ -505,6 +550,9 @@ class Recorder:
             node.args = node.args[:2] + ("steal" if g is node.val[1] else "clone",)
         node.val = None
         node.out = self.out(g) if g is not None else None
+        seg, k = self._pyk.pop(id(node))
+        if g is not None:
+            seg.writer[node.out.i] = k
         self.grad_after[id(t)] = g
         if g is not None:
             self.written.add(id(g._version_counter()))
@@ -513,6 +561,60 @@ class Recorder:
         if not self.active:
             return
         self._break(None, (self.ref(t),), value, _user_frame(caller or sys._getframe(2)), kind="tolist")
+
+
+def ref_slots(v, acc=None):
+    """The slots a node's argument or output template names, in order."""
+    acc = [] if acc is None else acc
+    if isinstance(v, Ref):
+        acc.append(v.i)
+    elif isinstance(v, (list, tuple)):
+        for e in v:
+            ref_slots(e, acc)
+    return acc
+
+
+def _graph_saves(fns):
+    """Whether the autograd graph under grad_fns holds a saved tensor (backward through it a second
+    time raises in eager)."""
+    seen = set()
+    stack = [f for f in fns if f is not None]
+    while stack:
+        f = stack.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        slots = getattr(f, "_tensor_slots", None)
+        if slots and any(getattr(f, s, None) is not None for s in slots):
+            return True
+        stack.extend(e[0] for e in getattr(f, "_next", ()) if e is not None and e[0] is not None)
+    return False
+
+
+def settle_consumed(rec):
+    """Keep a segment's consumed set only where running those nodes without autograd cannot show:
+    no graph break (a later segment may read them), and no node outside the set that records autograd
+    (its output requires grad) or sets a .grad reads one of them. Outputs among them get a stand-in
+    grad_fn (compile_fx). Where a later node does read them they record after all, and the replay
+    frees their saved tensors at its end (seg.release), as eager's backward did."""
+    for seg in rec.segments:
+        c = seg.consumed
+        if not c:
+            continue
+        if seg.brk is not None:
+            c.clear()
+            continue
+        for k, n in enumerate(seg.nodes):
+            if k in c or not any(d in c for d in seg.deps[k]):
+                continue
+            if isinstance(n.op, PyOp):
+                bad = seg.deps[k][0] in c if seg.deps[k] else False
+            else:
+                bad = any(getattr(rec.values[s], "requires_grad", False) for s in ref_slots(n.out))
+            if bad:
+                seg.release = frozenset(c)
+                c.clear()
+                break
 
 
 def _unsupported_for(brk):
@@ -611,6 +713,7 @@ class Watcher:
         self._grad_set = Tensor.grad.fset.__code__
         self._grad_get = Tensor.grad.fget.__code__
         self._acc = AccumulateGrad.apply.__code__
+        self._backward = ember.autograd.backward.__code__
         self._pending = {}        # frame -> (node, tensor) of a Python step being recorded
 
     def __enter__(self):
@@ -656,6 +759,8 @@ class Watcher:
             return "grad_step"
         if code is self._grad_get:
             return "grad_read"
+        if code is self._backward:
+            return "backward"
         if code is _pk.push_dispatch_mode.__code__ or code is _pk.push_function_mode.__code__:
             return "mode_push"
         if fn.startswith(_EMBER_DIR):
@@ -697,6 +802,11 @@ class Watcher:
             caller = frame.f_back
             if caller is None or not caller.f_code.co_filename.startswith(_DYNAMO_DIR):
                 rec.grad_read.add(id(frame.f_locals.get("self")))
+            return None
+        if k == "backward":
+            loc = frame.f_locals
+            if not loc.get("retain_graph") and not loc.get("create_graph") and loc.get("inputs") is None:
+                rec.note_backward(loc.get("tensors"))
             return None
         if k == "grad_step":
             if rec.active and not rec.suspend:

@@ -505,8 +505,15 @@ class CompiledFunction:
         if _depth[0] or self.eager_reason is not None:
             return self.fn(*args, **kwargs)
         L, spec = flatten(args, kwargs)
-        for e in self.entries:
+        entries = self.entries
+        for e in entries:
             if e.spec == spec and e.check(L):
+                if e is not entries[0]:
+                    # the entry that hit is tried first next time (torch's cache moves it to the
+                    # front too): a training step's first entry (no .grad yet) fails its whole
+                    # guard before the steady-state one is tried
+                    entries.remove(e)
+                    entries.insert(0, e)
                 return e.run(L, args, kwargs)
         return self._miss(args, kwargs, L, spec)
 
@@ -652,6 +659,7 @@ class CompiledFunction:
                 self._record_break(self.eager_reason, None)
                 return result
         rec.active = False
+        _cap.settle_consumed(rec)
         names = _leaf_names(self.fn, args, kwargs)
         out_t = _template(result, rec.slot, rec)
         rec.segments[-1].output = out_t
@@ -1061,7 +1069,7 @@ class CompiledFunction:
                 # no AOT graph: fused kernels, with what autograd must see run through the dispatcher
                 from ember._inductor import compile_fx  # lazy: the code generator sits beside us
                 fn = compile_fx.compile_nodes(seg.nodes, seg.ins, seg.outs, values, name, self.mode, self.options,
-                                              seg.grad0)
+                                              seg.grad0, seg.consumed, seg.release)
         else:
             try:
                 compiled = self.backend(gm, example)

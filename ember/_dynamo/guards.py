@@ -165,10 +165,72 @@ class GuardBuilder:
             return descr
         self.add(e, why, descr)
         if state is not None and not _is_value(v):
-            from ember._dynamo import capture  # lazy: the snapshot functions live with the watcher
-            self.g["_snap"], self.g["_same"] = capture.snapshot, capture.same_snapshot
-            self.add(f"_same(_snap({access}), {self.const(state)})", lambda L, name=name: f"{name}'s state changed",
+            self.add(self.state_expr(access, v, state), lambda L, name=name: f"{name}'s state changed",
                      f"OBJECT_STATE: {name}")
+
+    def state_expr(self, access, v, state, depth=4):
+        """An expression true while `same_snapshot(snapshot(<access>), state)` holds, written out
+        for v's structure (v: the object now, whose snapshot is `state`): class, length and key
+        checks and one comparison per leaf, instead of building and comparing a snapshot per call
+        (an optimizer's state: 50 us -> a few). Where v does not match `state`, or holds a module,
+        the snapshot comparison itself."""
+        from ember._dynamo import capture  # lazy: the snapshot functions live with the watcher
+        out = []
+        if capture.same_snapshot(capture.snapshot(v, depth), state) and self._state_exprs(access, v, depth, out):
+            return " and ".join(out)
+        self.g["_snap"], self.g["_same"] = capture.snapshot, capture.same_snapshot
+        return f"_same(_snap({access}, {depth}), {self.const(state)})"
+
+    def _local(self):
+        self.n += 1
+        return f"_s{self.n}"
+
+    def _state_exprs(self, x, v, depth, out):
+        """capture.snapshot's recursion, emitting checks on expression x; False where it cannot."""
+        from ember.nn import Module  # lazy: modules keep the snapshot comparison
+        if isinstance(v, Tensor):
+            out.append(f"{x} is {self.const(v)}")
+            return True
+        if isinstance(v, _SCALARS):
+            out.append(f"{x}.__class__ is {self.const(type(v))} and {x} == {self.const(v)}")
+            return True
+        if depth <= 0 or isinstance(v, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+                                        types.MethodType)):
+            out.append(f"id({x}) == {id(v)}")
+            return True
+        if isinstance(v, Module):
+            return False
+        y = self._local()
+        if isinstance(v, (list, tuple)):
+            out.append(f"({y} := {x}).__class__ is {self.const(type(v))} and len({y}) == {len(v)}")
+            return all(self._state_exprs(f"{y}[{k}]", e, depth - 1, out) for k, e in enumerate(v))
+        if isinstance(v, (set, frozenset)):
+            out.append(f"({y} := {x}).__class__ is {self.const(type(v))} and "
+                       f"frozenset(map(id, {y})) == {self.const(frozenset(map(id, v)))}")
+            return True
+        if isinstance(v, dict):
+            out.append(f"isinstance({y} := {x}, dict)")
+            d = v
+        else:
+            d = getattr(v, "__dict__", None)
+            if not isinstance(d, dict):
+                out.append(f"id({x}) == {id(v)}")
+                return True
+            out.append(f"({y} := {x}).__class__ is {self.const(type(v))}")
+            y = f"{y}.__dict__"
+        keys = list(d)
+        if all(type(k) is str for k in keys):
+            out.append(f"tuple({y}) == {self.const(tuple(keys))}")
+        elif all(isinstance(k, Tensor) for k in keys):
+            self.const(keys)   # held, so the ids below stay theirs
+            out.append(f"[*map(id, {y})] == {self.const([id(k) for k in keys])}")
+        else:
+            return False
+        if not keys:
+            return True
+        z = self._local()
+        out.append(f"({z} := [*{y}.values()]) is not None")
+        return all(self._state_exprs(f"{z}[{k}]", e, depth - 1, out) for k, e in enumerate(d.values()))
 
     def distinct(self, idx, names):
         """Tensor inputs that were distinct objects stay distinct (the aliasing guard)."""
@@ -237,9 +299,8 @@ class GuardBuilder:
                 elif not k.startswith("_") and _plain_state(v):
                     # a config object or container the forward may read: same object, same state
                     from ember._dynamo import capture  # lazy: the snapshot functions
-                    self.g["_snap"], self.g["_same"] = capture.snapshot, capture.same_snapshot
-                    self.add(f"{dn}.get({k!r}) is {self.const(v)} and _same(_snap({dn}.get({k!r})), "
-                             f"{self.const(capture.snapshot(v))})",
+                    self.add(f"{dn}.get({k!r}) is {self.const(v)} and "
+                             + self.state_expr(f"{dn}.get({k!r})", v, capture.snapshot(v)),
                              lambda L, p=p, k=k: f"{p}.{k}'s state changed", f"OBJECT_STATE: {p}.{k}")
         if not self._global_hooks_guarded:
             self._global_hooks_guarded = True

@@ -32,7 +32,7 @@ takes the saved values then the tangents.
 """
 from collections import deque
 
-from ember._dynamo.capture import PyOp, Ref
+from ember._dynamo.capture import PyOp, Ref, ref_slots as _slots_of
 
 INF = float("inf")
 
@@ -64,15 +64,6 @@ _COMPUTE_INTENSIVE = frozenset((
     "upsample_bilinear2d", "_scaled_mm", "matmul", "linear", "conv1d", "conv2d", "conv3d", "_convolution",
     "baddbmm", "addbmm", "addmv", "mv", "dot", "scaled_dot_product_attention",
     "_scaled_dot_product_attention_math", "einsum", "tensordot", "conv_transpose2d"))
-
-
-def _slots_of(a, acc):
-    if isinstance(a, Ref):
-        acc.append(a.i)
-    elif isinstance(a, (list, tuple)):
-        for e in a:
-            _slots_of(e, acc)
-    return acc
 
 
 def _outs(n):

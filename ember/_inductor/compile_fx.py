@@ -33,9 +33,10 @@ import numpy as np
 from ember._dynamo import codegen as _cg
 from ember._dynamo import capture as _cap
 from ember._dynamo.capture import Ref, Sym
-from ember._inductor import codegen, config, ir, lowering, runtime, scheduler
+from ember._inductor import codegen, config, ir, lowering, runtime, scheduler, steps
 from ember.core import dtype as _dt, tls
 from ember.autograd import profiler as _profiler
+from ember.autograd.graph import freed_history, release_graph
 from ember.core.tensor_impl import wrap_cpu
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -72,14 +73,20 @@ def _contig(arr):
     return arr.flags.c_contiguous
 
 
-def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0=None):
+def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0=None, consumed=(), release=()):
     """A callable (positional slot values -> tuple) computing `outs` from `ins` with fused kernels.
 
     grad0=None: the graph runs without autograd (an inference segment, or AOT autograd's forward
     and backward graphs). grad0=True/False: the segment's grad mode, with each node's own (n.grad)
     kept: a node recorded with grad mode on over a tensor that requires grad runs as an extern
     through the dispatcher (Autograd records it, as in eager), under that node's grad mode; the
-    rest (a whole training step's backward and optimizer ops) is lowered as usual."""
+    rest (a whole training step's backward and optimizer ops) is lowered as usual.
+
+    consumed: indices of nodes whose autograd graph the step's own backward() consumed (capture's
+    Segment.consumed): they run without autograd, lowered like the rest, and those of the outputs
+    that required grad in eager get a stand-in grad_fn (CompiledFunctionBackward: backward through
+    it raises eager's "backward through the graph a second time"). release: nodes that record, whose
+    graph the step's backward freed in eager: the call frees their saved tensors at its end."""
     ins, outs = list(ins), list(outs)
     use_numba = runtime.have_numba()
     # --- can this graph be compiled at all?
@@ -104,18 +111,34 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
     vals = list(values)
     # --- lowering
     items = []
-    recorded = [grad0 is not None and n.grad and any(getattr(vals[s], "requires_grad", False)
-                                                     for s in _cg.template_slots(n.args, [])) for n in nodes]
-    if any(recorded):
+    made_by = {}
+    for k, n in enumerate(nodes):
+        for s in _out_slots(n.out):
+            made_by[s] = k
+
+    def needs_grad(s):   # at replay: what a consumed node makes does not require grad
+        return getattr(vals[s], "requires_grad", False) and made_by.get(s) not in consumed
+    recorded = [grad0 is not None and n.grad and k not in consumed and n.op is not _cap.SET_GRAD and any(
+        needs_grad(s) for s in _cg.template_slots(n.args, [])) for k, n in enumerate(nodes)]
+    no_grad = {id(nodes[k]) for k in consumed}
+    freed = set()
+    for k in consumed:
+        for s in _out_slots(nodes[k].out):
+            if s in outs and getattr(vals[s], "requires_grad", False):
+                freed.add(s)
+    if any(recorded) or consumed:
         # A whole training step (backward and optimizer inside the graph): its kernels are the
         # backward's and optimizer's small pointwise ops, whose numerics feed the next step's
         # forward; the NumPy generator runs eager's own ufuncs (np.exp...), so a long training
         # run follows eager's losses step for step (numba's polynomial exp, 1 ulp off NumPy's,
         # drifts a CNN's loss by 1.1e-4 relative after 174 SGD steps).
         use_numba = False
+    graph_ins = set(ins)
     for n, autograd in zip(nodes, recorded):
         pyop = isinstance(n.op, _cap.PyOp)
         low = None if (pyop or autograd) else lowering.lower(n, vals, numpy_only=not use_numba)
+        if low is None and not autograd and (grad0 is None or id(n) in no_grad or not n.grad or n.op is _cap.SET_GRAD):
+            low = steps.lower_step(n, vals, graph_ins)
         if low is None:
             reads = [s for s in _cg.template_slots(n.args, [])]
             writes = pyop or any(sa.is_write for sa in n.op.schema.arguments) or bool(
@@ -155,7 +178,9 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
             meta[s] = (tuple(v._shape), lowering.compute_np(v._dtype), contig)
     ro = mode == "reduce-overhead"
     decision = scheduler.plan(seq, ins, outs, meta, reduce_overhead=ro)
-    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0)
+    free = [s for k in sorted(release) for s in _out_slots(nodes[k].out)
+            if getattr(vals[s], "grad_fn", None) is not None]
+    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad, freed, free)
 
 
 def _views_to_externs(items, graph_outs):
@@ -166,6 +191,8 @@ def _views_to_externs(items, graph_outs):
         for it in items:
             if it.kind == "extern":
                 ext_reads.update(it.reads())
+            elif it.kind == "step":
+                ext_reads.update(it.as_tensor)
         changed = False
         for k, it in enumerate(items):
             if it.kind == "view" and it.out in ext_reads:
@@ -203,10 +230,12 @@ def _layout(arr):
     return ("P", perm)
 
 
-def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0):
-    g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad}
+def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=()):
+    g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
+         "_freed_history": freed_history, "_release": release_graph}
     cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
     ext_names = {}
+    step_names = {}
     kern_srcs = []
     have_arr, have_f, have_t = set(), set(), set(ins)
     static = {}
@@ -325,6 +354,30 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             a, b = need_kernel_arr(e.a), need_kernel_arr(e.b)
             o = alloc(e.out)
             body.append(f"    np.matmul({a}, {b}, out={o})  # {e.origin}")
+        elif isinstance(e, ir.Step):
+            g[e.name] = e.fn
+            step_names[e.name] = f"{e.fn.__module__}.{e.fn.__name__}"
+
+            def sarg(a, e=e):
+                if isinstance(a, Ref):
+                    s = alias.get(a.i, a.i)
+                    return need_tensor(s) if s in e.as_tensor else need_kernel_arr(s)
+                if isinstance(a, (list, tuple)):
+                    return "(" + "".join(sarg(x) + ", " for x in a) + ")"
+                return _cg._lit(a, g)
+            call = f"{e.name}({', '.join(sarg(a) for a in e.args)})"
+            if grad0 is not None and cur_grad[0] is not False and e.name != "_set_grad_none":
+                body.append("    _set_grad(False)")
+                cur_grad[0] = False
+                cur_grad[1] = True
+            p = "v" if e.out_tensor else "a"
+            lhs = "".join(f"{p}{s}, " for s in e.outs)
+            body.append(f"    {lhs[:-2] + ' = ' if len(e.outs) == 1 else lhs + '= ' if e.outs else ''}{call}"
+                        f"  # {e.origin}")
+            for s in e.outs:
+                (have_t if e.out_tensor else have_arr).add(s)
+                (have_arr if e.out_tensor else have_t).discard(s)
+                have_f.discard(s)
         else:
             n = e.node
             n_externs += 1
@@ -341,9 +394,10 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
                     return "(" + "".join(lit(x) + ", " for x in a) + ")"
                 return _cg._lit(a, g)
             call = f"{on}({', '.join(lit(a) for a in n.args)})"
-            if grad0 is not None and n.grad is not cur_grad[0]:
-                body.append(f"    _set_grad({n.grad})")
-                cur_grad[0] = n.grad
+            ng = False if id(n) in no_grad else n.grad
+            if grad0 is not None and ng is not cur_grad[0]:
+                body.append(f"    _set_grad({ng})")
+                cur_grad[0] = ng
                 cur_grad[1] = True
             out = n.out
             if isinstance(out, Ref):
@@ -361,6 +415,12 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
                 have_arr.discard(s)
                 have_f.discard(s)
     rets = [need_tensor(alias.get(s, s)) for s in outs]
+    if free:
+        body.append(f"    _release({', '.join(need_tensor(alias.get(s, s)) for s in free)})"
+                    "  # the step's backward() freed their graph")
+    for s, r in zip(outs, rets):
+        if s in freed:
+            body.append(f"    _freed_history({r})  # its graph was consumed by the step's backward()")
     body.append(f"    return ({''.join(r + ', ' for r in rets)})")
     body = _free_dead(body, {f"v{i}" for i in ins})
     if cur_grad[1]:
@@ -396,6 +456,7 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
               + "\n_bf16 = ember.bfloat16.np\n")
     ext_src = "".join(f"{k} = ember.ops.{p}.call\n" if p.startswith("aten.") else f"# {k}: {p}.call\n"
                       for k, p in sorted(ext_names.items()))
+    ext_src += "".join(f"# {k}: {p}\n" for k, p in sorted(step_names.items()))
     consts = "".join(f"{k} = {_const_src(v)}\n" for k, v in sorted(g.items()) if k[:1] == "k" and k[1:].isdigit())
     statics = consts + "".join(f"{k} = np.empty({v.shape!r}, np.{v.dtype.name})\n" for k, v in static.items())
     bench = _bench_src(ins, vals)

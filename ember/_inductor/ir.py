@@ -92,3 +92,27 @@ class NpOp:
 
     def reads(self):
         return list(self._reads)
+
+
+class Step:
+    """A call in the output code that is neither a kernel nor an extern (ember/_inductor/steps.py):
+    `outs = fn(*args)`, each tensor argument passed as its array, except the slots in `as_tensor`,
+    passed as tensors. `out_tensor`: fn returns tensors (else arrays); `writes`: it writes an
+    argument in place."""
+    kind = "step"
+
+    def __init__(self, name, fn, args, outs, as_tensor, out_tensor, writes, origin):
+        self.name, self.fn, self.args, self.outs = name, fn, args, outs
+        self.as_tensor, self.out_tensor, self.writes, self.origin = as_tensor, out_tensor, writes, origin
+        self._reads = []
+
+        def walk(a):
+            if hasattr(a, "i") and a.__class__.__name__ == "Ref":
+                self._reads.append(a.i)
+            elif isinstance(a, (list, tuple)):
+                for e in a:
+                    walk(e)
+        walk(args)
+
+    def reads(self):
+        return list(self._reads)

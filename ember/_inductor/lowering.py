@@ -590,7 +590,16 @@ def _softmax_bw(log):
     return rule
 
 
+def _fill(value):
+    def rule(args, values, out):
+        if any(a not in (None, False) for a in args[1:]):
+            return None      # another dtype, layout, device or memory format: the extern
+        return [f"{{o}}[...] = {value}"], [0]
+    return rule
+
+
 _NPOPS = {
+    ("ones_like", ""): _fill(1), ("zeros_like", ""): _fill(0),
     ("sum", ""): _red("add"), ("sum", "dim_IntList"): _red("add"),
     ("mean", ""): _red("add", mean=True), ("mean", "dim"): _red("add", mean=True),
     ("amax", ""): _red("maximum"), ("amin", ""): _red("minimum"),

@@ -130,7 +130,7 @@ def fuse(items, graph_outs, itemsize_of, row_ok=False):
                 h.reduction = it
                 close(h)
                 continue
-        if it.kind == "extern" and it.writes:
+        if it.kind in ("extern", "step") and it.writes:
             for k in list(open_k.values()):
                 close(k)
         else:

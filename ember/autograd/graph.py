@@ -381,6 +381,33 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "graph a second time or if you need to access saved tensors after calling backward.")
 
 
+class CompiledFunctionBackward(Node):
+    """grad_fn of a compiled training step's output whose graph the step's own backward() consumed:
+    the compiled step computes it without recording autograd (ember/_inductor/compile_fx.py), as
+    eager's freed graph could not be run again either. torch.compile's outputs carry this name."""
+    _released = True
+    _saves = False
+
+    def apply(self, grads):
+        raise RuntimeError(_FREED)
+
+
+def freed_history(t):
+    """Give t (a fresh result) a CompiledFunctionBackward as grad_fn: requires_grad, not a leaf."""
+    set_history(t, CompiledFunctionBackward())
+    return t
+
+
+def release_graph(*ts):
+    """Free the saved tensors of each tensor's grad_fn, as a backward() without retain_graph frees
+    the nodes it ran."""
+    for t in ts:
+        m = t._ameta
+        fn = m.grad_fn if m is not None else None
+        if fn is not None and fn._saves:
+            fn.release_variables()
+
+
 class SavedVariable:
     """A tensor saved for backward, with the version it had then (saved_variable.cpp)."""
     __slots__ = ("data", "version", "is_output", "output_nr", "grad_fn_name", "packed", "unpack_hook",

@@ -147,10 +147,11 @@ def test_cnn_train_step(opt_name, backend):
     _run("cnn", opt_name, backend)
 
 
+@pytest.mark.parametrize("backend", ["eager", "inductor"])
 @pytest.mark.parametrize("opt_name", ["sgd_momentum", "adam"])
-def test_zero_grad_first_keeps_grads(opt_name):
+def test_zero_grad_first_keeps_grads(opt_name, backend):
     # zero_grad() at the start: the step's gradients are set after each call, as in eager
-    _run("cnn", opt_name, "eager", zero_first=True)
+    _run("cnn", opt_name, backend, zero_first=True)
 
 
 @pytest.mark.parametrize("opt_name", ["sgd_momentum", "adamw"])

@@ -37,6 +37,7 @@ from ember._inductor import codegen, config, ir, lowering, runtime, scheduler, s
 from ember.core import dtype as _dt, tls
 from ember.autograd import profiler as _profiler
 from ember.autograd.graph import freed_history, release_graph
+from ember.kernels.cpu import linalg as _linalg
 from ember.core.tensor_impl import wrap_cpu
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -232,7 +233,7 @@ def _layout(arr):
 
 def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=()):
     g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
-         "_freed_history": freed_history, "_release": release_graph}
+         "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out}
     cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
     ext_names = {}
     step_names = {}
@@ -353,7 +354,7 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
         elif isinstance(e, ir.MatMul):
             a, b = need_kernel_arr(e.a), need_kernel_arr(e.b)
             o = alloc(e.out)
-            body.append(f"    np.matmul({a}, {b}, out={o})  # {e.origin}")
+            body.append(f"    _matmul({a}, {b}, {o})  # {e.origin}")
         elif isinstance(e, ir.Step):
             g[e.name] = e.fn
             step_names[e.name] = f"{e.fn.__module__}.{e.fn.__name__}"
@@ -452,11 +453,15 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
               f"{', reduce-overhead' if ro else ''}\n"
               "import numpy as np\n\nimport ember\nfrom ember._inductor.runtime import load_module\n"
               "from ember.core.tensor_impl import wrap_cpu\n"
+              "from ember.autograd.graph import freed_history as _freed_history, release_graph as _release\n"
+              "from ember.kernels.cpu.linalg import matmul_out as _matmul\n"
+              "from ember._dynamo.codegen import _set_grad\n"
               + ("from ember.autograd import profiler as _prof\n_kernel_span = _prof._kernel_span\n" if knames else "")
               + "\n_bf16 = ember.bfloat16.np\n")
     ext_src = "".join(f"{k} = ember.ops.{p}.call\n" if p.startswith("aten.") else f"# {k}: {p}.call\n"
                       for k, p in sorted(ext_names.items()))
-    ext_src += "".join(f"# {k}: {p}\n" for k, p in sorted(step_names.items()))
+    ext_src += "".join(f"from {p.rsplit('.', 1)[0]} import {p.rsplit('.', 1)[1]} as {k}\n"
+                       for k, p in sorted(step_names.items()))
     consts = "".join(f"{k} = {_const_src(v)}\n" for k, v in sorted(g.items()) if k[:1] == "k" and k[1:].isdigit())
     statics = consts + "".join(f"{k} = np.empty({v.shape!r}, np.{v.dtype.name})\n" for k, v in static.items())
     bench = _bench_src(ins, vals)

@@ -79,6 +79,19 @@ def _mm1(a, b):
         f(prev)
 
 
+def matmul_out(a, b, out):
+    """np.matmul(a, b, out=out) on the calling thread, as eager's products run (the inductor's
+    output code calls it for its planned-buffer matmuls)."""
+    f = _BLAS_LOCAL
+    if f is None or a.size * (b.shape[-1] if b.ndim > 1 else 1) < _THREADED:
+        return np.matmul(a, b, out=out)
+    prev = f(1)
+    try:
+        return np.matmul(a, b, out=out)
+    finally:
+        f(prev)
+
+
 def _mul(a, b):
     """np.matmul of same-dtype arrays in the type PyTorch's CPU kernels compute in."""
     dt = a.dtype

@@ -18,7 +18,7 @@ inside) with grad0 = the segment's grad mode: nodes that autograd must record ru
 their own grad mode, the rest as kernels.
 
 What is lowered (lowering.py): pointwise ops (fused into numba or NumPy kernels), mm/addmm/bmm/
-matmul (np.matmul into a planned buffer, the bias and activation in the next kernel), views that
+matmul (np.matmul on the calling thread into a planned buffer, the bias and activation in the next kernel), views that
 only kernels read (NumPy views, no dispatcher), and sum/mean/amax/amin/softmax/log_softmax and the
 softmax backwards (NumPy statements into a planned buffer; not yet fused with their prologue).
 

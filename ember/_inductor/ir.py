@@ -5,7 +5,7 @@ result of the node's k-th primitive, ("const", value); dt is the NumPy dtype it 
 Prim: one primitive operation (add, mul, exp, where, cast, ...) computing in dtype dt.
 Pointwise: a node as a scalar program over its loads (elementwise, with broadcasting of the loads
 to `shape`); `result` is the value stored (rounded to `dtype` on store).
-MatMul: mm/bmm/matmul into a planned buffer with np.matmul(out=).
+MatMul: mm/bmm/matmul into a planned buffer (np.matmul(out=) on the calling thread: linalg.matmul_out).
 Extern: any other node, called through op.call inside the generated code.
 """
 

@@ -44,6 +44,16 @@ _CMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _BIN = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
+# prims a numba loop without fast-math rounds exactly as NumPy's ufuncs do (IEEE operations)
+EXACT_PRIMS = frozenset(_BIN) | frozenset(_CMP) | frozenset(
+    ("neg", "abs", "sqrt", "recip", "maximum", "minimum", "and", "or", "not", "where", "cast"))
+
+
+def exact(kernel):
+    """Whether every prim of the kernel is in EXACT_PRIMS (numba's loop equals NumPy's bit for bit)."""
+    return all(p.name in EXACT_PRIMS for m in kernel.members for p in m.prims)
+
+
 def _scalar_expr(p, a, uses_jm):
     """numba scalar source for prim p over operand sources a."""
     n, dt = p.name, p.dt
@@ -257,9 +267,7 @@ def _flat_operands(kernel, in_meta, n_outs, lines, index):
     views of n elements (a one-element input read once as a scalar). Appends the set-up to lines;
     returns each input slot's name and the loads to run per element or block (`index`)."""
     lines.append("n = out0.size")
-    for i in range(n_outs):
-        lines.append(f"o{i} = out{i}.reshape(n)")
-    load_names, loads = {}, []
+    load_names, loads, flat_in = {}, [], {}
     for i, s in enumerate(kernel.ins):
         size = 1
         for d in in_meta[s][0]:
@@ -269,7 +277,12 @@ def _flat_operands(kernel, in_meta, n_outs, lines, index):
         else:
             lines.append(f"f{i} = in{i}.reshape(n)")
             loads.append(f"l{i} = f{i}{index}")
+            flat_in[s] = f"f{i}"
         load_names[s] = f"l{i}"
+    for i, s in enumerate(kernel.outs[:n_outs]):
+        # an output written in place over an input is stored through the input's own view: LLVM
+        # then sees one pointer, not two that may alias (which keeps the loop scalar)
+        lines.append(f"o{i} = {flat_in[s]}" if s in flat_in else f"o{i} = out{i}.reshape(n)")
     return load_names, loads
 
 

@@ -132,14 +132,21 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
         # backward's and optimizer's small pointwise ops, whose numerics feed the next step's
         # forward; the NumPy generator runs eager's own ufuncs (np.exp...), so a long training
         # run follows eager's losses step for step (numba's polynomial exp, 1 ulp off NumPy's,
-        # drifts a CNN's loss by 1.1e-4 relative after 174 SGD steps).
+        # drifts a CNN's loss by 1.1e-4 relative after 174 SGD steps). A kernel of exact operations
+        # only (+ - * / sqrt, comparisons, selects, casts: IEEE-rounded the same way in a numba
+        # loop without fast-math as in a ufunc) is still a numba loop: one pass, not one per op.
+        exact_numba = use_numba
         use_numba = False
+    else:
+        exact_numba = False
     graph_ins = set(ins)
     for n, autograd in zip(nodes, recorded):
         pyop = isinstance(n.op, _cap.PyOp)
         low = None if (pyop or autograd) else lowering.lower(n, vals, numpy_only=not use_numba)
         if low is None and not autograd and (grad0 is None or id(n) in no_grad or not n.grad or n.op is _cap.SET_GRAD):
             low = steps.lower_step(n, vals, graph_ins)
+        if low is None and not autograd and not pyop:
+            low = lowering.lower_inplace(n, vals, graph_ins, numpy_only=not use_numba)
         if low is None:
             reads = [s for s in _cg.template_slots(n.args, [])]
             writes = pyop or any(sa.is_write for sa in n.op.schema.arguments) or bool(
@@ -156,7 +163,9 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
             items.append(ir.Pointwise(low.out, low.shape, low.dtype, c.loads, c.prims, r, "addmm.bias"))
         else:
             items.append(low)
-    graph_outs = set(outs)
+    # inputs written in place are stored like outputs: never dropped, merged or pooled
+    written = {it.out for it in items if it.kind == "pointwise" and it.inplace}
+    graph_outs = set(outs) | written
     alias = {}
     items = scheduler.cse(items, alias, graph_outs)
     items = scheduler.dce(items, graph_outs)
@@ -178,10 +187,11 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
             contig = s >= len(values) or _contig(v._np)
             meta[s] = (tuple(v._shape), lowering.compute_np(v._dtype), contig)
     ro = mode == "reduce-overhead"
-    decision = scheduler.plan(seq, ins, outs, meta, reduce_overhead=ro)
+    decision = scheduler.plan(seq, ins, graph_outs, meta, reduce_overhead=ro)
     free = [s for k in sorted(release) for s in _out_slots(nodes[k].out)
             if getattr(vals[s], "grad_fn", None) is not None]
-    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad, freed, free)
+    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad, freed, free,
+                 written, exact_numba)
 
 
 def _views_to_externs(items, graph_outs):
@@ -231,7 +241,9 @@ def _layout(arr):
     return ("P", perm)
 
 
-def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=()):
+def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=(),
+          written=(), exact_numba=False):
+    graph_ins = set(ins)
     g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
          "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out}
     cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
@@ -275,6 +287,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
 
     def alloc(s):
         """Statement(s) giving the compute-dtype output array of slot s; returns its name."""
+        if s in written and (s in have_arr or s in have_t):
+            return need_kernel_arr(s)      # written in place: its own memory
         v = vals[s]
         shape = tuple(v._shape)
         cdt = lowering.compute_np(v._dtype)
@@ -322,8 +336,9 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             numel = 1
             for d in e.shape:
                 numel *= d
-            parallel = use_numba and numel >= config.parallel_threshold and config.threads() > 1
-            if use_numba:
+            nb = use_numba or (exact_numba and red is None and codegen.exact(e))
+            parallel = nb and numel >= config.parallel_threshold and config.threads() > 1
+            if nb:
                 src = codegen.numba_source(e, in_meta, flat, parallel, red if fuse_red else None)
             else:
                 src = codegen.numpy_source(e, in_meta, flat, config.numpy_block)
@@ -331,13 +346,18 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             n_kernels += 1
             kname = f"kernel{k}"
             ops = ", ".join(m.origin for m in e.members) + (f", {red.origin}" if fuse_red else "")
-            kern_srcs.append((kname, src, ops, e))
+            kern_srcs.append((kname, src, ops, e, nb))
             arg_in = [need_kernel_arr(s) for s in e.ins]
             arg_out = [alloc(s) for s in e.outs]
             if fuse_red:
                 arg_out.append(alloc(red.out))
                 arg_in.append(str(red.row[1]))
             body.append(f"    {kname}({', '.join(arg_out + arg_in)})  # {ops}")
+            for m in e.members:
+                if m.inplace and (m.out in graph_ins or m.out in outs):
+                    # the version bump of each in-place op on a tensor the caller holds, as
+                    # ADInplaceOrView makes it (the graph's own temporaries have no observers)
+                    body.append(f"    {need_tensor(m.out)}._bump_version()")
             if red is not None and not fuse_red:
                 ins_ = [need_kernel_arr(s) for s in red.reads()]
                 o = alloc(red.out)
@@ -429,8 +449,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
         body = ["    try:"] + ["    " + ln for ln in body] + ["    finally:", f"        _set_grad({grad0})"]
     # load the kernels
     ksections = []
-    for kname, src, ops, e in kern_srcs:
-        mod = runtime.load_module(src, f"{'nb' if use_numba else 'np'}_{name}_{kname}")
+    for kname, src, ops, e, nb in kern_srcs:
+        mod = runtime.load_module(src, f"{'nb' if nb else 'np'}_{name}_{kname}")
         g[kname] = mod.kernel
         ksections.append(f"# {kname}: {ops}\n# shape {e.shape}, reads {['v%d' % s for s in e.ins]}, "
                          f"writes {['v%d' % s for s in e.outs]}, saves {e.saved_bytes} bytes of traffic\n"
@@ -449,7 +469,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
     exec(compile(fn_src, f"<ember inductor {name}>", "exec"), g)
     fn = g["call"]
     header = (f"# ember inductor output code for {name}: {n_kernels} kernel(s) "
-              f"({'numba' if use_numba else 'numpy'}), {n_externs} extern call(s)"
+              f"({'numba' if use_numba else 'numpy, exact ones numba' if exact_numba else 'numpy'}), "
+              f"{n_externs} extern call(s)"
               f"{', reduce-overhead' if ro else ''}\n"
               "import numpy as np\n\nimport ember\nfrom ember._inductor.runtime import load_module\n"
               "from ember.core.tensor_impl import wrap_cpu\n"

@@ -38,6 +38,8 @@ class Meta:
 class Pointwise:
     kind = "pointwise"
 
+    inplace = False   # out is a graph input written in place (lowering.lower_inplace)
+
     def __init__(self, out, shape, dtype, loads, prims, result, origin):
         self.out, self.shape, self.dtype = out, shape, dtype
         self.loads, self.prims, self.result, self.origin = loads, prims, result, origin

@@ -340,7 +340,52 @@ def _rsub(c, od, a, b, alpha=1):
     return _binary("sub")(c, od, b, a, alpha)
 
 
+def _lerp(c, od, a, end, weight):
+    """torch's lerp with a number weight, as eager's kernel computes it: x + w (e - x) for |w| < 0.5,
+    else e - (e - x)(1 - w), with w and 1 - w rounded to the compute type."""
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or abs(weight) > 3.4e38:
+        raise NotLowerable("weight")
+    d = promote(c.values, a, end)
+    if d.category < _dt.FLOAT:
+        raise NotLowerable("integer lerp")
+    cd = compute_np(d)
+    x, e = c.cast(c.arg(a), cd), c.cast(c.arg(end), cd)
+    w = cd.type(weight)
+    dd = c.op("sub", cd, e, x)
+    if abs(w) < 0.5:
+        return c.op("add", cd, x, c.op("mul", cd, c.const(float(w), cd), dd))
+    return c.op("sub", cd, e, c.op("mul", cd, dd, c.const(float(cd.type(1) - w), cd)))
+
+
+def _addc(kind):
+    """addcmul / addcdiv: x + v * y * z (or / z), in eager's order: ((v * y) op z) + x."""
+    def rule(c, od, a, t1, t2, value=1):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise NotLowerable("value")
+        d = promote(c.values, a, t1, t2)
+        if d.category < _dt.FLOAT:
+            raise NotLowerable("integer addcmul/addcdiv")
+        cd = compute_np(d)
+        x, y, z = (c.cast(c.arg(v), cd) for v in (a, t1, t2))
+        p = c.op(kind, cd, c.op("mul", cd, c.const(value, cd), y), z)
+        return c.op("add", cd, x, p)
+    return rule
+
+
+def _pow_number(c, od, base, e):
+    """pow.Scalar: a number raised to a tensor (Adam's beta1 ** step)."""
+    if isinstance(base, bool) or not isinstance(base, (int, float)):
+        raise NotLowerable("base")
+    d = promote(c.values, base, e)
+    if d.category < _dt.FLOAT:
+        raise NotLowerable("int pow")
+    cd = compute_np(d)
+    return c.op("pow", cd, c.const(float(base), cd), c.cast(c.arg(e), cd))
+
+
 RULES = {
+    ("pow", "Scalar"): _pow_number,
+    ("lerp", "Scalar"): _lerp, ("addcmul", ""): _addc("mul"), ("addcdiv", ""): _addc("div"),
     ("add", "Tensor"): _binary("add"), ("add", "Scalar"): _binary("add"),
     ("sub", "Tensor"): _binary("sub"), ("sub", "Scalar"): _binary("sub"),
     ("rsub", "Scalar"): _rsub, ("rsub", "Tensor"): _rsub,
@@ -467,6 +512,43 @@ def _lower_matmul(node, name, values):
             return None
     return ir.MatMul(node.out.i, tuple(out._shape), out._dtype, a.i, b.i,
                      bias.i if bias is not None else None, name)
+
+
+class _Node:
+    __slots__ = ("op", "args", "out")
+
+    def __init__(self, op, args, out):
+        self.op, self.args, self.out = op, args, out
+
+
+def lower_inplace(node, values, graph_ins, numpy_only=False):
+    """An in-place pointwise op (an optimizer's `exp_avg.lerp_(grad, 0.1)`) as an ir.Pointwise of
+    its out-of-place twin whose output is the written tensor's own memory (`inplace`): the fused
+    kernel writes there, the call bumps the version. C-contiguous float32/float64 tensors: graph
+    inputs and values the graph made."""
+    op = node.op
+    name = str(op.name)
+    args = node.args
+    if not name.endswith("_") or not isinstance(node.out, Ref) or not args or not isinstance(args[0], Ref):
+        return None
+    s = args[0].i
+    t = values[s]
+    if node.out.i != s or t._dtype not in (_dt.float32, _dt.float64):
+        return None
+    a = getattr(t, "_np", None)
+    if not isinstance(a, np.ndarray) or not a.flags.c_contiguous or not a.flags.writeable:
+        return None
+    import ember  # lazy: the out-of-place overload, from the operator namespace
+    packet = getattr(ember.ops.aten, name[:-1], None)
+    twin = getattr(packet, op.overload or "default", None) if packet is not None else None
+    if twin is None or any(isinstance(x, Ref) and values[x.i] is t for x in args[1:]):
+        return None
+    p = lower(_Node(twin, args, node.out), values, numpy_only)
+    if p is None or p.kind != "pointwise" or p.shape != tuple(t._shape):
+        return None
+    p.inplace = True
+    p.origin = f"{name}.{op.overload or 'default'}"
+    return p
 
 
 _VIEWS = {"view", "_unsafe_view", "t", "permute", "transpose", "unsqueeze", "squeeze", "expand", "reshape"}

@@ -44,6 +44,9 @@ def cse(items, alias, graph_outs):
     out = []
     for it in items:
         _remap(it, alias)
+        if it.kind == "pointwise" and it.inplace:
+            # a write to an input: what was computed from its old value is not its new value's
+            seen = {k: v for k, v in seen.items() if it.out not in v.loads}
         if it.kind == "pointwise" and it.out not in graph_outs:
             key = (it.origin, tuple(it.loads), _prims_key(it))
             prev = seen.get(key)
@@ -109,6 +112,11 @@ def fuse(items, graph_outs, itemsize_of, row_ok=False):
         seq.append(k)
 
     for it in items:
+        if it.kind == "pointwise" and it.inplace:
+            # an input written in place: every read of its old value (any open kernel) runs
+            # first, and the write starts a kernel of its own (later readers fuse after it)
+            for k in list(open_k.values()):
+                close(k)
         if it.kind == "pointwise":
             k = open_k.get(it.shape)
             for s in it.loads:
@@ -156,10 +164,12 @@ def fuse(items, graph_outs, itemsize_of, row_ok=False):
         if not isinstance(e, Kernel):
             continue
         ins = []
+        made = set()
         for m in e.members:
             for s in m.loads:
-                if s not in e.produced and s not in ins:
+                if s not in made and s not in ins:   # (an in-place member reads its own slot from memory)
                     ins.append(s)
+            made.add(m.out)
         e.ins = ins
         for m in e.members:
             if m.out in graph_outs or readers.get(m.out):

@@ -855,6 +855,7 @@ class CompiledFunction:
                             [rec.values[k] if k < len(rec.values) else sz for k in e.root.ins]):
                         continue
                     valid.add(sz)
+                    self._specialize(e, new, rec.values, sz)
                     return True
                 continue
             cand = _one_size_change(e.example, L)
@@ -886,17 +887,40 @@ class CompiledFunction:
             e.nslots += 1
             e.base.append(None)
             e.names[S] = "s0"
+            old_fn, old_ins, old_outs = e.root.fn, list(e.root.ins), list(e.root.outs)
             e.root.nodes = nodes
             e.root.output = out[0]
             e.root.fn = None
             e.root.dynamic = True
             self._finalize(e, rec.values)
+            by_size = e.root.fn
+            if getattr(by_size, "fns", None) is not None:
+                # the static graph compiled at s0 serves s0 still; s1 gets its own from this trace
+                if old_ins == [k for k in e.root.ins if k != S] and old_outs == e.root.outs and old_fn is not None:
+                    by_size.add(s0, old_fn)
+                self._specialize(e, new, rec.values, s1)
             self.n_compiles += 1
             if logs.recompiles:
                 logs.emit("recompiles", f"{asked or 'automatic dynamic shapes'}: {self.frame_id}/{e.index} made size "
                           f"{d} of input {i} symbolic ({s0} -> {s1})")
             return True
         return False
+
+    def _specialize(self, e, seg, values, size):
+        """A dynamic entry's inductor graph at one size the capturing run just checked: compiled for
+        that size from its trace (seg, values), so later calls at it run fused kernels (already in
+        the kernel cache) instead of the symbolic replay through the dispatcher."""
+        by_size = e.root.fn
+        if getattr(by_size, "fns", None) is None or size in by_size.fns or len(by_size.fns) >= by_size.limit:
+            return
+        from ember._inductor import compile_fx  # lazy: the code generator sits beside us
+        S = e.dyn[3]
+        name = f"{self._where()[0]}_{self.frame_id}_{e.index}_{e.root.index}_s{size}"
+        fn = compile_fx.compile_nodes(seg.nodes, [k for k in e.root.ins if k != S], e.root.outs, values, name,
+                                      self.mode, self.options, seg.grad0, seg.consumed, seg.release)
+        if logs.output_code:
+            logs.emit("output_code", f"Output code ({name}):\n{fn.source}")
+        by_size.add(size, fn)
 
     def _dynamic_why(self, L, i, d):
         """Why size d of leaf i is dynamic by request (mark_dynamic or dynamic=True), or None."""
@@ -1070,6 +1094,11 @@ class CompiledFunction:
                 from ember._inductor import compile_fx  # lazy: the code generator sits beside us
                 fn = compile_fx.compile_nodes(seg.nodes, seg.ins, seg.outs, values, name, self.mode, self.options,
                                               seg.grad0, seg.consumed, seg.release)
+            elif fn is replay and getattr(self.backend, "_ember_inductor", False) and entry.dyn is not None \
+                    and entry.dyn[3] in seg.ins:
+                # symbolic sizes: replayed, except at the sizes a capturing run checked (_specialize)
+                from ember._inductor import compile_fx  # lazy: the code generator sits beside us
+                fn = compile_fx.BySize(replay, seg.ins.index(entry.dyn[3]))
         else:
             try:
                 compiled = self.backend(gm, example)

@@ -497,6 +497,30 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
     return fn
 
 
+class BySize:
+    """A graph with a symbolic size, as ember.compile calls it (positional slot values, the size
+    at `pos`): at a size a capturing run has checked, the graph compiled for that size (its kernels
+    come from the kernel cache: no numba compile); at any other, the symbolic replay (`generic`).
+    Up to `limit` sizes."""
+    limit = 8
+
+    def __init__(self, generic, pos):
+        self.generic, self.pos, self.fns = generic, pos, {}
+        self.source = generic.source
+        self.kernels = 0
+
+    def add(self, size, fn):
+        if len(self.fns) < self.limit:
+            self.fns[size] = fn
+
+    def __call__(self, *args):
+        f = self.fns.get(args[self.pos])
+        if f is None:
+            return self.generic(*args)
+        p = self.pos
+        return f(*args[:p], *args[p + 1:])
+
+
 def _with_kernel_spans(body, knames, graph):
     """body with each kernel call inside `with _kernel_span("<graph>.<kernel>"):`."""
     out = []

@@ -10,9 +10,9 @@ import logging
 import os
 
 ARTIFACTS = ("graph_code", "graph_breaks", "recompiles", "guards", "aot_joint_graph", "aot_graphs",
-             "output_code", "graph", "dynamo")
+             "output_code", "graph", "dynamo", "autotuning")
 graph_code = graph_breaks = recompiles = guards = False
-aot_joint_graph = aot_graphs = output_code = graph = dynamo = False
+aot_joint_graph = aot_graphs = output_code = graph = dynamo = autotuning = False
 
 log = logging.getLogger("ember._dynamo")
 _handler = None

@@ -33,7 +33,7 @@ import numpy as np
 from ember._dynamo import codegen as _cg
 from ember._dynamo import capture as _cap
 from ember._dynamo.capture import Ref, Sym
-from ember._inductor import codegen, config, ir, lowering, runtime, scheduler, steps
+from ember._inductor import autotune, codegen, config, ir, lowering, runtime, scheduler, steps
 from ember.core import dtype as _dt, tls
 from ember.autograd import profiler as _profiler
 from ember.autograd.graph import freed_history, release_graph
@@ -186,12 +186,14 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
             v = vals[s]
             contig = s >= len(values) or _contig(v._np)
             meta[s] = (tuple(v._shape), lowering.compute_np(v._dtype), contig)
-    ro = mode == "reduce-overhead"
+    # max-autotune: CUDA graphs in torch; on ember's CPU the same static buffers as reduce-overhead
+    ro = mode in ("reduce-overhead", "max-autotune")
     decision = scheduler.plan(seq, ins, graph_outs, meta, reduce_overhead=ro)
     free = [s for k in sorted(release) for s in _out_slots(nodes[k].out)
             if getattr(vals[s], "grad_fn", None) is not None]
+    tune = mode in ("max-autotune", "max-autotune-no-cudagraphs")
     return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad, freed, free,
-                 written, exact_numba)
+                 written, exact_numba, tune)
 
 
 def _views_to_externs(items, graph_outs):
@@ -242,13 +244,14 @@ def _layout(arr):
 
 
 def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=(),
-          written=(), exact_numba=False):
+          written=(), exact_numba=False, tune=False):
     graph_ins = set(ins)
     g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
          "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out}
     cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
     ext_names = {}
     step_names = {}
+    tune_report = []
     kern_srcs = []
     have_arr, have_f, have_t = set(), set(), set(ins)
     static = {}
@@ -336,17 +339,24 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             numel = 1
             for d in e.shape:
                 numel *= d
-            nb = use_numba or (exact_numba and red is None and codegen.exact(e))
-            parallel = nb and numel >= config.parallel_threshold and config.threads() > 1
-            if nb:
-                src = codegen.numba_source(e, in_meta, flat, parallel, red if fuse_red else None)
-            else:
-                src = codegen.numpy_source(e, in_meta, flat, config.numpy_block)
+            nb_ok = use_numba or (exact_numba and red is None and codegen.exact(e))
+            parallel = nb_ok and numel >= config.parallel_threshold and config.threads() > 1
+            variants = [("numba" + (" parallel" if parallel else ""), nb_ok, parallel, None)] if nb_ok else [
+                (f"numpy block {config.numpy_block}", False, False, config.numpy_block)]
+            if tune:
+                variants = autotune.variants(e, nb_ok, use_numba, fuse_red, flat, numel, variants[0])
+            srcs = [(label, nb, codegen.numba_source(e, in_meta, flat, par, red if fuse_red else None) if nb
+                     else codegen.numpy_source(e, in_meta, flat, block)) for label, nb, par, block in variants]
             k = n_kernels
             n_kernels += 1
             kname = f"kernel{k}"
             ops = ", ".join(m.origin for m in e.members) + (f", {red.origin}" if fuse_red else "")
-            kern_srcs.append((kname, src, ops, e, nb))
+            tuned = ""
+            if len(srcs) > 1:
+                pick, tuned = autotune.pick(srcs, e, vals, red if fuse_red else None, f"{name}_{kname}", ops)
+                tune_report.append(pick)
+            label, nb, src = srcs[0] if not tuned else next(v for v in srcs if v[0] == tune_report[-1]["choice"])
+            kern_srcs.append((kname, src, ops + tuned, e, nb))
             arg_in = [need_kernel_arr(s) for s in e.ins]
             arg_out = [alloc(s) for s in e.outs]
             if fuse_red:
@@ -491,6 +501,7 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
     fn.source = source
     fn.kernels = n_kernels
     fn.externs = n_externs
+    fn.autotune = tune_report
     stats["graphs"] += 1
     stats["kernels"] += n_kernels
     stats["externs"] += n_externs

@@ -2,6 +2,7 @@ import os
 
 import pytest
 
+import ember
 import ember._dynamo as dynamo
 from ember._inductor import config
 
@@ -19,3 +20,19 @@ def kernel_backend(request):
     yield request.param
     config.kernel_backend = old
     dynamo.reset()
+
+
+def _make_train_step(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = ember.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+@pytest.fixture
+def train_step():
+    """step = train_step(model, opt): zero_grad, cross_entropy forward, backward, opt.step()."""
+    return _make_train_step

@@ -144,7 +144,7 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
         pyop = isinstance(n.op, _cap.PyOp)
         low = None if (pyop or autograd) else lowering.lower(n, vals, numpy_only=not use_numba)
         if low is None and not autograd and (grad0 is None or id(n) in no_grad or not n.grad or n.op is _cap.SET_GRAD):
-            low = steps.lower_step(n, vals, graph_ins)
+            low = steps.lower_step(n, vals)
         if low is None and not autograd and not pyop:
             low = lowering.lower_inplace(n, vals, graph_ins, numpy_only=not use_numba)
         if low is None:

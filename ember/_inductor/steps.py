@@ -1,18 +1,18 @@
 """Steps: calls in the output code that are neither fused kernels nor dispatcher externs.
 
 A compiled training step (forward, backward() and the optimizer inside one graph) is mostly small
-ops whose dispatcher round trip costs more than their arithmetic. Three kinds run here instead:
+ops whose dispatcher round trip costs more than their arithmetic. Two kinds run here instead (an
+optimizer's in-place updates are kernels: lowering.lower_inplace):
 
 - CPU array kernels: ops without a NumPy lowering whose CPU kernel takes and returns arrays
   (nll_loss_forward/backward), called as Inductor's generated code calls its extern kernels
   through the C shim (aoti_torch_cpu_*): the op's own kernel, its checks and errors included,
   without the dispatcher around it.
 - the Python steps autograd takes without an aten op (ember/_dynamo/capture.py's PyOps): a leaf's
-  first gradient copied into `.grad`, and `.grad = None` (zero_grad);
-- an optimizer's in-place `param.add_(grad, alpha=-lr)` on a graph input.
+  first gradient copied into `.grad`, and `.grad = None` (zero_grad).
 
 Each helper checks what its fast path assumes at run time and otherwise takes the general way
-(the PyOp's own function, the tensor method), so a guard-equal call can never compute otherwise.
+(the PyOp's own function), so a guard-equal call can never compute otherwise.
 Only nodes that run with grad mode off are lowered here.
 """
 import numpy as np
@@ -55,31 +55,11 @@ def set_grad_none(t):
         m.grad = None
 
 
-def _inplace(ufunc, method):
-    def step(t, b, alpha):
-        a = t._np
-        if a.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape and a.flags.writeable:
-            ufunc(a, b if alpha == 1 else np.multiply(b, alpha), a)
-            t._bump_version()
-        else:
-            getattr(t, method)(wrap_cpu(b), alpha=alpha)
-    step.__name__ = method
-    step.__doc__ = (f"t.{method}(b, alpha=alpha) for b an array of t's shape and dtype: NumPy into t's memory, "
-                    "then the version bump the dispatcher's ADInplaceOrView makes (eager's own fast path "
-                    f"computes the same `np.{ufunc.__name__}(a, np.multiply(b, alpha), a)`).")
-    return step
-
-
-add_ = _inplace(np.add, "add_")
-sub_ = _inplace(np.subtract, "sub_")
-
-
 # op (name, overload) -> its CPU kernel over arrays (the schema's `CPU:` entry)
 ARRAY_KERNELS = {
     ("nll_loss_forward", ""): ("nll_loss_forward_cpu", _nll.nll_loss_forward),
     ("nll_loss_backward", ""): ("nll_loss_backward_cpu", _nll.nll_loss_backward),
 }
-_INPLACE = {("add_", "Tensor"): ("_add_", add_), ("sub_", "Tensor"): ("_sub_", sub_)}
 
 
 def _plain(v, dtypes=None):
@@ -88,7 +68,7 @@ def _plain(v, dtypes=None):
             and (dtypes is None or v._dtype in dtypes))
 
 
-def lower_step(n, vals, graph_ins):
+def lower_step(n, vals):
     """An ir.Step for node n (run with grad mode off), or None."""
     op = n.op
     if op is _cap.ACCUMULATE_GRAD:
@@ -111,14 +91,6 @@ def lower_step(n, vals, graph_ins):
             return None
         if isinstance(a, (list, tuple)) and any(isinstance(x, Ref) for x in a):
             return None
-    if key in _INPLACE:
-        t, b, alpha = n.args
-        if (isinstance(t, Ref) and t.i in graph_ins and isinstance(b, Ref) and type(alpha) in (int, float)
-                and vals[t.i]._dtype in _FLOATS and vals[b.i]._dtype is vals[t.i]._dtype
-                and tuple(vals[b.i]._shape) == tuple(vals[t.i]._shape)):
-            name, fn = _INPLACE[key]
-            return ir.Step(name, fn, n.args, [], {t.i}, False, True, f"{key[0]}.{key[1]}")
-        return None
     k = ARRAY_KERNELS.get(key)
     if k is None:
         return None

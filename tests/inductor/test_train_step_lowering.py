@@ -2,8 +2,8 @@
 
 The step's own loss.backward() consumes the forward's autograd graph, so the compiled step runs
 the forward without recording it (capture.Recorder.note_backward / settle_consumed); the
-gradients' first copies, zero_grad's `.grad = None`, the SGD update and the loss's CPU kernels
-run as steps (ember/_inductor/steps.py), not dispatcher calls. What a caller can still see must
+gradients' first copies, zero_grad's `.grad = None` and the loss's CPU kernels run as steps
+(ember/_inductor/steps.py) and the SGD update as a kernel, not dispatcher calls. What a caller can still see must
 be eager's: the returned loss requires grad and a second backward through it raises eager's
 error; where the graph saves nothing (so eager could run it again), or a tensor made after the
 backward reads the forward, the forward keeps recording. The optimizer's state guard is written
@@ -71,7 +71,7 @@ def test_step_is_straight_line_and_equals_eager(mode):
     fn = comp.entries[0].root.fn
     assert fn.externs == 0, fn.source
     src = fn.source
-    for name in ("_acc_grad_clone", "_set_grad_none", "_add_", "nll_loss_forward_cpu", "nll_loss_backward_cpu",
+    for name in ("_acc_grad_clone", "_set_grad_none", "add_.Tensor", "nll_loss_forward_cpu", "nll_loss_backward_cpu",
                  "_freed_history"):
         assert name in src, name
     assert not re.search(r"\baddmm_default\b", src)

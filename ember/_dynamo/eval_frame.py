@@ -23,8 +23,11 @@ Design (what runs, and its limits)
   numbers drawn - else the function runs eagerly) and grafts the new path into the tree: the other
   branch compiles once, then hits.
 * Side effects (print, Python random, mutating globals / closure cells / attributes / lists the
-  function can reach, ember.manual_seed, backward() inside the function) make the function run
-  eagerly, with the reason recorded; fullgraph=True raises Unsupported instead.
+  function can reach, ember.manual_seed) make the function run eagerly, with the reason recorded;
+  fullgraph=True raises Unsupported instead. backward() inside the function is captured: the ops
+  its engine runs and the .grad writes (Python steps) join the graph, and the forward nodes whose
+  autograd graph it consumes are marked (capture.Recorder.note_backward) so that "inductor" can
+  run them without recording it.
 * Automatic dynamic shapes: when a later call differs from an entry only in one size of one
   contiguous input (both sizes >= 2; 0 and 1 stay specialized, as in torch), the new trace and the
   entry's are compared op by op: if they differ only in int arguments that are affine in that

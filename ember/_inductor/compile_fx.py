@@ -9,22 +9,27 @@ through op.call, wrap outputs) and `benchmark_compiled_module()`.
 The callable has compile_replay's convention: positional slot values in, a tuple out; `.source`
 is the module text, `.kernels`/`.externs` count what it calls. Anything that cannot be lowered
 runs as an extern call to op.call inside the generated code, so every graph compiles; graphs
-touching non-CPU tensors or symbolic sizes are replayed (ember._dynamo.codegen.compile_replay).
+touching non-CPU tensors are replayed (ember._dynamo.codegen.compile_replay); a graph with a
+symbolic size is replayed except at the sizes compiled for it (BySize).
 
 Where it is used: ember.compile's "inductor" backend compiles AOT autograd's forward and backward
 graphs with grad0=None (no autograd inside), and every other segment (inference graphs, and
 segments AOT autograd does not take: a whole training step with backward() and the optimizer
 inside) with grad0 = the segment's grad mode: nodes that autograd must record run as externs under
-their own grad mode, the rest as kernels.
+their own grad mode, the rest as kernels. In a training step the forward's nodes need no recording
+where the step's own backward() consumed their graph (`consumed`, from the capture).
 
-What is lowered (lowering.py): pointwise ops (fused into numba or NumPy kernels), mm/addmm/bmm/
-matmul (np.matmul on the calling thread into a planned buffer, the bias and activation in the next kernel), views that
-only kernels read (NumPy views, no dispatcher), and sum/mean/amax/amin/softmax/log_softmax and the
-softmax backwards (NumPy statements into a planned buffer; not yet fused with their prologue).
+What is lowered (lowering.py, steps.py): pointwise ops (fused into numba or NumPy kernels), in-place
+pointwise ops (kernels writing the tensor's own memory), mm/addmm/bmm/matmul (np.matmul on the
+calling thread into a planned buffer, the bias and activation in the next kernel), views that only
+kernels read (NumPy views, no dispatcher), sum/mean/amax/amin/softmax/log_softmax and the softmax
+backwards (NumPy statements into a planned buffer; not yet fused with their prologue), and as
+steps: nll_loss's CPU kernels on arrays, AccumulateGrad's first copy, `.grad = None`.
 
 mode="reduce-overhead": intermediate buffers that never escape are allocated once, when the graph
 is compiled, and reused by every call (no allocation in call); outputs are fresh arrays each call,
-so a returned tensor is never overwritten by a later call.
+so a returned tensor is never overwritten by a later call. mode="max-autotune" also times each
+kernel's variants (autotune.py); "max-autotune-no-cudagraphs" does that without the static buffers.
 """
 import re
 

@@ -48,6 +48,7 @@ from ember import _python_api  # noqa: E402
 from ember import _submodules  # noqa: E402
 
 linalg = _submodules.make("linalg")
+from ember._python_api import ldl as _ldl  # noqa: E402,F401  (linalg.ldl_factor, ldl_factor_ex, ldl_solve)
 special = _submodules.make("special")
 fft = _submodules.make("fft")
 
@@ -75,6 +76,8 @@ return_types = type("return_types", (), dict(_gen_ops.RETURN_TYPES))
 return_types.frexp = _python_api.complex_search._frexp_result
 return_types.histogram = _python_api.histogram._histogram
 return_types.histogramdd = _python_api.histogram._histogramdd
+return_types.linalg_ldl_factor_ex = _ldl._ldl_factor_ex
+return_types.linalg_ldl_factor = _ldl._ldl_factor
 __version__ = "0.1.0"
 
 # torch.cuda and the libraries, bound as attributes of the package as torch/__init__.py binds

@@ -77,6 +77,28 @@ class _Obj:
         self.cls, self.fields = cls, fields
 
 
+def assign(out, call):
+    """The line running `call` and binding its outputs (template `out`) to their slot names."""
+    if isinstance(out, Ref):
+        return f"    v{out.i} = {call}"
+    if isinstance(out, tuple) and out:
+        names = ", ".join(f"v{e.i}" if isinstance(e, Ref) else "_" for e in out)
+        return f"    {names}{',' if len(out) == 1 else ''} = {call}"
+    return f"    {call}"
+
+
+def extern_arg(a, name_of, g):
+    """Source for argument template `a` of an extern call: slots through name_of(slot), containers
+    element by element, other values as literals (_lit)."""
+    if isinstance(a, Ref):
+        return name_of(a.i)
+    if isinstance(a, list):
+        return "[" + ", ".join(extern_arg(x, name_of, g) for x in a) + "]"
+    if isinstance(a, tuple):
+        return "(" + "".join(extern_arg(x, name_of, g) + ", " for x in a) + ")"
+    return _lit(a, g)
+
+
 def _lit(v, g):
     """Python source for a constant argument."""
     if v is None or isinstance(v, (bool, int, str)):
@@ -132,14 +154,7 @@ def replay_source(seg, ins, outs, grad_toggles=True):
             on = ops[n.op] = f"{str(n.op.name)}_{n.op.overload or 'default'}"
             g[on] = n.op.call
         call = f"{on}({', '.join(_lit(a, g) for a in n.args)})"
-        out = n.out
-        if isinstance(out, Ref):
-            lines.append(f"    v{out.i} = {call}")
-        elif isinstance(out, tuple) and out:
-            names = ", ".join(f"v{e.i}" if isinstance(e, Ref) else "_" for e in out)
-            lines.append(f"    {names}{',' if len(out) == 1 else ''} = {call}")
-        else:
-            lines.append(f"    {call}")
+        lines.append(assign(n.out, call))
         made.update(_out_slots(n.out))
         gone = sorted(s for s in dies.get(k, ()) if s in made)
         if gone:

@@ -71,6 +71,21 @@ def _replay(nodes, ins, outs, name, why, grad0=None):
     return fn
 
 
+def _compile_cuda(nodes, ins, outs, values, name, grad0):
+    """A graph on a CUDA device: fused numba.cuda kernels (cuda_codegen), or the replay."""
+    from ember._inductor import cuda_codegen  # lazy: only graphs on CUDA tensors
+    if any(s is None for s in ins) or any(s is None for s in outs):
+        return _replay(nodes, ins, outs, name, "a size input or output", grad0)
+    try:
+        fn = cuda_codegen.compile_graph(nodes, ins, outs, values, name, grad0)
+    except cuda_codegen.NotFlat as e:
+        return _replay(nodes, ins, outs, name, f"CUDA: {e}", grad0)
+    stats["graphs"] += 1
+    stats["kernels"] += fn.kernels
+    stats["externs"] += fn.externs
+    return fn
+
+
 def _out_slots(out):
     return _cg._out_slots(out)
 
@@ -104,6 +119,8 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
         for s in _cg.template_slots(n.args, []) + _out_slots(n.out):
             v = values[s] if s < len(values) else None
             if _is_tensor(v) and not _cpu_ok(v):
+                if getattr(getattr(v, "_device", None), "type", None) == "cuda":
+                    return _compile_cuda(nodes, ins, outs, values, name, grad0)
                 return _replay(nodes, ins, outs, name, "a tensor that is not on the CPU", grad0)
     for s in ins:
         if s is None:
@@ -421,28 +438,14 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             g[on] = n.op.call
             ext_names[on] = str(n.op)
 
-            def lit(a):
-                if isinstance(a, Ref):
-                    return need_tensor(alias.get(a.i, a.i))
-                if isinstance(a, list):
-                    return "[" + ", ".join(lit(x) for x in a) + "]"
-                if isinstance(a, tuple):
-                    return "(" + "".join(lit(x) + ", " for x in a) + ")"
-                return _cg._lit(a, g)
-            call = f"{on}({', '.join(lit(a) for a in n.args)})"
+            call = f"{on}({', '.join(_cg.extern_arg(a, lambda s: need_tensor(alias.get(s, s)), g) for a in n.args)})"
             ng = False if id(n) in no_grad else n.grad
             if grad0 is not None and ng is not cur_grad[0]:
                 body.append(f"    _set_grad({ng})")
                 cur_grad[0] = ng
                 cur_grad[1] = True
             out = n.out
-            if isinstance(out, Ref):
-                body.append(f"    v{out.i} = {call}")
-            elif isinstance(out, tuple) and out:
-                names = ", ".join(f"v{x.i}" if isinstance(x, Ref) else "_" for x in out)
-                body.append(f"    {names}{',' if len(out) == 1 else ''} = {call}")
-            else:
-                body.append(f"    {call}")
+            body.append(_cg.assign(out, call))
             if e.writes:
                 for s in e.reads():
                     have_f.discard(s)

@@ -427,8 +427,9 @@ def _has_sym(a):
     return False
 
 
-def lower(node, values, numpy_only=False):
-    """ir.Pointwise / ir.MatMul for the node, or None (extern)."""
+def lower(node, values, numpy_only=False, pointwise_only=False):
+    """ir.Pointwise / ir.MatMul for the node, or None (extern). pointwise_only: only ir.Pointwise,
+    for tensors of any device (the CUDA generator's lowering: no NumPy arrays behind them)."""
     op = node.op
     if not isinstance(node.out, Ref) or any(_has_sym(a) for a in node.args):
         return None
@@ -439,9 +440,12 @@ def lower(node, values, numpy_only=False):
     for a in node.args:
         if isinstance(a, Ref):
             v = values[a.i]
-            if v is None or getattr(v, "_np", None) is None:
+            if v is None or not hasattr(v, "_dtype") or (not pointwise_only and getattr(v, "_np", None) is None):
                 return None
-    if out._np is None:
+    if pointwise_only:
+        if name in _MATMUL or name in _VIEWS or (name, ov) in _NPOPS:
+            return None
+    elif out._np is None:
         return None
     if name in _MATMUL:
         return _lower_matmul(node, name, values)

@@ -188,3 +188,81 @@ def test_state_guard_of_a_module_holder_falls_back():
     assert check([o]) and "_same(" in check.source
     o.model.training = False
     assert not check([o])
+
+
+def _pair(make):
+    """Two copies of the same model/optimizer (eager, compiled) from make()."""
+    out = []
+    for _ in range(2):
+        ember.manual_seed(0)
+        out.append(make())
+    return out
+
+
+def _lin():
+    m = nn.Linear(4, 3)
+    return m, ember.optim.SGD(m.parameters(), lr=0.1)
+
+
+@pytest.mark.parametrize("variant", ["retain_graph", "create_graph", "autograd_grad", "hook", "two_backwards"])
+def test_backward_variants_equal_eager(variant):
+    g = ember.Generator().manual_seed(1)
+    x = ember.randn(5, 4, generator=g)
+    (m0, o0), (m1, o1) = _pair(_lin)
+
+    def make(m, opt):
+        def step(x):
+            opt.zero_grad()
+            y = m(x)
+            loss = (y * y).mean()
+            if variant == "retain_graph":
+                loss.backward(retain_graph=True)
+            elif variant == "create_graph":
+                (gw,) = ember.autograd.grad(loss, m.weight, create_graph=True)
+                (gw * gw).sum().backward()
+            elif variant == "autograd_grad":
+                gw, gb = ember.autograd.grad(loss, (m.weight, m.bias))
+                m.weight.grad, m.bias.grad = gw, gb
+            elif variant == "hook":
+                y.register_hook(lambda gr: gr * 2)
+                loss.backward()
+            else:
+                loss.backward(retain_graph=True)
+                (y.sum() * 0.5).backward()
+            opt.step()
+            return loss
+        return step
+    eager, comp = make(m0, o0), ember.compile(make(m1, o1), backend="inductor")
+    for i in range(4):
+        a, b = eager(x), comp(x)
+        assert a.item() == pytest.approx(b.item(), rel=1e-6), (variant, i)
+        for p, q in zip(m0.parameters(), m1.parameters()):
+            assert ember.allclose(p, q, atol=1e-6), (variant, i)
+        assert a.requires_grad == b.requires_grad
+        if variant == "retain_graph":
+            a.backward()
+            b.backward()       # the graph was retained: a second backward works in both
+            for p, q in zip(m0.parameters(), m1.parameters()):
+                assert ember.allclose(p.grad, q.grad, atol=1e-6)
+
+
+def test_step_with_graph_break_keeps_recording():
+    g = ember.Generator().manual_seed(2)
+    x = ember.randn(5, 4, generator=g)
+    (m0, o0), (m1, o1) = _pair(_lin)
+
+    def make(m, opt):
+        def step(x):
+            opt.zero_grad()
+            loss = m(x).pow(2).mean()
+            loss.backward()
+            if loss.item() > 0:        # a break after the backward
+                opt.step()
+            return loss
+        return step
+    eager, comp = make(m0, o0), ember.compile(make(m1, o1), backend="inductor")
+    for _ in range(4):
+        a, b = eager(x), comp(x)
+        assert a.item() == pytest.approx(b.item(), rel=1e-6)
+    for p, q in zip(m0.parameters(), m1.parameters()):
+        assert ember.allclose(p, q, atol=1e-6)

@@ -178,6 +178,31 @@ def exp_f32(x):
     return p * _from_bits((h + 127) << 23) * _from_bits((ni - h + 127) << 23)
 
 
+def _exp_nonpos(x):
+    """exp(x) for x <= 0 or NaN (sigmoid's and the tails' exp(-|x|)): exp_f32 without the overflow
+    clamp and the NaN guard; a NaN gives an undefined value here, which every caller replaces
+    (its result for NaN is selected from x). Same results as exp_f32 otherwise."""
+    x = _EXP_LO if x < _EXP_LO else x
+    n = _floor(x * _LOG2E + _HALF)
+    r = x - n * _LN2_HI
+    r = r - n * _LN2_LO
+    p = _ONE + _expm1_poly(r)
+    ni = _to_int(n)
+    h = ni >> 1
+    return p * _from_bits((h + 127) << 23) * _from_bits((ni - h + 127) << 23)
+
+
+def _expm1_small_pos(x):
+    """expm1(x) for 0 <= x <= 19 or NaN (tanh's expm1(2|x|)): expm1_f32 without its clamps and
+    guards (a NaN gives an undefined value, which tanh replaces). Same results otherwise."""
+    n = _floor(x * _LOG2E + _HALF)
+    r = x - n * _LN2_HI
+    r = r - n * _LN2_LO
+    em = _expm1_poly(r)
+    h = _from_bits((_to_int(n) + 126) << 23)
+    return _TWO * (h * em + (h - _HALF))
+
+
 def expm1_f32(x):
     """exp(x) - 1, float32, with full relative accuracy near 0. Max error 1.43 ulp measured
     (ember eager 2.6, torch 1.0).
@@ -263,7 +288,7 @@ def tanh_f32(x):
     x = _f32(x)
     a = abs(x)
     ac = _TANH_BIG if a > _TANH_BIG else a
-    e = expm1_f32(ac + ac)
+    e = _expm1_small_pos(ac + ac)
     big = _ONE - _TWO / (e + _TWO)
     big = -big if x < _ZERO else big
     x2 = x * x
@@ -279,7 +304,7 @@ def sigmoid_f32(x):
     NaN -> NaN, +inf -> 1, -inf -> 0.
     """
     x = _f32(x)
-    e = exp_f32(-abs(x))
+    e = _exp_nonpos(-abs(x))
     num = _ONE if x >= _ZERO else e   # one division: the numerator is selected first
     y = num / (_ONE + e)
     return x if x != x else y
@@ -301,7 +326,7 @@ def softplus_f32(x):
     """
     x = _f32(x)
     m = x if x > _ZERO else _ZERO
-    y = m + log1p_f32(exp_f32(-abs(x)))
+    y = m + log1p_f32(_exp_nonpos(-abs(x)))
     return x if x != x else y
 
 
@@ -310,7 +335,7 @@ def log_sigmoid_f32(x):
     torch 1.45)."""
     x = _f32(x)
     m = x if x < _ZERO else _ZERO
-    y = m - log1p_f32(exp_f32(-abs(x)))
+    y = m - log1p_f32(_exp_nonpos(-abs(x)))
     return x if x != x else y
 
 
@@ -330,7 +355,7 @@ def erf_f32(x):
     a = abs(x)
     ac = _ERF_BIG if a > _ERF_BIG else a
     t = _KZ / (_KZ + ac)
-    big = _ONE - exp_f32(-(ac * ac)) * (_TWO * _h_poly(t))
+    big = _ONE - _exp_nonpos(-(ac * ac)) * (_TWO * _h_poly(t))
     big = -big if x < _ZERO else big
     z2 = x * x
     small = x + x * (_P0M1 + z2 * (_P1 + z2 * (_P2 + z2 * (_P3 + z2 * (_P4 + z2 * _P5)))))
@@ -344,7 +369,7 @@ def _phi_neg(a):
     t = _THREE / (_THREE + ac)
     hi = ac * ac                       # a*a = hi + lo exactly; exp(-lo/2) = 1 - lo/2 (|lo| < 1e-5)
     lo = _fma(ac, ac, -hi)
-    q = exp_f32(-(_HALF * hi)) * (_ONE - _HALF * lo) * _h_poly(t)
+    q = _exp_nonpos(-(_HALF * hi)) * (_ONE - _HALF * lo) * _h_poly(t)
     return _ZERO if a > _PHI_BIG else q
 
 

@@ -113,8 +113,8 @@ def fuse(items, graph_outs, itemsize_of, row_ok=False):
 
     for it in items:
         if it.kind == "pointwise" and it.inplace:
-            # an input written in place: every read of its old value (any open kernel) runs
-            # first, and the write starts a kernel of its own (later readers fuse after it)
+            # a tensor written in place: every read of its old value (any open kernel) runs
+            # first, and the write is a kernel of its own
             for k in list(open_k.values()):
                 close(k)
         if it.kind == "pointwise":
@@ -131,6 +131,11 @@ def fuse(items, graph_outs, itemsize_of, row_ok=False):
             k.members.append(it)
             k.produced.add(it.out)
             owner[it.out] = k
+            if it.inplace:
+                # and ends it: a later read of the memory it writes, through a view of it, must
+                # come after the write, which a member of the same kernel (loading at the start
+                # of each element) or a kernel closed before this one would not guarantee
+                close(k)
             continue
         if row_ok and it.kind == "npop" and it.row is not None:
             h = owner.get(it.reads()[0])

@@ -112,3 +112,21 @@ def test_adam_step_equals_eager_bit_for_bit(train_step):
         assert ember.equal(p, q)
         for k in ("exp_avg", "exp_avg_sq", "step"):
             assert ember.equal(o0.state[p][k], o1.state[q][k]), k
+
+
+def test_view_read_after_write_through_a_closed_kernel():
+    # the view's reader ends in a reduction (its kernel is emitted early): it still runs after the write
+    def f(x):
+        v = x[:3]
+        x.mul_(3)
+        w = (v + 1).sum()
+        return w, x * 2
+    _check(f, _vec)
+
+
+def test_same_shape_view_read_after_write():
+    def f(x):
+        v = x.view(2, 3).view(6)
+        x.add_(1)
+        return v * 2 + x
+    _check(f, _vec)

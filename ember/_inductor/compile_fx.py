@@ -386,9 +386,10 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
                 arg_in.append(str(red.row[1]))
             body.append(f"    {kname}({', '.join(arg_out + arg_in)})  # {ops}")
             for m in e.members:
-                if m.inplace and (m.out in graph_ins or m.out in outs):
-                    # the version bump of each in-place op on a tensor the caller holds, as
-                    # ADInplaceOrView makes it (the graph's own temporaries have no observers)
+                if m.inplace and (m.out in graph_ins or m.out in outs or m.out in have_t):
+                    # the version bump of each in-place op on a tensor (a view's goes to its
+                    # base's counter), as ADInplaceOrView makes it; the graph's own arrays have
+                    # no counter and no observers
                     body.append(f"    {need_tensor(m.out)}._bump_version()")
             if red is not None and not fuse_red:
                 ins_ = [need_kernel_arr(s) for s in red.reads()]

@@ -130,3 +130,11 @@ def test_same_shape_view_read_after_write():
         x.add_(1)
         return v * 2 + x
     _check(f, _vec)
+
+
+def test_write_through_an_extern_view_bumps_the_base():
+    def f(x):
+        y = x.view(2, 3)         # returned: the dispatcher's view, sharing x's version counter
+        y.mul_(2)
+        return y, x + 1
+    _check(f, _vec)

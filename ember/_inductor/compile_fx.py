@@ -361,7 +361,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad
             numel = 1
             for d in e.shape:
                 numel *= d
-            nb_ok = use_numba or (exact_numba and red is None and codegen.exact(e))
+            nb_ok = use_numba or (exact_numba and red is None and numel >= config.exact_numba_min_numel
+                                  and codegen.exact(e))
             parallel = nb_ok and numel >= config.parallel_threshold and config.threads() > 1
             variants = [("numba" + (" parallel" if parallel else ""), nb_ok, parallel, None)] if nb_ok else [
                 (f"numpy block {config.numpy_block}", False, False, config.numpy_block)]

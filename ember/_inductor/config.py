@@ -8,6 +8,11 @@ parallel_threshold: a fused kernel over at least this many elements runs its out
 num_threads: threads the kernels may use (None: ember.get_num_threads(), torch's setting); 1 keeps
     every kernel serial. Decided when a graph is compiled.
 numpy_block: elements per block of the NumPy generator's blocked loops (temporaries stay in cache).
+exact_numba_min_numel: in a training graph (NumPy's ufuncs, so that the numbers are eager's), a
+    kernel of exact operations over at least this many elements is a numba loop instead (the same
+    numbers, one pass). Each distinct kernel is one numba compile (~0.3 s) on a machine's first
+    run, then a disk-cache load: the digits CNN step compiles 15 of them (5.7 s cold, 0.6 s warm);
+    16384 leaves it 4 (1.5 s cold) but makes the MLP steps 10-60% slower.
 max_fusion_size: the most ops fused into one kernel (a longer chain starts a new kernel).
 fuse_reductions: a sum/mean/amax/amin over the trailing dims of a value a numba kernel computes
     ends that kernel (a row loop accumulating in float64; the value is not written to memory), up to
@@ -20,6 +25,7 @@ kernel_backend = os.environ.get("EMBER_INDUCTOR_BACKEND", "numba").lower() or "n
 parallel_threshold = 65536
 num_threads = None
 numpy_block = 32768
+exact_numba_min_numel = 0
 max_fusion_size = 64
 fuse_reductions = True
 fuse_reductions_max_numel = 65536

@@ -214,8 +214,9 @@ def compile_nodes(nodes, ins, outs, values, name, mode=None, options=None, grad0
     free = [s for k in sorted(release) for s in _out_slots(nodes[k].out)
             if getattr(vals[s], "grad_fn", None) is not None]
     tune = mode in ("max-autotune", "max-autotune-no-cudagraphs")
-    return _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad, freed, free,
-                 written, exact_numba, tune)
+    opts = _EmitOptions(use_numba=use_numba, exact_numba=exact_numba, reduce_overhead=ro, tune=tune, grad0=grad0,
+                        no_grad=no_grad, freed=freed, free=free, written=written)
+    return _emit(seq, ins, outs, vals, alias, decision, meta, name, opts)
 
 
 def _views_to_externs(items, graph_outs):
@@ -265,8 +266,22 @@ def _layout(arr):
     return ("P", perm)
 
 
-def _emit(seq, ins, outs, vals, alias, decision, meta, name, use_numba, ro, grad0, no_grad=(), freed=(), free=(),
-          written=(), exact_numba=False, tune=False):
+class _EmitOptions:
+    """What compile_nodes decided for the output code: use_numba (numba kernels for everything),
+    exact_numba (a training graph: numba only for exact kernels), reduce_overhead (static buffers),
+    tune (max-autotune), grad0 (the graph's grad mode, None: no autograd inside), no_grad (ids of
+    nodes that run without autograd: consumed by the step's backward), freed (outputs that get a
+    CompiledFunctionBackward), free (tensors whose graph the call frees at its end), written (slots
+    written in place by kernels)."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
+    use_numba, exact_numba, ro, tune, grad0 = (opts.use_numba, opts.exact_numba, opts.reduce_overhead, opts.tune,
+                                               opts.grad0)
+    no_grad, freed, free, written = opts.no_grad, opts.freed, opts.free, opts.written
     graph_ins = set(ins)
     g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
          "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out}

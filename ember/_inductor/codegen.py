@@ -184,7 +184,11 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
     uses_jm = [False]
     lines = []
     rng = "prange" if parallel else "range"
-    if red is not None:
+    if red is not None and red.row[0] in ("softmax", "log_softmax"):
+        outs.append("red")
+        ins.append("C")
+        lines += _softmax_rows(kernel, in_meta, red, rng, uses_jm)
+    elif red is not None:
         # flat row loop: rows of C elements, each reduced into red[r] (float64 accumulator)
         kind = red.row[0]
         outs.append("red")
@@ -260,6 +264,49 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
     src = "\n".join(head) + "\n\n\n" + deco + f"\ndef kernel({', '.join(outs + ins)}):\n"
     src += "".join("    " + ln + "\n" for ln in lines)
     return src
+
+
+def _softmax_rows(kernel, in_meta, red, rng, uses_jm):
+    """The row loop of a kernel ending in softmax / log_softmax over rows of C elements: pass 1
+    computes the kernel's values (storing its other outputs) into the result and the row's max;
+    pass 2 exponentiates (x - max) and sums in float64; pass 3 divides by the sum (softmax) or
+    subtracts its log (log_softmax, from the values kept in pass 2's place)."""
+    log = red.row[0] == "log_softmax"
+    dt = np.dtype(red.dtype.np)
+    ot = _NPNAME[dt]
+    lines = ["R = red.size // C", "n = R * C", "rr = red.reshape(n)"]
+    lines += [f"o{i} = out{i}.reshape(n)" for i in range(len(kernel.outs))]
+    load_names, loads = {}, []
+    for i, s in enumerate(kernel.ins):
+        size = 1
+        for d in in_meta[s][0]:
+            size *= d
+        if size == 1 and kernel.shape != ():
+            lines.append(f"l{i} = in{i}.ravel()[0]")
+        else:
+            lines.append(f"f{i} = in{i}.reshape(n)")
+            loads.append(f"l{i} = f{i}[i]")
+        load_names[s] = f"l{i}"
+    body, env = _body(kernel, load_names, lambda p, a: _scalar_expr(p, a, uses_jm))
+    v = env[red.reads()[0]]
+    if dt == _F32:
+        uses_jm[0] = True
+        ex = "m.exp_f32(rr[i] - mx)"
+    else:
+        ex = "math.exp(rr[i] - mx)"
+    out = [f"for r in {rng}(R):", "    mx = -math.inf", "    for j in range(C):", "        i = r * C + j"]
+    out += ["        " + ln for ln in loads + body]
+    out += [f"        o{i}[i] = {env[s]}" for i, s in enumerate(kernel.outs)]
+    out += [f"        w = {ot}({v})", "        rr[i] = w", "        if w > mx or w != w:", "            mx = w",
+            f"    mx = {ot}(mx)", "    acc = 0.0", "    for j in range(C):", "        i = r * C + j"]
+    if log:
+        out += [f"        acc += np.float64({ex})", f"    ls = {ot}(math.log(acc))", "    for j in range(C):",
+                "        i = r * C + j", f"        rr[i] = {ot}({ot}(rr[i] - mx) - ls)"]
+    else:
+        out += [f"        e = {ot}({ex})", "        rr[i] = e", "        acc += np.float64(e)",
+                f"    sm = {ot}(acc)", "    for j in range(C):", "        i = r * C + j",
+                f"        rr[i] = {ot}(rr[i] / sm)"]
+    return lines + out
 
 
 def _flat_operands(kernel, in_meta, n_outs, lines, index):

@@ -655,7 +655,9 @@ def _softmax(log):
         else:
             lines += ["np.exp({o}, out={o})",
                       f"np.divide({{o}}, np.add.reduce({{o}}, axis={d}, keepdims=True), out={{o}})"]
-        return lines, [0]
+        # over the last dim: a row kernel can end the kernel computing its input (codegen)
+        row = ("log_softmax" if log else "softmax", src._shape[-1]) if d == nd - 1 else None
+        return lines, [0], row
     return rule
 
 

@@ -286,6 +286,8 @@ REDUCE = {
     # reductions of values a kernel computes: row kernels (numba)
     "fused_rows": lambda L, x: ((x * 2).relu().sum(-1) + (x + 1).amax(-1) - (x.exp() - 1).amin(-1)
                                 + (x * x).mean(-1) + (x * 3).sum()),
+    # softmax / log_softmax ending the kernel of their input (numba row loops)
+    "fused_softmax": lambda L, x: ((x * 2 - 1).softmax(-1) * 3 + (x.tanh() * 4).log_softmax(-1)),
 }
 
 
@@ -322,6 +324,22 @@ def test_softmax_mse_gradients(kernel_backend, rng):
     check(loss.detach(), tl.detach())
     check(gx, tgx)
     check(gy, tgy)
+
+
+def test_softmax_ends_its_kernel(kernel_backend):
+    def f(x):
+        return (x * 2 - 1).softmax(-1), (x.tanh() * 4).log_softmax(-1), (x + 1).softmax(0)
+    x = ember.randn(30, 40)
+    x[2, 3] = float("nan")
+    x[4] = -float("inf")
+    got, r, r2 = _compile_only(f, x)
+    for a, b in zip(r2, f(x)):
+        assert a.shape == b.shape and a.stride() == b.stride()
+        assert ember.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+    body = got[0].source.split("def call(")[1].split("def call_traced(")[0]
+    if kernel_backend == "numba" and compile_fx.runtime.have_numba():
+        # the two last-dim ones are row loops; softmax over dim 0 stays NumPy statements
+        assert body.count("np.maximum.reduce") == 1 and "log_softmax.int" in body
 
 
 def test_reduction_ends_its_kernel(kernel_backend):

@@ -369,7 +369,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
             # the row loop accumulates sequentially (float64, not vectorised): worth it while the
             # per-call overhead of a separate reduction dominates, not for large tensors
             fuse_red = (red is not None and red.row is not None and use_numba and flat
-                        and numel <= config.fuse_reductions_max_numel)
+                        and numel <= (config.fuse_softmax_max_numel if red.row[0] in ("softmax", "log_softmax")
+                                      else config.fuse_reductions_max_numel))
             if red is not None and not fuse_red and red.reads()[0] not in e.outs:
                 e.outs.append(red.reads()[0])        # the reduction runs after the kernel, from memory
                 flat = codegen.flat_ok(e, in_meta, all(_out_is_c(s, decision, vals) for s in e.outs))

@@ -194,21 +194,7 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
         outs.append("red")
         ins.append("C")
         lines += ["R = red.size", "n = R * C", "rr = red.reshape(R)"]
-        for i in range(len(kernel.outs)):
-            lines.append(f"o{i} = out{i}.reshape(n)")
-        load_names = {}
-        loads = []
-        for i, s in enumerate(kernel.ins):
-            shape, _c = in_meta[s]
-            size = 1
-            for d in shape:
-                size *= d
-            if size == 1 and kernel.shape != ():
-                lines.append(f"l{i} = in{i}.ravel()[0]")
-            else:
-                lines.append(f"f{i} = in{i}.reshape(n)")
-                loads.append(f"l{i} = f{i}[i]")
-            load_names[s] = f"l{i}"
+        load_names, loads = _row_operands(kernel, in_meta, lines)
         body, env = _body(kernel, load_names, lambda p, a: _scalar_expr(p, a, uses_jm))
         src_v = env[red.reads()[0]]
         if kind in ("sum", "mean"):
@@ -266,15 +252,9 @@ def numba_source(kernel, in_meta, flat, parallel, red=None):
     return src
 
 
-def _softmax_rows(kernel, in_meta, red, rng, uses_jm):
-    """The row loop of a kernel ending in softmax / log_softmax over rows of C elements: pass 1
-    computes the kernel's values (storing its other outputs) into the result and the row's max;
-    pass 2 exponentiates (x - max) and sums in float64; pass 3 divides by the sum (softmax) or
-    subtracts its log (log_softmax, from the values kept in pass 2's place)."""
-    log = red.row[0] == "log_softmax"
-    dt = np.dtype(red.dtype.np)
-    ot = _NPNAME[dt]
-    lines = ["R = red.size // C", "n = R * C", "rr = red.reshape(n)"]
+def _row_operands(kernel, in_meta, lines):
+    """A row loop's set-up over n elements: outputs and full inputs as flat views, one-element
+    inputs read once (appended to lines); returns each input slot's name and the per-element loads."""
     lines += [f"o{i} = out{i}.reshape(n)" for i in range(len(kernel.outs))]
     load_names, loads = {}, []
     for i, s in enumerate(kernel.ins):
@@ -287,6 +267,19 @@ def _softmax_rows(kernel, in_meta, red, rng, uses_jm):
             lines.append(f"f{i} = in{i}.reshape(n)")
             loads.append(f"l{i} = f{i}[i]")
         load_names[s] = f"l{i}"
+    return load_names, loads
+
+
+def _softmax_rows(kernel, in_meta, red, rng, uses_jm):
+    """The row loop of a kernel ending in softmax / log_softmax over rows of C elements: pass 1
+    computes the kernel's values (storing its other outputs) into the result and the row's max;
+    pass 2 exponentiates (x - max) and sums in float64; pass 3 divides by the sum (softmax) or
+    subtracts its log (log_softmax, from the values kept in pass 2's place)."""
+    log = red.row[0] == "log_softmax"
+    dt = np.dtype(red.dtype.np)
+    ot = _NPNAME[dt]
+    lines = ["R = red.size // C", "n = R * C", "rr = red.reshape(n)"]
+    load_names, loads = _row_operands(kernel, in_meta, lines)
     body, env = _body(kernel, load_names, lambda p, a: _scalar_expr(p, a, uses_jm))
     v = env[red.reads()[0]]
     if dt == _F32:

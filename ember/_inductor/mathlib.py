@@ -170,6 +170,12 @@ def exp_f32(x):
     x = _EXP_LO if x < _EXP_LO else x
     n = _floor(x * _LOG2E + _HALF)
     n = _ZERO if n != n else n        # NaN: any n will do (p is NaN); keeps the bit tricks defined
+    return _exp_reduced(x, n)
+
+
+def _exp_reduced(x, n):
+    """exp(x) for x in [-104, 89] and n = round(x / ln2): the Cody-Waite reduction, the polynomial
+    and the scale by 2**n as two factors."""
     r = x - n * _LN2_HI
     r = r - n * _LN2_LO
     p = _ONE + _expm1_poly(r)
@@ -183,13 +189,7 @@ def _exp_nonpos(x):
     clamp and the NaN guard; a NaN gives an undefined value here, which every caller replaces
     (its result for NaN is selected from x). Same results as exp_f32 otherwise."""
     x = _EXP_LO if x < _EXP_LO else x
-    n = _floor(x * _LOG2E + _HALF)
-    r = x - n * _LN2_HI
-    r = r - n * _LN2_LO
-    p = _ONE + _expm1_poly(r)
-    ni = _to_int(n)
-    h = ni >> 1
-    return p * _from_bits((h + 127) << 23) * _from_bits((ni - h + 127) << 23)
+    return _exp_reduced(x, _floor(x * _LOG2E + _HALF))
 
 
 def _expm1_small_pos(x):

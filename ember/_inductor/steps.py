@@ -13,7 +13,7 @@ optimizer's in-place updates are kernels: lowering.lower_inplace):
 
 Each helper checks what its fast path assumes at run time and otherwise takes the general way
 (the PyOp's own function), so a guard-equal call can never compute otherwise.
-Only nodes that run with grad mode off are lowered here.
+Only nodes that run with grad mode off are lowered here, and `.grad = None` whatever the mode.
 """
 import numpy as np
 

@@ -326,17 +326,23 @@ def test_softmax_mse_gradients(kernel_backend, rng):
     check(gy, tgy)
 
 
+def _compiled_equals_eager(f, x, atol):
+    """f compiled on x equals eager (shapes, strides, values with NaNs); returns the compiled graphs
+    and the body of the first one's call()."""
+    got, r, r2 = _compile_only(f, x)
+    for a, b in zip(r2, f(x)):
+        assert a.shape == b.shape and a.stride() == b.stride()
+        assert ember.allclose(a, b, rtol=1e-5, atol=atol, equal_nan=True)
+    return got, got[0].source.split("def call(")[1].split("def call_traced(")[0]
+
+
 def test_softmax_ends_its_kernel(kernel_backend):
     def f(x):
         return (x * 2 - 1).softmax(-1), (x.tanh() * 4).log_softmax(-1), (x + 1).softmax(0)
     x = ember.randn(20, 40)        # within config.fuse_softmax_max_numel
     x[2, 3] = float("nan")
     x[4] = -float("inf")
-    got, r, r2 = _compile_only(f, x)
-    for a, b in zip(r2, f(x)):
-        assert a.shape == b.shape and a.stride() == b.stride()
-        assert ember.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
-    body = got[0].source.split("def call(")[1].split("def call_traced(")[0]
+    got, body = _compiled_equals_eager(f, x, atol=1e-6)
     if kernel_backend == "numba" and compile_fx.runtime.have_numba():
         # the two last-dim ones are row loops; softmax over dim 0 stays NumPy statements
         assert body.count("np.maximum.reduce") == 1 and "log_softmax.int" in body
@@ -347,11 +353,7 @@ def test_reduction_ends_its_kernel(kernel_backend):
         return (x * 2 - 1).relu().sum(-1), (x.exp() + x).amax(-1, keepdim=True), (x * x).mean()
     x = ember.randn(30, 40)
     x[2, 3] = float("nan")
-    got, r, r2 = _compile_only(f, x)
-    for a, b in zip(r2, f(x)):
-        assert a.shape == b.shape and a.stride() == b.stride()
-        assert ember.allclose(a, b, rtol=1e-5, atol=1e-5, equal_nan=True)
-    body = got[0].source.split("def call(")[1].split("def call_traced(")[0]
+    got, body = _compiled_equals_eager(f, x, atol=1e-5)
     if kernel_backend == "numba" and compile_fx.runtime.have_numba():
         assert got[0].kernels == 3 and "np.add.reduce" not in body and "acc" in got[0].source
     else:

@@ -199,6 +199,18 @@ def _pair(make):
     return out
 
 
+def _eager_vs_compiled(make, pair0, pair1, x, calls=4):
+    """make(model, opt) -> step(x), run eagerly on pair0 and compiled on pair1: after each call the
+    losses and parameters agree; yields the two losses of each call."""
+    eager, comp = make(*pair0), ember.compile(make(*pair1), backend="inductor")
+    for i in range(calls):
+        a, b = eager(x), comp(x)
+        assert a.item() == pytest.approx(b.item(), rel=1e-6), i
+        for p, q in zip(pair0[0].parameters(), pair1[0].parameters()):
+            assert ember.allclose(p, q, atol=1e-6), i
+        yield a, b
+
+
 def _lin():
     m = nn.Linear(4, 3)
     return m, ember.optim.SGD(m.parameters(), lr=0.1)
@@ -232,12 +244,7 @@ def test_backward_variants_equal_eager(variant):
             opt.step()
             return loss
         return step
-    eager, comp = make(m0, o0), ember.compile(make(m1, o1), backend="inductor")
-    for i in range(4):
-        a, b = eager(x), comp(x)
-        assert a.item() == pytest.approx(b.item(), rel=1e-6), (variant, i)
-        for p, q in zip(m0.parameters(), m1.parameters()):
-            assert ember.allclose(p, q, atol=1e-6), (variant, i)
+    for a, b in _eager_vs_compiled(make, (m0, o0), (m1, o1), x):
         assert a.requires_grad == b.requires_grad
         if variant == "retain_graph":
             a.backward()
@@ -260,9 +267,5 @@ def test_step_with_graph_break_keeps_recording():
                 opt.step()
             return loss
         return step
-    eager, comp = make(m0, o0), ember.compile(make(m1, o1), backend="inductor")
-    for _ in range(4):
-        a, b = eager(x), comp(x)
-        assert a.item() == pytest.approx(b.item(), rel=1e-6)
-    for p, q in zip(m0.parameters(), m1.parameters()):
-        assert ember.allclose(p, q, atol=1e-6)
+    for _ in _eager_vs_compiled(make, (m0, o0), (m1, o1), x):
+        pass

@@ -235,13 +235,21 @@ def _fast_transform(kind, u, a, b, dev):
         return out.copy_to_host()
 
 
-def exponential_(self, lambd=1.0, generator=None):
-    n = _checked(_cpu.exponential_, self, lambd)
+def _uniforms(check, self, generator, *args):
+    """The checked draw behind a distribution's transform: (uniforms, dtype, compute type), or None
+    for an empty tensor."""
+    n = _checked(check, self, *args)
     if n == 0:
-        return self
+        return None
     d = self._dtype
-    acc = _f64 if d is _dt.float64 else _f32
-    r = _uniform_vals(engine(generator, self._device), self._device, n, d)
+    return _uniform_vals(engine(generator, self._device), self._device, n, d), d, _f64 if d is _dt.float64 else _f32
+
+
+def exponential_(self, lambd=1.0, generator=None):
+    drawn = _uniforms(_cpu.exponential_, self, generator, lambd)
+    if drawn is None:
+        return self
+    r, d, acc = drawn
     eps = np.finfo(acc).eps
     if acc is _f32 and not _glue.is_sim():
         v = _fast_transform("exponential", r, acc(-1.0) / acc(lambd), -eps / 2, self._device)
@@ -253,12 +261,10 @@ def exponential_(self, lambd=1.0, generator=None):
 
 
 def cauchy_(self, median=0.0, sigma=1.0, generator=None):
-    n = _checked(_cpu.cauchy_, self, median, sigma)
-    if n == 0:
+    drawn = _uniforms(_cpu.cauchy_, self, generator, median, sigma)
+    if drawn is None:
         return self
-    d = self._dtype
-    acc = _f64 if d is _dt.float64 else _f32
-    r = _uniform_vals(engine(generator, self._device), self._device, n, d)
+    r, d, acc = drawn
     if acc is _f32 and not _glue.is_sim():
         return _store(self, _fast_transform("cauchy", r, median, sigma, self._device).astype(d.np))
     t = np.tan((acc(math.pi) * (r - acc(0.5))).astype(_f64)).astype(acc)
@@ -267,12 +273,10 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
 
 
 def geometric_(self, p, generator=None):
-    n = _checked(_cpu.geometric_, self, p)
-    if n == 0:
+    drawn = _uniforms(_cpu.geometric_, self, generator, p)
+    if drawn is None:
         return self
-    d = self._dtype
-    acc = _f64 if d is _dt.float64 else _f32
-    r = _uniform_vals(engine(generator, self._device), self._device, n, d)
+    r, d, acc = drawn
     lg = np.log(r.astype(_f64)).astype(acc)
     den = acc(np.log1p(-np.float64(acc(p))))
     return _store(self, np.ceil(lg / den).astype(d.np))

@@ -21,6 +21,7 @@ state the function can reach (globals its code names, closure cells, non-tensor 
 modules' __dict__) before and after the run. Any side effect makes the function run eagerly, with
 the reason recorded (explain() and EMBER_LOGS=graph_breaks show it).
 """
+import gc
 import os
 import sys
 import types
@@ -732,6 +733,10 @@ class Watcher:
                 watcher.rec.active = False
             return orig(*a, **k)
         builtins.print = print
+        for cb in gc.callbacks:  # a collection may run one in any frame: it is not the user's code
+            code = getattr(cb, "__code__", None)
+            if code is not None:
+                self.codes[code] = "other"
         self.prev = sys.gettrace()
         sys.settrace(self.trace)
         return self

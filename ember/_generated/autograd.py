@@ -3,7 +3,7 @@
 """Autograd Node classes and Autograd-key kernels."""
 from ember.autograd.formulas import *  # noqa: F401,F403
 from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of, _strides_of  # noqa: F401
-from ember.autograd.graph import SavedVariable as _SV, collect_next_edges as _collect_next_edges
+from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
 from ember.autograd.record import TraceableFunction, save_input as _save_input, save_inputs as _save_inputs
@@ -376,7 +376,7 @@ def _ag__sparse_softmax(below, self, dim, half_to_float):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SparseLogSoftmaxBackward0(TraceableFunction, saved=2):
@@ -392,7 +392,7 @@ def _ag__sparse_log_softmax(below, self, dim, half_to_float):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SparseCompressedTensorBackward0(TraceableFunction, saved=2):
@@ -589,7 +589,7 @@ def _ag_relu(below, self):
         return below(self)
     _n = ReluBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_relu_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -598,7 +598,7 @@ def _ag_relu_(below, self):
     _n = ReluBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class SiluBackward0(TraceableFunction, saved=1):
@@ -681,7 +681,7 @@ def _ag_elu_(below, self, alpha, scale, input_scale):
     _n.alpha_, _n.scale_, _n.input_scale_ = alpha, scale, input_scale
     below(self, alpha, scale, input_scale)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class CeluBackward0(TraceableFunction, saved=1):
@@ -710,7 +710,7 @@ def _ag_celu_(below, self, alpha):
     _n.alpha_ = alpha
     below(self, alpha)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class GeluBackward0(TraceableFunction, saved=1):
@@ -863,7 +863,7 @@ def _ag_leaky_relu_(below, self, negative_slope):
     _n.negative_slope_ = negative_slope
     below(self, negative_slope)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class LogSigmoidBackward0(TraceableFunction, saved=1):
@@ -908,7 +908,7 @@ def _ag_rrelu(below, self, lower, upper, training, generator):
     _n.lower_, _n.upper_, _n.training_ = lower, upper, training
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, lower, upper, training, generator), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class RreluWithNoiseBackward1(TraceableFunction, saved=2):
@@ -926,7 +926,7 @@ def _ag_rrelu_(below, self, lower, upper, training, generator):
     _n.self_ = _save_input(_clone_nograd(self), _ag)
     below(self, lower, upper, training, generator)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class SoftplusBackward0(TraceableFunction, saved=1):
@@ -1493,7 +1493,7 @@ def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
     _n.self_, _n.index_, _n.source_ = _save_input(self, _ag), _save_input(index, _ag), _save_input(source, _ag)
     result = _n._set_history(below(self, dim, index, source, reduce, include_self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class IndexReduceBackward0_1(TraceableFunction, saved=4):
@@ -1518,7 +1518,7 @@ def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
     _n.self_, _n.index_, _n.source_ = _save_input(_clone_nograd(self), _ag), _save_input(index, _ag), _save_input(source, _ag)
     below(self, dim, index, source, reduce, include_self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class IndexCopyBackward0(TraceableFunction, saved=1):
@@ -1982,7 +1982,7 @@ def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
     _n.self_, _n.index_, _n.src_ = _save_input(self, _ag), _save_input(index, _ag), _save_input(src, _ag)
     result = _n._set_history(below(self, dim, index, src, reduce, include_self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class ScatterReduceBackward0_1(TraceableFunction, saved=4):
@@ -2007,7 +2007,7 @@ def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
     _n.self_, _n.index_, _n.src_ = _save_input(_clone_nograd(self), _ag), _save_input(index, _ag), _save_input(src, _ag)
     below(self, dim, index, src, reduce, include_self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class TakeBackward0(TraceableFunction, saved=1):
@@ -2295,7 +2295,7 @@ def _ag_cholesky(below, self, upper):
     _n = CholeskyBackward0()
     _n.upper_ = upper
     result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class CholeskySolveBackward0(TraceableFunction, saved=3):
@@ -2316,7 +2316,7 @@ def _ag_cholesky_solve(below, self, input2, upper):
     _n.upper_ = upper
     _n.self_, _n.input2_ = _save_input(self, _ag), _save_input(input2, _ag)
     result = _n._set_history(below(self, input2, upper), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class CholeskyInverseBackward0(TraceableFunction, saved=2):
@@ -2332,7 +2332,7 @@ def _ag_cholesky_inverse(below, self, upper):
     _n.upper_ = upper
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgCrossBackward0(TraceableFunction, saved=2):
@@ -2391,7 +2391,7 @@ def _ag_linalg_det(below, A):
     _n = LinalgDetBackward0()
     _n.A_ = _save_input(A, _ag)
     result = _n._set_history(below(A), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgDetBackward0_1(TraceableFunction, saved=2):
@@ -2407,7 +2407,7 @@ def _ag_det(below, self):
     _n = LinalgDetBackward0_1()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class DiagEmbedBackward0(TraceableFunction):
@@ -2481,7 +2481,7 @@ def _ag_linalg_inv(below, A):
         return below(A)
     _n = LinalgInvExBackward0()
     result = _n._set_history(below(A), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgInvExBackward0_1(TraceableFunction, saved=1):
@@ -2495,7 +2495,7 @@ def _ag_inverse(below, self):
         return below(self)
     _n = LinalgInvExBackward0_1()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgInvExBackward0_2(TraceableFunction, saved=1):
@@ -2509,7 +2509,7 @@ def _ag_linalg_inv_ex(below, A, check_errors):
         return below(A, check_errors)
     _n = LinalgInvExBackward0_2()
     result = _n._set_outputs_history(below(A, check_errors), _next, (0,))
-    _n.inverse_ = _SV(result[0], True)
+    _n.inverse_ = _save_output(result[0], _ag)
     return result
 
 class UnsafeViewBackward0(TraceableFunction, saved=2):
@@ -2593,9 +2593,9 @@ def _ag_linalg_lu(below, A, pivot):
     _n = LinalgLuBackward0()
     _n.pivot_ = pivot
     result = _n._set_outputs_history(below(A, pivot), _next, (1, 2))
-    _n.P_ = _SV(result[0], True)
-    _n.L_ = _SV(result[1], True)
-    _n.U_ = _SV(result[2], True)
+    _n.P_ = _save_output(result[0], _ag)
+    _n.L_ = _save_output(result[1], _ag)
+    _n.U_ = _save_output(result[2], _ag)
     return result
 
 class LinalgLuFactorExBackward0(TraceableFunction, saved=1):
@@ -2647,7 +2647,7 @@ def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
     _n.left_, _n.adjoint_ = left, adjoint
     _n.LU_, _n.pivots_ = _save_input(LU, _ag), _save_input(pivots, _ag)
     result = _n._set_history(below(LU, pivots, B, left, adjoint), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class MmBackward0(TraceableFunction, saved=2):
@@ -2704,7 +2704,7 @@ def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
     _n = LinalgPinvBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, atol, rtol, hermitian), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgPinvBackward0_1(TraceableFunction, saved=2):
@@ -2720,7 +2720,7 @@ def _ag_pinverse(below, self, rcond):
     _n = LinalgPinvBackward0_1()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, rcond), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgQrBackward0(TraceableFunction, saved=2):
@@ -2735,8 +2735,8 @@ def _ag_linalg_qr(below, A, mode):
     _n = LinalgQrBackward0()
     _n.mode_ = mode
     result = _n._set_outputs_history(below(A, mode), _next)
-    _n.Q_ = _SV(result[0], True)
-    _n.R_ = _SV(result[1], True)
+    _n.Q_ = _save_output(result[0], _ag)
+    _n.R_ = _save_output(result[1], _ag)
     return result
 
 class LinalgQrBackward0_1(TraceableFunction, saved=2):
@@ -2752,8 +2752,8 @@ def _ag_qr(below, self, some):
     _n = LinalgQrBackward0_1()
     _n.some_ = some
     result = _n._set_outputs_history(below(self, some), _next)
-    _n.Q_ = _SV(result[0], True)
-    _n.R_ = _SV(result[1], True)
+    _n.Q_ = _save_output(result[0], _ag)
+    _n.R_ = _save_output(result[1], _ag)
     return result
 
 class LinalgSlogdetBackward0(TraceableFunction, saved=2):
@@ -2768,7 +2768,7 @@ def _ag_linalg_slogdet(below, A):
     _n = LinalgSlogdetBackward0()
     _n.A_ = _save_input(A, _ag)
     result = _n._set_outputs_history(below(A), _next)
-    _n.sign_ = _SV(result[0], True)
+    _n.sign_ = _save_output(result[0], _ag)
     return result
 
 class LinalgSlogdetBackward0_1(TraceableFunction, saved=2):
@@ -2784,7 +2784,7 @@ def _ag_slogdet(below, self):
     _n = LinalgSlogdetBackward0_1()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self), _next)
-    _n.sign_ = _SV(result[0], True)
+    _n.sign_ = _save_output(result[0], _ag)
     return result
 
 class LinalgSolveExBackward0(TraceableFunction, saved=2):
@@ -2805,7 +2805,7 @@ def _ag_linalg_solve(below, A, B, left):
     _n.left_ = left
     _n.A_ = _save_input(A, _ag)
     result = _n._set_history(below(A, B, left), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
@@ -2827,7 +2827,7 @@ def _ag_linalg_solve_ex(below, A, B, left, check_errors):
     _n.left_ = left
     _n.A_ = _save_input(A, _ag)
     result = _n._set_outputs_history(below(A, B, left, check_errors), _next, (0,))
-    _n.result_ = _SV(result[0], True)
+    _n.result_ = _save_output(result[0], _ag)
     return result
 
 class LinalgSolveTriangularBackward0(TraceableFunction, saved=2):
@@ -2847,7 +2847,7 @@ def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
     _n.upper_, _n.left_, _n.unitriangular_ = upper, left, unitriangular
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, B, upper, left, unitriangular), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgCholeskyExBackward0(TraceableFunction, saved=1):
@@ -2861,7 +2861,7 @@ def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
     _n = LinalgCholeskyExBackward0()
     _n.upper_ = upper
     result = _n._set_outputs_history(below(self, upper, check_errors), _next, (0,))
-    _n.L_ = _SV(result[0], True)
+    _n.L_ = _save_output(result[0], _ag)
     return result
 
 class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1):
@@ -2876,7 +2876,7 @@ def _ag_linalg_cholesky(below, self, upper):
     _n = LinalgCholeskyExBackward0_1()
     _n.upper_ = upper
     result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgSvdBackward0(TraceableFunction, saved=3):
@@ -2892,9 +2892,9 @@ def _ag_linalg_svd(below, A, full_matrices, driver):
     _n = LinalgSvdBackward0()
     _n.full_matrices_ = full_matrices
     result = _n._set_outputs_history(below(A, full_matrices, driver), _next)
-    _n.U_ = _SV(result[0], True)
-    _n.S_ = _SV(result[1], True)
-    _n.Vh_ = _SV(result[2], True)
+    _n.U_ = _save_output(result[0], _ag)
+    _n.S_ = _save_output(result[1], _ag)
+    _n.Vh_ = _save_output(result[2], _ag)
     return result
 
 class LinalgSvdBackward0_1(TraceableFunction, saved=1):
@@ -2921,8 +2921,8 @@ def _ag_linalg_eigh(below, self, UPLO):
         return below(self, UPLO)
     _n = LinalgEighBackward0()
     result = _n._set_outputs_history(below(self, UPLO), _next)
-    _n.eigenvalues_ = _SV(result[0], True)
-    _n.eigenvectors_ = _SV(result[1], True)
+    _n.eigenvalues_ = _save_output(result[0], _ag)
+    _n.eigenvectors_ = _save_output(result[1], _ag)
     return result
 
 class LinalgEighBackward0_1(TraceableFunction, saved=1):
@@ -2951,8 +2951,8 @@ def _ag_linalg_eig(below, self):
     _n = LinalgEigBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     result = _n._set_outputs_history(below(self), _next)
-    _n.eigenvalues_ = _SV(result[0], True)
-    _n.eigenvectors_ = _SV(result[1], True)
+    _n.eigenvalues_ = _save_output(result[0], _ag)
+    _n.eigenvectors_ = _save_output(result[1], _ag)
     return result
 
 class LinalgEigBackward0_1(TraceableFunction, saved=1):
@@ -3029,7 +3029,7 @@ def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
     _n.reduction_, _n.ignore_index_ = reduction, ignore_index
     _n.self_, _n.target_, _n.weight_ = _save_input(self, _ag), _save_input(target, _ag), _save_input(weight, _ag)
     result = _n._set_outputs_history(below(self, target, weight, reduction, ignore_index), _next, (0,))
-    _n.total_weight_ = _SV(result[1], True)
+    _n.total_weight_ = _save_output(result[1], _ag)
     return result
 
 class NllLossBackwardBackward0(TraceableFunction, saved=2):
@@ -3067,7 +3067,7 @@ def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index)
     _n.reduction_, _n.ignore_index_ = reduction, ignore_index
     _n.self_, _n.target_, _n.weight_ = _save_input(self, _ag), _save_input(target, _ag), _save_input(weight, _ag)
     result = _n._set_outputs_history(below(self, target, weight, reduction, ignore_index), _next, (0,))
-    _n.total_weight_ = _SV(result[1], True)
+    _n.total_weight_ = _save_output(result[1], _ag)
     return result
 
 class NativeLayerNormBackward0(TraceableFunction, saved=5):
@@ -3090,8 +3090,8 @@ def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
     _n.normalized_shape_, _n.eps_ = normalized_shape, eps
     _n.input_, _n.weight_, _n.bias_ = _save_input(input, _ag), _save_input(weight, _ag), _save_input(bias, _ag)
     result = _n._set_outputs_history(below(input, normalized_shape, weight, bias, eps), _next, (0,))
-    _n.result1_ = _SV(result[1], True)
-    _n.result2_ = _SV(result[2], True)
+    _n.result1_ = _save_output(result[1], _ag)
+    _n.result2_ = _save_output(result[2], _ag)
     return result
 
 class NativeBatchNormBackward0(TraceableFunction, saved=7):
@@ -3121,8 +3121,8 @@ def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var,
     _n.running_mean_ = _save_input(running_mean, _ag)
     _n.running_var_ = _save_input(running_var, _ag)
     result = _n._set_outputs_history(below(input, weight, bias, running_mean, running_var, training, momentum, eps), _next, (0,))
-    _n.result1_ = _SV(result[1], True)
-    _n.result2_ = _SV(result[2], True)
+    _n.result1_ = _save_output(result[1], _ag)
+    _n.result2_ = _save_output(result[2], _ag)
     return result
 
 class NativeGroupNormBackward0(TraceableFunction, saved=5):
@@ -3146,8 +3146,8 @@ def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
     _n.N_, _n.C_, _n.group_, _n.eps_ = N, C, group, eps
     _n.input_, _n.weight_, _n.bias_ = _save_input(input, _ag), _save_input(weight, _ag), _save_input(bias, _ag)
     result = _n._set_outputs_history(below(input, weight, bias, N, C, HxW, group, eps), _next)
-    _n.result1_ = _SV(result[1], True)
-    _n.result2_ = _SV(result[2], True)
+    _n.result1_ = _save_output(result[1], _ag)
+    _n.result2_ = _save_output(result[2], _ag)
     return result
 
 class MseLossBackward0(TraceableFunction, saved=2):
@@ -3290,8 +3290,8 @@ def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dr
     _n.query_, _n.key_, _n.value_, _n.attn_mask_ = _save_input(query, _ag), _save_input(key, _ag), _save_input(value, _ag), _save_input(attn_mask,
             _ag)
     result = _n._set_outputs_history(below(query, key, value, dropout_p, is_causal, attn_mask, scale), _next, (0,))
-    _n.output_ = _SV(result[0], True)
-    _n.logsumexp_ = _SV(result[1], True)
+    _n.output_ = _save_output(result[0], _ag)
+    _n.logsumexp_ = _save_output(result[1], _ag)
     return result
 
 class ScaledDotProductFlashAttentionForCpuBackwardBackward0(TraceableFunction):
@@ -3394,7 +3394,7 @@ def _ag_multilabel_margin_loss_forward(below, self, target, reduction):
     _n.reduction_ = reduction
     _n.self_, _n.target_ = _save_input(self, _ag), _save_input(target, _ag)
     result = _n._set_outputs_history(below(self, target, reduction), _next, (0,))
-    _n.is_target_ = _SV(result[1], True)
+    _n.is_target_ = _save_output(result[1], _ag)
     return result
 
 class torch__autograd__NotImplemented_1(TraceableFunction):
@@ -3468,7 +3468,7 @@ def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.kernel_size_, _n.stride_, _n.padding_, _n.dilation_, _n.ceil_mode_ = kernel_size, stride, padding, dilation, ceil_mode
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, kernel_size, stride, padding, dilation, ceil_mode), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
@@ -3535,7 +3535,7 @@ def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilat
     _n.kernel_size_, _n.stride_, _n.padding_, _n.dilation_, _n.ceil_mode_ = kernel_size, stride, padding, dilation, ceil_mode
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, kernel_size, stride, padding, dilation, ceil_mode), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
@@ -3629,7 +3629,7 @@ def _ag_adaptive_max_pool2d(below, self, output_size):
     _n = AdaptiveMaxPool2DBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, output_size), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction, saved=1):
@@ -3711,9 +3711,9 @@ def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode
     _n.per_sample_weights_ = _save_input(per_sample_weights, _ag)
     result = _n._set_outputs_history(below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset,
             padding_idx), _next, (0,))
-    _n.result1_ = _SV(result[1], True)
-    _n.result2_ = _SV(result[2], True)
-    _n.result3_ = _SV(result[3], True)
+    _n.result1_ = _save_output(result[1], _ag)
+    _n.result2_ = _save_output(result[2], _ag)
+    _n.result3_ = _save_output(result[3], _ag)
     return result
 
 class ReflectionPad1DBackward0(TraceableFunction, saved=1):
@@ -4122,7 +4122,7 @@ def _ag_adaptive_max_pool3d(below, self, output_size):
     _n = AdaptiveMaxPool3DBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, output_size), _next, (0,))
-    _n.result1_ = _SV(result[1], True)
+    _n.result1_ = _save_output(result[1], _ag)
     return result
 
 class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction, saved=1):
@@ -4592,7 +4592,7 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     _n = PowBackward1()
     _n.self_, _n.exponent_ = _save_input(self, _ag), _save_input(exponent, _ag)
     result = _n._set_history(below(self, exponent), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_pow__Tensor_Tensor(below, self, exponent):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
@@ -4602,7 +4602,7 @@ def _ag_pow__Tensor_Tensor(below, self, exponent):
     _n.self_, _n.exponent_ = _save_input(_clone_nograd(self), _ag), _save_input(exponent, _ag)
     below(self, exponent)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class PowBackward2(TraceableFunction, saved=2):
@@ -4618,7 +4618,7 @@ def _ag_pow_Scalar(below, self, exponent):
     _n.self_ = self
     _n.exponent_ = _save_input(exponent, _ag)
     result = _n._set_history(below(self, exponent), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class PowBackward0_1(TraceableFunction, saved=1):
@@ -4693,7 +4693,7 @@ def _ag_float_power_Tensor_Tensor(below, self, exponent):
         _n._exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     result = _n._set_history(result, _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class PowBackward2_1(TraceableFunction, saved=2):
@@ -4717,7 +4717,7 @@ def _ag_float_power_Scalar(below, self, exponent):
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
     result = _n._set_history(result, _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class PowBackward0_3(TraceableFunction, saved=1):
@@ -4763,7 +4763,7 @@ def _ag_float_power__Tensor(below, self, exponent):
     _n.self_, _n.exponent_ = _save_input(_clone_nograd(self), _ag), _save_input(exponent, _ag)
     below(self, exponent)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class AbsBackward0(TraceableFunction, saved=1):
@@ -5411,7 +5411,7 @@ def _ag_copysign_Tensor(below, self, other):
     _n = CopysignBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     result = _n._set_history(below(self, other), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_copysign__Tensor(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -5421,7 +5421,7 @@ def _ag_copysign__Tensor(below, self, other):
     _n.self_, _n.other_ = _save_input(_clone_nograd(self), _ag), _save_input(other, _ag)
     below(self, other)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class CosBackward0(TraceableFunction, saved=1):
@@ -5551,7 +5551,7 @@ def _ag_exp(below, self):
         return below(self)
     _n = ExpBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_exp_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -5560,7 +5560,7 @@ def _ag_exp_(below, self):
     _n = ExpBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class Exp2Backward0(TraceableFunction, saved=1):
@@ -5573,7 +5573,7 @@ def _ag_exp2(below, self):
         return below(self)
     _n = Exp2Backward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_exp2_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -5582,7 +5582,7 @@ def _ag_exp2_(below, self):
     _n = Exp2Backward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class Expm1Backward0(TraceableFunction, saved=1):
@@ -5595,7 +5595,7 @@ def _ag_expm1(below, self):
         return below(self)
     _n = Expm1Backward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_expm1_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -5604,7 +5604,7 @@ def _ag_expm1_(below, self):
     _n = Expm1Backward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class FloorBackward0(TraceableFunction):
@@ -5689,7 +5689,7 @@ def _ag_hypot(below, self, other):
     _n = HypotBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     result = _n._set_history(below(self, other), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_hypot_(below, self, other):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
@@ -5699,7 +5699,7 @@ def _ag_hypot_(below, self, other):
     _n.self_, _n.other_ = _save_input(_clone_nograd(self), _ag), _save_input(other, _ag)
     below(self, other)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class LerpBackward0(TraceableFunction):
@@ -5970,7 +5970,7 @@ def _ag_reciprocal(below, self):
         return below(self)
     _n = ReciprocalBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_reciprocal_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -5979,7 +5979,7 @@ def _ag_reciprocal_(below, self):
     _n = ReciprocalBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class RoundBackward0(TraceableFunction):
@@ -6026,7 +6026,7 @@ def _ag_rsqrt(below, self):
         return below(self)
     _n = RsqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_rsqrt_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6035,7 +6035,7 @@ def _ag_rsqrt_(below, self):
     _n = RsqrtBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class SigmoidBackward0(TraceableFunction, saved=1):
@@ -6048,7 +6048,7 @@ def _ag_sigmoid(below, self):
         return below(self)
     _n = SigmoidBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sigmoid_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6057,7 +6057,7 @@ def _ag_sigmoid_(below, self):
     _n = SigmoidBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class LogitBackward0(TraceableFunction, saved=1):
@@ -6111,7 +6111,7 @@ def _ag_sgn(below, self):
     _n = SgnBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sgn_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6121,7 +6121,7 @@ def _ag_sgn_(below, self):
     _n.self_ = _save_input(_clone_nograd(self), _ag)
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class SinBackward0(TraceableFunction, saved=1):
@@ -6174,7 +6174,7 @@ def _ag_sqrt(below, self):
         return below(self)
     _n = SqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sqrt_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6183,7 +6183,7 @@ def _ag_sqrt_(below, self):
     _n = SqrtBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class TanBackward0(TraceableFunction, saved=1):
@@ -6196,7 +6196,7 @@ def _ag_tan(below, self):
         return below(self)
     _n = TanBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_tan_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6205,7 +6205,7 @@ def _ag_tan_(below, self):
     _n = TanBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class TanhBackward0(TraceableFunction, saved=1):
@@ -6218,7 +6218,7 @@ def _ag_tanh(below, self):
         return below(self)
     _n = TanhBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_tanh_(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -6227,7 +6227,7 @@ def _ag_tanh_(below, self):
     _n = TanhBackward0()
     below(self)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class TruncBackward0(TraceableFunction):
@@ -6441,7 +6441,7 @@ def _ag_prod(below, self, dtype):
     _n = ProdBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class ProdBackward1(TraceableFunction, saved=2):
@@ -6457,7 +6457,7 @@ def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class MaxBackward0(TraceableFunction, saved=1):
@@ -6472,7 +6472,7 @@ def _ag_max_dim(below, self, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class MaxBackward1(TraceableFunction, saved=2):
@@ -6487,7 +6487,7 @@ def _ag_max(below, self):
     _n = MaxBackward1()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class MaximumBackward0_1(TraceableFunction, saved=2):
@@ -6524,7 +6524,7 @@ def _ag_min_dim(below, self, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class MinBackward1(TraceableFunction, saved=2):
@@ -6539,7 +6539,7 @@ def _ag_min(below, self):
     _n = MinBackward1()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class MinimumBackward0_1(TraceableFunction, saved=2):
@@ -6577,7 +6577,7 @@ def _ag_amax(below, self, dim, keepdim):
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class AminBackward0(TraceableFunction, saved=2):
@@ -6593,7 +6593,7 @@ def _ag_amin(below, self, dim, keepdim):
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class AminmaxBackward0(TraceableFunction, saved=3):
@@ -6610,8 +6610,8 @@ def _ag_aminmax(below, self, dim, keepdim):
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, dim, keepdim), _next)
-    _n.min_ = _SV(result[0], True)
-    _n.max_ = _SV(result[1], True)
+    _n.min_ = _save_output(result[0], _ag)
+    _n.max_ = _save_output(result[1], _ag)
     return result
 
 class VarBackward0(TraceableFunction, saved=1):
@@ -6668,7 +6668,7 @@ def _ag_std(below, self, unbiased):
     _n.unbiased_ = unbiased
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, unbiased), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class StdBackward0_1(TraceableFunction, saved=2):
@@ -6685,7 +6685,7 @@ def _ag_std_dim(below, self, dim, unbiased, keepdim):
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, unbiased, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class StdBackward0_2(TraceableFunction, saved=2):
@@ -6702,7 +6702,7 @@ def _ag_std_correction(below, self, dim, correction, keepdim):
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, correction, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class VarMeanBackward0(TraceableFunction, saved=1):
@@ -6759,7 +6759,7 @@ def _ag_std_mean(below, self, unbiased):
     _n.unbiased_ = unbiased
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, unbiased), _next)
-    _n.result0_ = _SV(result[0], True)
+    _n.result0_ = _save_output(result[0], _ag)
     return result
 
 class StdMeanBackward0_1(TraceableFunction, saved=2):
@@ -6776,7 +6776,7 @@ def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, dim, unbiased, keepdim), _next)
-    _n.result0_ = _SV(result[0], True)
+    _n.result0_ = _save_output(result[0], _ag)
     return result
 
 class StdMeanBackward0_2(TraceableFunction, saved=2):
@@ -6793,7 +6793,7 @@ def _ag_std_mean_correction(below, self, dim, correction, keepdim):
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, dim, correction, keepdim), _next)
-    _n.result0_ = _SV(result[0], True)
+    _n.result0_ = _save_output(result[0], _ag)
     return result
 
 class MedianBackward0(TraceableFunction, saved=2):
@@ -6808,7 +6808,7 @@ def _ag_median(below, self):
     _n = MedianBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class MedianBackward1(TraceableFunction, saved=1):
@@ -6823,7 +6823,7 @@ def _ag_median_dim(below, self, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class NanmedianBackward0(TraceableFunction, saved=2):
@@ -6838,7 +6838,7 @@ def _ag_nanmedian(below, self):
     _n = NanmedianBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class NanmedianBackward1(TraceableFunction, saved=1):
@@ -6853,7 +6853,7 @@ def _ag_nanmedian_dim(below, self, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class ModeBackward0(TraceableFunction, saved=1):
@@ -6868,7 +6868,7 @@ def _ag_mode(below, self, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class KthvalueBackward0(TraceableFunction, saved=1):
@@ -6883,7 +6883,7 @@ def _ag_kthvalue(below, self, k, dim, keepdim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_, _n.keepdim_ = dim, keepdim
     result = _n._set_outputs_history(below(self, k, dim, keepdim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class NormBackward0(TraceableFunction, saved=2):
@@ -6899,7 +6899,7 @@ def _ag_norm_Scalar(below, self, p):
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, p), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class NormBackward1(TraceableFunction, saved=2):
@@ -6915,7 +6915,7 @@ def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, p, dim, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class NormBackward2(TraceableFunction, saved=2):
@@ -6931,7 +6931,7 @@ def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, p, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class NormBackward3(TraceableFunction, saved=2):
@@ -6947,7 +6947,7 @@ def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, p, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LinalgVectorNormBackward0(TraceableFunction, saved=2):
@@ -6963,7 +6963,7 @@ def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
     _n.ord_, _n.dim_, _n.keepdim_ = ord, dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, ord, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LogsumexpBackward0(TraceableFunction, saved=2):
@@ -6979,7 +6979,7 @@ def _ag_logsumexp(below, self, dim, keepdim):
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SoftmaxBackward0(TraceableFunction, saved=1):
@@ -6993,7 +6993,7 @@ def _ag__softmax(below, self, dim, half_to_float):
     _n = SoftmaxBackward0()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SoftmaxBackward0_1(TraceableFunction, saved=1):
@@ -7008,7 +7008,7 @@ def _ag_softmax_int(below, self, dim, dtype):
     _n = SoftmaxBackward0_1()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SoftmaxBackward0_2(TraceableFunction, saved=1):
@@ -7023,7 +7023,7 @@ def _ag_special_softmax(below, self, dim, dtype):
     _n = SoftmaxBackward0_2()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LogSoftmaxBackward0(TraceableFunction, saved=1):
@@ -7037,7 +7037,7 @@ def _ag__log_softmax(below, self, dim, half_to_float):
     _n = LogSoftmaxBackward0()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LogSoftmaxBackward0_1(TraceableFunction, saved=1):
@@ -7052,7 +7052,7 @@ def _ag_log_softmax_int(below, self, dim, dtype):
     _n = LogSoftmaxBackward0_1()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class LogSoftmaxBackward0_2(TraceableFunction, saved=1):
@@ -7067,7 +7067,7 @@ def _ag_special_log_softmax(below, self, dim, dtype):
     _n = LogSoftmaxBackward0_2()
     _n.dim_ = dim
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class CumsumBackward0(TraceableFunction):
@@ -7104,7 +7104,7 @@ def _ag_cumprod(below, self, dim, dtype):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 def _ag_cumprod_(below, self, dim, dtype):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
@@ -7115,7 +7115,7 @@ def _ag_cumprod_(below, self, dim, dtype):
     _n.self_ = _save_input(_clone_nograd(self), _ag)
     below(self, dim, dtype)
     _n._rebase_history(self, _next)
-    _n.result_ = _SV(self, True)
+    _n.result_ = _save_output(self, _ag)
     return self
 
 class CummaxBackward0(TraceableFunction, saved=2):
@@ -7131,7 +7131,7 @@ def _ag_cummax(below, self, dim):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, dim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class CumminBackward0(TraceableFunction, saved=2):
@@ -7147,7 +7147,7 @@ def _ag_cummin(below, self, dim):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_outputs_history(below(self, dim), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class LogcumsumexpBackward0(TraceableFunction, saved=2):
@@ -7163,7 +7163,7 @@ def _ag_logcumsumexp(below, self, dim):
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self, dim), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SortBackward0(TraceableFunction, saved=1):
@@ -7178,7 +7178,7 @@ def _ag_sort(below, self, dim, descending):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = _n._set_outputs_history(below(self, dim, descending), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class SortBackward1(TraceableFunction, saved=1):
@@ -7193,7 +7193,7 @@ def _ag_sort_stable(below, self, stable, dim, descending):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = _n._set_outputs_history(below(self, stable, dim, descending), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class SortBackward0_1(TraceableFunction, saved=1):
@@ -7221,7 +7221,7 @@ def _ag_topk(below, self, k, dim, largest, sorted):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     _n.dim_ = dim
     result = _n._set_outputs_history(below(self, k, dim, largest, sorted), _next, (0,))
-    _n.indices_ = _SV(result[1], True)
+    _n.indices_ = _save_output(result[1], _ag)
     return result
 
 class DiagonalBackward0(TraceableFunction):
@@ -7704,7 +7704,7 @@ def _ag_special_i0e(below, self):
     _n = SpecialI0EBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SpecialI1Backward0(TraceableFunction, saved=2):
@@ -7719,7 +7719,7 @@ def _ag_special_i1(below, self):
     _n = SpecialI1Backward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SpecialI1EBackward0(TraceableFunction, saved=2):
@@ -7734,7 +7734,7 @@ def _ag_special_i1e(below, self):
     _n = SpecialI1EBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SpecialEntrBackward0(TraceableFunction, saved=1):
@@ -7771,7 +7771,7 @@ def _ag_special_ndtri(below, self):
         return below(self)
     _n = SpecialNdtriBackward0()
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class SpecialLogNdtrBackward0(TraceableFunction, saved=2):
@@ -7786,7 +7786,7 @@ def _ag_special_log_ndtr(below, self):
     _n = SpecialLogNdtrBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class XlogyBackward0(TraceableFunction, saved=2):
@@ -8005,7 +8005,7 @@ def _ag_special_erfcx(below, self):
     _n = SpecialErfcxBackward0()
     _n.self_ = _save_input(self, _ag)
     result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _SV(result, True)
+    _n.result_ = _save_output(result, _ag)
     return result
 
 class IgammaBackward0(TraceableFunction, saved=2):

@@ -138,7 +138,7 @@ def _share_with_saved_output(out, tangent):
             if sv.__class__ is _SavedVariable and not sv.raw and sv.is_output:
                 d = sv.data
                 if d is not None and d._shape == out._shape and (
-                        d._np is out._np if d._np is not None else d._base is out or d._base is out._base):
+                        d._np is out._np if d._np is not None else d._vc is out._vc):
                     _set_tangent(d, tangent)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ember.autograd.meta import _BACKENDS, _BIT_OF_BACKEND, AutogradMeta, autograd_key_bit
 from ember.core import tls
-from ember.core.keys import DispatchKey as _DK
+from ember.core.keys import AUTOGRAD_MASK as _AUTOGRAD_MASK, DispatchKey as _DK
 from ember.core.layout import contiguous_format as _contiguous_format, is_non_overlapping_and_dense as _dense
 from ember.core.tensor_impl import SPARSE_BIT as _SPARSE_BIT, TensorImpl, sparse_shallow_copy as _sparse_shallow_copy
 from ember.core.tensor_impl import tensor_class as _tensor_class
@@ -20,6 +20,8 @@ from ember.core.tensor_impl import tensor_class as _tensor_class
 # forward-mode AD (ember/autograd/forward_ad.py) sets this: copy_tangent[0](saved, alias)
 copy_tangent = [None]
 _FORWARD_AD = 1 << _DK.ForwardAD
+_NOT_AUTOGRAD = ~_AUTOGRAD_MASK
+_NUMBERS = frozenset((bool, int, float, complex))
 
 _state = tls.state
 _seq = itertools.count()
@@ -281,6 +283,9 @@ def collect_next_edges_1(t):
 
 
 def collect_next_edges_2(a, b):
+    if b.__class__ in _NUMBERS:  # x + 1: a Python number's edge is None, without raising (~0.4 us)
+        e = collect_next_edges_1(a)
+        return None if e is None else (e[0], None)
     try:
         m, n = a._ameta, b._ameta
     except AttributeError:  # a Python number (or a GradientEdge) for one of them: edge() decides
@@ -359,8 +364,7 @@ def alias(t):
     keys = t._keys
     bit = _BIT_OF_BACKEND.get(keys & _BACKENDS)
     r._keys = keys & ~(bit if bit is not None else autograd_key_bit(t))
-    b = t._base
-    r._base = b if b is not None else t
+    r._base = t._base  # not t: a saved output's alias holding its result would make a cycle
     vc = t._vc
     r._vc = vc if vc is not None else t._version_counter()
     r._ameta = None
@@ -494,6 +498,35 @@ class SavedVariable:
         self.packed = None
 
 
+def save_output(t, ag):
+    """SavedVariable(t, is_output=True) for a result its node has just recorded. Without saved-tensor
+    hooks (ag == 1) and for a plain Tensor on the CPU, the same object filled without __init__'s
+    checks and alias()'s look-ups: a tanh or sigmoid records one per call."""
+    if ag != 1 or t.__class__ is not _tensor_class[0] or t._np is None or t._ameta is None:
+        return SavedVariable(t, True)
+    s = _new(SavedVariable)
+    s._released = s.raw = False
+    s.is_output = s.requires_grad = True
+    vc = t._vc
+    if vc is None:
+        vc = t._version_counter()
+    s.version = vc[0]
+    m = t._ameta
+    s.output_nr = m.output_nr
+    s.grad_fn_name = m.grad_fn.name()
+    s.leaf_grad_fn = s.packed = s.unpack_hook = None
+    r = s.data = _new(t.__class__)  # alias(t)
+    r._np = t._np
+    r._shape = t._shape
+    r._dtype = t._dtype
+    r._device = t._device
+    r._keys = t._keys & _NOT_AUTOGRAD
+    r._base = t._base
+    r._vc = vc
+    r._ameta = None
+    return s
+
+
 def _grad_fn_name(d):
     m = d._ameta
     return m.grad_fn.name() if m is not None and m.grad_fn is not None else None
@@ -552,6 +585,8 @@ def unpack(s, node=None):
         vc = s._vc
         if vc is not None and vc[0]:
             raise_version_error((s, 0, 0))
+        return s
+    if s.__class__ in _NUMBERS:  # a Python number given for a Tensor argument, saved as it is
         return s
     return s.unpack(node)
 

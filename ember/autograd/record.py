@@ -8,10 +8,10 @@ import operator
 import types
 
 from ember.autograd import views
-from ember.autograd.graph import _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
+from ember.autograd.graph import _NUMBERS, _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
 from ember.autograd.graph import set_history as _set_history
 from ember.autograd.meta import _WITH_AUTOGRAD, AutogradMeta, with_autograd_key
-from ember.core.tensor_impl import tensor_class
+from ember.core.tensor_impl import TensorImpl, tensor_class
 
 _tensor_class = tensor_class
 _autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a slow attribute read
@@ -20,17 +20,22 @@ _autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a s
 def save_input(t, ag):
     """What a node keeps of input `t` (SavedVariable(t, is_output=False)). Without saved-tensor hooks
     (ag == 1) a cheaper form: the tensor itself when it is at version 0 and output 0 of its node,
-    else (tensor, version, output_nr); graph.unpack reads all three."""
+    else (tensor, version, output_nr); a Python number (x * 2) as it is. graph.unpack reads them all."""
     if ag == 2:  # saved-tensor hooks or anomaly mode
         return SavedVariable(t, False)
-    try:
+    if t.__class__ is _tensor_class[0]:
         vc = t._vc
-    except AttributeError:  # a Python number given for a Tensor argument
-        return SavedVariable(t, False)
-    m = t._ameta
-    if vc is None and t.__class__ is _tensor_class[0] and (m is None or not m.output_nr):
+        m = t._ameta
+        if vc is None and (m is None or not m.output_nr):
+            return t
+        return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
+    if t.__class__ in _NUMBERS:
         return t
-    return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
+    if isinstance(t, TensorImpl):  # a Tensor subclass
+        vc = t._vc
+        m = t._ameta
+        return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
+    return SavedVariable(t, False)
 
 
 def save_inputs(ts, ag):

@@ -401,7 +401,7 @@ def emit_kernel(e, info, decl, kind):
         else:
             e(f"    _n._rebase_history({params[0]}, _next)")
             for n in info.saved_outputs:
-                e(f"    _n.{_slot(n)} = _SV({params[0]}, True)")
+                e(f"    _n.{_slot(n)} = _save_output({params[0]}, _ag)")
             e(f"    return {params[0]}")
         e()
         return fn
@@ -426,7 +426,7 @@ def emit_kernel(e, info, decl, kind):
         for n in info.saved_outputs:
             idx = info.outnames.index(n)
             val = "result" if len(info.outnames) == 1 else f"result[{idx}]"
-            e(f"    _n.{_slot(n)} = _SV({val}, True)")
+            e(f"    _n.{_slot(n)} = _save_output({val}, _ag)")
         e("    return result")
     e()
     return fn
@@ -434,7 +434,7 @@ def emit_kernel(e, info, decl, kind):
 
 HEADER = """from ember.autograd.formulas import *  # noqa: F401,F403
 from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _sizes_of, _strides_of  # noqa: F401
-from ember.autograd.graph import SavedVariable as _SV, collect_next_edges as _collect_next_edges
+from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
 from ember.autograd.record import TraceableFunction, save_input as _save_input, save_inputs as _save_inputs

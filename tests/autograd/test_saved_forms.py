@@ -87,3 +87,30 @@ def test_saved_leaf_and_modified_input():
     y.backward(g, retain_graph=True)
     y.backward(g)
     assert w.grad.tolist() == [8.0, 12.0]
+
+
+def test_saved_outputs_and_numbers():
+    """A saved output (tanh, sigmoid, exp keep their result) holds an alias that does not hold the
+    result: dropping a graph frees it at once, with no reference cycle left for the collector. A Python
+    number saved for a Tensor argument (x * 2) is kept as it is and unpacks to itself, as torch's."""
+    import gc
+    b = ember.ones(4, requires_grad=True)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            y = (b * 2).tanh().sigmoid().exp()
+            del y
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+    for lib in (ember, torch):
+        x = lib.tensor([0.5, -1.0], requires_grad=True)
+        y = x.exp()
+        z = y * 3.0
+        assert z.grad_fn._saved_other == 3.0
+        torch.testing.assert_close(torch.as_tensor(y.grad_fn._saved_result.detach().numpy()),
+                                   torch.tensor([0.5, -1.0]).exp())
+        y.mul_(2)  # the saved output's version check still sees a write through the result
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            z.sum().backward()

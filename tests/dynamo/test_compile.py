@@ -144,6 +144,32 @@ def test_numpy_runs_eagerly():
     assert "numpy" in c.eager_reason
 
 
+_GC_PHASE = None
+
+
+def test_gc_callback_during_capture_is_no_side_effect():
+    """A gc callback (hypothesis installs one that stores a global) runs in whatever frame a collection
+    starts: the capture must not count its global store as the function's side effect."""
+    import gc
+
+    def cb(phase, info):
+        global _GC_PHASE
+        _GC_PHASE = phase
+
+    def f(x):
+        gc.collect()
+        return x * 2
+
+    gc.callbacks.append(cb)
+    try:
+        c = ember.compile(f, backend="eager")
+        x = ember.tensor([1., 5.])
+        same(c(x), f(x))
+        assert _GC_PHASE == "stop" and c.eager_reason is None
+    finally:
+        gc.callbacks.remove(cb)
+
+
 # ---- recompiles -----------------------------------------------------------------------------------
 def test_same_shape_compiles_once():
     be = Counter()

@@ -416,12 +416,37 @@ _WRITES_SELF = {"t": _writes_t, "t.": _writes_t_, "t..": _writes_t__, "t...": _w
 _ONE = 1  # alpha's default: the same-dtype paths take it by identity, as the kernels do
 
 
+# A Tensor of these dtypes with a Python float or int (x * 0.5, x + 1): NumPy's weak scalar keeps the
+# array's dtype and computes in it, as ATen does with a wrapped number. Not float16/bfloat16 (ATen
+# computes those in float32 with the number in float32, NumPy would round the number to the array's
+# dtype first) nor integer arrays (NumPy refuses a number out of their range where ATen wraps).
+_WEAK_NUMBER_DTYPES = frozenset((_dt.float32, _dt.float64, _dt.complex64, _dt.complex128))
+_I63 = 1 << 63
+
+
+def _with_number(ufunc, a, b):
+    """ufunc(a's array, Python number b) as a Tensor of a's dtype; None for a 0-d result (a NumPy
+    scalar, which the kernel wraps) so the caller takes the kernel."""
+    r = ufunc(a._np, b)
+    if r.__class__ is not _ndarray:
+        return None
+    t = _new(T)
+    t._np = r
+    t._shape = a._shape
+    t._dtype = a._dtype
+    t._device = CPU
+    t._keys = CPU_KEYS
+    t._base = t._vc = t._ameta = None
+    return t
+
+
 def same_dtype(k, sd, pattern):
     """Glue of an op declaring `cpu_same_dtype: (ufunc, the ember dtypes it serves)`: when every Tensor
     argument is a plain CPU Tensor of one such dtype and alpha is 1, the result is ufunc(arrays) of that
     dtype, which is what the kernel returns then; built here, skipping the kernel and the dtype look-up.
     A 0-d NumPy scalar result (no array) or shapes that do not broadcast go to the kernel."""
     ufunc, dtypes = sd
+    weak = dtypes & _WEAK_NUMBER_DTYPES
     if pattern == "t":
         def glue(a):
             d = a._dtype
@@ -456,6 +481,11 @@ def same_dtype(k, sd, pattern):
                         t._keys = CPU_KEYS
                         t._base = t._vc = t._ameta = None
                         return t
+            elif (b.__class__ is float or b.__class__ is int and -_I63 <= b < _I63) and a.__class__ is T \
+                    and a._dtype in weak:
+                t = _with_number(ufunc, a, b)
+                if t is not None:
+                    return t
             return wrap(k(a._np if a.__class__ is T else unwrap(a), b._np if b.__class__ is T else unwrap(b)))
         return glue
     if pattern == "nn.":
@@ -476,6 +506,11 @@ def same_dtype(k, sd, pattern):
                         t._keys = CPU_KEYS
                         t._base = t._vc = t._ameta = None
                         return t
+            elif (b.__class__ is float or b.__class__ is int and -_I63 <= b < _I63) and a.__class__ is T \
+                    and alpha is _ONE and a._dtype in weak:
+                t = _with_number(ufunc, a, b)
+                if t is not None:
+                    return t
             return wrap(k(a._np if a.__class__ is T else unwrap(a), b._np if b.__class__ is T else unwrap(b), alpha))
         return glue
     raise ValueError(f"cpu_same_dtype takes the patterns t, nn and nn. only, not {pattern!r}")

@@ -6,7 +6,7 @@ import numpy as _np
 _np.seterr(all="ignore")
 from ember.core import dtype as _dtmod
 from ember.core.device import device
-from ember.core.dtype import (bfloat16, bool_ as bool, complex64, complex128, float16, float32,  # noqa: A004
+from ember.core.dtype import (bfloat16, bool_ as bool, complex32, complex64, complex128, float16, float32,  # noqa: A004
                               float64, int8, int16, int32, int64, uint8, dtype, promote_types,
                               can_cast, get_default_dtype, set_default_dtype)
 from ember.core.keys import DispatchKey
@@ -70,7 +70,7 @@ from ember.kernels import cuda as _cuda_backend  # noqa: E402,F401
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
-cfloat, cdouble = complex64, complex128
+chalf, cfloat, cdouble = complex32, complex64, complex128
 return_types = type("return_types", (), dict(_gen_ops.RETURN_TYPES))
 # named tuples of hand-written composites, listed as torch lists them
 return_types.frexp = _python_api.complex_search._frexp_result

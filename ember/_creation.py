@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ember.core import dtype as _dt
+from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.device import device as _device
 from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta, wrap_cpu
 from ember.dispatch.backend_select import default_device
@@ -14,6 +14,7 @@ _PROMOTE = _dt.PROMOTE
 _NP2DT = _dt.NP2DT
 _int64, _bool = _dt.int64, _dt.bool_
 _COMPLEX128 = _dt.complex128
+_COMPLEX32 = _dt.complex32
 _BOOL, _INT, _FLOAT, _COMPLEX = _dt.BOOL, _dt.INT, _dt.FLOAT, _dt.COMPLEX
 _SUPPORTED = ("float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
               "and bool")
@@ -22,7 +23,7 @@ _MAX_DIMS = 64
 
 def _np_dtype(npdt, what="np.ndarray"):
     d = _NP2DT.get(npdt)
-    if d is None:
+    if d is None or d is _COMPLEX32:  # NumPy has no complex32: a structured array is no number array
         raise TypeError(f"can't convert {what} of type numpy.{np.dtype(npdt).type.__name__}. The only "
                         f"supported types are: {_SUPPORTED}.")
     return d
@@ -160,7 +161,12 @@ def _cast(a, d):
         raise TypeError("must be real number, not complex")
     if k == "O":
         a = np.array(a.tolist(), dtype=np.float64 if c != _COMPLEX else np.complex128)
-    return a.astype(npd)
+    return _astype(a, d)
+
+
+def _astype(a, d):
+    """a.astype(d.np); NumPy cannot convert numbers into complex32's structured dtype."""
+    return _chalf.narrow(a) if d is _COMPLEX32 else a.astype(d.np)
 
 
 _LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
@@ -171,7 +177,7 @@ def _to_array(data, d, flags):
     if flags[0]:
         data = _detensor(data)
     if isinstance(data, np.ndarray):
-        return data.astype(d.np)
+        return _astype(data, d)
     try:
         a = np.array(data)
     except (ValueError, TypeError, OverflowError):
@@ -222,7 +228,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if isinstance(data, np.ndarray):
             _check_ndarray(data)
             d = dtype or _np_dtype(data.dtype)
-            arr = np.array(data, dtype=d.np, order="K", copy=True)
+            arr = _chalf.narrow(data) if d is _COMPLEX32 else np.array(data, dtype=d.np, order="K", copy=True)
         else:
             flags = [False]
             try:
@@ -261,8 +267,8 @@ def as_tensor(data, dtype=None, device=None):
         if dev is None or dev.type == "cpu":
             if dtype is None or dtype is src:
                 return from_numpy(data)
-            return wrap_cpu(data.astype(dtype.np))
-        return _place(data.astype((dtype or src).np), dev)
+            return wrap_cpu(_astype(data, dtype))
+        return _place(_astype(data, dtype or src), dev)
     return tensor(data, dtype=dtype, device=dev)
 
 

@@ -216,6 +216,9 @@ def _host_array(t):
         a = t.detach().to("cpu")._np
     if t._dtype is _dt.bfloat16:
         a = a.astype(np.float32)
+    elif t._dtype is _dt.complex32:  # printed as complex64, as torch prints it (exactly)
+        from ember.core.chalf import widen
+        a = widen(a)
     return a
 
 

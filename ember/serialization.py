@@ -89,7 +89,7 @@ class _UnsupportedDtype:
 
 
 _UNSUPPORTED_SIZES = {
-    "uint16": 2, "uint32": 4, "uint64": 8, "complex32": 4, "float8_e4m3fn": 1,
+    "uint16": 2, "uint32": 4, "uint64": 8, "float8_e4m3fn": 1,
     "float8_e4m3fnuz": 1, "float8_e5m2": 1, "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1,
     "float4_e2m1fn_x2": 1, "bits8": 1, "bits16": 2, "bits1x8": 1, "bits2x4": 1, "bits4x2": 1,
     "qint8": 1, "quint8": 1, "qint32": 4, "quint4x2": 1, "quint2x4": 1,
@@ -660,7 +660,13 @@ class _SaveContext:
             return (_rebuild_meta_tensor_no_storage, (t._dtype, shape, tuple(t.stride()),
                                                       requires_grad))
         entry, location, offset, strides = self.storage_of(t)
-        stype = _STORAGE_FOR_DTYPE[t._dtype]
+        stype = _STORAGE_FOR_DTYPE.get(t._dtype)
+        if stype is None:  # no legacy storage class (complex32): torch writes bytes and _rebuild_tensor_v3
+            pid = ("storage", UNTYPED_STORAGE, entry.key, location, entry.nbytes)
+            if self.legacy:
+                pid += (None,)
+            return (_rebuild_tensor_v3, (_StorageRef(pid), offset, shape, strides, requires_grad,
+                                         OrderedDict(), t._dtype))
         numel = entry.nbytes // t._dtype.itemsize
         if self.legacy:
             pid = ("storage", stype, entry.key, location, numel, None)
@@ -942,17 +948,16 @@ class _LoadedStorage:
             if self.device.type == "meta":
                 b = ember.empty(n, dtype=dtype, device="meta")
             else:
-                host = ember.from_numpy(self.flat[:n * dtype.itemsize].view(dtype.np))
+                host = _from_array(self.flat[:n * dtype.itemsize].view(dtype.np))
                 b = host.to(self.device)
             self.bases[dtype] = b
         return b
 
     def fill_device(self):
         """After the bytes of a legacy checkpoint were read into `flat`: copy them to the device."""
-        import ember
         for dtype, b in self.bases.items():
             n = self.nbytes // dtype.itemsize
-            b.copy_(ember.from_numpy(self.flat[:n * dtype.itemsize].view(dtype.np)))
+            b.copy_(_from_array(self.flat[:n * dtype.itemsize].view(dtype.np)))
 
     def tensor(self, dtype, offset, size, stride):
         _check_supported(dtype)
@@ -978,7 +983,6 @@ class _LoadedStorage:
                     f"bounds for storage of size {self.nbytes}")
         dev = self.device.type
         if dev == "cpu":
-            import ember
             bstrides = tuple(s * isz for s in stride)
             if numel:
                 arr = np.ndarray(size, dtype=dtype.np, buffer=self.flat, offset=offset * isz,
@@ -986,9 +990,18 @@ class _LoadedStorage:
             else:
                 arr = np.ndarray(size, dtype=dtype.np, buffer=self.flat[:0], offset=0,
                                  strides=bstrides)
-            return ember.from_numpy(arr)
+            return _from_array(arr)
         base = self._base(dtype)
         return base.as_strided(size, stride, offset)
+
+
+def _from_array(arr):
+    """ember.from_numpy, which refuses complex32's structured arrays (NumPy has no complex32)."""
+    import ember
+    if arr.dtype == _dt.CHALF_NP:
+        from ember.core.tensor_impl import wrap_cpu
+        return wrap_cpu(arr)
+    return ember.from_numpy(arr)
 
 
 def _decode(s):

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ember.core import dtype as _dt, shared as _shared
+from ember.core import chalf as _chalf, dtype as _dt, shared as _shared
 from ember.core.device import CPU, device as _device
 from ember.core.keys import AUTOGRAD_OF, DispatchKey
 from ember.core.layout import sparse_coo, sparse_csr, strided
@@ -427,6 +427,8 @@ class Tensor(_TensorBase):
     def tolist(self):
         dev = self._device.type
         if dev == "cpu":
+            if self._dtype is _dt.complex32:
+                return _chalf.as_python(self._np)
             return self._np.tolist()
         if dev == "meta":
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -447,6 +449,8 @@ class Tensor(_TensorBase):
         if self._keys & (SPARSE_BIT | SPARSE_CSR_BIT):
             raise TypeError(f"can't convert {'Sparse' if self._keys & SPARSE_BIT else 'SparseCsr'} layout tensor "
                             "to numpy. Use Tensor.to_dense() first.")
+        if self._dtype is _dt.complex32:  # NumPy has no complex32 (ember's structured arrays stay inside)
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._np
 
     def __array__(self, dtype=None, copy=None):
@@ -601,6 +605,9 @@ class Tensor(_TensorBase):
 
     def bool(self, memory_format=None):
         return _conv.to_dtype_fast(self, _dt.bool_, memory_format)
+
+    def chalf(self, memory_format=None):
+        return _conv.to_dtype_fast(self, _dt.complex32, memory_format)
 
     def cfloat(self, memory_format=None):
         return _conv.to_dtype_fast(self, _dt.complex64, memory_format)
@@ -787,7 +794,11 @@ def _real_imag(t, i):
         return ember.view_as_real(t).select(-1, i)
     rdt = t._dtype.to_real()
     if t._np is not None:
-        a = t._np.real if i == 0 else t._np.imag
+        a = t._np
+        if a.dtype.kind == "c":
+            a = a.real if i == 0 else a.imag
+        else:  # complex32: a structured array of two float16 fields
+            a = a["real" if i == 0 else "imag"]
         r = make_view_cpu(t, a)
     else:
         r = make_view_meta(t, t._shape, tuple(2 * s for s in t.stride()),

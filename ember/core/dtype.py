@@ -32,12 +32,12 @@ class dtype:
         return self.category == COMPLEX
 
     def to_real(self):
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return _TO_REAL.get(self, self)
 
     def to_complex(self):
         if self.category < FLOAT:
             raise RuntimeError(f"Unknown Complex ScalarType for {self._short}")
-        return complex128 if self._rank == 3 else complex64  # no complex32: float16 -> complex64
+        return _TO_COMPLEX[self]
 
     def __repr__(self):
         return "ember." + self.name
@@ -62,26 +62,38 @@ float32 = dtype("float32", np.dtype(np.float32), FLOAT, True, 2, "Float")
 float64 = dtype("float64", np.dtype(np.float64), FLOAT, True, 3, "Double")
 complex64 = dtype("complex64", np.dtype(np.complex64), COMPLEX, True, 2, "ComplexFloat")
 complex128 = dtype("complex128", np.dtype(np.complex128), COMPLEX, True, 3, "ComplexDouble")
+# complex32 (torch.chalf, "ComplexHalf"): NumPy has no complex of two float16s. Its arrays use a
+# structured dtype of two float16 fields (itemsize 4, torch's layout: real then imaginary), so the
+# array layer (shapes, strides, views, transposes, indexing, concatenation, copies) works on it
+# unchanged and view_as_real is a plain .view(float16). Arithmetic cannot run on it: the kernels
+# that support ComplexHalf (as torch's CPU kernels do: add, mul, abs, ==, ...) widen it to complex64,
+# compute, and round each component back to float16 (ember.kernels.cpu._chalf); NumPy refuses ufuncs
+# on a structured dtype, so an unsupported kernel fails instead of computing something wrong.
+CHALF_NP = np.dtype([("real", "<f2"), ("imag", "<f2")])
+complex32 = dtype("complex32", CHALF_NP, COMPLEX, True, 1, "ComplexHalf")
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128)
+       complex32, complex64, complex128)
+_TO_REAL = {complex32: float16, complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128,
+               complex32: complex32, complex64: complex64, complex128: complex128}
 _NAMES = {d.name: d for d in ALL}
 # PyTorch's aliases
 ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16, "int": int32,
            "long": int64, "cfloat": complex64, "cdouble": complex128, "bool": bool_,
-           "uint8": uint8, "int8": int8}
+           "uint8": uint8, "int8": int8, "chalf": complex32}
 # numpy dtype -> ember dtype; the kernels return arrays and this maps them back
 NP2DT = {d.np: d for d in ALL if d.np is not None}
 for _d in ALL:
-    if _d.np is not None:
+    if _d.np is not None and _d is not complex32:  # CHALF_NP.type is np.void
         NP2DT[_d.np.type] = _d
 
 
 def from_numpy_dtype(npdt):
     d = NP2DT.get(npdt)
-    if d is None:
+    if d is None or d is complex32:
         d = NP2DT.get(np.dtype(npdt))
-        if d is None:
+        if d is None or d is complex32:  # a structured dtype is no number type to NumPy users
             raise TypeError(f"can't convert np.ndarray of type {np.dtype(npdt)}. The only supported "
                             "types are: float64, float32, float16, complex64, complex128, int64, "
                             "int32, int16, int8, uint8, and bool.")
@@ -114,7 +126,7 @@ def _promote(a, b):
     ra = a.to_real() if ca == COMPLEX else a
     rb = b.to_real() if cb == COMPLEX else b
     r = _promote(ra, rb)
-    return complex128 if r is float64 else complex64
+    return complex128 if r is float64 else complex32 if r is float16 else complex64
 
 
 PROMOTE = {(a, b): _promote(a, b) for a in ALL for b in ALL}
@@ -210,7 +222,8 @@ def result_type_of(parts):
 LEGACY_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
                 bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
                 int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor",
-                complex64: "ComplexFloatTensor", complex128: "ComplexDoubleTensor"}
+                complex32: "ComplexHalfTensor", complex64: "ComplexFloatTensor",
+                complex128: "ComplexDoubleTensor"}
 
 
 def legacy_type_name(dtype, device_type="cpu"):

@@ -201,14 +201,14 @@ def view_as_real(self):
     from ember.kernels.cpu import views as cv
     if self._dtype.category != _dt.COMPLEX:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    fdt = _dt.float32 if self._dtype is _dt.complex64 else _dt.float64
-    return _retype_view(self, cv.view_as_real, _mv.view_as_real, fdt)
+    return _retype_view(self, cv.view_as_real, _mv.view_as_real, self._dtype.to_real())
 
 
 def view_as_complex(self):
     from ember.core import dtype as _dt
     from ember.kernels.cpu import views as cv
-    cdt = _dt.complex128 if self._dtype is _dt.float64 else _dt.complex64
+    d = self._dtype
+    cdt = _dt.complex128 if d is _dt.float64 else _dt.complex32 if d is _dt.float16 else _dt.complex64
     return _retype_view(self, cv.view_as_complex, _mv.view_as_complex, cdt)
 
 

@@ -6,12 +6,14 @@ from ember.core import dtype as _dt
 from ember.core.device import CPU
 from ember.core.errors import fmt_shape, warn_resized
 from ember.core.tensor_impl import CPU_KEYS, TensorImpl, make_view_cpu, tensor_class
+from ember.kernels.cpu._chalf import astype as _chalf_astype
 from ember.kernels.meta import _glue as _meta_glue
 
 T = tensor_class[0]  # ember.Tensor, placed there by ember/tensor.py before the registrations load
 _ndarray = np.ndarray
 _new = object.__new__
 _NP2DT = _dt.NP2DT
+_C32 = _dt.CHALF_NP
 
 
 def unwrap(x):
@@ -52,6 +54,8 @@ def store_inplace(self, r, name):
         r = np.asarray(r)
     if r.dtype != a.dtype:
         _check_cast(_NP2DT[r.dtype], self._dtype)
+        if r.dtype == _C32 or a.dtype == _C32:  # complex32: NumPy cannot cast it
+            r = _chalf_astype(r, a.dtype)
     if r.shape != a.shape:
         try:
             b = np.broadcast_shapes(r.shape, a.shape)
@@ -77,6 +81,8 @@ def store_out(out, r, rule=None):
         if rule is not None:
             _check_out_dtype(rule, _NP2DT[r.dtype], out._dtype)
         _check_cast(_NP2DT[r.dtype], out._dtype)
+        if r.dtype == _C32 or a.dtype == _C32:  # complex32: NumPy cannot cast it
+            r = _chalf_astype(r, a.dtype)
     if r.shape != a.shape:
         if a.size != 0:
             warn_resized(a.shape, r.shape, stacklevel=4)

@@ -27,7 +27,15 @@ def cast(x, d):
     """x as an array or scalar of dtype d (no copy when it already is)."""
     npd = d.np
     if x.__class__ is _nd or isinstance(x, np.ndarray):
-        return x if x.dtype == npd else x.astype(npd)
+        if x.dtype == npd:
+            return x
+        if x.dtype == _dt.CHALF_NP or npd == _dt.CHALF_NP:  # complex32
+            from ember.kernels.cpu._chalf import astype
+            return astype(x, npd)
+        return x.astype(npd)
+    if d is _dt.complex32:
+        from ember.core.chalf import narrow
+        return narrow(x)
     if isinstance(x, complex) and d.category != _dt.COMPLEX:
         return np.asarray(x).astype(npd)
     if type(x) is int and d.category == _dt.INT:

@@ -6,6 +6,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.errors import fmt_shape
+from ember.kernels.cpu import _chalf
 from ember.kernels.cpu._glue import _OVERLAP
 from ember.kernels.cpu._promote import result_dtype
 from ember.kernels.meta import compare as _m
@@ -16,6 +17,7 @@ _NP2DT = _dt.NP2DT
 _BOOL = np.dtype(np.bool_)
 INT, FLOAT, COMPLEX = _dt.INT, _dt.FLOAT, _dt.COMPLEX
 _tensor_only = _m.tensor_only
+_C32 = _dt.CHALF_NP
 
 
 # ---- casts ---------------------------------------------------------------------------------
@@ -37,13 +39,15 @@ def scalar_as(v, d):
         v = v.real
     if c == _dt.BOOL:
         return np.bool_(bool(v))
+    if npd is _C32:
+        return _chalf.narrow(v)[()]
     return np.array(v, dtype=npd)[()]
 
 
 def as_dtype(x, d):
     """Array or Python number x in dtype d (arrays: no copy when already d)."""
     if x.__class__ is _nd or isinstance(x, _nd):
-        return x if x.dtype == d.np else x.astype(d.np)
+        return x if x.dtype == d.np else _chalf.astype(x, d.np)
     return scalar_as(x, d)
 
 
@@ -81,18 +85,26 @@ def _cmp_slow(uf, a, b):
         return uf(a, b)
     rt = result_dtype(a, b)
     _binary_checked(a, b)
+    if rt.np is _C32:  # operands cast to ComplexHalf, compared as complex numbers
+        return uf(_chalf.operand(a), _chalf.operand(b))
     return uf(as_dtype(a, rt), as_dtype(b, rt))
 
 
 def eq(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape:
-        return np.equal(a, b)
+        try:
+            return np.equal(a, b)
+        except TypeError:  # complex32: no ufunc loop
+            pass
     return _cmp_slow(np.equal, a, b)
 
 
 def ne(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape:
-        return np.not_equal(a, b)
+        try:
+            return np.not_equal(a, b)
+        except TypeError:  # complex32: no ufunc loop
+            pass
     return _cmp_slow(np.not_equal, a, b)
 
 
@@ -107,31 +119,45 @@ def _ord_slow(uf, name, a, b):
 
 def lt(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape and a.dtype.kind != "c":
-        return np.less(a, b)
+        try:
+            return np.less(a, b)
+        except TypeError:  # complex32: _ord_slow raises torch's error
+            pass
     return _ord_slow(np.less, "lt", a, b)
 
 
 def le(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape and a.dtype.kind != "c":
-        return np.less_equal(a, b)
+        try:
+            return np.less_equal(a, b)
+        except TypeError:  # complex32: _ord_slow raises torch's error
+            pass
     return _ord_slow(np.less_equal, "le", a, b)
 
 
 def gt(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape and a.dtype.kind != "c":
-        return np.greater(a, b)
+        try:
+            return np.greater(a, b)
+        except TypeError:  # complex32: _ord_slow raises torch's error
+            pass
     return _ord_slow(np.greater, "gt", a, b)
 
 
 def ge(a, b):
     if b.__class__ is _nd and a.dtype is b.dtype and a.shape == b.shape and a.dtype.kind != "c":
-        return np.greater_equal(a, b)
+        try:
+            return np.greater_equal(a, b)
+        except TypeError:  # complex32: _ord_slow raises torch's error
+            pass
     return _ord_slow(np.greater_equal, "ge", a, b)
 
 
 def equal(a, b):
     if not isinstance(b, _nd):
         _tensor_only("equal", "other", 2, b)
+    if a.dtype == _C32 or b.dtype == _C32:
+        raise _chalf.refuse("equal_notnan_cpu")
     if a.shape != b.shape:
         return False
     if a.dtype != b.dtype:
@@ -150,6 +176,8 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     d = _NP2DT[a.dtype]
     _m.check_close_args(d, _NP2DT[b.dtype], rtol, atol)
     _binary_checked(a, b)
+    if d is _dt.complex32:
+        return _isclose_chalf(a, b, rtol, atol, equal_nan)
     close = np.equal(a, b)
     fl = d.category >= FLOAT
     if equal_nan and fl:
@@ -174,6 +202,19 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close | (np.isfinite(actual) & (actual <= allowed))
 
 
+def _isclose_chalf(a, b, rtol, atol, equal_nan):
+    """torch's composite isclose in ComplexHalf: each op rounds (rtol * b in ComplexHalf, abs to Half)."""
+    from ember.kernels.cpu import pointwise as _pw
+    close = eq(a, b)
+    if equal_nan:
+        close |= isnan(a) & isnan(b)
+    if rtol == 0 and atol == 0:
+        return close
+    allowed = _pw.add(_pw.abs(_pw.mul(b, rtol)), atol)
+    actual = _pw.abs(_pw.sub(a, b))
+    return close | (np.isfinite(actual) & (actual <= allowed))
+
+
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     if not isinstance(b, _nd):
         _tensor_only("allclose", "other", 2, b)
@@ -182,15 +223,24 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # ---- unary predicates ----------------------------------------------------------------------
 def isnan(a):
-    return _isnan(a)
+    try:
+        return _isnan(a)
+    except TypeError:  # complex32
+        return np.isnan(_chalf.widen(a))
 
 
 def isinf(a):
-    return np.isinf(a) if _NP2DT[a.dtype].category >= FLOAT else np.zeros(a.shape, _BOOL)
+    try:
+        return np.isinf(a) if _NP2DT[a.dtype].category >= FLOAT else np.zeros(a.shape, _BOOL)
+    except TypeError:  # complex32
+        return np.isinf(_chalf.widen(a))
 
 
 def isfinite(a):
-    return np.isfinite(a) if _NP2DT[a.dtype].category >= FLOAT else np.ones(a.shape, _BOOL)
+    try:
+        return np.isfinite(a) if _NP2DT[a.dtype].category >= FLOAT else np.ones(a.shape, _BOOL)
+    except TypeError:  # complex32
+        return np.isfinite(_chalf.widen(a))
 
 
 def isposinf(a):
@@ -214,6 +264,8 @@ def isneginf(a):
 def isreal(a):
     if a.dtype.kind == "c":
         return np.equal(a.imag, 0)
+    if a.dtype == _C32:
+        return np.equal(a["imag"], 0)
     return np.ones(a.shape, _BOOL)
 
 
@@ -230,35 +282,41 @@ def signbit(a):
 
 
 # ---- logical ---------------------------------------------------------------------------------
-def _truth(x):
-    return x if x.dtype is _BOOL else np.not_equal(x, 0)
+def _truth(x, name=None):
+    if x.dtype is _BOOL:
+        return x
+    if x.dtype == _C32:
+        if name is not None:  # torch's logical ops have no ComplexHalf kernel
+            raise _chalf.refuse(f"{name}_cpu")
+        x = _chalf.widen(x)
+    return np.not_equal(x, 0)
 
 
 def logical_and(a, b):
     if not isinstance(b, _nd):
         _tensor_only("logical_and", "other", 2, b)
     _binary_checked(a, b)
-    return np.logical_and(_truth(a), _truth(b))
+    return np.logical_and(_truth(a, "logical_and"), _truth(b, "logical_and"))
 
 
 def logical_or(a, b):
     if not isinstance(b, _nd):
         _tensor_only("logical_or", "other", 2, b)
     _binary_checked(a, b)
-    return np.logical_or(_truth(a), _truth(b))
+    return np.logical_or(_truth(a, "logical_or"), _truth(b, "logical_or"))
 
 
 def logical_xor(a, b):
     if not isinstance(b, _nd):
         _tensor_only("logical_xor", "other", 2, b)
     _binary_checked(a, b)
-    return np.logical_xor(_truth(a), _truth(b))
+    return np.logical_xor(_truth(a, "logical_xor"), _truth(b, "logical_xor"))
 
 
 def logical_not(a):
     if a.dtype is _BOOL:
         return np.logical_not(a)
-    return np.equal(a, 0)
+    return np.logical_not(_truth(a, "logical_not"))
 
 
 # ---- bitwise ---------------------------------------------------------------------------------
@@ -349,7 +407,7 @@ def where(cond, a, b):
 def nonzero_tuple(cond):
     """where(condition): the indices of the non-zero elements, one int64 array per dimension."""
     if cond.dtype is not _BOOL:
-        cond = np.not_equal(cond, 0)
+        cond = _truth(cond)
     if cond.ndim == 0:
         return [np.zeros(int(bool(cond)), np.int64)]
     return [x.astype(np.int64, copy=False) for x in np.nonzero(cond)]

@@ -3,10 +3,12 @@ import warnings
 
 import numpy as np
 
-from ember.core import dtype as _dt
+from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.errors import fmt_shape
 from ember.core.layout import like_strides, preserve_strides
 from ember.kernels.cpu._glue import _OVERLAP
+
+_C32 = _dt.CHALF_NP
 
 
 def copy_(dst, src, non_blocking=False):
@@ -27,13 +29,25 @@ def copy_(dst, src, non_blocking=False):
         if dst.size == 0:  # nothing is written (an empty broadcast view is read-only in NumPy)
             return
         raise RuntimeError(_OVERLAP)
-    if src.dtype.kind == "c" and dst.dtype.kind != "c":
-        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
-                      stacklevel=6)
+    sd, dd = src.dtype, dst.dtype
+    if sd != dd and (sd == _C32 or dd == _C32):  # complex32 on one side only: convert through NumPy's numbers
+        if dd == _C32:
+            src = _chalf.narrow(src)
+        else:
+            if dd.kind != "c":
+                _warn_complex_to_real()
+            src = _chalf.to_dtype(src, dd)
+    elif sd.kind == "c" and dd.kind != "c":
+        _warn_complex_to_real()
         src = src.real
     if np.may_share_memory(dst, src) and dst is not src:
         src = src.copy()
     np.copyto(dst, src, casting="unsafe")
+
+
+def _warn_complex_to_real(stacklevel=7):
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                  stacklevel=stacklevel)
 
 
 def empty_laid_out(shape, strides, npd):
@@ -78,6 +92,8 @@ def local_scalar_dense(a):
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
     v = a.reshape(()).item() if a.ndim else a.item()
     if not isinstance(v, (bool, int, float, complex)):
+        if a.dtype == _C32:  # complex32: a (real, imag) tuple of floats
+            return complex(v[0], v[1])
         v = float(v)  # bfloat16 scalars
     return v
 
@@ -86,12 +102,26 @@ def to_copy(a, dtype=None, layout=None, device=None, pin_memory=None, non_blocki
             memory_format=None):
     if dtype is None or dtype.np == a.dtype:
         return a.copy(order="K")
+    if dtype is _dt.complex32:
+        return _chalf.narrow(a)
     if a.dtype.kind == "c" and dtype.category != _dt.COMPLEX:
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=6)
         a = a.real
-    return a.astype(dtype.np, order="K")
+    try:
+        return a.astype(dtype.np, order="K")
+    except TypeError:  # from complex32, which NumPy cannot cast
+        if a.dtype != _C32:
+            raise
+        if dtype.category != _dt.COMPLEX:
+            _warn_complex_to_real()
+        return _chalf.to_dtype(a, dtype.np)
 
 
 def conj_physical(a):
-    return np.conj(a) if a.dtype.kind == "c" else a.copy()
+    if a.dtype.kind == "c":
+        return np.conj(a)
+    r = a.copy()
+    if a.dtype == _C32:  # complex32 (a structured array): negate the float16 imaginary parts
+        np.negative(r["imag"], out=r["imag"])
+    return r

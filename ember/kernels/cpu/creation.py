@@ -1,7 +1,7 @@
 """Factory kernels on the CPU (the device= argument already chose this backend), and fill_/zero_."""
 import numpy as np
 
-from ember.core import dtype as _dt
+from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.layout import format_strides
 from ember.core.tensor_impl import contiguous_strides
 from ember.kernels.cpu._glue import _OVERLAP
@@ -15,6 +15,12 @@ _NP2DT = _dt.NP2DT
 _INT, _FLOAT, _COMPLEX, _BOOL = _dt.INT, _dt.FLOAT, _dt.COMPLEX, _dt.BOOL
 _i64 = np.dtype(np.int64)
 _f64 = np.dtype(np.float64)
+_C32 = _dt.CHALF_NP
+
+
+def _value(v, npd):
+    """A checked Python number as fill value of NumPy dtype npd (complex32 needs its structured value)."""
+    return _chalf.value(v) if npd is _C32 else v
 
 
 def _npdt(dtype):
@@ -69,6 +75,8 @@ def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
     npd = _npdt(dtype)
+    if npd is _C32:
+        return full(size, 1, dtype)
     try:
         return np.ones(size, npd)
     except (ValueError, MemoryError):
@@ -78,7 +86,7 @@ def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     d = dtype or fill_dtype(fill_value)
     check_size(size)
-    v = checked(fill_value, d)
+    v = _value(checked(fill_value, d), d.np)
     try:
         return np.full(size, v, d.np)
     except (ValueError, MemoryError):
@@ -87,7 +95,7 @@ def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
     d = dtype or _dt.defaults.float
-    return np.array(checked(s, d), d.np)
+    return np.array(_value(checked(s, d), d.np), d.np)
 
 
 def eye(n, dtype=None, layout=None, device=None, pin_memory=None):
@@ -96,6 +104,8 @@ def eye(n, dtype=None, layout=None, device=None, pin_memory=None):
 
 def eye_m(n, m, dtype=None, layout=None, device=None, pin_memory=None):
     eye_check(n, m)
+    if dtype is _dt.complex32:
+        raise not_implemented("eye", dtype)
     return np.eye(n, m, dtype=_npdt(dtype))
 
 
@@ -162,11 +172,11 @@ def _halves(steps):
 def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
     d = space_dtype(start, end, steps, dtype, "linspace")
     c = d.category
-    if c == _BOOL:
-        raise not_implemented("linspace_cpu", d)
     npd = d.np
     if steps <= 1:
-        return np.full(steps, checked(start, d), npd)
+        return np.full(steps, _value(checked(start, d), npd), npd)
+    if c == _BOOL or d is _dt.complex32:
+        raise not_implemented("linspace_cpu", d)
     s, e = checked(start, d), checked(end, d)
     if c == _INT:  # step in double, values truncated to the integer type
         step = (float(e) - float(s)) / (steps - 1)
@@ -182,8 +192,6 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
 def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None, pin_memory=None):
     d = space_dtype(start, end, steps, dtype, "logspace")
     c = d.category
-    if c == _BOOL:
-        raise not_implemented("logspace_cpu", d)
     npd = d.np
     if steps == 0:
         return np.empty(0, npd)
@@ -192,7 +200,9 @@ def logspace(start, end, steps, base=10.0, dtype=None, layout=None, device=None,
             v = complex(base) ** complex(start)
         else:
             v = _pow(float(base), float(start.real if isinstance(start, complex) else start))
-        return np.full(1, checked(v, d), npd)
+        return np.full(1, _value(checked(v, d), npd), npd)
+    if c == _BOOL or d is _dt.complex32:
+        raise not_implemented("logspace_cpu", d)
     lo, hi = _halves(steps)
     if c == _COMPLEX:
         s, e = np.array(checked(start, d), npd), np.array(checked(end, d), npd)
@@ -240,7 +250,7 @@ def writable(a):
 
 
 def fill_(a, value):
-    v = checked(value, _NP2DT[a.dtype])
+    v = _value(checked(value, _NP2DT[a.dtype]), a.dtype)
     if not a.flags.writeable:
         a = writable(a)
     a.fill(v)
@@ -260,7 +270,7 @@ def zero_(a):
 
 
 def fill(a, value):
-    return np.full(a.shape, checked(value, _NP2DT[a.dtype]), a.dtype)
+    return np.full(a.shape, _value(checked(value, _NP2DT[a.dtype]), a.dtype), a.dtype)
 
 
 def fill_tensor(a, value):

@@ -74,6 +74,9 @@ def clone_preserve(a):
 
 def scalar_array(v, npd):
     """A Python number as a 0-d array of NumPy dtype `npd` (PyTorch's Scalar.to<T>())."""
+    if npd == _dt.CHALF_NP:  # complex32
+        from ember.core.chalf import narrow
+        return narrow(v)
     if isinstance(v, complex) and npd.kind != "c":
         v = v.real
     return np.asarray(v).astype(npd)

@@ -151,6 +151,7 @@ def _is_zero(v):
 
 
 # ---- matrix products ----------------------------------------------------------------------
+_C32 = _dt.complex32
 _KIND_NAME = {"dot": "dot", "mv": "addmv_impl_cpu", "mm": "addmm_impl_cpu_", "bmm": "bmm"}
 
 
@@ -169,6 +170,8 @@ def _matmul(a, b):
         if kind == "dot" or (_numel(out) and a.shape[-1]):
             M.not_implemented(_KIND_NAME[kind], da)
         return np.zeros(out, _BOOL)
+    if da is _C32 or db is _C32:  # torch's CPU products have no ComplexHalf kernel
+        M.not_implemented(_KIND_NAME[kind], _C32)
     return _mul(a, b)
 
 
@@ -183,6 +186,8 @@ def mm(a, b):
         if _numel(out) and a.shape[1]:
             M.not_implemented("addmm_impl_cpu_", da)
         return np.zeros(out, _BOOL)
+    if da is _C32:
+        M.not_implemented("addmm_impl_cpu_", da)
     return _mul(a, b)
 
 
@@ -193,13 +198,15 @@ def bmm(a, b):
         if _numel(out) and a.shape[2]:
             M.not_implemented("bmm", da)
         return np.zeros(out, _BOOL)
+    if da is _C32:
+        M.not_implemented("bmm", da)
     return _mul(a, b)
 
 
 def dot(a, b):
     da = _NP2DT[a.dtype]
     M.dot_check(a.shape, da, b.shape, _NP2DT[b.dtype])
-    if da is _bool:
+    if da is _bool or da is _C32:
         M.not_implemented("dot", da)
     return _mul(a, b)
 
@@ -209,6 +216,8 @@ def vdot(a, b):
     M.dot_check(a.shape, da, b.shape, _NP2DT[b.dtype])
     if da is _bool:
         M.not_implemented("dot", da)
+    if da is _C32:
+        M.not_implemented("vdot", da)
     if da.category == _dt.COMPLEX:
         return np.vdot(a, b)
     return _mul(a, b)
@@ -257,6 +266,8 @@ def addmm(s, a, b, beta=1, alpha=1):
                 M.not_implemented("addmm_impl_cpu_", da)
             raise RuntimeError("result type Long can't be cast to the desired output type Bool")
         return np.zeros(out, _BOOL)
+    if da is _C32:
+        M.not_implemented("addmm_impl_cpu_", da)
     bc, ac = scalar_to(beta, da), scalar_to(alpha, da)
     ca, _ = _compute(a)
     cb, _ = _compute(b)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ember.core import dtype as _dt
-from ember.kernels.cpu import _special
+from ember.kernels.cpu import _chalf, _special
 from ember.kernels.cpu._promote import result_dtype
 from ember.kernels.meta import pointwise as _m
 
@@ -27,6 +27,7 @@ _F64 = np.dtype(np.float64)
 _C64 = np.dtype(np.complex64)
 _C128 = np.dtype(np.complex128)
 _BF16 = _dt.bfloat16.np
+_C32 = _dt.CHALF_NP
 _LOW = frozenset(d for d in (_F16, _BF16) if d is not None)      # computed in float32
 _NATIVE = frozenset((_F32, _F64, _C64, _C128))                    # computed as they are
 _BOOL, _INT, _FLOAT, _COMPLEX = _dt.BOOL, _dt.INT, _dt.FLOAT, _dt.COMPLEX
@@ -55,6 +56,8 @@ def _cat(a):
 # ---- conversions -----------------------------------------------------------------------------
 def _scalar(v, npd):
     """A Python number as a 0-d array of npd, converted as C++ converts (integers wrap)."""
+    if npd is _C32:
+        return _chalf.narrow(v)
     t = v.__class__
     if t is int:
         if -_I63 <= v < _I63:
@@ -73,7 +76,7 @@ def _scalar(v, npd):
 
 def _to(x, npd):
     if isinstance(x, _nd):
-        return x if x.dtype == npd else x.astype(npd)
+        return x if x.dtype == npd else _chalf.astype(x, npd)
     return _scalar(x, npd)
 
 
@@ -82,7 +85,14 @@ def _arith(uf, a, b, rt):
     npd = rt.np
     if npd in _LOW:
         return uf(_to(a, _F32), _to(b, _F32)).astype(npd)
+    if npd is _C32:  # ComplexHalf: torch's CPU build multiplies (add/sub go to _add_chalf), no more
+        if uf is not np.multiply:
+            raise _chalf.refuse(_CHALF_BINARY.get(uf, f"{uf.__name__}_cpu"))
+        return _chalf.narrow(uf(_chalf.operand(a), _chalf.operand(b)))
     return uf(_to(a, npd), _to(b, npd))
+
+
+_CHALF_BINARY = {np.true_divide: "div_cpu", np.power: "pow"}
 
 
 def _float_rt(a, b):
@@ -100,7 +110,7 @@ def _fast_scalar(a, b):
 # Same-dtype paths (`cpu_same_dtype:` in the yaml): (ufunc, the ember dtypes it serves). The
 # generated CPU glue calls the ufunc itself when both Tensors have one such dtype and alpha is 1:
 # exactly the branch the kernels below take first, without their calls and wrapping.
-_ANY = frozenset(_NP2DT.values())
+_ANY = frozenset(_NP2DT.values()) - {_dt.complex32}  # complex32 has no NumPy ufunc loops
 _NOT_BOOL = _ANY - {_dt.bool_}
 add_same = (np.add, _ANY)
 sub_same = (np.subtract, _NOT_BOOL)
@@ -154,6 +164,10 @@ def add(a, b, alpha=1):
     except ValueError:
         _bcast_fail((a, b))
         raise
+    except TypeError:
+        if not _chalf.any_chalf(a, b):
+            raise
+        return _add(a, b, alpha, False)
 
 
 def sub(a, b, alpha=1):
@@ -168,6 +182,10 @@ def sub(a, b, alpha=1):
     except ValueError:
         _bcast_fail((a, b))
         raise
+    except TypeError:
+        if not _chalf.any_chalf(a, b):
+            raise
+        return _add(a, b, alpha, True)
 
 
 def rsub(a, b, alpha=1):
@@ -182,6 +200,8 @@ def _add(a, b, alpha, is_sub):
     if is_sub:
         _m.sub_check(_dtype_of(a), _dtype_of(b))
     npd = rt.np
+    if npd is _C32:
+        return _add_chalf(a, b, alpha, is_sub, rt)
     ct = _F32 if npd in _LOW else npd
     x = _to(a, ct)
     y = _to(b, ct)
@@ -191,6 +211,18 @@ def _add(a, b, alpha, is_sub):
         y = y * _scalar(alpha, ct)
     r = np.subtract(x, y) if is_sub else np.add(x, y)
     return r if ct is npd else r.astype(npd)
+
+
+def _add_chalf(a, b, alpha, is_sub, rt):
+    """add/sub in complex32 as torch computes it: operands and alpha (negated for sub) cast to
+    ComplexHalf; alpha * b, a complex product even for alpha 1 (0 * inf gives nan), rounded to
+    ComplexHalf; then a + that in complex<float>, rounded."""
+    _bcast_fail((a, b))
+    if alpha.__class__ is not int or alpha != 1:
+        _m.alpha_check(rt, alpha)
+    x, y = _chalf.operand(a), _chalf.operand(b)
+    p = _chalf.widen(_chalf.narrow(y * _chalf.operand(-alpha if is_sub else alpha)))
+    return _chalf.narrow(np.add(x, p))
 
 
 def mul(a, b):
@@ -205,6 +237,11 @@ def mul(a, b):
     except ValueError:
         _bcast_fail((a, b))
         raise
+    except TypeError:
+        if not _chalf.any_chalf(a, b):
+            raise
+        _bcast_fail((a, b))
+        return _arith(np.multiply, a, b, result_dtype(a, b))
 
 
 def div(a, b):
@@ -347,6 +384,12 @@ def pow_tensor_scalar(a, e):
     if rt.category == _INT or rt.np in _LOW:
         _m.checked(e, rt)
     c = rt.category
+    if rt.np is _C32:  # torch special-cases these exponents; ComplexHalf has no pow kernel
+        if e == 0:
+            return _chalf.narrow(np.ones(a.shape, _C64))
+        if e == 1:
+            return _chalf.astype(a, _C32) if a.dtype != _C32 else a.copy()
+        raise _chalf.refuse({0.5: "sqrt_vml_cpu", -1: "reciprocal_cpu", -0.5: "rsqrt_cpu"}.get(e, "pow"))
     if c >= _FLOAT:
         return _arith(np.power, a, e, rt)
     if c == _BOOL:  # bool ** True is a copy, bool ** False is all ones; other bool powers raise
@@ -391,31 +434,51 @@ def _write(a, r):
     if not a.flags.writeable:
         from ember.kernels.cpu._glue import _OVERLAP
         raise RuntimeError(_OVERLAP)
+    if r.dtype != a.dtype and (r.dtype == _C32 or a.dtype == _C32):
+        r = _chalf.astype(r, a.dtype)
     np.copyto(a, r, casting="unsafe")
 
 
 def square(a):
     if a.dtype is _B:
         return a.astype(_I64)
-    return np.multiply(a, a)
+    try:
+        return np.multiply(a, a)
+    except TypeError:
+        if a.dtype != _C32:
+            raise
+        raise _chalf.refuse("pow") from None
 
 
 # ---- unary: same dtype -----------------------------------------------------------------------
 def neg(a):
     if a.dtype is _B:
         raise RuntimeError(_m.NEG_BOOL)
-    return np.negative(a)
+    try:
+        return np.negative(a)
+    except TypeError:
+        if a.dtype != _C32:
+            raise
+        r = a.copy()  # complex32: each float16 component negated (exact)
+        np.negative(r["real"], out=r["real"])
+        np.negative(r["imag"], out=r["imag"])
+        return r
 
 
 def abs(a):
     if a.dtype is _B:
         raise _not_impl("abs_cpu", _dt.bool_)
-    return np.absolute(a)
+    try:
+        return np.absolute(a)
+    except TypeError:
+        if a.dtype != _C32:
+            raise
+        return np.absolute(_chalf.widen(a)).astype(_F16)  # |z| in float, rounded to Half
 
 
 def abs_(a):
     """In-place abs (an explicit in-place kernel: writes into self's array)."""
-    if a.dtype.kind == "c":
+    if a.dtype.kind == "c" or a.dtype == _C32:
         raise RuntimeError(_m.ABS_COMPLEX_INPLACE)
     _write(a, abs(a))
 
@@ -436,6 +499,8 @@ def sign(a):
 
 def sgn(a):
     if a.dtype.kind != "c":
+        if a.dtype == _C32:
+            return _chalf.narrow(sgn(_chalf.widen(a)))
         return sign(a)
     m = np.absolute(a)
     return np.where(m == 0, 0, a / m).astype(a.dtype)
@@ -500,6 +565,8 @@ def nan_to_num(a, nan=None, posinf=None, neginf=None):
     c = _cat(a)
     if c == _FLOAT:
         return _nan_to_num_real(a, nan, posinf, neginf)
+    if a.dtype == _C32:
+        raise _chalf.refuse("nan_to_num")
     if c == _COMPLEX:
         r = np.empty(a.shape, a.dtype)
         r.real = _nan_to_num_real(a.real, nan, posinf, neginf)
@@ -519,12 +586,20 @@ def _float_unary(fn, name=None, real_only=None):
             return fn(a)
         if d in _LOW:
             return fn(a.astype(_F32)).astype(d)
+        if d is _C32 or d == _C32:  # torch's CPU build has none of these for ComplexHalf
+            raise _chalf.refuse(real_only or _CHALF_KERNEL.get(kernel.__name__, f"{kernel.__name__}_vml_cpu"))
         out = _dt.defaults.float.np
         if out in _LOW:
             return fn(a.astype(_F32)).astype(out)
         return fn(a.astype(out))
     kernel.__name__ = name or fn.__name__
     return kernel
+
+
+# torch's names of the kernels that refuse ComplexHalf, where they are not "<op>_vml_cpu"
+_CHALF_KERNEL = {"exp2": "exp2", "rsqrt": "rsqrt_cpu", "sinh": "sinh_cpu", "cosh": "cosh_cpu", "asinh": "asinh_cpu",
+                 "acosh": "acosh_cpu", "atanh": "atanh_cpu", "sigmoid": "sigmoid_cpu",
+                 "reciprocal": "reciprocal_cpu", "logit": "logit_cpu"}
 
 
 def _recip(x):

@@ -61,8 +61,11 @@ _f32, _f64, _i64 = np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64
 _SQRT1_2 = math.sqrt(0.5)
 
 
+_REAL_NP = {np.dtype(np.complex64): _f32, np.dtype(np.complex128): _f64, _dt.CHALF_NP: np.dtype(np.float16)}
+
+
 def _real_of(d):
-    return _dt.float32 if d is _dt.complex64 else _dt.float64
+    return d.to_real()
 
 
 def _target(a):
@@ -765,9 +768,8 @@ def _normal_into(e, t, mean=0.0, std=1.0):
     """normal_(mean, std) into array t (complex: its real view with std / sqrt(2))."""
     if t.size == 0:
         return t
-    if t.dtype.kind == "c":
-        t = t.view(_f32 if t.dtype == np.complex64 else _f64).reshape(t.shape + (2,)) \
-            if _contig(t) else _real_view(t)
+    if t.dtype.kind == "c" or t.dtype == _dt.CHALF_NP:
+        t = t.view(_REAL_NP[t.dtype]).reshape(t.shape + (2,)) if _contig(t) else _real_view(t)
         std = std / math.sqrt(2)
     d = _NP2DT[t.dtype]
     _fill(t, _normal_vals(e, t, d, mean, std))
@@ -776,7 +778,7 @@ def _normal_into(e, t, mean=0.0, std=1.0):
 
 def _real_view(t):
     """view_as_real of a complex array (strided)."""
-    r = t[..., None].view(_f32 if t.dtype == np.complex64 else _f64)
+    r = t[..., None].view(_REAL_NP[t.dtype])
     return r
 
 
@@ -787,7 +789,7 @@ def _new(shape, d):
 def _uniform_into(e, t, lo, hi):
     if t.size == 0:
         return t
-    if t.dtype.kind == "c":
+    if t.dtype.kind == "c" or t.dtype == _dt.CHALF_NP:
         t = _real_view(t)
     d = _NP2DT[t.dtype]
     _fill(t, _uniform_vals(e, t.size, d, lo, hi))

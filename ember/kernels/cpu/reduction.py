@@ -10,6 +10,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.errors import wrap_dim
+from ember.kernels.cpu import _chalf
 from ember.kernels.cpu._promote import cast as _pcast, result_dtype
 from ember.kernels.meta import reduction as M
 
@@ -35,6 +36,15 @@ for _h in _HALF:
     _ACC[_h] = _F32
 
 
+_C32 = _dt.CHALF_NP
+
+
+def _no_chalf(out, kernel):
+    """torch's sum/prod/mean/cumsum/cumprod have no ComplexHalf kernel (`out`: the dtype computed in)."""
+    if out is _dt.complex32:
+        raise _chalf.refuse(kernel)
+
+
 def _dtype(a):
     return _NP2DT[a.dtype]
 
@@ -44,6 +54,8 @@ def _to(a, d):
     npd = d.np
     if a.dtype == npd:
         return a
+    if a.dtype == _C32 or npd is _C32:
+        return _chalf.astype(a, npd)
     if a.dtype.kind == "c" and d.category != _dt.COMPLEX:
         a = a.real
     return a.astype(npd)
@@ -78,6 +90,7 @@ def _sum_into(a, axes, keepdim, dtype, ufunc):
     a = _to(a, out)
     acc = _ACC.get(a.dtype)
     if acc is None:
+        _no_chalf(out, "sum_cpu")
         return ufunc(a, axes, keepdims=keepdim)
     return _out(ufunc(a, axes, dtype=acc, keepdims=keepdim), out.np)
 
@@ -114,6 +127,7 @@ def prod_dim(a, dim, keepdim=False, dtype=None):
 def _prod(a, axes, keepdim, dtype):
     out = M.sum_dtype(_dtype(a), dtype)
     a = _to(a, out)
+    _no_chalf(out, "prod_out_cpu")
     if out is _dt.bool_:
         return np.logical_and.reduce(a, axes, keepdims=keepdim)
     acc = _ACC.get(a.dtype)
@@ -124,6 +138,7 @@ def _prod(a, axes, keepdim, dtype):
 
 def _mean(a, axes, keepdim, dtype, name="mean"):
     out = M.mean_dtype(_dtype(a), dtype, name)
+    _no_chalf(out, "sum_cpu")
     a = _to(a, out)
     n = _numel_of(a.shape, axes) if axes is not None else a.size
     acc = _ACC.get(a.dtype)
@@ -154,14 +169,22 @@ def max(a):
     if a.dtype.kind == "c" or a.size == 0:
         M.full_nonempty(a.shape, "max")
         M.minmax_check(_dtype(a), "max_all")
-    return _maxr(a, None)
+    try:
+        return _maxr(a, None)
+    except TypeError:  # complex32
+        M.minmax_check(_dtype(a), "max_all")
+        raise
 
 
 def min(a):
     if a.dtype.kind == "c" or a.size == 0:
         M.full_nonempty(a.shape, "min")
         M.minmax_check(_dtype(a), "min_all")
-    return _minr(a, None)
+    try:
+        return _minr(a, None)
+    except TypeError:  # complex32
+        M.minmax_check(_dtype(a), "min_all")
+        raise
 
 
 def _arg_along(a, d, keepdim, largest):
@@ -267,9 +290,14 @@ for _h in _HALF:
 
 def _var_core(a, dim, keepdim, correction, name, want_std, want_mean):
     rd = M.var_dtype(_dtype(a), name if want_mean else "std and var")
+    if a.dtype == _C32 and not want_mean:
+        # torch's complex var: the Half variances of the real and imaginary parts, added in Half
+        v = np.add(_var_core(a["real"], dim, keepdim, correction, name, False, False),
+                   _var_core(a["imag"], dim, keepdim, correction, name, False, False), dtype=_F32).astype(_F16)
+        return np.sqrt(v, dtype=_F32).astype(_F16) if want_std else v
     d0 = a.dtype
     axes = _axes(dim, a.ndim)
-    w = a.astype(_VAR_ACC[a.dtype]) if a.dtype in _VAR_ACC else a  # ATen's Welford acc_type
+    w = _chalf.astype(a, _VAR_ACC[a.dtype]) if a.dtype in _VAR_ACC else a  # ATen's Welford acc_type
     n = _numel_of(a.shape, axes)
     if n:
         m = _add(w, axes, keepdims=True)
@@ -363,7 +391,10 @@ def vector_norm(a, ord=2, dim=None, keepdim=False, dtype=None):
         M.norm_empty_check(a.shape, M.wrapped(dim, a.ndim), p, not dim, dim)
     axes = _axes(dim, a.ndim)
     x = _work(_to(a, cd))
-    x = np.abs(x)  # real for complex input
+    try:
+        x = np.abs(x)  # real for complex input
+    except TypeError:  # complex32: |z| in float
+        x = np.abs(_chalf.widen(x))
     if p == 2.0:
         r = np.sqrt(_add(x * x, axes, keepdims=keepdim))
     elif p == 1.0:
@@ -484,6 +515,7 @@ def _cum(a, dim, dtype, ufunc, kernel):
     out = M.cum_dtype(_dtype(a), dtype, kernel, a.size)
     d = wrap_dim(dim, a.ndim)
     a = _to(a, out)
+    _no_chalf(out, kernel)
     if a.ndim == 0:
         return a.copy()
     acc = _SCAN_ACC.get(a.dtype)
@@ -549,7 +581,12 @@ def logcumsumexp(a, dim):
 
 # ---- all / any / count_nonzero ------------------------------------------------------------------
 def _truth(a):
-    return a if a.dtype == _BOOL else (a != 0)
+    if a.dtype == _BOOL:
+        return a
+    try:
+        return a != 0
+    except TypeError:  # complex32
+        return _chalf.widen(a) != 0
 
 
 def _allany(a, axes, keepdim, f):

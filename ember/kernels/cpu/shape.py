@@ -2,7 +2,7 @@
 repeat_interleave. Checks and output shapes come from ember/kernels/meta/shape.py."""
 import numpy as np
 
-from ember.core.dtype import NP2DT
+from ember.core.dtype import CHALF_NP as _C32, NP2DT
 from ember.kernels.meta import shape as _m
 
 _ndarray = np.ndarray
@@ -80,6 +80,9 @@ def _cat(arrays, dim):
         arrays = [arrays[i] for i in valid]
     out = new(shape, npd)
     if out.size:
+        if any(a.dtype != npd for a in arrays) and (npd == _C32 or any(a.dtype == _C32 for a in arrays)):
+            from ember.kernels.cpu._chalf import astype  # complex32 with another dtype
+            arrays = [astype(a, npd) for a in arrays]
         np.concatenate(arrays, axis=d, out=out, casting="unsafe")
     return out
 

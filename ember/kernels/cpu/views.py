@@ -7,7 +7,7 @@ how in-place kernels detect internal overlap and raise PyTorch's error.
 """
 import numpy as np
 
-from ember.core.dtype import NP2DT
+from ember.core.dtype import CHALF_NP, NP2DT
 from ember.core.errors import wrap_dim
 from ember.core.tensor_impl import contiguous_strides
 from ember.kernels.meta import views as _m
@@ -287,13 +287,19 @@ def view_dtype(a, dtype):
     return _reinterpret(a, dtype.np, shape, strides)
 
 
+_REAL_OF = {np.dtype(np.complex64): np.dtype(np.float32), np.dtype(np.complex128): np.dtype(np.float64),
+            CHALF_NP: np.dtype(np.float16)}
+_COMPLEX_OF = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128),
+               np.dtype(np.float16): CHALF_NP}
+
+
 def view_as_real(a):
-    if a.dtype.kind != "c":
+    rd = _REAL_OF.get(a.dtype)
+    if rd is None:
         raise RuntimeError("view_as_real is only supported for complex tensors")
     off = _offset(a)
     shape, strides, noff = _m.view_as_real_geom(a.shape, _estrides(a), off)
-    return _reinterpret(a, np.dtype(np.float32 if a.dtype == np.complex64 else np.float64),
-                        shape, strides)
+    return _reinterpret(a, rd, shape, strides)
 
 
 def view_as_complex(a):
@@ -304,5 +310,4 @@ def view_as_complex(a):
         # the empty tensor has in PyTorch, its contiguous ones
         st = contiguous_strides(a.shape)
     shape, strides, noff = _m.view_as_complex_check(a.shape, st, off, NP2DT[a.dtype])
-    return _reinterpret(a, np.dtype(np.complex64 if a.dtype == np.float32 else np.complex128),
-                        shape, strides)
+    return _reinterpret(a, _COMPLEX_OF[a.dtype], shape, strides)

@@ -11,7 +11,8 @@ _BOOL, _INT, _FLOAT, _COMPLEX = _dt.BOOL, _dt.INT, _dt.FLOAT, _dt.COMPLEX
 # C++ type names PyTorch prints in "value cannot be converted to type X without overflow"
 CNAME = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
          "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-         "float64": "double", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+         "float64": "double", "complex32": "c10::complex<c10::Half>",
+         "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 # typeid names (caffe2::TypeMeta) PyTorch prints in random ops' bound checks
 TMNAME = dict(CNAME, uint8="unsigned char", int8="signed char", int16="short int", int64="long int")
 # (lowest, max) of each real type (complex: of its parts)
@@ -20,7 +21,8 @@ LIMITS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767),
           "float16": (-65504.0, 65504.0), "bfloat16": (-3.3895313892515355e38, 3.3895313892515355e38),
           "float32": (-3.4028234663852886e38, 3.4028234663852886e38),
           "float64": (-1.7976931348623157e308, 1.7976931348623157e308),
-          "complex64": (-3.4028234663852886e38, 3.4028234663852886e38),
+          # torch converts into ComplexHalf without an overflow check (70000 becomes inf)
+          "complex32": (-math.inf, math.inf), "complex64": (-3.4028234663852886e38, 3.4028234663852886e38),
           "complex128": (-1.7976931348623157e308, 1.7976931348623157e308), "bool": (0, 1)}
 DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 

@@ -585,7 +585,7 @@ def replication_setup(shape, padding, dim):
     return tuple(out)
 
 
-_PAD_ALL = frozenset(d for d in _dt.ALL if d is not _dt.bool_ and d.np is not None)
+_PAD_ALL = frozenset(d for d in _dt.ALL if d not in (_dt.bool_, _dt.complex32) and d.np is not None)
 
 
 def _reflection(self, padding, dim):

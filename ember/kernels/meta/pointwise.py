@@ -61,7 +61,8 @@ def unary(a, *args):
 CXX = {_dt.bool_: "bool", _dt.uint8: "uint8_t", _dt.int8: "int8_t", _dt.int16: "int16_t",
        _dt.int32: "int", _dt.int64: "int64_t", _dt.float16: "c10::Half",
        _dt.bfloat16: "c10::BFloat16", _dt.float32: "float", _dt.float64: "double",
-       _dt.complex64: "c10::complex<float>", _dt.complex128: "c10::complex<double>"}
+       _dt.complex32: "c10::complex<c10::Half>", _dt.complex64: "c10::complex<float>",
+       _dt.complex128: "c10::complex<double>"}
 TYPEMETA = dict(CXX)
 TYPEMETA.update({_dt.uint8: "unsigned char", _dt.int8: "signed char", _dt.int16: "short int",
                  _dt.int64: "long int"})
@@ -70,7 +71,8 @@ _RANGE = {_dt.uint8: (0, 255), _dt.int8: (-128, 127), _dt.int16: (-32768, 32767)
           _dt.int32: (-2 ** 31, 2 ** 31 - 1), _dt.int64: (-2 ** 63, 2 ** 63 - 1),
           _dt.float16: 65504.0, _dt.bfloat16: 3.3895313892515355e+38,
           _dt.float32: 3.4028234663852886e+38, _dt.float64: math.inf,
-          _dt.complex64: 3.4028234663852886e+38, _dt.complex128: math.inf}
+          _dt.complex64: 3.4028234663852886e+38, _dt.complex128: math.inf,
+          _dt.complex32: math.inf}  # torch converts into ComplexHalf unchecked (70000 -> inf)
 
 SUB_BOOLS = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
              "or `logical_xor()` operator instead.")

@@ -299,8 +299,6 @@ def view_as_complex_check(shape, strides, offset, dtype):
             raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    if dtype is _dt.float16:
-        raise RuntimeError("view_as_complex: complex32 (ComplexHalf) is not supported by ember")
     return tuple(shape[:-1]), tuple(s // 2 for s in strides[:-1]), offset // 2
 
 

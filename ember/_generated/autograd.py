@@ -6,7 +6,8 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
-from ember.autograd.record import TraceableFunction, save_input as _save_input, save_inputs as _save_inputs
+from ember.autograd.record import TraceableFunction, record_inplace_1 as _record_inplace_1, save_input as _save_input
+from ember.autograd.record import save_inputs as _save_inputs
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd
 from ember.autograd.views import out_kernel as _out_kernel
 from ember.core import tls as _tls
@@ -145,13 +146,8 @@ def _ag_neg(below, self):
         return below(self)
     _n = NegBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_neg_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = NegBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_neg_ = _record_inplace_1(NegBackward0)
 
 class TransposeBackward0(TraceableFunction):
     __slots__ = ('dim0_', 'dim1_')
@@ -228,13 +224,8 @@ def _ag_conj_physical(below, self):
         return below(self)
     _n = ConjPhysicalBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_conj_physical_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = ConjPhysicalBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_conj_physical_ = _record_inplace_1(ConjPhysicalBackward0)
 
 class SparseCooTensorWithDimsAndTensorsBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
@@ -1336,10 +1327,8 @@ def _ag_unsqueeze(below, self, dim):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self, dim), _next, _ag)
 
-class FillBackward0(TraceableFunction):
+class FillBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_fill_Scalar(below, self, value):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, value)
@@ -1362,17 +1351,10 @@ def _ag_fill_Tensor(below, self, value):
     _n = FillBackward1()
     return _n._set_history(below(self, value), _next, _ag)
 
-class FillBackward2(TraceableFunction):
+class FillBackward2(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
-def _ag_fill__Scalar(below, self, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self, value)
-    _check_inplace(self)
-    _n = FillBackward2()
-    below(self, value)
-    return _n._rebase_history(self, _next)
+
+_ag_fill__Scalar = _record_inplace_1(FillBackward2)
 
 class FillBackward3(TraceableFunction):
     __slots__ = ()
@@ -1392,17 +1374,10 @@ def _ag_fill__Tensor(below, self, value):
     below(self, value)
     return _n._rebase_history(self, _next)
 
-class ZeroBackward0(TraceableFunction):
+class ZeroBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
-def _ag_zero_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = ZeroBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_zero_ = _record_inplace_1(ZeroBackward0)
 
 class GatherBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
@@ -1914,13 +1889,8 @@ class ScatterBackward3_1(TraceableFunction):
     _node_name = 'ScatterBackward3'
     def apply(_node, grads):
         return (idx_not_implemented('scatter_'),)
-def _ag_scatter__value_reduce(below, self, dim, index, value, reduce):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self, dim, index, value, reduce)
-    _check_inplace(self)
-    _n = ScatterBackward3_1()
-    below(self, dim, index, value, reduce)
-    return _n._rebase_history(self, _next)
+
+_ag_scatter__value_reduce = _record_inplace_1(ScatterBackward3_1)
 
 class ScatterAddBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
@@ -4299,13 +4269,8 @@ def _ag_negative(below, self):
         return below(self)
     _n = NegBackward0_1()
     return _n._set_history(below(self), _next, _ag)
-def _ag_negative_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = NegBackward0_1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_negative_ = _record_inplace_1(NegBackward0_1)
 
 class DivBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_dtype')
@@ -4893,26 +4858,16 @@ class AcoshBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of acosh'),)
-def _ag_acosh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AcoshBackward1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_acosh_ = _record_inplace_1(AcoshBackward1)
 
 class AcoshBackward1_1(TraceableFunction):
     __slots__ = ()
     _node_name = 'AcoshBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of acosh'),)
-def _ag_arccosh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AcoshBackward1_1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_arccosh_ = _record_inplace_1(AcoshBackward1_1)
 
 class AsinhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
@@ -4943,26 +4898,16 @@ class AsinhBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of asinh'),)
-def _ag_asinh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AsinhBackward1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_asinh_ = _record_inplace_1(AsinhBackward1)
 
 class AsinhBackward1_1(TraceableFunction):
     __slots__ = ()
     _node_name = 'AsinhBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of asinh'),)
-def _ag_arcsinh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AsinhBackward1_1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_arcsinh_ = _record_inplace_1(AsinhBackward1_1)
 
 class AtanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
@@ -4993,26 +4938,16 @@ class AtanhBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('inplace version of atanh'),)
-def _ag_atanh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AtanhBackward1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_atanh_ = _record_inplace_1(AtanhBackward1)
 
 class AtanhBackward1_1(TraceableFunction):
     __slots__ = ()
     _node_name = 'AtanhBackward1'
     def apply(_node, grads):
         return (not_implemented('inplace version of atanh'),)
-def _ag_arctanh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = AtanhBackward1_1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_arctanh_ = _record_inplace_1(AtanhBackward1_1)
 
 class AsinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
@@ -5155,22 +5090,15 @@ def _ag_arctan2_(below, self, other):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class CeilBackward0(TraceableFunction):
+class CeilBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_ceil(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CeilBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_ceil_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = CeilBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_ceil_ = _record_inplace_1(CeilBackward0)
 
 class ClampBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'min_', 'max_')
@@ -5473,13 +5401,8 @@ def _ag_deg2rad(below, self):
         return below(self)
     _n = Deg2RadBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_deg2rad_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = Deg2RadBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_deg2rad_ = _record_inplace_1(Deg2RadBackward0)
 
 class ErfBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
@@ -5607,22 +5530,15 @@ def _ag_expm1_(below, self):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class FloorBackward0(TraceableFunction):
+class FloorBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_floor(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FloorBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_floor_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = FloorBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_floor_ = _record_inplace_1(FloorBackward0)
 
 class FracBackward0(TraceableFunction):
     __slots__ = ()
@@ -5633,13 +5549,8 @@ def _ag_frac(below, self):
         return below(self)
     _n = FracBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_frac_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = FracBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_frac_ = _record_inplace_1(FracBackward0)
 
 class NextafterBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
@@ -5952,13 +5863,8 @@ def _ag_rad2deg(below, self):
         return below(self)
     _n = Rad2DegBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_rad2deg_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = Rad2DegBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_rad2deg_ = _record_inplace_1(Rad2DegBackward0)
 
 class ReciprocalBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
@@ -5982,39 +5888,25 @@ def _ag_reciprocal_(below, self):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class RoundBackward0(TraceableFunction):
+class RoundBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_round(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RoundBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_round_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = RoundBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
 
-class RoundBackward1(TraceableFunction):
+_ag_round_ = _record_inplace_1(RoundBackward0)
+
+class RoundBackward1(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_round_decimals(below, self, decimals):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, decimals)
     _n = RoundBackward1()
     return _n._set_history(below(self, decimals), _next, _ag)
-def _ag_round__decimals(below, self, decimals):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self, decimals)
-    _check_inplace(self)
-    _n = RoundBackward1()
-    below(self, decimals)
-    return _n._rebase_history(self, _next)
+
+_ag_round__decimals = _record_inplace_1(RoundBackward1)
 
 class RsqrtBackward0(TraceableFunction, saved=1):
     __slots__ = ('result_',)
@@ -6082,22 +5974,15 @@ def _ag_logit_(below, self, eps):
     below(self, eps)
     return _n._rebase_history(self, _next)
 
-class SignBackward0(TraceableFunction):
+class SignBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_sign(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SignBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_sign_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = SignBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_sign_ = _record_inplace_1(SignBackward0)
 
 class SgnBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'result_')
@@ -6230,22 +6115,15 @@ def _ag_tanh_(below, self):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class TruncBackward0(TraceableFunction):
+class TruncBackward0(ZerosLikeGrad):
     __slots__ = ()
-    def apply(_node, grads):
-        return (zeros_like(grads[0]),)
 def _ag_trunc(below, self):
     if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0()
     return _n._set_history(below(self), _next, _ag)
-def _ag_trunc_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = TruncBackward0()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_trunc_ = _record_inplace_1(TruncBackward0)
 
 class TruncBackward0_1(TraceableFunction):
     __slots__ = ()
@@ -6257,13 +6135,8 @@ def _ag_fix(below, self):
         return below(self)
     _n = TruncBackward0_1()
     return _n._set_history(below(self), _next, _ag)
-def _ag_fix_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
-        return below(self)
-    _check_inplace(self)
-    _n = TruncBackward0_1()
-    below(self)
-    return _n._rebase_history(self, _next)
+
+_ag_fix_ = _record_inplace_1(TruncBackward0_1)
 
 class AddcdivBackward0(TraceableFunction, saved=2):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
@@ -6356,6 +6229,135 @@ def _ag_addcmul_(below, self, tensor1, tensor2, value):
     _n.tensor1_, _n.tensor2_ = _save_input(tensor1, _ag), _save_input(tensor2, _ag)
     below(self, tensor1, tensor2, value)
     return _n._rebase_history(self, _next)
+
+class NormalBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_normal_ = _record_inplace_1(NormalBackward0)
+
+class NormalBackward1(TraceableFunction):
+    __slots__ = ('mean_sizes',)
+    def apply(_node, grads):
+        return (grads[0].new_zeros(_node.mean_sizes),)
+def _ag_normal_Tensor_float(below, mean, std, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(mean)):
+        return below(mean, std, generator)
+    _n = NormalBackward1()
+    _n.mean_sizes = mean._shape if mean.__class__ is _T or isinstance(mean, _TI) else _sizes_of(mean)
+    return _n._set_history(below(mean, std, generator), _next, _ag)
+
+class NormalBackward2(TraceableFunction):
+    __slots__ = ('std_sizes',)
+    def apply(_node, grads):
+        return (grads[0].new_zeros(_node.std_sizes),)
+def _ag_normal_float_Tensor(below, mean, std, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(std)):
+        return below(mean, std, generator)
+    _n = NormalBackward2()
+    _n.std_sizes = std._shape if std.__class__ is _T or isinstance(std, _TI) else _sizes_of(std)
+    return _n._set_history(below(mean, std, generator), _next, _ag)
+
+class NormalBackward3(TraceableFunction):
+    __slots__ = ('mean_sizes', 'std_sizes')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = grad.new_zeros(_node.mean_sizes)
+        if _nf[1] is not None:
+            _o1 = grad.new_zeros(_node.std_sizes)
+        return (_o0, _o1)
+def _ag_normal_Tensor_Tensor(below, mean, std, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(mean, std)):
+        return below(mean, std, generator)
+    _n = NormalBackward3()
+    _n.mean_sizes = mean._shape if mean.__class__ is _T or isinstance(mean, _TI) else _sizes_of(mean)
+    _n.std_sizes = std._shape if std.__class__ is _T or isinstance(std, _TI) else _sizes_of(std)
+    return _n._set_history(below(mean, std, generator), _next, _ag)
+
+class BernoulliBackward0(ZerosLikeGrad):
+    __slots__ = ()
+def _ag_bernoulli(below, self, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, generator)
+    _n = BernoulliBackward0()
+    return _n._set_history(below(self, generator), _next, _ag)
+
+class torch__autograd__NotImplemented_3(TraceableFunction):
+    __slots__ = ()
+    _node_name = 'torch::autograd::NotImplemented'
+    def apply(_node, grads):
+        return (pw_not_implemented('bernoulli'),)
+def _ag_bernoulli_p(below, self, p, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self, p, generator)
+    _n = torch__autograd__NotImplemented_3()
+    return _n._set_history(below(self, p, generator), _next, _ag)
+
+class BernoulliBackward1(TraceableFunction, saved=1):
+    __slots__ = ('p_',)
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None:
+            _o0 = zeros_like(grad)
+        if _nf[1] is not None:
+            p = _s if (_s := _node.p_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            _o1 = zeros_like(p)
+        return (_o0, _o1)
+def _ag_bernoulli__Tensor(below, self, p, generator):
+    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, p)):
+        return below(self, p, generator)
+    _check_inplace(self)
+    _n = BernoulliBackward1()
+    _n.p_ = _save_input(p, _ag)
+    below(self, p, generator)
+    return _n._rebase_history(self, _next)
+
+class BernoulliBackward2(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_bernoulli__float = _record_inplace_1(BernoulliBackward2)
+
+class UniformBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_uniform_ = _record_inplace_1(UniformBackward0)
+
+class RandomBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_random__from = _record_inplace_1(RandomBackward0)
+
+class RandomBackward1(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_random__to = _record_inplace_1(RandomBackward1)
+
+class RandomBackward2(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_random_ = _record_inplace_1(RandomBackward2)
+
+class ExponentialBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_exponential_ = _record_inplace_1(ExponentialBackward0)
+
+class GeometricBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_geometric_ = _record_inplace_1(GeometricBackward0)
+
+class LogNormalBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_log_normal_ = _record_inplace_1(LogNormalBackward0)
+
+class CauchyBackward0(ZerosLikeGrad):
+    __slots__ = ()
+
+_ag_cauchy_ = _record_inplace_1(CauchyBackward0)
 
 class SumBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
@@ -8256,6 +8258,8 @@ OUT_VARIANTS = [
     ('fix', 'fix_out'),
     ('addcdiv', 'addcdiv_out'),
     ('addcmul', 'addcmul_out'),
+    ('normal', 'normal_Tensor_float_out', 'normal_float_Tensor_out', 'normal_Tensor_Tensor_out'),
+    ('bernoulli', 'bernoulli_out'),
     ('sum', 'sum_out', 'sum_IntList_out'),
     ('nansum', 'nansum_out'),
     ('mean', 'mean_dtype_out', 'mean_out'),

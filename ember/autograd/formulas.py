@@ -4,6 +4,7 @@ Every helper is written with ember operators, so a backward graph is itself diff
 (double backward through create_graph=True).
 """
 import ember
+from ember.autograd.record import TraceableFunction
 from ember.core import dtype as _dt
 
 
@@ -67,6 +68,15 @@ def sum_backward(grad, sizes, dims, keepdim):
 
 def zeros_like(t):
     return ember.zeros(tuple(t._shape), dtype=t._dtype, device=t._device)
+
+
+class ZerosLikeGrad(TraceableFunction):
+    """The base of a node whose one formula is `self: zeros_like(grad)` and that saves nothing (sign,
+    floor, fill_, the random ops...): the generated class is its name and empty slots."""
+    __slots__ = ()
+
+    def apply(self, grads):
+        return (zeros_like(grads[0]),)
 
 
 def values_backward(grad, self):

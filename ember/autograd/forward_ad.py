@@ -162,6 +162,8 @@ def _plan(op):
         own = FORMULAS.get(key, 0)
         if own is None or isinstance(own, str):  # an in-place entry of its own, without a forward formula
             plan = (_ERROR, own, None)
+        elif own and fname not in FORMULAS and not isinstance(own.fn, str):
+            plan = (_INPLACE, own, op)  # its own formula (zero_, normal_...): a function of the tangents
         elif fname in FORMULAS:
             f = FORMULAS[fname]
             plan = (_ERROR, f, None) if f is None or isinstance(f, str) else (_INPLACE, f, fop)

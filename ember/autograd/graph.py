@@ -369,7 +369,7 @@ def alias(t):
     r._vc = vc if vc is not None else t._version_counter()
     r._ameta = None
     if a is None:  # CPU tensors derive strides and offset from the array; others carry them
-        for s in ("_strides", "_offset", "_sp"):  # _sp: a sparse tensor's fields
+        for s in ("_strides", "_offset", "_sp", "_storage"):  # _sp: a sparse tensor's fields
             try:
                 setattr(r, s, getattr(t, s))
             except AttributeError:

@@ -9,11 +9,13 @@ import types
 
 from ember.autograd import views
 from ember.autograd.graph import _NUMBERS, _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
-from ember.autograd.graph import set_history as _set_history
+from ember.autograd.graph import collect_next_edges_1, set_history as _set_history
 from ember.autograd.meta import _WITH_AUTOGRAD, AutogradMeta, with_autograd_key
+from ember.core import tls
 from ember.core.tensor_impl import TensorImpl, tensor_class
 
 _tensor_class = tensor_class
+_state = tls.state
 _autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a slow attribute read
 
 
@@ -36,6 +38,20 @@ def save_input(t, ag):
         m = t._ameta
         return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
     return SavedVariable(t, False)
+
+
+def record_inplace_1(cls):
+    """The Autograd kernel of an in-place op whose one differentiable input is self and whose node
+    saves nothing (sign_, fill_, the random fills...): the generated layer names it in one line. Its
+    *args costs ~50 ns a call; these ops are off the hot path (optimizers write under no_grad)."""
+    def kernel(below, self, *args):
+        if not _state.ag or not (edges := collect_next_edges_1(self)):
+            return below(self, *args)
+        views.check_inplace(self)
+        node = cls()
+        below(self, *args)
+        return node._rebase_history(self, edges)
+    return kernel
 
 
 def save_inputs(ts, ag):

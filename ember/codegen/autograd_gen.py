@@ -258,6 +258,12 @@ def emit_node(e, info):
         slots.append("_nlist")
     # saved=k: the first k slots hold saved tensors (TraceableFunction.__init_subclass__)
     k = len(info.saved_tensors + info.saved_outputs)
+    if (not slots and len(info.diff_inputs) == 1 and info.formulas[0][1].strip() == "zeros_like(grad)"
+            and getattr(info, "node_name", info.cls) == info.cls):
+        e(f"class {info.cls}(ZerosLikeGrad):")  # formulas.py: apply returns (zeros_like(grad),)
+        e("    __slots__ = ()")
+        e()
+        return
     e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}):")
     e(f"    __slots__ = {tuple(slots)!r}")
     if getattr(info, "node_name", info.cls) != info.cls:
@@ -350,8 +356,14 @@ def emit_kernel(e, info, decl, kind):
     fn = f"_ag_{decl.ident}"
     call = f"below({', '.join(params)})"
     inplace = kind == "inplace"
-    e(f"def {fn}(below, {', '.join(params)}):")
     inputs = [("*" if n in info.list_args else "") + pyname(n) for n in info.diff_inputs]
+    if (inplace and inputs == [params[0]] and info.diff_cond is None and not info.saved_meta
+            and not info.saved_values and not info.saved_tensors and not info.saved_outputs):
+        # sign_, fill_, the random fills...: the shared kernel (record.py), one line instead of seven
+        e(f"{fn} = _record_inplace_1({info.cls})")
+        e()
+        return fn
+    e(f"def {fn}(below, {', '.join(params)}):")
     if len(inputs) == 1 and inputs[0][0] == "*":
         edges = f"_collect_next_edges({inputs[0][1:]})"  # a Tensor[]
     elif len(inputs) <= 2 and not any(x[0] == "*" for x in inputs):
@@ -437,7 +449,8 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
-from ember.autograd.record import TraceableFunction, save_input as _save_input, save_inputs as _save_inputs
+from ember.autograd.record import TraceableFunction, record_inplace_1 as _record_inplace_1, save_input as _save_input
+from ember.autograd.record import save_inputs as _save_inputs
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd
 from ember.autograd.views import out_kernel as _out_kernel
 from ember.core import tls as _tls

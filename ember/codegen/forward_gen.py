@@ -99,7 +99,7 @@ def gen_forward(decls, header):
                 continue  # the forward AD layer uses the functional op's formula, or its error
             lines.append(f"    {full!r}: None,")
             continue
-        m = re.fullmatch(r'not_implemented\("(\w+)"\)', str(result))
+        m = re.fullmatch(r'not_implemented\("([\w:]+)"\)', str(result))
         if m:  # no forward derivative; PyTorch's error names this function
             lines.append(f"    {full!r}: {m.group(1)!r},")
             continue

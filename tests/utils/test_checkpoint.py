@@ -77,8 +77,10 @@ def test_activations_are_not_kept():
 
     def f(t):
         h = t.exp()
-        seen["h"] = weakref.ref(h)
-        return h.exp()  # ExpBackward0 saves h (its input's result) and its own result
+        # h's memory: a graph keeps what it saved (as torch's SavedVariable keeps the TensorImpl, not
+        # the Python object; ember's saved output is an alias over the same array)
+        seen["h"] = weakref.ref(h._np)
+        return h.exp()  # the first ExpBackward0 saves h (its result), the second its own result
     x = ember.tensor([0.1, 0.2], requires_grad=True)
     y = f(x)
     gc.collect()

@@ -453,6 +453,8 @@ def same_dtype(k, sd, pattern):
     A 0-d NumPy scalar result (no array) or shapes that do not broadcast go to the kernel."""
     ufunc, dtypes = sd
     weak = dtypes & _WEAK_NUMBER_DTYPES
+    if pattern == "tn":  # tanh_backward(grad, output): the nn glue, without the Python-number path
+        pattern, weak = "nn", frozenset()
     if pattern == "t":
         def glue(a):
             d = a._dtype
@@ -519,4 +521,4 @@ def same_dtype(k, sd, pattern):
                     return t
             return wrap(k(a._np if a.__class__ is T else unwrap(a), b._np if b.__class__ is T else unwrap(b), alpha))
         return glue
-    raise ValueError(f"cpu_same_dtype takes the patterns t, nn and nn. only, not {pattern!r}")
+    raise ValueError(f"cpu_same_dtype takes the patterns t, tn, nn and nn. only, not {pattern!r}")

@@ -331,6 +331,20 @@ def tanh_backward(g, y):
     return r if h is None else r.astype(h)
 
 
+def _tanh_backward_same(g, y):
+    return g * (1 - y * y) if g.shape == y.shape else None
+
+
+def _sigmoid_backward_same(g, y):
+    return g * (1 - y) * y if g.shape == y.shape else None
+
+
+# Same-dtype paths (the glue's; None or a 0-d result falls back to the kernels): the kernels' first
+# branch, without their calls
+tanh_backward_same = (_tanh_backward_same, frozenset((_dt.float32, _dt.float64)))
+sigmoid_backward_same = (_sigmoid_backward_same, frozenset((_dt.float32, _dt.float64)))
+
+
 def sigmoid_backward(g, y):
     # ATen: (grad * (1 - y)) * y (grad * conj((1 - y) * y) for complex): three passes
     d = y.dtype

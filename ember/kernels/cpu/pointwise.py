@@ -638,6 +638,12 @@ atanh = _float_unary(np.arctanh, "atanh")
 sigmoid = _float_unary(_sigmoid, "sigmoid")
 reciprocal = _float_unary(_recip, "reciprocal")
 
+# Same-dtype paths (see add_same): float32/float64/complex compute as they are, so the glue may call
+# the function itself and build the result inline (two calls fewer per op than the kernel).
+tanh_same = (np.tanh, div_same[1])
+exp_same = (np.exp, div_same[1])
+sigmoid_same = (_sigmoid, div_same[1])
+
 
 def _angle(factor, name):
     f = _float_unary(lambda x: np.multiply(x, factor), name)

@@ -117,6 +117,8 @@ def to_numpy_t(t):
     t = t.detach().cpu().resolve_conj().resolve_neg()
     if t.dtype == torch.bfloat16:
         t = t.float()
+    elif t.dtype == torch.complex32:  # no NumPy dtype: compared as complex64 (exact widening)
+        t = t.to(torch.complex64)
     return t.numpy()
 
 
@@ -124,6 +126,8 @@ def to_numpy_e(e):
     e = e.detach().cpu()
     if e.dtype is ember.bfloat16:
         return e.float().numpy()
+    if e.dtype is ember.complex32:
+        return e.to(ember.complex64).numpy()
     return e.numpy()
 
 

@@ -136,6 +136,8 @@ def _tensor(t):
     flat = torch.empty(0, dtype=d.dtype).set_(d.untyped_storage(), 0, (n,), (1,))
     if d.dtype == torch.bfloat16:
         base = ember.from_numpy(flat.float().numpy().copy()).to(ember.bfloat16)
+    elif d.dtype == torch.complex32:  # no NumPy dtype: through complex64 (exact both ways)
+        base = ember.from_numpy(flat.to(torch.complex64).numpy().copy()).to(ember.complex32)
     else:
         base = ember.from_numpy(flat.numpy().copy())
     e = base.as_strided(tuple(d.shape), d.stride(), d.storage_offset()).detach()

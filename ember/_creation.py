@@ -6,7 +6,7 @@ import numpy as np
 
 from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.device import device as _device
-from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta, wrap_cpu
+from ember.core.tensor_impl import TensorImpl, contiguous_strides, make_meta, set_empty_geometry, wrap_cpu
 from ember.dispatch.backend_select import default_device
 from ember.dispatch.resolve import to_dtype
 
@@ -361,6 +361,8 @@ def from_numpy(ndarray):
                       "undefined behavior. You may want to copy the array to protect its data or "
                       "make it writable before converting it to a tensor. This type of warning will "
                       "be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    if not ndarray.size:  # torch keeps NumPy's strides, which an empty tensor would not report
+        set_empty_geometry(ndarray, [s // ndarray.itemsize for s in ndarray.strides], 0)
     return wrap_cpu(ndarray)
 
 

@@ -794,12 +794,8 @@ def _real_imag(t, i):
         return ember.view_as_real(t).select(-1, i)
     rdt = t._dtype.to_real()
     if t._np is not None:
-        a = t._np
-        if a.dtype.kind == "c":
-            a = a.real if i == 0 else a.imag
-        else:  # complex32: a structured array of two float16 fields
-            a = a["real" if i == 0 else "imag"]
-        r = make_view_cpu(t, a)
+        from ember.kernels.cpu.views import complex_part
+        r = make_view_cpu(t, complex_part(t._np, i))
     else:
         r = make_view_meta(t, t._shape, tuple(2 * s for s in t.stride()),
                            2 * t.storage_offset() + i)

@@ -7,6 +7,8 @@ devices carry explicit strides and offset over their Storage.
 `Tensor` (ember/tensor.py) subclasses TensorImpl instead of holding one: in Python a separate
 wrapper object would cost an allocation and an attribute hop on every op.
 """
+import weakref
+
 from ember.core import dtype as _dt
 from ember.core.device import CPU, META
 from ember.core.keys import AUTOGRAD_MASK, SPARSE_CPU_KEYS, SPARSE_CSR_CPU_KEYS, DispatchKey, backend_keyset
@@ -37,8 +39,12 @@ class TensorImpl:
         a = self._np
         if a is not None:
             isz = a.itemsize
-            if a.size == 0 and self._base is None:
-                return contiguous_strides(a.shape)  # NumPy gives empty arrays arbitrary strides
+            if a.size == 0:  # NumPy gives empty arrays strides of its own: see empty_geometry
+                g = empty_geometry(a)
+                if g is not None:
+                    return g[0]
+                if self._base is None:
+                    return contiguous_strides(a.shape)
             st = a.strides
             if len(st) == 2:  # the common case without a generator (autograd saves mm's strides)
                 return (st[0] // isz, st[1] // isz)
@@ -50,6 +56,10 @@ class TensorImpl:
     def storage_offset(self):
         a = self._np
         if a is not None:
+            if a.size == 0:
+                g = empty_geometry(a)
+                if g is not None:
+                    return g[1]
             st = self.untyped_storage()
             if st.data is None:
                 return 0
@@ -124,6 +134,37 @@ class TensorImpl:
         return True
 
 
+# ---- the geometry of zero-size CPU tensors -------------------------------------------------------
+# A CPU tensor derives its strides and storage offset from its NumPy array, but NumPy gives an array
+# with no elements strides of its own (all zeros when it allocates one) and may place it anywhere,
+# where torch keeps what the view formula gave: zeros(3, 0).t() has strides (1, 1), zeros(0, 3)[:, 1]
+# storage offset 1 (past the end of its 0-byte storage). So the CPU kernels that make a zero-size
+# array with torch's geometry (views, empty_strided, clone) record it here, keyed by the array: the
+# record travels with the array wherever `_np` is copied (aliases, in-place view ops, set_), and
+# stride() / storage_offset() read it only when the array is empty, off the hot path.
+_EMPTY_GEOMETRY = {}  # id(array) -> (weak reference to the array, strides, storage offset), in elements
+
+
+def set_empty_geometry(arr, strides, offset):
+    """Record torch's strides and storage offset (elements) of the zero-size array arr; returns arr."""
+    key = id(arr)
+
+    def forget(ref, key=key):
+        e = _EMPTY_GEOMETRY.get(key)
+        if e is not None and e[0] is ref:
+            del _EMPTY_GEOMETRY[key]
+    _EMPTY_GEOMETRY[key] = (weakref.ref(arr, forget), tuple(strides), offset)
+    return arr
+
+
+def empty_geometry(arr):
+    """(strides, storage offset) recorded for the zero-size array arr, or None."""
+    e = _EMPTY_GEOMETRY.get(id(arr))
+    if e is not None and e[0]() is arr:
+        return e[1], e[2]
+    return None
+
+
 def contiguous_strides(shape):
     s = []
     acc = 1
@@ -162,7 +203,8 @@ def make_view_cpu(base, arr):
     t._keys = base._keys & _NO_GRAD_KEYS
     b = base._base
     t._base = base if b is None else b
-    t._vc = base._version_counter()
+    vc = base._vc
+    t._vc = vc if vc is not None else base._version_counter()
     t._ameta = None
     return t
 
@@ -268,4 +310,5 @@ def sparse_shallow_copy(t):
 
 __all__ = ["TensorImpl", "wrap_cpu", "make_sparse", "make_sparse_csr", "sparse_shallow_copy", "SparseData",
            "CsrData", "make_view_cpu", "make_meta", "make_view_meta", "contiguous_strides", "root_array", "CPU_KEYS",
+           "set_empty_geometry", "empty_geometry",
            "META_KEYS"]

@@ -6,6 +6,8 @@ import numpy as np
 from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.errors import fmt_shape
 from ember.core.layout import like_strides, preserve_strides
+from ember.core.tensor_impl import set_empty_geometry
+from ember.kernels.cpu import views as _views
 from ember.kernels.cpu._glue import _OVERLAP
 
 _C32 = _dt.CHALF_NP
@@ -54,23 +56,28 @@ def empty_laid_out(shape, strides, npd):
     """An uninitialised array of `shape` with the given element strides (a dense layout)."""
     need = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     isz = npd.itemsize
-    return np.ndarray(shape, npd, buffer=np.empty(need, npd), strides=tuple(s * isz for s in strides))
+    r = np.ndarray(shape, npd, buffer=np.empty(need, npd), strides=tuple(s * isz for s in strides))
+    if not need:  # zero-size: NumPy's strides of an empty array are not torch's (tensor_impl)
+        set_empty_geometry(r, strides, 0)
+    return r
 
 
 def clone(a, memory_format=None):
     """at::clone: preserve_format keeps a non-overlapping and dense input's strides exactly (else
     infer_dense_strides); contiguous_format / channels_last / channels_last_3d ask for that layout."""
     if memory_format is None:
-        if a.flags.c_contiguous and 1 not in a.shape:  # the common case first (a size-1 dim may
-            return a.copy()                             # carry an odd stride that torch keeps)
+        if a.flags.c_contiguous and 1 not in a.shape and a.size:  # the common case first (a size-1
+            return a.copy()                             # dim may carry an odd stride that torch keeps)
         name = "preserve_format"
     else:
         name = memory_format.name
     if name == "contiguous_format":
         return np.array(a, order="C", copy=True)
     if name == "preserve_format":
+        if not a.size:  # torch's empty tensor is contiguous, hence dense: clone keeps its strides
+            return empty_laid_out(a.shape, _views._geometry(a)[0], a.dtype)
         r = a.copy(order="K")  # NumPy keeps the stride order: mostly torch's layout already
-        if r.strides == a.strides or not a.size:
+        if r.strides == a.strides:
             return r
         st = a.strides
         if r.flags.c_contiguous and 1 not in a.shape and all(st[i] >= st[i + 1] for i in range(len(st) - 1)):

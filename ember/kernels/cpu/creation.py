@@ -3,7 +3,7 @@ import numpy as np
 
 from ember.core import chalf as _chalf, dtype as _dt
 from ember.core.layout import format_strides
-from ember.core.tensor_impl import contiguous_strides
+from ember.core.tensor_impl import contiguous_strides, set_empty_geometry
 from ember.kernels.cpu._glue import _OVERLAP
 from ember.kernels.cpu.copy import empty_laid_out
 from ember.kernels.meta.creation import (arange_plan, check_fill_value, check_size, check_size_zeros,
@@ -62,7 +62,10 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     except (ValueError, MemoryError):
         _alloc_failed((need,), npd)
     check_in_bounds(size, stride, 0, npd.itemsize, buf.nbytes)
-    return np.ndarray(size, npd, buffer=buf, strides=tuple(s * npd.itemsize for s in stride))
+    r = np.ndarray(size, npd, buffer=buf, strides=tuple(s * npd.itemsize for s in stride))
+    if not need:  # zero-size: NumPy's strides of an empty array are not torch's (tensor_impl)
+        set_empty_geometry(r, stride, 0)
+    return r
 
 
 def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):

@@ -43,6 +43,7 @@ from ember.core import dtype as _dt, tls
 from ember.autograd import profiler as _profiler
 from ember.autograd.graph import freed_history, release_graph
 from ember.kernels.cpu import linalg as _linalg
+from ember.kernels.cpu.copy import empty_laid_out as _empty_laid_out
 from ember.core.tensor_impl import wrap_cpu
 
 _HALF = (_dt.float16, _dt.bfloat16)
@@ -88,6 +89,11 @@ def _compile_cuda(nodes, ins, outs, values, name, grad0):
 
 def _out_slots(out):
     return _cg._out_slots(out)
+
+
+def empty_buffer(shape, strides, npd):
+    """A zero-size output buffer with torch's strides, recorded (see core/tensor_impl.py)."""
+    return _empty_laid_out(shape, strides, np.dtype(npd))
 
 
 def _contig(arr):
@@ -284,7 +290,8 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
     no_grad, freed, free, written = opts.no_grad, opts.freed, opts.free, opts.written
     graph_ins = set(ins)
     g = {"np": np, "wrap_cpu": wrap_cpu, "_bf16": _dt.bfloat16.np, "_set_grad": _cg._set_grad,
-         "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out}
+         "_freed_history": freed_history, "_release": release_graph, "_matmul": _linalg.matmul_out,
+         "_empty": empty_buffer}
     cur_grad = [grad0, False]      # the grad mode the generated code is in; whether it ever changes
     ext_names = {}
     step_names = {}
@@ -298,11 +305,25 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
     def tname(s):
         return f"v{s}"
 
+    def empty_strides(s):
+        """torch's strides of slot s where it has no elements (its example value's), else None:
+        NumPy's empty arrays report their own strides (core/tensor_impl.py, empty_geometry), so a
+        zero-size buffer the code allocates is laid out and recorded as eager's result was."""
+        v = vals[s]
+        if 0 not in tuple(v._shape) or not hasattr(v, "stride"):
+            return None
+        return tuple(v.stride())
+
     def need_tensor(s):
         if s in have_t:
             return tname(s)
         if vals[s]._dtype in _HALF and s not in have_arr:
-            body.append(f"    a{s} = f{s}.astype({_np_name(vals[s]._dtype)})")
+            st = empty_strides(s)
+            if st is not None:  # astype would lose the empty buffer's recorded strides
+                body.append(f"    a{s} = _empty({tuple(vals[s]._shape)!r}, {st!r}, "
+                            f"{_np_name(vals[s]._dtype)})")
+            else:
+                body.append(f"    a{s} = f{s}.astype({_np_name(vals[s]._dtype)})")
             have_arr.add(s)
         body.append(f"    v{s} = wrap_cpu(a{s})")
         have_t.add(s)
@@ -335,7 +356,10 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
         half = v._dtype in _HALF
         var = f"f{s}" if half else f"a{s}"
         kind, root = decision.get(s, ("fresh", None))
-        if kind == "reuse":
+        st = empty_strides(s)
+        if st is not None:  # zero-size: eager's strides, recorded (costs no memory, shares nothing)
+            body.append(f"    {var} = buf{s} = _empty({shape!r}, {st!r}, {_np_name_np(cdt)})")
+        elif kind == "reuse":
             body.append(f"    {var} = buf{root}  # reuses the buffer of v{root}")
         elif kind == "static":
             arr = np.empty(shape, cdt)
@@ -512,6 +536,7 @@ def _emit(seq, ins, outs, vals, alias, decision, meta, name, opts):
               "from ember.core.tensor_impl import wrap_cpu\n"
               "from ember.autograd.graph import freed_history as _freed_history, release_graph as _release\n"
               "from ember.kernels.cpu.linalg import matmul_out as _matmul\n"
+              "from ember._inductor.compile_fx import empty_buffer as _empty\n"
               "from ember._dynamo.codegen import _set_grad\n"
               + ("from ember.autograd import profiler as _prof\n_kernel_span = _prof._kernel_span\n" if knames else "")
               + "\n_bf16 = ember.bfloat16.np\n")

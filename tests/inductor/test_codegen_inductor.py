@@ -100,6 +100,38 @@ def test_numpy_generator_leaves_erf_to_externs(kernel_backend):
         assert "m.erf_f32" in got[0].source
 
 
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_zero_size_buffers_keep_eagers_strides(kernel_backend, mode, dtype):
+    """A zero-size buffer the output code allocates has the strides eager's result has (NumPy's
+    empty arrays report none of their own: ember/core/tensor_impl.py records torch's): a clone of
+    zeros(3, 0).t() keeps (1, 1), of a NumPy array with zero strides (0, 0), also when the result
+    is written in place and when a half dtype is computed in float32."""
+    import numpy as np
+    import torch
+    dt = getattr(ember, dtype)
+    fns = [lambda x: x.clone(), lambda x: x.clone().relu_(), lambda x: x.clone().mul_(2),
+           lambda x: (x.clone().add_(1), x + x)]
+    inputs = [(lambda m: m.zeros(3, 0).t()),
+              (lambda m: m.from_numpy(np.array(np.zeros((0,), np.float32).reshape(0, 4), order="C")))]
+    for make in inputs:
+        x = make(ember).to(dt)
+        tx = make(torch).to(getattr(torch, dtype))
+        for f in fns:
+            want = [(tuple(r.shape), r.stride()) for r in _tuple(f(tx))]
+            c = ember.compile(f, backend="inductor", mode=mode)
+            assert [(tuple(e.shape), e.stride()) for e in _tuple(f(x))] == want  # eager
+            for _ in range(2):  # the capturing call, then the output code's
+                got = _tuple(c(x))
+                assert [(tuple(e.shape), e.stride()) for e in got] == want
+                assert all(e.dtype == dt for e in got)
+            dynamo.reset()
+
+
+def _tuple(r):
+    return r if isinstance(r, tuple) else (r,)
+
+
 # ---- the op database through inductor --------------------------------------------------------
 _LOWERED = {name for name, _ in lowering.RULES} | {"mm", "addmm", "bmm", "matmul"}
 OPS = [op for op in op_db if op.name.split(".")[-1].split("_")[0] in _LOWERED or op.name in _LOWERED]

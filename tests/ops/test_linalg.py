@@ -876,6 +876,32 @@ def test_eig_pinv_rank_exp(dtype, rng):
             (torch.tensor([[0.0, 10.0], [-10.0, 0.0]], dtype=getattr(torch, dtype)),), tol=tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+def test_matrix_exp_rounding(dtype, rng):
+    # torch's mexp runs in the input's dtype: degree 1-18 Taylor polynomials picked by the 1-norm for
+    # one matrix, degree 18 with scaling and squaring for every matrix of a batch; the squarings
+    # amplify each rounding, so float32 results must follow the same steps (default tolerances)
+    # (complex products keep NumPy's order, not MKL's: entries of 9 would lose more digits to
+    # cancellation than the float32 tolerance allows, as they do between torch and complex128)
+    for n in (2, 3, 5, 8, 12):
+        for scale in (1e-9, 1e-4, 0.03, 0.3, 1.0, 2.0) + (() if dtype == "complex64" else (9.0,)):
+            x = rng.uniform(-scale, scale, (4, n, n)).astype(dtype)
+            if dtype.startswith("complex"):
+                x = x + 1j * rng.uniform(-scale, scale, (4, n, n)).astype(dtype)
+            for a in (x, x[0], x[1:2]):
+                check(ember.linalg.matrix_exp(ember.from_numpy(a.copy())),
+                      torch.linalg.matrix_exp(torch.from_numpy(a.copy())))
+
+
+def test_matrix_exp_float32_large_norm(rng):
+    # op_db's (5, 5, 5) float32 sample kind (entries in [-9, 9], norms ~27: 4 squarings): ember's old
+    # float64 Pade result was closer to the exact value than torch's float32 one, out of tolerance
+    for seed in range(3):
+        x = np.random.default_rng(seed).uniform(-9, 9, (5, 5, 5)).astype(np.float32)
+        check(ember.matrix_exp(ember.from_numpy(x.copy())), torch.matrix_exp(torch.from_numpy(x)))
+        check(ember.matrix_exp(ember.from_numpy(x[0].copy())), torch.matrix_exp(torch.from_numpy(x[0])))
+
+
 def test_matrix_exp_low_precision(rng):
     # torch's float16/bfloat16 matrix_exp returns inf/nan (its Pade evaluation overflows); ember
     # computes in float64 and rounds: compare with torch's float32 result

@@ -1153,43 +1153,151 @@ def linalg_matrix_rank_tol(a, tol, hermitian=False):
     return linalg_matrix_rank(a, tol, 0.0, hermitian)
 
 
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
-_THETA13 = 5.371920351148152
+# torch's CPU linalg_matrix_exp (LinearAlgebra.cpp, mexp): Bader-Blanes-Casas optimised Taylor
+# polynomials of degree 1, 2, 4, 8, 12, 18 picked by the operator 1-norm, degree 18 with scaling and
+# squaring above the last threshold; everything runs in the input's dtype, coefficients rounded to
+# its real dtype, linear combinations summed in coefficient order like _compute_linear_combination.
+_MEXP_THETAS = {
+    np.float32: (1.192092800768788e-07, 5.978858893805233e-04, 5.116619363445086e-02,
+                 5.800524627688768e-01, 1.461661507209034e+00, 3.010066362817634e+00),
+    np.float64: (2.220446049250313e-16, 2.580956802971767e-08, 3.397168839976962e-04,
+                 4.991228871115323e-02, 2.996158913811580e-01, 1.090863719290036e+00),
+}
+_MEXP_B12 = ((9.0198e-16, 0.46932117595418237389, -0.20099424927047284052, -0.04623946134063071740),
+             (5.31597895759871264183, 1.19926790417132231573, 0.01179296240992997031,
+              0.01108844528519167989),
+             (0.18188869982170434744, 0.05502798439925399070, 0.09351590770535414968,
+              0.00610700528898058230),
+             (-2.0861320e-13, -0.13181061013830184015, -0.02027855540589259079,
+              -0.00675951846863086359))
+_MEXP_B18 = ((0., -1.00365581030144618291e-01, -8.02924648241156932449e-03,
+              -8.92138498045729985177e-04, 0.),
+             (0., 3.97849749499645077844e-01, 1.36783778460411720168e+00,
+              4.98289622525382669416e-01, -6.37898194594723280150e-04),
+             (-1.09676396052962061844e+01, 1.68015813878906206114e+00, 5.71779846478865511061e-02,
+              -6.98210122488052056106e-03, 3.34975017086070470649e-05),
+             (-9.04316832390810593223e-02, -6.76404519071381882256e-02, 6.75961301770459654925e-02,
+              2.95552570429315521194e-02, -1.39180257516060693404e-05),
+             (0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02,
+              -1.40086798182036094347e-05))
 
 
-def _expm(A):
-    """exp of one matrix: scaling and squaring with the degree-13 Padé approximant (Higham 2005)."""
-    n = A.shape[-1]
-    if not np.all(np.isfinite(A)):
-        return np.full(A.shape, np.nan, A.dtype)
-    nrm = np.abs(A).sum(axis=0).max() if n else 0.0
-    s = max(0, int(np.ceil(np.log2(nrm / _THETA13)))) if nrm > _THETA13 else 0
-    A = A / (2.0 ** s)
-    b = _PADE13
-    ident = np.eye(n, dtype=A.dtype)
-    A2 = A @ A
-    A4 = A2 @ A2
-    A6 = A4 @ A2
-    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2) + b[7] * A6 + b[5] * A4 + b[3] * A2 +
-             b[1] * ident)
-    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 + \
-        b[0] * ident
-    R = np.linalg.solve(V - U, V + U)
-    for _ in range(s):
-        R = R @ R
-    return R
+def _mexp_t8_coeffs(rt):
+    """compute_T8's constexpr scalar_t constants: each expression in double, stored as scalar_t."""
+    s177 = float(rt(0.1330413469565007072504e+2))
+    x3 = float(rt(2. / 3.))
+    return tuple(rt(v) for v in (
+        x3 * ((1. + s177) / 88.), x3 * ((1. + s177) / 352.), x3,
+        (-271. + 29. * s177) / (315. * x3), (-11. + 11. * s177) / (1260. * x3),
+        (-99. + 11. * s177) / (5040. * x3), (89. - s177) / (5040. * x3), (857. - 58. * s177) / 630.))
+
+
+def _mexp_lin(mats, coeffs, rt):
+    """_compute_linear_combination for one output: 0 + m[0]*c[0] + m[1]*c[1] + ... in order."""
+    out = np.zeros_like(mats[0])
+    for m, c in zip(mats, coeffs):
+        out += m * rt(c)
+    return out
+
+
+def _mexp_mm(a, b):
+    """a @ b rounded as torch's CPU matmul (MKL, and bmm's naive kernel below 400 multiply-adds)
+    rounds the small real products here: k summed in order, each product rounded, up to 11 x 11
+    (from 12 on MKL's order is NumPy's BLAS's fused one; at 9-11 the in-order sum agrees in most,
+    not all, places). The squarings amplify every rounding difference, so the order matters here.
+    Complex products keep NumPy's order (MKL's small complex kernels follow neither)."""
+    n = a.shape[-1]
+    if n > 11 or a.dtype.kind == "c":
+        return a @ b
+    acc = a[..., :, :1] * b[..., :1, :]
+    for k in range(1, n):
+        acc += a[..., :, k:k + 1] * b[..., k:k + 1, :]
+    return acc
+
+
+def _mexp_powers(a, k):
+    """the first k of {I, A, A^2, A^3, A^6} (_fill_matrix_powers)."""
+    n = a.shape[-1]
+    p = [np.broadcast_to(np.eye(n, dtype=a.dtype), a.shape).copy(), a]
+    if k > 2:
+        p.append(_mexp_mm(a, a))
+    if k > 3:
+        p.append(_mexp_mm(a, p[2]))
+    if k > 4:
+        p.append(_mexp_mm(p[3], p[3]))
+    return p
+
+
+def _mexp_t(i, a, rt):
+    if i == 0:  # I + A
+        return sum(_mexp_powers(a, 2))
+    if i == 1:  # I + A + A^2 / 2
+        p = _mexp_powers(a, 3)
+        return p[0] + p[1] + p[2] / rt(2.0)
+    if i == 2:  # I + A + A^2 (I/2 + A/6 + A^2/24)
+        p = _mexp_powers(a, 3)
+        p.append(_mexp_mm(p[2], _mexp_lin(p, (1 / 2.0, 1 / 6.0, 1 / 24.0), rt)))
+        return _mexp_lin(p, (1.0, 1.0, 0.0, 1.0), rt)
+    if i == 3:
+        x1, x2, x3, x4, x5, x6, x7, y2 = _mexp_t8_coeffs(rt)
+        p = _mexp_powers(a, 3)
+        p.append(_mexp_mm(p[2], _mexp_lin(p[1:3], (x1, x2), rt)))  # A4 = A2 (x1 A + x2 A2)
+        p.append(_mexp_mm(_mexp_lin(p[2:4], (x3, 1.0), rt), _mexp_lin(p, (x4, x5, x6, x7), rt)))
+        return _mexp_lin(p, (1.0, 1.0, y2, 0.0, 1.0), rt)
+    if i == 4:
+        p = _mexp_powers(a, 4)
+        B = [_mexp_lin(p, row, rt) for row in _MEXP_B12]
+        B[2] += _mexp_mm(B[3], B[3])
+        return B[0] + _mexp_mm(B[1] + B[2], B[2])
+    p = _mexp_powers(a, 5)
+    B = [_mexp_lin(p, row, rt) for row in _MEXP_B18]
+    B[3] += _mexp_mm(B[0], B[4])
+    return B[1] + _mexp_mm(B[2] + B[3], B[3])
+
+
+def _mexp(x):
+    """mexp on a (batch, n, n) stack with n >= 2, in x's dtype."""
+    rt = np.float32 if x.dtype in (np.float32, np.complex64) else np.float64
+    th = tuple(rt(t) for t in _MEXP_THETAS[rt])
+    norm = np.abs(x).sum(axis=-2).max(axis=-1)
+    res = np.full(x.shape, np.nan, x.dtype)  # torch leaves nan-norm entries uninitialised
+    # torch 2.13 (checked against it) picks the degree by norm for a single matrix only; a batch of
+    # several goes through degree 18 with scaling and squaring (compute_highest_degree_approx)
+    for i in range(5 if x.shape[0] == 1 else 0):
+        lo = th[i - 1] if i else rt(-1)
+        idx = np.nonzero((lo < norm) & (norm <= th[i]))[0]
+        if idx.size:
+            res[idx] = _mexp_t(i, x[idx], rt)
+    idx = np.nonzero(norm >= th[4])[0] if x.shape[0] == 1 else np.arange(x.shape[0])
+    if idx.size:
+        nrm = norm[idx]
+        with np.errstate(all="ignore"):
+            s = np.maximum(np.zeros_like(nrm), np.ceil(np.log2(nrm / th[5])))
+        s = np.where(np.isfinite(s), s, 0).astype(np.int64)
+        m = _mexp_t(5, x[idx] / np.ldexp(rt(1), s)[:, None, None], rt)
+        for p in range(1, int(s.max()) + 1):  # each matrix squared s times (matrix-wise order)
+            sel = s >= p
+            m[sel] = _mexp_mm(m[sel], m[sel])
+        res[idx] = m
+    return res
 
 
 def matrix_exp(a):
     M.matrix_exp_check(a.shape, _NP2DT[a.dtype])
+    n = a.shape[-1]
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
-    wide = np.complex128 if a.dtype.kind == "c" else np.float64
-    x = a.astype(wide).reshape((-1,) + a.shape[-2:])
-    r = np.stack([_expm(m) for m in x]).reshape(a.shape)
-    return r.astype(a.dtype)
+    if n == 1:
+        from ember.kernels.cpu.pointwise import exp  # torch: n == 1 is a.exp()
+        return exp(a)
+    x = a.reshape((-1,) + a.shape[-2:])
+    if x.dtype not in _BLAS:  # float16/bfloat16: in float64 (torch's CPU kernel returns nan/inf)
+        x = x.astype(np.float64)
+    r = _mexp(x)
+    bad = ~np.isfinite(x).all(axis=(-2, -1))
+    if bad.any():
+        r[bad] = np.nan
+    return r.reshape(a.shape).astype(a.dtype, copy=False)
 
 
 def _tri(a, upper, unit):

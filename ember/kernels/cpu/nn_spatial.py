@@ -193,10 +193,31 @@ def _conv_fwd(x, w, st, pd, dl, g, out):
     return r.transpose((1, 0, 2 + nd) + tuple(range(2, 2 + nd))).reshape((n, co) + tuple(out))
 
 
-def _conv_bwd_input(go, w, in_sp, st, pd, dl, g):
+def _torch_slow_transpose(x, w, g):
+    """Whether PyTorch's CPU float32 transposed convolution takes its native path
+    (slow_conv_transpose2d/3d: one gemm over the input channels, then col2im/col2vol adding the
+    kernel taps in order) rather than oneDNN: ConvParams::use_mkldnn's size rule, for the stride-1
+    case this matters to (1-d convolutions are viewed as 2-d (N, C, 1, L) there). float64 and
+    complex always take the native path in torch; here they follow the same size rule, as their
+    tolerances do not need the order and batches keep the faster single-im2col form."""
+    if x.dtype in _HALF:
+        return False
+    if g > 1 or x.shape[0] > 1:
+        return False
+    kh = 1 if w.ndim == 3 else w.shape[-2]
+    if w.shape[-1] > 3 and kh > 3:
+        return False
+    lead = x.shape[:2] + ((1,) if x.ndim == 3 else x.shape[2:4])
+    return _prod(lead) <= 20480
+
+
+def _conv_bwd_input(go, w, in_sp, st, pd, dl, g, scatter=False):
+    """The input gradient of a convolution, i.e. a transposed convolution's forward. With `scatter`
+    it is always grad @ weight scattered back tap by tap in kernel order (PyTorch's native order);
+    otherwise stride 1 takes the single-im2col form (same sum, other rounding, faster when small)."""
     nd = w.ndim - 2
     ks = w.shape[2:]
-    if g == 1 and all(t == 1 and d == 1 and p < k for t, d, p, k in zip(st, dl, pd, ks)):
+    if not scatter and g == 1 and all(t == 1 and d == 1 and p < k for t, d, p, k in zip(st, dl, pd, ks)):
         # stride 1: the input gradient is a convolution of grad with the flipped, transposed
         # weight over grad padded by k - 1 - p (one im2col + one matmul, no col2im scatter)
         wf = np.ascontiguousarray(w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd].swapaxes(0, 1))
@@ -248,7 +269,8 @@ def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, 
                           op, out_shape)
     xc, wc = _comp(x), _comp(w)
     if transposed:
-        r = _conv_bwd_input(xc, wc, out_shape[2:], st, pd, dl, groups)
+        r = _conv_bwd_input(xc, wc, out_shape[2:], st, pd, dl, groups,
+                            scatter=_torch_slow_transpose(x, w, groups))
     else:
         r = _conv_fwd(xc, wc, st, pd, dl, groups, out_shape[2:])
     if b is not None:

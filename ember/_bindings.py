@@ -108,7 +108,20 @@ def generic(name, ops, args, kwargs):
         if objs:
             return handle_objects(name, ops, objs, args, {k: v for k, v in kwargs.items() if v is not MISSING})
         raise
-    return _call(*sel)
+    try:
+        return _call(*sel)
+    except TypeError as err:
+        _numpy_refusal(sel, err)
+        raise
+
+
+def _numpy_refusal(sel, err):
+    """A kernel raised TypeError `err`: where it is NumPy's on a complex32 argument, raise torch's
+    refusal instead (ember.kernels.cpu._chalf.numpy_refusal); else return."""
+    from ember.kernels.cpu._chalf import numpy_refusal
+    refusal = numpy_refusal(sel[0], sel[1], err)
+    if refusal is not None:
+        raise refusal from None
 
 
 def _depth(tb):
@@ -154,6 +167,8 @@ def fallback(name, ops, kwargs, err, args=(), positional=()):
     if _depth(err.__traceback__) <= 2 or str(err) == "no overload matched" or isinstance(
             err, NoTensorArgumentsError):
         return _call(*sel)
+    if isinstance(err, TypeError):
+        _numpy_refusal(sel, err)
     raise err
 
 

@@ -310,3 +310,127 @@ def test_bad_input():
     same_error(lambda L: L.ones(2, dtype=L.float16).add_(L.ones(2, dtype=L.chalf)))
     same_error(lambda L: L.ones(2, dtype=L.chalf).add(L.ones(2, dtype=L.chalf), alpha=True))
     same_error(lambda L: L.ones(2, dtype=L.half).copy_(L.ones(3, dtype=L.chalf)))
+
+
+# ---- products and accumulations torch computes in c10::complex<Half> ------------------------------
+def bits_nan(t):
+    """bits(), every NaN one pattern: a NaN's sign and payload follow the order of the float
+    operations, which NumPy and torch's (vectorized) complex products do not share."""
+    r = np.array(bits(t), np.int16)
+    r[((r & 0x7C00) == 0x7C00) & ((r & 0x3FF) != 0)] = 0x7E00
+    return r.tolist()
+
+
+def same_values(e, t):
+    """Results (Tensors or tuples of them) of equal dtype and shape, bit for bit up to NaN patterns."""
+    if isinstance(t, tuple):
+        assert isinstance(e, tuple) and len(e) == len(t)
+        for a, b in zip(e, t):
+            same_values(a, b)
+        return
+    assert _name(e.dtype) == _name(t.dtype), (e.dtype, t.dtype)
+    assert tuple(e.shape) == tuple(t.shape)
+    if t.dtype in (torch.chalf, torch.float16):
+        assert bits_nan(e) == bits_nan(t)
+    else:
+        assert bits(e) == bits(t)
+
+
+_IDX = [0, 2, 2, 3, 0, 0, 1]
+
+
+@pytest.mark.parametrize("op", [
+    # addcmul: ((value * tensor1) * tensor2) + self, each product and the sum rounded to ComplexHalf
+    lambda a, b, c, L: L.addcmul(a, b, c), lambda a, b, c, L: L.addcmul(a, b, c, value=0.3 - 2j),
+    lambda a, b, c, L: L.addcmul(a, b[0], c[:, :1], value=2), lambda a, b, c, L: a.clone().addcmul_(b, c, value=-1.5),
+    lambda a, b, c, L: L.addcmul(a, b, c, out=L.empty(4, 7, dtype=L.chalf)), lambda a, b, c, L: L.addcmul(a.real, b, c),
+    lambda a, b, c, L: L.addcmul(a, b.to(L.complex64), c), lambda a, b, c, L: L.addcmul(a, b.real.float(), c),
+    lambda a, b, c, L: L.addcmul(a[0, 0], b[0, 0], c[0, 0]),
+    # index_add: source * alpha rounded, then each sum in index order (duplicates accumulate in turn)
+    lambda a, b, c, L: a.index_add(0, L.tensor(_IDX), c.repeat(2, 1)[:7]),
+    lambda a, b, c, L: a.index_add(1, L.tensor(_IDX), b, alpha=0.7j),
+    lambda a, b, c, L: a.clone().index_add_(0, L.tensor(_IDX, dtype=L.int32), c.repeat(2, 1)[:7], alpha=2),
+    lambda a, b, c, L: a[0].index_add(0, L.tensor(_IDX), b[1]), lambda a, b, c, L: a[0, 0].index_add(0, L.tensor([0]), b[0, 0]),
+    lambda a, b, c, L: L.index_add(a, 1, L.tensor(_IDX), b, out=L.empty(4, 7, dtype=L.chalf)),
+    # kron, outer, ger: torch's mul of views
+    lambda a, b, c, L: L.kron(a, b), lambda a, b, c, L: L.kron(a[0], b), lambda a, b, c, L: L.kron(a, b.real),
+    lambda a, b, c, L: L.kron(a.to(L.complex64), b), lambda a, b, c, L: L.kron(a[0, 0], b[0, 0]),
+    lambda a, b, c, L: L.kron(a[:2, :3], b[:3, :2], out=L.empty(6, 6, dtype=L.chalf)),
+    lambda a, b, c, L: L.outer(a[0], b[1]), lambda a, b, c, L: L.outer(a[0].real, b[1]), lambda a, b, c, L: L.outer(a[0], L.arange(3)),
+    lambda a, b, c, L: L.outer(a[0], b[1].to(L.complex64)), lambda a, b, c, L: L.outer(a[0], b[1], out=L.empty(7, 7, dtype=L.chalf)),
+    # index_put_ with accumulate: serial `+=` in ComplexHalf
+    lambda a, b, c, L: a.index_put((L.tensor(_IDX[:4]),), b, accumulate=True),
+    lambda a, b, c, L: a.index_put((L.tensor(_IDX[:5]), L.tensor(_IDX[:5])), b[0, :5], accumulate=True),
+    lambda a, b, c, L: a.clone().index_put_((L.tensor(_IDX),), b[0], accumulate=True),
+    lambda a, b, c, L: a.index_put((a.real > 0,), b[0, 0], accumulate=True),
+    # einsum where torch reaches no sum or product kernel (views and mul)
+    lambda a, b, c, L: L.einsum("i,j->ij", a[0], b[1]), lambda a, b, c, L: L.einsum("ij,ij->ij", a, b),
+    lambda a, b, c, L: L.einsum("ij->ji", a), lambda a, b, c, L: L.einsum("ii->i", a[:, :4]),
+    lambda a, b, c, L: L.einsum("i,i,i->i", a[0], a[1], a[2]), lambda a, b, c, L: L.einsum("ij,j->ij", a, b[0]),
+    lambda a, b, c, L: L.float_power(a, 2), lambda a, b, c, L: L.float_power(a, b),
+])
+def test_products_bit_exact(rng, op):
+    for special in (False, True):
+        a, b, c = (random_pair(rng, (4, 7), special) for _ in range(3))
+        same_values(op(a[0], b[0], c[0], ember), op(a[1], b[1], c[1], torch))
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, L: L.std_mean(x), lambda x, L: L.var_mean(x, 1), lambda x, L: L.std_mean(x, 0, keepdim=True, correction=0),
+    lambda x, L: L.linalg.vector_norm(x), lambda x, L: L.linalg.norm(x), lambda x, L: L.linalg.norm(x, dim=1),
+    lambda x, L: L.linalg.norm(x, 1), lambda x, L: L.linalg.matrix_norm(x), lambda x, L: L.linalg.matrix_norm(x, 1),
+    lambda x, L: L.linalg.matrix_norm(x, -1), lambda x, L: L.linalg.matrix_norm(x, float("inf")),
+    lambda x, L: L.linalg.matrix_norm(x, -float("inf")),
+])
+def test_reductions_finite(rng, op):
+    for _ in range(3):
+        v = (rng.standard_normal((4, 6)) + 1j * rng.standard_normal((4, 6))).astype(np.complex64)
+        e, t = pair(v)
+        same_values(op(e, ember), op(t, torch))
+
+
+# ---- more of what torch refuses (3 x 3, so that square-matrix ops reach their dtype checks) -------
+@pytest.mark.parametrize("op", [
+    lambda x, L: L.clamp(x, 0, 1), lambda x, L: L.clamp(x, min=0), lambda x, L: x.clone().clamp_(max=1),
+    lambda x, L: L.clip(x, 0, 1), lambda x, L: L.clamp(x, x, x), lambda x, L: L.clamp(x, min=x),
+    lambda x, L: L.clamp(x.real, min=x), lambda x, L: L.clamp(x.real, x, x), lambda x, L: L.clamp_min(x, x),
+    lambda x, L: L.clamp_max(x, x), lambda x, L: L.clamp_min(x, 0), lambda x, L: L.clamp(x, 0, 1, out=L.empty_like(x)),
+    lambda x, L: L.maximum(x, x), lambda x, L: L.minimum(x, x), lambda x, L: L.fmax(x, x), lambda x, L: L.fmin(x, x),
+    lambda x, L: L.maximum(x.real, x), lambda x, L: L.minimum(x, x.to(L.complex64)), lambda x, L: L.max(x, x),
+    lambda x, L: L.min(x, x.real), lambda x, L: L.lerp(x, x, 0.5), lambda x, L: L.lerp(x, x, x),
+    lambda x, L: x.clone().lerp_(x, 0.5), lambda x, L: L.lerp(x, x, L.tensor(0.5)),
+    lambda x, L: L.lerp(x, x, 0.5, out=L.empty_like(x)), lambda x, L: L.trace(x), lambda x, L: L.trace(x[0]),
+    lambda x, L: L.einsum("ij,jk->ik", x, x), lambda x, L: L.einsum("ij->i", x), lambda x, L: L.einsum("ii", x),
+    lambda x, L: L.einsum("bij,bjk->bik", x[None], x[None]), lambda x, L: L.addcdiv(x, x, x),
+    lambda x, L: x.clone().addcdiv_(x, x), lambda x, L: L.atan2(x, x), lambda x, L: L.atan2(x.real, x),
+    lambda x, L: L.amax(x), lambda x, L: L.amin(x, 0), lambda x, L: L.linalg.cross(x, x), lambda x, L: L.cross(x, x, dim=1),
+    lambda x, L: L.mv(x, x[0]), lambda x, L: L.addmv(x[0], x, x[0]), lambda x, L: L.addr(x, x[0], x[1]),
+    lambda x, L: L.baddbmm(x[None], x[None], x[None]), lambda x, L: L.addbmm(x, x[None], x[None]),
+    lambda x, L: L.matrix_exp(x), lambda x, L: L.cholesky_inverse(x), lambda x, L: L.cholesky_solve(x, x),
+    lambda x, L: L.linalg.qr(x), lambda x, L: L.logsumexp(x, 0), lambda x, L: L.logcumsumexp(x, 0),
+    lambda x, L: L.nn.functional.silu(x), lambda x, L: x.scatter_add(0, L.tensor([[0, 1, 2]]), x),
+    lambda x, L: x.scatter_reduce(0, L.tensor([[0, 1, 2]]), x, "sum"),
+    lambda x, L: x.put(L.tensor([0]), x[0, :1], accumulate=True), lambda x, L: L.linalg.vecdot(x, x),
+    lambda x, L: L.linalg.det(x), lambda x, L: L.linalg.inv(x), lambda x, L: L.linalg.slogdet(x), lambda x, L: L.logdet(x),
+    lambda x, L: L.linalg.cholesky(x), lambda x, L: L.linalg.svd(x), lambda x, L: L.linalg.lu_factor(x),
+    lambda x, L: L.triangular_solve(x, x), lambda x, L: L.linalg.matrix_power(x, 0),
+    lambda x, L: L.linalg.matrix_power(x, 3), lambda x, L: L.linalg.matrix_power(x[None], 2),
+    lambda x, L: L.linalg.matrix_power(x, -1), lambda x, L: L.deg2rad(x), lambda x, L: L.rad2deg(x),
+    lambda x, L: L.logaddexp(x, x), lambda x, L: L.logaddexp(x.real, x), lambda x, L: L.logaddexp2(x, x),
+    lambda x, L: L.sinc(x), lambda x, L: x.clone().sinc_(), lambda x, L: x.clone().float_power_(2),
+    lambda x, L: L.equal(x, x.clone()), lambda x, L: L.equal(x, x.t()), lambda x, L: L.equal(x[0], x[0]),
+    lambda x, L: L.equal(x, x.real), lambda x, L: L.isin(x, x), lambda x, L: L.isin(x, x, assume_unique=True),
+    lambda x, L: L.isin(x, x[0, :0]), lambda x, L: L.isin(x.repeat(4, 4), x[0, :2]), lambda x, L: L.isin(1.0, x),
+    lambda x, L: L.isin(x, x.real.float()), lambda x, L: L.isin(x, x.to(L.complex64)),
+    lambda x, L: L.nn.functional.embedding(x, L.ones(3, 3)), lambda x, L: L.ones(3, 3).masked_fill(x, 1.0),
+    lambda x, L: x.index_add(0, L.tensor([3]), x[:1]), lambda x, L: x[0].index_add(0, L.tensor([3]), x[0, :1]),
+    lambda x, L: x.index_add(0, L.tensor([0]), x[:1].to(L.complex64)),
+    lambda x, L: x.real.clone().addcmul_(x, x), lambda x, L: x.index_put((L.tensor([5]),), x[0], accumulate=True),
+])
+def test_refused_like_torch_square(op):
+    same_error(lambda L: op(L.tensor([[1 + 2j, 3 - 1j, 0.5j], [-2, 1, 1j], [0.25 - 0.5j, 2, -1 - 1j]], dtype=L.chalf), L))
+
+
+def test_isin_number_and_empty():
+    for f in [lambda L, x: L.isin(x, 3.0), lambda L, x: L.isin(x, 3.0, invert=True), lambda L, x: L.isin(x[:0], x)]:
+        same(f(ember, ember.arange(6).to(ember.chalf)), f(torch, torch.arange(6).to(torch.chalf)))

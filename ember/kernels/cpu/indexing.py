@@ -8,6 +8,7 @@ import numpy as np
 
 from ember.core import dtype as _dt
 from ember.core.tensor_impl import contiguous_strides
+from ember.kernels.cpu import _chalf
 from ember.kernels.meta import indexing as M
 
 _nd = np.ndarray
@@ -278,7 +279,12 @@ def _index_put_impl(a, indices, values, accumulate):
         return
     try:
         if accumulate:
-            np.add.at(a, key, values)
+            try:
+                np.add.at(a, key, values)
+            except TypeError:  # complex32, which NumPy cannot add
+                if a.dtype != _chalf.C32:
+                    raise
+                _chalf.add_at(a, key, values)
         else:
             a[key] = values
     except IndexError:
@@ -545,6 +551,8 @@ def _index_add(a, dim, index, source, alpha, inplace):
         if o.size and s.size:
             bad = first_out_of_range(idx, 0, size)
             if bad is not None:
+                if a.dtype == _chalf.C32:  # torch keeps ComplexHalf off the scatter_add path
+                    raise IndexError("index out of range in self")
                 raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     elif first_out_of_range(idx, 0, size) is not None:
         raise IndexError("index out of range in self")
@@ -556,9 +564,14 @@ def _index_add(a, dim, index, source, alpha, inplace):
         np.add.at(acc, _dim_key(d, idx), s.astype(np.float32))
         o[...] = acc.astype(a.dtype)
         return out
-    if alpha != 1:
-        s = s * scalar_array(alpha, a.dtype)
-    np.add.at(o, _dim_key(d, idx), s)
+    try:
+        if alpha != 1:
+            s = s * scalar_array(alpha, a.dtype)
+        np.add.at(o, _dim_key(d, idx), s)
+    except TypeError:  # complex32: source * alpha rounded, then each sum (add_stub / `+=` in torch)
+        if a.dtype != _chalf.C32:
+            raise
+        _chalf.add_at(o, _dim_key(d, idx), _chalf.mul(s, alpha, _chalf.C32))
     return out
 
 

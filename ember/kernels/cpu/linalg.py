@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from ember.core import dtype as _dt
+from ember.kernels.cpu import _chalf
 from ember.kernels.meta import linalg as M
 from ember.kernels.meta.linalg import _einsum  # the algorithm; here it runs on arrays (_NumpyOps)
 from ember.kernels.meta.linalg import chain_order  # multi_dot's order, planned on shapes
@@ -380,7 +381,12 @@ def outer(a, b):
     M.outer_check(a.shape, b.shape)
     rt = _dt.promote_types(_NP2DT[a.dtype], _NP2DT[b.dtype])
     ct = _F32 if rt in M.LOW else rt.np
-    r = np.multiply.outer(a.astype(ct, copy=False), b.astype(ct, copy=False))
+    try:
+        r = np.multiply.outer(a.astype(ct, copy=False), b.astype(ct, copy=False))
+    except TypeError:  # complex32 (NumPy has no loops or casts for it): torch's self[:, None] * vec2
+        if not _chalf.any_chalf(a, b):
+            raise
+        return _chalf.mul(a.reshape(-1, 1), b, ct)
     return r if r.dtype == rt.np else r.astype(rt.np)
 
 
@@ -444,9 +450,15 @@ def kron(a, b):
     sa = (1,) * (n - a.ndim) + a.shape
     sb = (1,) * (n - b.ndim) + b.shape
     ct = _F32 if rt in M.LOW else rt.np
-    ea = a.astype(ct, copy=False).reshape(tuple(x for s in sa for x in (s, 1)))
-    eb = b.astype(ct, copy=False).reshape(tuple(x for s in sb for x in (1, s)))
-    r = np.multiply(ea, eb).reshape(M.kron_shape(sa, sb))
+    ea = a.reshape(tuple(x for s in sa for x in (s, 1)))
+    eb = b.reshape(tuple(x for s in sb for x in (1, s)))
+    try:
+        r = np.multiply(ea.astype(ct, copy=False), eb.astype(ct, copy=False))
+    except TypeError:  # complex32 (NumPy has no loops or casts for it): torch's mul of the views
+        if not _chalf.any_chalf(a, b):
+            raise
+        r = _chalf.mul(ea, eb, ct)
+    r = r.reshape(M.kron_shape(sa, sb))
     return r if r.dtype == rt.np else r.astype(rt.np)
 
 
@@ -529,6 +541,8 @@ def matrix_power(a, n):
     d = _NP2DT[a.dtype]
     M.matrix_power_check(a.shape, d, n)
     if n == 0:
+        if d is _C32:  # torch builds the identity with eye, which has no ComplexHalf kernel
+            M.not_implemented("eye", d)
         r = np.zeros(a.shape, a.dtype)
         k = a.shape[-1]
         idx = np.arange(k)
@@ -543,18 +557,23 @@ def matrix_power(a, n):
         M.not_implemented("bmm" if a.ndim > 2 else "addmm_impl_cpu_", d)
     if n == 1:
         return a.copy()
-    if n == 2:
-        return _mul(a, a)
-    if n == 3:
-        return _mul(_mul(a, a), a)
-    # binary decomposition, as at::linalg_matrix_power
-    z = None
-    result = None
-    while n > 0:
-        z = a if z is None else _mul(z, z)
-        if n & 1:
-            result = z if result is None else _mul(result, z)
-        n >>= 1
+    try:
+        if n == 2:
+            return _mul(a, a)
+        if n == 3:
+            return _mul(_mul(a, a), a)
+        # binary decomposition, as at::linalg_matrix_power
+        z = None
+        result = None
+        while n > 0:
+            z = a if z is None else _mul(z, z)
+            if n & 1:
+                result = z if result is None else _mul(result, z)
+            n >>= 1
+    except TypeError:  # complex32: torch's products have no ComplexHalf kernel
+        if d is not _C32:
+            raise
+        M.not_implemented("bmm" if a.ndim > 2 else "addmm_impl_cpu_", d)
     return result if result is not a else a.copy()
 
 
@@ -596,7 +615,12 @@ def diagflat(a, offset=0):
 
 def trace(a):
     d = _NP2DT[a.dtype]
-    M.trace_check(a.shape)
+    try:
+        M.trace_check(a.shape)
+    except RuntimeError:
+        if d is _C32:  # torch's dtype dispatch comes first; it has no ComplexHalf kernel
+            M.not_implemented("trace", d)
+        raise
     if d is _bool:
         M.not_implemented("trace", d)
     if d.category <= _dt.INT:
@@ -611,7 +635,12 @@ def _vector_norm(x, o, dims, keepdim, rd):
     """|x|_o over dims (None: all) -> array of real dtype rd."""
     if x.dtype in _LOWNP:
         x = x.astype(_F32)
-    ax = np.abs(x)
+    try:
+        ax = np.abs(x)
+    except TypeError:  # complex32: |z| in float, as linalg.vector_norm computes it
+        if x.dtype != _chalf.C32:
+            raise
+        ax = np.abs(_chalf.widen(x))
     axis = dims if x.ndim else None
     if o == 2.0:
         r = np.sqrt(np.sum(ax * ax, axis=axis, keepdims=keepdim))
@@ -732,13 +761,23 @@ class _NumpyOps:
             return np.asarray(x.sum(axis=dims, keepdims=keepdim, dtype=_I64))
         if x.dtype in _LOWNP:
             return np.asarray(x.astype(_F32).sum(axis=dims, keepdims=keepdim)).astype(x.dtype)
-        return np.asarray(x.sum(axis=dims, keepdims=keepdim))
+        try:
+            return np.asarray(x.sum(axis=dims, keepdims=keepdim))
+        except TypeError:  # complex32: torch's sum has no ComplexHalf kernel
+            if x.dtype != _chalf.C32:
+                raise
+            raise _chalf.refuse("sum_cpu") from None
 
     @staticmethod
     def mul(a, b):
         rt = _dt.promote_types(_NP2DT[a.dtype], _NP2DT[b.dtype])
         ct = _F32 if rt in M.LOW else rt.np
-        r = np.multiply(a.astype(ct, copy=False), b.astype(ct, copy=False))
+        try:
+            r = np.multiply(a.astype(ct, copy=False), b.astype(ct, copy=False))
+        except TypeError:  # complex32 (NumPy has no loops or casts for it)
+            if not _chalf.any_chalf(a, b):
+                raise
+            return _chalf.mul(a, b, ct)
         return r if r.dtype == rt.np else r.astype(rt.np)
 
     @staticmethod
@@ -750,7 +789,12 @@ class _NumpyOps:
             if a.shape[0] * a.shape[1] * b.shape[2] and a.shape[2]:
                 M.not_implemented("bmm", da)
             return np.zeros((a.shape[0], a.shape[1], b.shape[2]), _BOOL)
-        return _mul(a, b)
+        try:
+            return _mul(a, b)
+        except TypeError:  # complex32: torch's bmm has no ComplexHalf kernel
+            if da is not _C32:
+                raise
+            M.not_implemented("bmm", da)
 
 
 def einsum(equation, tensors, path=None):

@@ -404,7 +404,7 @@ def pow_tensor_scalar(a, e):
 
 def _is_complex(x):
     if isinstance(x, _nd):
-        return x.dtype.kind == "c"
+        return x.dtype.kind in "cV" and x.dtype is not _BF16  # V: complex32 (or bfloat16)
     return isinstance(x, (complex, np.complexfloating))
 
 
@@ -649,7 +649,7 @@ def _angle(factor, name):
     f = _float_unary(lambda x: np.multiply(x, factor), name)
 
     def kernel(a):
-        if a.dtype.kind == "c":
+        if a.dtype.kind in "cV" and a.dtype is not _BF16:  # V: complex32 (or bfloat16)
             raise RuntimeError(f"{name} is not supported for complex tensors.")
         return f(a)
     kernel.__name__ = name
@@ -873,7 +873,7 @@ def _min_max(uf, name):
     def kernel(a, b):
         _need(b, name, "other", 2)
         if a.dtype is b.dtype:
-            if a.dtype.kind == "c":
+            if a.dtype.kind in "cV" and a.dtype is not _BF16:  # V: complex32 (or bfloat16)
                 _m.min_max_check(_dt.complex64, _dt.complex64, name)
             return uf(a, b)
         _m.min_max_check(_NP2DT[a.dtype], _NP2DT[b.dtype], name)
@@ -897,7 +897,7 @@ def _clamp_none(lo, hi):
 
 
 def _clamp_scalar(a, lo, hi, kname):
-    if a.dtype.kind == "c":
+    if a.dtype.kind in "cV" and a.dtype is not _BF16:  # V: complex32 (or bfloat16)
         raise NotImplementedError(_m.CLAMP_COMPLEX)
     rt = result_dtype(a, *[v for v in (lo, hi) if v is not None])
     if rt is _dt.bool_:
@@ -927,7 +927,7 @@ def clamp(a, lo=None, hi=None):
 
 def clamp_tensor(a, lo=None, hi=None):
     _clamp_none(lo, hi)
-    if a.dtype.kind == "c":
+    if a.dtype.kind in "cV" and a.dtype is not _BF16:  # V: complex32 (or bfloat16)
         raise NotImplementedError(_m.CLAMP_COMPLEX)
     rt = result_dtype(a, *[v for v in (lo, hi) if v is not None])
     both = lo is not None and hi is not None
@@ -997,7 +997,12 @@ def lerp(a, end, weight):
     w = _m.checked(weight, _NP2DT[ct])
     if isinstance(w, complex) and ct.kind != "c":
         w = w.real
-    r = _lerp(a.astype(ct, copy=False), end.astype(ct, copy=False), _scalar(w, ct))
+    try:
+        r = _lerp(a.astype(ct, copy=False), end.astype(ct, copy=False), _scalar(w, ct))
+    except TypeError:  # complex32 (NumPy has no loops for it): torch has no ComplexHalf lerp
+        if npd != _C32:
+            raise
+        raise _not_impl("lerp_kernel_scalar", sd) from None
     return r.astype(npd, copy=False) if ct is not npd else r
 
 
@@ -1010,7 +1015,12 @@ def lerp_tensor(a, end, weight):
         raise _not_impl("lerp_kernel_tensor", sd)
     npd = a.dtype
     ct = _F32 if npd in _LOW else npd
-    r = _lerp(a.astype(ct, copy=False), end.astype(ct, copy=False), weight.astype(ct, copy=False))
+    try:
+        r = _lerp(a.astype(ct, copy=False), end.astype(ct, copy=False), weight.astype(ct, copy=False))
+    except TypeError:  # complex32 (NumPy has no loops for it): torch has no ComplexHalf lerp
+        if npd != _C32:
+            raise
+        raise _not_impl("lerp_kernel_tensor", sd) from None
     return r.astype(npd) if ct is not npd else r
 
 
@@ -1023,7 +1033,14 @@ def _addc(a, t1, t2, value, op):
     v = _m.checked(value, rt)
     x, y, z = _to(a, ct), _to(t1, ct), _to(t2, ct)
     vs = _scalar(v, ct)
-    r = x + vs * y * z if op == "addcmul" else x + vs * y / z
+    try:
+        r = x + vs * y * z if op == "addcmul" else x + vs * y / z
+    except TypeError:  # complex32, which NumPy cannot compute in: addcmul only, in c10::complex<Half>
+        if ct is not _C32:
+            raise
+        if op != "addcmul":
+            raise _chalf.refuse("addcdiv_cpu_out") from None
+        return _chalf.addcmul(x, vs, y, z)
     return r if ct is npd else r.astype(npd)
 
 

@@ -217,7 +217,8 @@ def min_dim(a, dim, keepdim=False):
 
 
 def _other(ufunc, a, b, name):
-    if not (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and a.dtype.kind != "c"):
+    if not (a.__class__ is _nd and b.__class__ is _nd and a.dtype is b.dtype and (
+            a.dtype.kind not in "cV" or a.dtype is _BF16)):  # V: complex32 (or bfloat16)
         rt = result_dtype(a, b)
         if rt.category == _dt.COMPLEX:
             raise RuntimeError(f"{name} not implemented for complex tensors.")
@@ -290,11 +291,19 @@ for _h in _HALF:
 
 def _var_core(a, dim, keepdim, correction, name, want_std, want_mean):
     rd = M.var_dtype(_dtype(a), name if want_mean else "std and var")
-    if a.dtype == _C32 and not want_mean:
-        # torch's complex var: the Half variances of the real and imaginary parts, added in Half
-        v = np.add(_var_core(a["real"], dim, keepdim, correction, name, False, False),
-                   _var_core(a["imag"], dim, keepdim, correction, name, False, False), dtype=_F32).astype(_F16)
-        return np.sqrt(v, dtype=_F32).astype(_F16) if want_std else v
+    if a.dtype == _C32:
+        # torch's complex var: the Half variances of the real and imaginary parts, added in Half;
+        # the mean (var_mean, std_mean): complex(mean of the real parts, mean of the imaginary parts)
+        re = _var_core(a["real"], dim, keepdim, correction, name, False, want_mean)
+        im = _var_core(a["imag"], dim, keepdim, correction, name, False, want_mean)
+        v = np.add(re[0] if want_mean else re, im[0] if want_mean else im, dtype=_F32).astype(_F16)
+        if want_std:
+            v = np.sqrt(v, dtype=_F32).astype(_F16)
+        if not want_mean:
+            return v
+        m = np.empty(re[1].shape, _C32)
+        m["real"], m["imag"] = re[1], im[1]
+        return v, m
     d0 = a.dtype
     axes = _axes(dim, a.ndim)
     w = _chalf.astype(a, _VAR_ACC[a.dtype]) if a.dtype in _VAR_ACC else a  # ATen's Welford acc_type

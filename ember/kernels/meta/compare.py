@@ -15,7 +15,7 @@ MASK_NAMES = {_dt.uint8: "unsigned char", _dt.int8: "signed char", _dt.int16: "s
               _dt.int32: "int", _dt.int64: "long int", _dt.float16: "c10::Half",
               _dt.bfloat16: "c10::BFloat16", _dt.float32: "float", _dt.float64: "double",
               _dt.complex64: "c10::complex<float>", _dt.complex128: "c10::complex<double>",
-              _dt.bool_: "bool"}
+              _dt.complex32: "c10::complex<c10::Half>", _dt.bool_: "bool"}
 CONV_NAMES = {**MASK_NAMES, _dt.uint8: "uint8_t", _dt.int8: "int8_t", _dt.int16: "int16_t",
               _dt.int64: "int64_t"}
 

@@ -14,6 +14,9 @@ TYPEMETA = {_dt.bool_: "bool", _dt.uint8: "unsigned char", _dt.int8: "signed cha
             _dt.float64: "double", _dt.complex64: "c10::complex<float>",
             _dt.complex128: "c10::complex<double>"}
 LOW = (_dt.float16, _dt.bfloat16)
+# what torch's LAPACK-backed kernels refuse: the low-precision dtypes, ComplexHalf too (a set: its
+# membership test costs what the pair's did)
+LOWP = frozenset(LOW + (_dt.complex32,))
 
 
 def fmt_num(v):
@@ -391,7 +394,7 @@ def float_check(d, name, low_precision=True, arg="input"):
     if d.category < _dt.FLOAT:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as {arg}. Got "
                            f"{d._short}")
-    if not low_precision and d in LOW:
+    if not low_precision and d in LOWP:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {d._short}")
 
 
@@ -1068,7 +1071,7 @@ def det_check(shape, dtype, name="linalg.det"):
 
 
 def lowp_not_implemented(dtype, kernel):
-    if dtype in LOW:
+    if dtype in LOWP:
         not_implemented(kernel, dtype)
 
 
@@ -1128,7 +1131,7 @@ def cholesky_check(shape, dtype, name="linalg.cholesky"):
     square_check(shape, name)
     if name == "linalg.cholesky":
         float_check(dtype, name)
-    if dtype in LOW or dtype.category < _dt.FLOAT:
+    if dtype in LOWP or dtype.category < _dt.FLOAT:
         not_implemented("cholesky_cpu", dtype)
 
 
@@ -1136,7 +1139,7 @@ def eigh_check(shape, dtype, uplo):
     square_check(shape, "linalg.eigh")
     if uplo not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {uplo}")
-    if dtype.category < _dt.FLOAT or dtype in LOW:
+    if dtype.category < _dt.FLOAT or dtype in LOWP:
         not_implemented("linalg_eigh_cpu", dtype)
 
 
@@ -1293,7 +1296,7 @@ def solve_triangular_check(sa, da, sb, db, left):
                            f"{'AX = B' if left else 'XA = B'} ({sa[-2]}x{sa[-1]} and "
                            f"{sb[-2]}x{sb[-1]})")
     batch = broadcast_shapes(tuple(sb[:-2]), tuple(sa[:-2]))
-    if da.category < _dt.FLOAT or da in LOW:
+    if da.category < _dt.FLOAT or da in LOWP:
         not_implemented("triangular_solve_cpu", da)
     return batch + tuple(sb[-2:])
 
@@ -1302,7 +1305,7 @@ def lu_factor_check(shape, dtype, pivot, name="torch.lu_factor"):
     if len(shape) < 2:
         raise RuntimeError(f"{name}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{fmt_shape(shape)} instead")
-    if dtype.category < _dt.FLOAT or dtype in LOW:
+    if dtype.category < _dt.FLOAT or dtype in LOWP:
         not_implemented("lu_cpu", dtype)
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
@@ -1338,14 +1341,14 @@ def cholesky_solve_check(sb, db, sa, da):
     if sa[-1] != sb[-2]:
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{sa[-1]} by {sa[-1]} but each b matrix is {sb[-2]} by {sb[-1]}")
-    if db.category < _dt.FLOAT or db in LOW:
+    if db.category < _dt.FLOAT or db in LOWP:
         not_implemented("cholesky_solve_cpu", db)
     return broadcast_shapes(tuple(sb[:-2]), tuple(sa[:-2])) + tuple(sb[-2:])
 
 
 def cholesky_inverse_check(shape, dtype):
     square_check(shape, "cholesky_inverse")
-    if dtype.category < _dt.FLOAT or dtype in LOW:
+    if dtype.category < _dt.FLOAT or dtype in LOWP:
         not_implemented("cholesky_inverse_out_cpu", dtype)
 
 

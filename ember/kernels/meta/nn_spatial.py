@@ -424,16 +424,19 @@ def adaptive_max_pool2d(self, output_size):
 
 
 # ---- embedding ----------------------------------------------------------------------------------------
-_TYPE_NAMES = {_dt.bool_: "Bool", _dt.uint8: "Byte", _dt.int8: "Char", _dt.int16: "Short",
-               _dt.int32: "Int", _dt.int64: "Long", _dt.float16: "Half", _dt.bfloat16: "BFloat16",
-               _dt.float32: "Float", _dt.float64: "Double", _dt.complex64: "ComplexFloat",
-               _dt.complex128: "ComplexDouble"}
+# how ATen's checkScalarTypes names a CPU tensor's type: the legacy class where there is one, else
+# the DeprecatedTypeProperties name
+_TYPE_NAMES = {_dt.uint8: "torch.ByteTensor", _dt.int8: "torch.CharTensor", _dt.int16: "torch.ShortTensor",
+               _dt.int32: "torch.IntTensor", _dt.int64: "torch.LongTensor", _dt.float16: "torch.HalfTensor",
+               _dt.float32: "torch.FloatTensor", _dt.float64: "torch.DoubleTensor", _dt.bool_: "CPUBoolType",
+               _dt.bfloat16: "CPUBFloat16Type", _dt.complex32: "CPUComplexHalfType",
+               _dt.complex64: "CPUComplexFloatType", _dt.complex128: "CPUComplexDoubleType"}
 
 
 def check_index_dtype(fn, arg, pos, d):
     if d is not _i64 and d is not _dt.int32:
         raise _err(f"Expected tensor for argument #{pos} '{arg}' to have one of the following scalar "
-                   f"types: Long, Int; but got torch.{_TYPE_NAMES[d]}Tensor instead (while checking "
+                   f"types: Long, Int; but got {_TYPE_NAMES[d]} instead (while checking "
                    f"arguments for {fn})")
 
 
@@ -471,7 +474,7 @@ def embedding_bag_check(w_dtype, w_dim, idx_dtype, off_dtype, mode, psw, include
     check_index_dtype("embedding_bag", "offsets", 1, off_dtype)
     if w_dtype not in _FLOATS:
         raise _err(f"Expected tensor for argument #1 'weight' to have one of the following scalar "
-                   f"types: Half, BFloat16, Float, Double; but got torch.{_TYPE_NAMES[w_dtype]}Tensor "
+                   f"types: Half, BFloat16, Float, Double; but got {_TYPE_NAMES[w_dtype]} "
                    f"instead (while checking arguments for embedding_bag)")
     if psw is not None:
         if mode != 0:

@@ -561,7 +561,7 @@ _ops.sub_out.register(K.CPU, _g.out(_pointwise.sub, 'nn.'), name='cpu.pointwise.
 _ops.subtract_Tensor.register(K.CPU, _g.same_dtype(_pointwise.sub, _pointwise.sub_same, 'nn.'), name='cpu.pointwise.sub')
 _ops.subtract__Tensor.register(K.CPU, _g.inplace(_pointwise.sub, 'nn.', 'subtract_'), name='cpu.pointwise.sub')
 _ops.subtract_out.register(K.CPU, _g.out(_pointwise.sub, 'nn.'), name='cpu.pointwise.sub')
-_ops.rsub_Tensor.register(K.CPU, _g.functional(_pointwise.rsub, 'tn.'), name='cpu.pointwise.rsub')
+_ops.rsub_Tensor.register(K.CPU, _g.same_dtype(_pointwise.rsub, _pointwise.rsub_same, 'tn.'), name='cpu.pointwise.rsub')
 _ops.rsub_Tensor_out.register(K.CPU, _g.out(_pointwise.rsub, 'tn.'), name='cpu.pointwise.rsub')
 _ops.mul_Tensor.register(K.CPU, _g.same_dtype(_pointwise.mul, _pointwise.mul_same, 'nn'), name='cpu.pointwise.mul')
 _ops.mul__Tensor.register(K.CPU, _g.inplace(_pointwise.mul, 'nn', 'mul_', fast=_pointwise.mul_inplace), name='cpu.pointwise.mul')

@@ -489,8 +489,10 @@ class SavedVariable:
         return d
 
     def _version_error(self, d, now):
-        return _version_error(d, now, self.version, self.output_nr,
-                              self.grad_fn_name if self.is_output else _grad_fn_name(d))
+        name = self.grad_fn_name
+        if name.__class__ is type:  # save_output keeps the class (TraceableFunction.name's rule)
+            name = name._node_name or name.__name__
+        return _version_error(d, now, self.version, self.output_nr, name if self.is_output else _grad_fn_name(d))
 
     def release(self):
         self._released = True
@@ -509,11 +511,11 @@ def save_output(t, ag):
     s.is_output = s.requires_grad = True
     vc = t._vc
     if vc is None:
-        vc = t._version_counter()
+        vc = t._vc = [0] if t._base is None else t._version_counter()
     s.version = vc[0]
     m = t._ameta
     s.output_nr = m.output_nr
-    s.grad_fn_name = m.grad_fn.name()
+    s.grad_fn_name = m.grad_fn.__class__  # a generated node's class: its name is read on an error only
     s.leaf_grad_fn = s.packed = s.unpack_hook = None
     r = s.data = _new(t.__class__)  # alias(t)
     r._np = t._np

@@ -118,6 +118,13 @@ mul_same = (np.multiply, _ANY)
 div_same = (np.true_divide, frozenset(_NP2DT[d] for d in _NATIVE))
 neg_same = (np.negative, _NOT_BOOL)
 
+
+def _rsubtract(a, b):
+    return np.subtract(b, a)
+
+
+rsub_same = (_rsubtract, _NOT_BOOL)  # 1 - x: the kernel's sub(number, array) takes the slow _add
+
 # In-place fast paths (optimizer updates): write straight into `a` when the out-of-place result
 # would have a's dtype and shape anyway; None tells the caller to take the general path.
 _INPLACE_KINDS = (np.dtype(np.float32), np.dtype(np.float64))

@@ -217,3 +217,20 @@ def test_complex_forward_grads(rng):
             out.append((g.detach(), g2))
         check(*[o[0] for o in out][:1], out[1][0])
         check(out[0][1], out[1][1])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [16, 4096, 5000])
+@pytest.mark.parametrize("threshold", [0, 0.0, -0.0, 0.25, -1, 3])
+def test_threshold_backward_special_values(dtype, n, threshold):
+    # the small-size select (np.where) and the branch-free form for larger ones: a NaN input keeps
+    # the gradient, an inf/NaN gradient where x <= threshold becomes +0.0, -0.0 keeps its sign
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype)
+    g = rng.standard_normal(n).astype(dtype)
+    x[:6] = [np.nan, -0.0, 0.0, np.inf, -np.inf, threshold]
+    g[:6] = [np.inf, np.nan, -np.inf, -0.0, np.nan, 2.0]
+    e = ember.ops.aten.threshold_backward(ember.tensor(g), ember.tensor(x), threshold)
+    t = torch.ops.aten.threshold_backward(torch.tensor(g), torch.tensor(x), threshold)
+    en, tn = e.numpy(), t.numpy()
+    assert np.array_equal(en, tn, equal_nan=True) and np.array_equal(np.signbit(en), np.signbit(tn))

@@ -22,15 +22,20 @@ _F64 = np.dtype(np.float64)
 # 1 as a 0-d array: NumPy's path for a Python number costs ~3K instructions more per ufunc call
 # (the same bits; see _glue.number_array)
 _ONE = {_F32: np.ones((), _F32), _F64: np.ones((), _F64)}
-for _a in _ONE.values():
+_ZERO = {_F32: np.zeros((), _F32), _F64: np.zeros((), _F64)}
+for _a in (*_ONE.values(), *_ZERO.values()):
     _a.flags.writeable = False
+_I53 = 1 << 53
 _BOOL = np.dtype(np.bool_)
 _HALF = {np.dtype(np.float16), _dt.bfloat16.np}
 _float_only = _m.float_only
 
-# relu's zero in each dtype it supports: np.maximum with a same-dtype scalar is the fast path
-_RELU_ZERO = {d.np: d.np.type(0) for d in _dt.ALL
+# relu's zero in each dtype it supports: np.maximum with a same-dtype 0-d array is the fast path
+# (a NumPy scalar costs ~1.5K instructions more per call, a Python 0 more still)
+_RELU_ZERO = {d.np: np.zeros((), d.np) for d in _dt.ALL
               if d.category in (_dt.INT, _dt.FLOAT) and d.np is not None}
+for _a in _RELU_ZERO.values():
+    _a.flags.writeable = False
 
 
 def _into(a, r):
@@ -369,6 +374,13 @@ _SAME_INT = {np.dtype(np.float32): np.dtype(np.int32), np.dtype(np.float64): np.
 
 
 def threshold_backward(g, x, threshold):
+    d = g.dtype
+    if x.dtype is d and (d is _F32 or d is _F64) and g.shape == x.shape and g.size <= 4096 and (
+            threshold.__class__ is float or threshold.__class__ is int and -_I53 < threshold < _I53):
+        # small: one compare and one select cost less than the branch-free form's five passes
+        # (16 elements: 2.0 against 3.2 us; from ~8K elements the select is the slower)
+        z = _ZERO[d]
+        return np.where(x <= (threshold or z), z, g)
     d = g.dtype if g.dtype == x.dtype else _promote.result_dtype(g, x).np
     if d.kind not in "fV":                          # integers (ATen's threshold_cpu), bool, complex
         _m.threshold_dtype(_NP2DT[d])

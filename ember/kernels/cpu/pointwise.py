@@ -617,8 +617,14 @@ def _rsqrt(x):
     return np.reciprocal(np.sqrt(x))
 
 
+_ONE = {np.dtype(np.float32): np.ones((), np.float32), np.dtype(np.float64): np.ones((), np.float64)}
+for _a in _ONE.values():
+    _a.flags.writeable = False  # shared: a 0-d 1 costs NumPy less than a Python 1 (see _glue.number_array)
+
+
 def _sigmoid(x):
-    return np.reciprocal(np.exp(np.negative(x)) + 1)
+    one = _ONE.get(x.dtype)
+    return np.reciprocal(np.exp(np.negative(x)) + (1 if one is None else one))
 
 
 exp = _float_unary(np.exp, "exp")

@@ -220,7 +220,7 @@ def test_complex_forward_grads(rng):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("n", [16, 4096, 5000])
+@pytest.mark.parametrize("n", [16, 2048, 2049])
 @pytest.mark.parametrize("threshold", [0, 0.0, -0.0, 0.25, -1, 3])
 def test_threshold_backward_special_values(dtype, n, threshold):
     # the small-size select (np.where) and the branch-free form for larger ones: a NaN input keeps

@@ -323,10 +323,12 @@ def test_launcher_forwards_sigint():
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True)
     try:
-        ready = set()
+        ready, seen = set(), []
         while len(ready) < 2:
             line = p.stdout.readline()
-            assert line, "the ranks did not start"
+            # (one CI run under heavy load ended here once; what the launcher said tells why)
+            assert line, f"the ranks did not start (exit {p.wait()}): {''.join(seen)[-2000:]}"
+            seen.append(line)
             if line.startswith("ready "):
                 ready.add(line.split()[1])
         p.send_signal(signal.SIGINT)

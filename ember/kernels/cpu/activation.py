@@ -12,6 +12,7 @@ from ember.kernels.cpu import _promote
 from ember.kernels.cpu import _special as _sp
 from ember.kernels.cpu import random as _random
 from ember.kernels.cpu._glue import _OVERLAP
+from ember.kernels.cpu.pointwise import _ONE  # 0-d ones of float32/float64 (read-only)
 from ember.kernels.meta import activation as _m
 from ember.kernels.meta.compare import tensor_only
 
@@ -19,11 +20,10 @@ _nd = np.ndarray
 _NP2DT = _dt.NP2DT
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-# 1 as a 0-d array: NumPy's path for a Python number costs ~3K instructions more per ufunc call
-# (the same bits; see _glue.number_array)
-_ONE = {_F32: np.ones((), _F32), _F64: np.ones((), _F64)}
+# 0 (and, from pointwise, 1) as 0-d arrays: NumPy's path for a Python number costs ~3K instructions
+# more per ufunc call (the same bits; see _glue.number_array)
 _ZERO = {_F32: np.zeros((), _F32), _F64: np.zeros((), _F64)}
-for _a in (*_ONE.values(), *_ZERO.values()):
+for _a in _ZERO.values():
     _a.flags.writeable = False
 _I53 = 1 << 53
 _BOOL = np.dtype(np.bool_)

@@ -32,12 +32,12 @@ class TorchFunctionMode:
 
 
 def _get_current_function_mode():
-    modes = tls.state.function_modes
+    modes = tls.current().function_modes
     return modes[-1] if modes else None
 
 
 def _get_current_function_mode_stack():
-    return list(tls.state.function_modes)
+    return list(tls.current().function_modes)
 
 
 def _relevant(args):
@@ -63,7 +63,7 @@ def _relevant(args):
 
 
 def has_torch_function(relevant_args):
-    return bool(_relevant(relevant_args)) or bool(tls.state.function_modes)
+    return bool(_relevant(relevant_args)) or bool(tls.current().function_modes)
 
 
 def has_torch_function_unary(a):
@@ -79,7 +79,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     (subclasses first), until one does not return NotImplemented."""
     overloaded = _relevant(relevant_args)
     types = tuple(type(a) for a in overloaded)
-    if tls.state.function_modes:
+    if tls.current().function_modes:
         mode = _pk.pop_function_mode()
         try:
             r = mode.__torch_function__(public_api, types, args, kwargs)

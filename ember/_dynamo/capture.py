@@ -38,7 +38,7 @@ _STDLIB = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
 _DYNAMO_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _DISPATCH_DIR = os.path.dirname(os.path.abspath(_pk.__file__)) + os.sep
 _gettrace, _settrace = sys.gettrace, sys.settrace
-_state = tls.state
+_state = tls.current
 
 # ops whose output shape depends on the input's values
 _DD_SHAPE = frozenset(("nonzero", "unique", "_unique", "_unique2", "unique_consecutive", "unique_dim",
@@ -416,7 +416,7 @@ class Recorder:
             if i is None:
                 # a saved tensor unpacked in backward is a new object over a known slot's memory;
                 # with grad mode off an alias reads the same as its slot
-                i = self._alias_of(x) if self.match_aliases or not _state._grad else None
+                i = self._alias_of(x) if self.match_aliases or not _state()._grad else None
                 if i is None:
                     i = self._new(x, "const")
             return Ref(i)
@@ -469,7 +469,7 @@ class Recorder:
                 self.seg.impure = True
             else:
                 self.seg.random = True
-        node = OpNode(func, refs, self.out(r), _state._grad, where, None)
+        node = OpNode(func, refs, self.out(r), _state()._grad, where, None)
         self._link(node, [s for a, sa in zip(refs, func.schema.arguments) if sa.is_write for s in ref_slots(a)])
         return r
 
@@ -529,7 +529,7 @@ class Recorder:
             self.active = False
             raise _unsupported_for(brk)
         self.seg.brk = brk
-        self.seg = Segment(_state._grad)
+        self.seg = Segment(_state()._grad)
         brk.children[key] = self.seg
         self.segments.append(self.seg)
 
@@ -539,7 +539,7 @@ class Recorder:
         args = (self.ref(t), self.ref(value) if value is not None else None)
         if op is ACCUMULATE_GRAD:
             args += (None,)
-        node = OpNode(op, args, None, _state._grad, _user_frame(sys._getframe(2)), None)
+        node = OpNode(op, args, None, _state()._grad, _user_frame(sys._getframe(2)), None)
         node.val = (t.grad is None, value)
         self._pyk[id(node)] = (self.seg, self._link(node))
         self.seg.impure = True
@@ -547,7 +547,7 @@ class Recorder:
 
     def finish_py_step(self, node, t):
         g = t.grad
-        if node.op is ACCUMULATE_GRAD and node.val[0] and _state._grad is False:
+        if node.op is ACCUMULATE_GRAD and node.val[0] and _state()._grad is False:
             node.args = node.args[:2] + ("steal" if g is node.val[1] else "clone",)
         node.val = None
         node.out = self.out(g) if g is not None else None
@@ -842,7 +842,7 @@ class Watcher:
                 rec.active = False
             return None
         if k == "function_apply":
-            if _state._grad and self.effect is None:
+            if _state()._grad and self.effect is None:
                 self.effect = ("a custom autograd.Function runs with grad mode on: the graph would keep its "
                                "forward ops but not its backward")
                 rec.active = False
@@ -939,8 +939,8 @@ class capturing:
     def __exit__(self, *e):
         _compiler._compiling -= 1
         self.w.__exit__()
-        modes = _state.dispatch_modes
+        modes = _state().dispatch_modes
         if modes and modes[-1] is self.rec:
             _pk.pop_dispatch_mode()
         elif self.rec in modes:  # something above us was not popped: take ours out
-            _state.dispatch_modes = tuple(m for m in modes if m is not self.rec)
+            _state().dispatch_modes = tuple(m for m in modes if m is not self.rec)

@@ -12,11 +12,11 @@ import math
 from ember._dynamo.capture import Ref, Sym
 from ember.core import tls
 
-_st = tls.state
+_st = tls.current
 
 
 def _set_grad(on):
-    _st.grad_enabled = on
+    _st().grad_enabled = on
 
 
 def reads(seg):

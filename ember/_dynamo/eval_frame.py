@@ -74,7 +74,7 @@ from ember.core.keys import DispatchKey as K
 from ember.nn.modules.module import Module
 from ember.tensor import Tensor
 
-_st = tls.state
+_st = tls.current
 _PYTHON_BIT = 1 << K.Python
 _log = logging.getLogger("ember._dynamo")
 _CONTAINERS = (list, tuple, dict)
@@ -566,11 +566,11 @@ class CompiledFunction:
         if sys.gettrace() is not None:
             return self._go_eager("a trace function is active (sys.settrace: a debugger or coverage): capture "
                                   "needs the trace hook to find side effects", args, kwargs)
-        if any(isinstance(t, Tensor) and (t._keys & _PYTHON_BIT) for t in L) or _st.dispatch_modes:
+        if any(isinstance(t, Tensor) and (t._keys & _PYTHON_BIT) for t in L) or _st().dispatch_modes:
             return self._go_eager("tensor subclass with __torch_dispatch__ or an active dispatch mode", args, kwargs)
         t0 = time.perf_counter()
         tensors = [x for x in L if isinstance(x, Tensor)]
-        rec = _cap.Recorder(tensors, _st._grad, fullgraph=self.fullgraph)
+        rec = _cap.Recorder(tensors, _st()._grad, fullgraph=self.fullgraph)
         w = _cap.Watcher(rec)
         roots = self._roots(args, kwargs, L)
         before = [(d, r, _cap.snapshot(r)) for d, r in roots]
@@ -604,8 +604,8 @@ class CompiledFunction:
                 continue
             if not callable(v) or hasattr(v, "named_modules"):
                 before.append((f"closure variable '{n}'", v, _cap.snapshot(v)))
-        grad_before = _st._grad
-        dk_before = _st.dk
+        grad_before = _st()._grad
+        dk_before = _st().dk
         _depth[0] += 1
         try:
             with _cap.capturing(rec, w):
@@ -633,7 +633,7 @@ class CompiledFunction:
             reason = _grad_writes_unrecorded(rec)
         if reason is None and rec.unrecorded_write():
             reason = "a tensor was written without an ember op (a NumPy fast path), which replay would skip"
-        if reason is None and (_st._grad is not grad_before or _st.dk != dk_before):
+        if reason is None and (_st()._grad is not grad_before or _st().dk != dk_before):
             reason = "the function changed grad mode or dispatch state for its caller"
         if reason is None and rec.segments[-1].brk is not None:
             reason = "a break after the last op"
@@ -1256,7 +1256,7 @@ def _path_str(p):
 
 
 def _needs_grad(seg, values):
-    if not _st._grad:
+    if not _st()._grad:
         return False
     for n in seg.nodes:
         if n.grad:
@@ -1298,11 +1298,11 @@ def _size_examples(entry, seg, example, values):
 def _tuple_result(compiled, toggles_grad=False):
     if toggles_grad:
         def run(*a):
-            prev = _st._grad
+            prev = _st()._grad
             try:
                 r = compiled(*a)
             finally:
-                _st.grad_enabled = prev   # however the backend's code ends
+                _st().grad_enabled = prev   # however the backend's code ends
             return tuple(r) if isinstance(r, (list, tuple)) else (r,)
     else:
         def run(*a):
@@ -1424,4 +1424,4 @@ def reset():
 
 
 def is_compiling():
-    return _depth[0] > 0 and bool(_st.dispatch_modes)
+    return _depth[0] > 0 and bool(_st().dispatch_modes)

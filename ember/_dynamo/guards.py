@@ -18,7 +18,7 @@ from ember.tensor import Tensor
 
 _CPU_BIT = 1 << _K.CPU
 
-_st = tls.state
+_st = tls.current
 _SCALARS = (int, float, bool, str, type(None), complex, bytes)
 
 _TORCH_DTYPE = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -251,11 +251,11 @@ class GuardBuilder:
         self.add(e, lambda L: f"{ni} is {nj}", f"{ni} is {nj}")
 
     def global_state(self):
-        dk, grad = _st.dk, _st._grad
-        e = f"_st.dk == {self.const(dk)} and _st._grad is {grad}"
+        dk, grad = _st().dk, _st()._grad
+        e = f"_st().dk == {self.const(dk)} and _st()._grad is {grad}"
 
         def why(L):
-            if _st._grad is not grad:
+            if _st()._grad is not grad:
                 return "GLOBAL_STATE changed: grad_mode "
             return "GLOBAL_STATE changed: dispatch key masks (autocast, modes, inference mode)"
         self.add(e, why, f"GLOBAL_STATE: grad_mode={grad}")

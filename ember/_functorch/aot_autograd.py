@@ -34,7 +34,7 @@ from ember._functorch import partitioners
 from ember.autograd.function import Function
 from ember.core import tls
 
-_st = tls.state
+_st = tls.current
 
 
 class _Fallback(Exception):
@@ -77,7 +77,7 @@ def _trace_joint(seg, example, replay):
             else:
                 grads = [None] * len(leaves)
         finally:
-            modes = _st.dispatch_modes
+            modes = _st().dispatch_modes
             if modes and modes[-1] is rec:
                 _pk.pop_dispatch_mode()
     finally:
@@ -283,7 +283,7 @@ def _make_function(fw_fn, bw_fn, n_out, grad_pos, diff_pos, n_in, replay, in_slo
             return tuple(r[p] if p is not None else None for p in grad_pos)
 
     def run(*args):
-        if not _st._grad:
+        if not _st()._grad:
             return replay(*args)
         return CompiledFunction.apply(*args)
     run.CompiledFunction = CompiledFunction

@@ -53,7 +53,7 @@ from ember.core.tensor_impl import TensorImpl
 from ember.dispatch import operator as _operator
 from ember.kernels.meta.pointwise import broadcast_shapes
 
-_st = tls.state
+_st = tls.current
 _movedim = _ops.movedim_int.call
 _unsqueeze = _ops.unsqueeze.call
 _select = _ops.select_int.call
@@ -164,14 +164,14 @@ def batched_fallback(op, below, args):
                                    "dispatcher (Python code read its data directly); such code cannot run under "
                                    "vmap")
         return below(*args)
-    prev = _st.dk
+    prev = _st().dk
     # below Autograd: the logical op is recorded already. FuncTorchBatched leaves the include set (vmap
     # puts it there to see factory ops): the tensors of lower levels carry the key themselves
-    _st.dk = (prev[0] & ~FTB, prev[1] & ~_PHYS_DROP)
+    _st().dk = (prev[0] & ~FTB, prev[1] & ~_PHYS_DROP)
     try:
         r = info.rule(op, below, args, info, lvl)
     finally:
-        _st.dk = prev
+        _st().dk = prev
     if info.view:
         _link_views(r, args[0])
     return r
@@ -1062,8 +1062,8 @@ def _random_unbatched(op, below, args, info):
         return below(*args)
     if info.inplace:
         raise RuntimeError(UNBATCHED_INPLACE_RANDOM_ERR)
-    prev = _st.dk
-    _st.dk = (prev[0] & ~FTB, prev[1])
+    prev = _st().dk
+    _st().dk = (prev[0] & ~FTB, prev[1])
     try:
         B = lv.size
         if info.size is not None and not info.tensors:
@@ -1072,7 +1072,7 @@ def _random_unbatched(op, below, args, info):
             return make_batched(op.call(*a), 0, lv.level)
         return make_batched(_stack([op.call(*args) for _ in range(B)], 0), 0, lv.level)
     finally:
-        _st.dk = prev
+        _st().dk = prev
 
 
 # ---- the table: operator name (or name.overload) -> rule -----------------------------------------

@@ -26,7 +26,7 @@ from ember.core import tls
 from ember.core.keys import AUTOGRAD_MASK, DispatchKey as K
 from ember.core.tensor_impl import TensorImpl
 
-_st = tls.state
+_st = tls.current
 _movedim = _ops.movedim_int.call
 _FW = 1 << K.ForwardAD
 
@@ -79,7 +79,7 @@ def _unbatch_grad(g, level, size, dim):
 
 
 def _needs_grad(x):
-    return _st.ag and (x._keys & AUTOGRAD_MASK) and x.requires_grad
+    return _st().ag and (x._keys & AUTOGRAD_MASK) and x.requires_grad
 
 
 def _add_batch_dim(x, in_dim, level):
@@ -191,18 +191,18 @@ def _batch_size(flat_in_dims, flat_args):
 def _flat_vmap(func, size, flat_in_dims, flat_args, spec, out_dims, randomness, kwargs):
     _batching.register()
     lv = _b.push_level(size, randomness)
-    prev = _st.dk
+    prev = _st().dk
     if randomness != "same":
         # factory ops (rand) have no batched argument: the key in the include set sends them to the
         # layer, which applies the randomness rule
-        _st.dk = (prev[0] | FTB, prev[1] | FTB)
+        _st().dk = (prev[0] | FTB, prev[1] | FTB)
     first_seq = next_seq()
     try:
         level = lv.level
         inputs = [a if d is None else _add_batch_dim(a, d, level) for d, a in zip(flat_in_dims, flat_args)]
         outputs = func(*tree_unflatten(inputs, spec), **kwargs)
     finally:
-        _st.dk = prev
+        _st().dk = prev
         _b.pop_level(lv)
     roots = [o.grad_fn for o in tree_flatten(outputs)[0]
              if isinstance(o, BatchedTensor) and o._level == level and o.grad_fn is not None]

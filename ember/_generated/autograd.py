@@ -15,7 +15,7 @@ from ember.core.dtype import float32 as _REAL
 from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 
-_st = _tls.state
+_st = _tls.current
 _T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
 
 from ember.autograd.formulas_activation import *  # noqa: F401,F403,E402
@@ -45,7 +45,7 @@ class AddBackward0(TraceableFunction):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_add_Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = AddBackward0()
     _n.alpha_ = alpha
@@ -55,7 +55,7 @@ def _ag_add_Tensor(below, self, other, alpha):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 def _ag_add__Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
     _n = AddBackward0()
@@ -80,7 +80,7 @@ class SubBackward0(TraceableFunction):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_sub_Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = SubBackward0()
     _n.alpha_ = alpha
@@ -90,7 +90,7 @@ def _ag_sub_Tensor(below, self, other, alpha):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 def _ag_sub__Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
     _n = SubBackward0()
@@ -117,7 +117,7 @@ class MulBackward0(TraceableFunction, saved=2):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_mul_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
@@ -127,7 +127,7 @@ def _ag_mul_Tensor(below, self, other):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 def _ag_mul__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = MulBackward0()
@@ -142,7 +142,7 @@ class NegBackward0(TraceableFunction):
     def apply(_node, grads):
         return (-grads[0],)
 def _ag_neg(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -154,7 +154,7 @@ class TransposeBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].transpose(_node.dim0_, _node.dim1_),)
 def _ag_transpose_int(below, self, dim0, dim1):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim0, dim1)
     _n = TransposeBackward0()
     _n.dim0_, _n.dim1_ = dim0, dim1
@@ -165,7 +165,7 @@ class ViewBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
 def _ag_view(below, self, size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
     _n = ViewBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -176,7 +176,7 @@ class CloneBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0],)
 def _ag_clone(below, self, memory_format):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, memory_format)
     _n = CloneBackward0()
     return _n._set_history(below(self, memory_format), _next, _ag)
@@ -187,7 +187,7 @@ class ToCopyBackward0(TraceableFunction):
         self_dtype = _node.self_dtype
         return (handle_r_to_c(self_dtype, grads[0]).to(dtype=self_dtype, device=_node.self_device),)
 def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     if not (dtype is None or dtype.is_floating_point or dtype.is_complex):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
@@ -207,7 +207,7 @@ class torch__autograd__CopyBackwards(TraceableFunction):
             _o1 = grad.to(dtype=_node.src_dtype, device=_node.src_device)
         return (_o0, _o1)
 def _ag_copy_(below, self, src, non_blocking):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, src, non_blocking)
     _check_inplace(self)
     _n = torch__autograd__CopyBackwards()
@@ -220,7 +220,7 @@ class ConjPhysicalBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].conj_physical(),)
 def _ag_conj_physical(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ConjPhysicalBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -234,7 +234,7 @@ class SparseCooTensorWithDimsAndTensorsBackward0(TraceableFunction, saved=1):
         return (grads[0].to_dense()[indices.unbind(0)],)
 def _ag__sparse_coo_tensor_with_dims_and_tensors(below, sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory,
         is_coalesced):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(values)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(values)):
         return below(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
     _n = SparseCooTensorWithDimsAndTensorsBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -245,7 +245,7 @@ class ToSparseBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].to_dense(),)
 def _ag_to_sparse_sparse_dim(below, self, sparse_dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, sparse_dim)
     _n = ToSparseBackward0()
     return _n._set_history(below(self, sparse_dim), _next, _ag)
@@ -255,7 +255,7 @@ class ToSparseBackward1(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].to_dense(),)
 def _ag_to_sparse(below, self, layout, blocksize, dense_dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, layout, blocksize, dense_dim)
     _n = ToSparseBackward1()
     return _n._set_history(below(self, layout, blocksize, dense_dim), _next, _ag)
@@ -266,7 +266,7 @@ class ToDenseBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].sparse_mask(self.coalesce() if self.is_sparse else self),)
 def _ag__to_dense(below, self, dtype, masked_grad):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, masked_grad)
     _n = ToDenseBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -277,7 +277,7 @@ class CoalesceBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0],)
 def _ag__coalesce(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CoalesceBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -288,7 +288,7 @@ class ValuesBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (values_backward(grads[0], self),)
 def _ag_values(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ValuesBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -299,7 +299,7 @@ class SparseMaskBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].to_dense(),)
 def _ag_sparse_mask(below, self, mask):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask)
     _n = SparseMaskBackward0()
     return _n._set_history(below(self, mask), _next, _ag)
@@ -321,7 +321,7 @@ class SparseAddmmBackward0(TraceableFunction, saved=2):
             _o2 = maybe_multiply(mat1.t().mm(grad), _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag__sparse_addmm(below, self, mat1, mat2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _n = SparseAddmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
@@ -334,7 +334,7 @@ class SparseSumBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_),)
 def _ag__sparse_sum_dim(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SparseSumBackward0()
     _n.dim_ = dim
@@ -347,7 +347,7 @@ class SparseSumBackward1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_).to(self.dtype),)
 def _ag__sparse_sum_dim_dtype(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SparseSumBackward1()
     _n.dim_ = dim
@@ -361,7 +361,7 @@ class SparseSoftmaxBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_softmax(below, self, dim, half_to_float):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SparseSoftmaxBackward0()
     _n.dim_ = dim
@@ -377,7 +377,7 @@ class SparseLogSoftmaxBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_log_softmax(below, self, dim, half_to_float):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SparseLogSoftmaxBackward0()
     _n.dim_ = dim
@@ -393,7 +393,7 @@ class SparseCompressedTensorBackward0(TraceableFunction, saved=2):
         col_indices = _s if (_s := _node.col_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].to_dense()[ember.arange(crow_indices.numel() - 1).repeat_interleave(crow_indices.diff()), col_indices],)
 def _ag__sparse_csr_tensor_unsafe(below, crow_indices, col_indices, values, size, dtype, layout, device, pin_memory):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(values)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(values)):
         return below(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
     _n = SparseCompressedTensorBackward0()
     _n.crow_indices_, _n.col_indices_ = _save_input(crow_indices, _ag), _save_input(col_indices, _ag)
@@ -404,7 +404,7 @@ class ToSparseCsrBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].to_dense(),)
 def _ag_to_sparse_csr(below, self, dense_dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dense_dim)
     _n = ToSparseCsrBackward0()
     return _n._set_history(below(self, dense_dim), _next, _ag)
@@ -415,7 +415,7 @@ class MaskedFillBackward0(TraceableFunction, saved=1):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
 def _ag_masked_fill_Scalar(below, self, mask, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
     _n = MaskedFillBackward0()
     _n.mask_ = _save_input(mask, _ag)
@@ -434,7 +434,7 @@ class MaskedFillBackward1(TraceableFunction, saved=1):
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
 def _ag_masked_fill_Tensor(below, self, mask, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
     _n = MaskedFillBackward1()
     _n.mask_ = _save_input(mask, _ag)
@@ -447,7 +447,7 @@ class MaskedFillBackward0_1(TraceableFunction, saved=1):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
 def _ag_masked_fill__Scalar(below, self, mask, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
     _check_inplace(self)
     _n = MaskedFillBackward0_1()
@@ -469,7 +469,7 @@ class MaskedFillBackward1_1(TraceableFunction, saved=1):
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
 def _ag_masked_fill__Tensor(below, self, mask, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
     _check_inplace(self)
     _n = MaskedFillBackward1_1()
@@ -490,7 +490,7 @@ class WhereBackward0(TraceableFunction, saved=1):
             _o1 = ember.where(condition, 0, grad)
         return (_o0, _o1)
 def _ag_where_self(below, condition, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(condition, self, other)
     _n = WhereBackward0()
     _n.condition_ = _save_input(condition, _ag)
@@ -502,7 +502,7 @@ class HardsigmoidBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
 def _ag_hardsigmoid(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = HardsigmoidBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -515,7 +515,7 @@ class HardsigmoidBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
 def _ag_hardsigmoid_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = HardsigmoidBackward0_1()
@@ -529,7 +529,7 @@ class HardswishBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
 def _ag_hardswish(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = HardswishBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -542,7 +542,7 @@ class HardswishBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
 def _ag_hardswish_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = HardswishBackward0_1()
@@ -564,7 +564,7 @@ class HardswishBackwardBackward0(TraceableFunction, saved=2):
             _o1 = hardswish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_hardswish_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = HardswishBackwardBackward0()
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
@@ -576,14 +576,14 @@ class ReluBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (threshold_backward(grads[0], result, 0),)
 def _ag_relu(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReluBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_relu_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ReluBackward0()
@@ -598,7 +598,7 @@ class SiluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
 def _ag_silu(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SiluBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -611,7 +611,7 @@ class SiluBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
 def _ag_silu_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SiluBackward0_1()
@@ -625,7 +625,7 @@ class MishBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
 def _ag_mish(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MishBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -638,7 +638,7 @@ class MishBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
 def _ag_mish_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = MishBackward0_1()
@@ -652,7 +652,7 @@ class EluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, False, self),)
 def _ag_elu(below, self, alpha, scale, input_scale):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
     _n = EluBackward0()
     _n.alpha_, _n.scale_, _n.input_scale_ = alpha, scale, input_scale
@@ -665,7 +665,7 @@ class EluBackward1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
 def _ag_elu_(below, self, alpha, scale, input_scale):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
     _check_inplace(self)
     _n = EluBackward1()
@@ -681,7 +681,7 @@ class CeluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (celu_backward(grads[0], self, _node.alpha_, False),)
 def _ag_celu(below, self, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
     _n = CeluBackward0()
     _n.alpha_ = alpha
@@ -694,7 +694,7 @@ class CeluBackward1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
 def _ag_celu_(below, self, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
     _check_inplace(self)
     _n = CeluBackward1()
@@ -710,7 +710,7 @@ class GeluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
 def _ag_gelu(below, self, approximate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
     _n = GeluBackward0()
     _n.approximate_ = approximate
@@ -724,7 +724,7 @@ class GeluBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
 def _ag_gelu_(below, self, approximate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
     _check_inplace(self)
     _n = GeluBackward0_1()
@@ -747,7 +747,7 @@ class GeluBackwardBackward0(TraceableFunction, saved=2):
             _o1 = gelu_double_backward(grad, grad_output, self, _node.approximate_)
         return (_o0, _o1)
 def _ag_gelu_backward(below, grad_output, self, approximate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, approximate)
     _n = GeluBackwardBackward0()
     _n.approximate_ = approximate
@@ -760,7 +760,7 @@ class GluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (glu_backward(grads[0], self, _node.dim_),)
 def _ag_glu(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = GluBackward0()
     _n.dim_ = dim
@@ -773,7 +773,7 @@ class HardshrinkBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardshrink_backward(grads[0], self, _node.lambd_),)
 def _ag_hardshrink(below, self, lambd):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
     _n = HardshrinkBackward0()
     _n.lambd_ = lambd
@@ -792,7 +792,7 @@ class HardshrinkBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_hardshrink_backward(below, grad_out, self, lambd):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_out, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_out, self)):
         return below(grad_out, self, lambd)
     _n = HardshrinkBackwardBackward0()
     _n.lambd_ = lambd
@@ -805,7 +805,7 @@ class HardtanhBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
 def _ag_hardtanh(below, self, min_val, max_val):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
     _n = HardtanhBackward0()
     _n.min_val_, _n.max_val_ = min_val, max_val
@@ -819,7 +819,7 @@ class HardtanhBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
 def _ag_hardtanh_(below, self, min_val, max_val):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
     _check_inplace(self)
     _n = HardtanhBackward0_1()
@@ -834,7 +834,7 @@ class LeakyReluBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (leaky_relu_backward(grads[0], self, _node.negative_slope_, False),)
 def _ag_leaky_relu(below, self, negative_slope):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
     _n = LeakyReluBackward0()
     _n.negative_slope_ = negative_slope
@@ -847,7 +847,7 @@ class LeakyReluBackward1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
 def _ag_leaky_relu_(below, self, negative_slope):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
     _check_inplace(self)
     _n = LeakyReluBackward1()
@@ -863,7 +863,7 @@ class LogSigmoidBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (log_sigmoid_backward(grads[0], self),)
 def _ag_log_sigmoid(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LogSigmoidBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -880,7 +880,7 @@ class PreluKernelBackward0(TraceableFunction, saved=2):
             _o0, _o1, *_ = prelu_backward(grad, self, weight)
         return (_o0, _o1)
 def _ag_prelu(below, self, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, weight)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, weight)):
         return below(self, weight)
     _n = PreluKernelBackward0()
     _n.self_, _n.weight_ = _save_input(self, _ag), _save_input(weight, _ag)
@@ -893,7 +893,7 @@ class RreluWithNoiseBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
 def _ag_rrelu(below, self, lower, upper, training, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
     _n = RreluWithNoiseBackward0()
     _n.lower_, _n.upper_, _n.training_ = lower, upper, training
@@ -909,7 +909,7 @@ class RreluWithNoiseBackward1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
 def _ag_rrelu_(below, self, lower, upper, training, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
     _check_inplace(self)
     _n = RreluWithNoiseBackward1()
@@ -926,7 +926,7 @@ class SoftplusBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softplus_backward(grads[0], self, _node.beta_, _node.threshold_),)
 def _ag_softplus(below, self, beta, threshold):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, beta, threshold)
     _n = SoftplusBackward0()
     _n.beta_, _n.threshold_ = beta, threshold
@@ -939,7 +939,7 @@ class SoftshrinkBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softshrink_backward(grads[0], self, _node.lambd_),)
 def _ag_softshrink(below, self, lambd):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
     _n = SoftshrinkBackward0()
     _n.lambd_ = lambd
@@ -952,7 +952,7 @@ class ThresholdBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
 def _ag_threshold(below, self, threshold, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
     _n = ThresholdBackward0()
     _n.threshold_ = threshold
@@ -965,7 +965,7 @@ class ThresholdBackward1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
 def _ag_threshold_(below, self, threshold, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
     _check_inplace(self)
     _n = ThresholdBackward1()
@@ -988,7 +988,7 @@ class TanhBackwardBackward0(TraceableFunction, saved=2):
             _o1 = pw_conj(grad) * (-2 * pw_conj(output) * grad_output)
         return (_o0, _o1)
 def _ag_tanh_backward(below, grad_output, output):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, output)):
         return below(grad_output, output)
     _n = TanhBackwardBackward0()
     _n.grad_output_, _n.output_ = _save_input(grad_output, _ag), _save_input(output, _ag)
@@ -1008,7 +1008,7 @@ class SigmoidBackwardBackward0(TraceableFunction, saved=2):
             _o1 = pw_conj(grad) * grad_output * (-2 * pw_conj(output) + 1)
         return (_o0, _o1)
 def _ag_sigmoid_backward(below, grad_output, output):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, output)):
         return below(grad_output, output)
     _n = SigmoidBackwardBackward0()
     _n.grad_output_, _n.output_ = _save_input(grad_output, _ag), _save_input(output, _ag)
@@ -1028,7 +1028,7 @@ class EluBackwardBackward0(TraceableFunction, saved=2):
             _o1 = elu_double_backward(grad, grad_output, _node.alpha_, _node.scale_, _node.input_scale_, _node.is_result_, self_or_result)
         return (_o0, _o1)
 def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, self_or_result):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self_or_result)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self_or_result)):
         return below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
     _n = EluBackwardBackward0()
     _n.alpha_, _n.scale_, _n.input_scale_, _n.is_result_ = alpha, scale, input_scale, is_result
@@ -1049,7 +1049,7 @@ class GluBackwardBackward0(TraceableFunction, saved=2):
             _o1 = glu_double_backward(grad, grad_output, self, _node.dim_)
         return (_o0, _o1)
 def _ag_glu_backward(below, grad_output, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, dim)
     _n = GluBackwardBackward0()
     _n.dim_ = dim
@@ -1068,7 +1068,7 @@ class HardtanhBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, min_val, max_val)
     _n = HardtanhBackwardBackward0()
     _n.min_val_, _n.max_val_ = min_val, max_val
@@ -1090,7 +1090,7 @@ class LogSigmoidBackwardBackward0(TraceableFunction, saved=3):
             _o1 = log_sigmoid_double_backward(grad * grad_output, self)
         return (_o0, _o1)
 def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, buffer)
     _n = LogSigmoidBackwardBackward0()
     _n.grad_output_, _n.self_, _n.buffer_ = _save_input(grad_output, _ag), _save_input(self, _ag), _save_input(buffer, _ag)
@@ -1108,7 +1108,7 @@ class LeakyReluBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_result):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, negative_slope, self_is_result)
     _n = LeakyReluBackwardBackward0()
     _n.negative_slope_ = negative_slope
@@ -1129,7 +1129,7 @@ class SoftplusBackwardBackward0(TraceableFunction, saved=2):
             _o1 = softplus_double_backward(grad * grad_output, self, _node.beta_, _node.threshold_)
         return (_o0, _o1)
 def _ag_softplus_backward(below, grad_output, self, beta, threshold):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, beta, threshold)
     _n = SoftplusBackwardBackward0()
     _n.beta_, _n.threshold_ = beta, threshold
@@ -1148,7 +1148,7 @@ class SoftshrinkBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_softshrink_backward(below, grad_output, self, lambd):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, lambd)
     _n = SoftshrinkBackwardBackward0()
     _n.lambd_ = lambd
@@ -1167,7 +1167,7 @@ class ThresholdBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_threshold_backward(below, grad_output, self, threshold):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, threshold)
     _n = ThresholdBackwardBackward0()
     _n.threshold_ = threshold
@@ -1188,7 +1188,7 @@ class SiluBackwardBackward0(TraceableFunction, saved=2):
             _o1 = silu_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_silu_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = SiluBackwardBackward0()
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
@@ -1208,7 +1208,7 @@ class MishBackwardBackward0(TraceableFunction, saved=2):
             _o1 = mish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_mish_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = MishBackwardBackward0()
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
@@ -1226,7 +1226,7 @@ class PreluKernelBackwardBackward0(TraceableFunction, saved=3):
             _o0, _o1, _o2, *_ = prelu_kernel_double_backward(grads, grad_output, self, weight)
         return (_o0, _o1, _o2)
 def _ag__prelu_kernel_backward(below, grad_output, self, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_output, self, weight))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_output, self, weight))):
         return below(grad_output, self, weight)
     _n = PreluKernelBackwardBackward0()
     _n.grad_output_, _n.self_, _n.weight_ = _save_input(grad_output, _ag), _save_input(self, _ag), _save_input(weight, _ag)
@@ -1243,7 +1243,7 @@ class HardsigmoidBackwardBackward0(TraceableFunction):
             _o1 = hardsigmoid_double_backward()
         return (_o0, _o1)
 def _ag_hardsigmoid_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = HardsigmoidBackwardBackward0()
     return _n._set_history(below(grad_output, self), _next, _ag)
@@ -1253,7 +1253,7 @@ class FftR2CBackward0(TraceableFunction):
     def apply(_node, grads):
         return (fft_r2c_backward(grads[0], _node.dim_, _node.normalization_, _node.onesided_, _node.self_sizes),)
 def _ag__fft_r2c(below, self, dim, normalization, onesided):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, onesided)
     _n = FftR2CBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1265,7 +1265,7 @@ class FftC2RBackward0(TraceableFunction):
     def apply(_node, grads):
         return (fft_c2r_backward(grads[0], _node.dim_, _node.normalization_),)
 def _ag__fft_c2r(below, self, dim, normalization, last_dim_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, last_dim_size)
     _n = FftC2RBackward0()
     _n.dim_, _n.normalization_ = dim, normalization
@@ -1276,7 +1276,7 @@ class FftC2CBackward0(TraceableFunction):
     def apply(_node, grads):
         return (ember._fft_c2c(grads[0], _node.dim_, _node.normalization_, not _node.forward_),)
 def _ag__fft_c2c(below, self, dim, normalization, forward):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, forward)
     _n = FftC2CBackward0()
     _n.dim_, _n.normalization_, _n.forward_ = dim, normalization, forward
@@ -1287,7 +1287,7 @@ class AliasBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0],)
 def _ag_alias(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AliasBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -1297,7 +1297,7 @@ class SelectBackward0(TraceableFunction):
     def apply(_node, grads):
         return (idx_select_backward(grads[0], _node.self_sizes, _node.dim_, _node.index_),)
 def _ag_select_int(below, self, dim, index):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
     _n = SelectBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1309,7 +1309,7 @@ class SliceBackward0(TraceableFunction):
     def apply(_node, grads):
         return (idx_slice_backward(grads[0], _node.self_sizes, _node.dim_, _node.start_, _node.end_, _node.step_),)
 def _ag_slice_Tensor(below, self, dim, start, end, step):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, start, end, step)
     _n = SliceBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1321,7 +1321,7 @@ class UnsqueezeBackward0(TraceableFunction):
     def apply(_node, grads):
         return (idx_unsqueeze_backward(grads[0], _node.self_sizes),)
 def _ag_unsqueeze(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = UnsqueezeBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1330,7 +1330,7 @@ def _ag_unsqueeze(below, self, dim):
 class FillBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_fill_Scalar(below, self, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, value)
     _n = FillBackward0()
     return _n._set_history(below(self, value), _next, _ag)
@@ -1346,7 +1346,7 @@ class FillBackward1(TraceableFunction):
             _o1 = grad.sum()
         return (_o0, _o1)
 def _ag_fill_Tensor(below, self, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
     _n = FillBackward1()
     return _n._set_history(below(self, value), _next, _ag)
@@ -1367,7 +1367,7 @@ class FillBackward3(TraceableFunction):
             _o1 = grad.sum()
         return (_o0, _o1)
 def _ag_fill__Tensor(below, self, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
     _check_inplace(self)
     _n = FillBackward3()
@@ -1385,7 +1385,7 @@ class GatherBackward0(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_gather_backward(grads[0], _node.self_sizes, _node.dim_, index),)
 def _ag_gather(below, self, dim, index, sparse_grad):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, sparse_grad)
     _n = GatherBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1399,7 +1399,7 @@ class IndexBackward0(TraceableFunction, saved=1):
         indices = _unpack_list(_node.indices_, _node)
         return (idx_index_backward(grads[0], _node.self_sizes, indices),)
 def _ag_index_Tensor(below, self, indices):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices)
     _n = IndexBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1418,7 +1418,7 @@ class IndexAddBackward0(TraceableFunction, saved=1):
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
 def _ag_index_add(below, self, dim, index, source, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
     _n = IndexAddBackward0()
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
@@ -1439,7 +1439,7 @@ class IndexAddBackward0_1(TraceableFunction, saved=1):
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
 def _ag_index_add_(below, self, dim, index, source, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
     _check_inplace(self)
     _n = IndexAddBackward0_1()
@@ -1462,7 +1462,7 @@ class IndexReduceBackward0(TraceableFunction, saved=4):
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
     _n = IndexReduceBackward0()
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
@@ -1485,7 +1485,7 @@ class IndexReduceBackward0_1(TraceableFunction, saved=4):
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
     _check_inplace(self)
     _n = IndexReduceBackward0_1()
@@ -1509,7 +1509,7 @@ class IndexCopyBackward0(TraceableFunction, saved=1):
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
 def _ag_index_copy(below, self, dim, index, source):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
     _n = IndexCopyBackward0()
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
@@ -1531,7 +1531,7 @@ class IndexCopyBackward0_1(TraceableFunction, saved=1):
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
 def _ag_index_copy_(below, self, dim, index, source):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
     _check_inplace(self)
     _n = IndexCopyBackward0_1()
@@ -1547,7 +1547,7 @@ class IndexFillBackward0(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
 def _ag_index_fill_int_Scalar(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _n = IndexFillBackward0()
     _n.dim_ = dim
@@ -1567,7 +1567,7 @@ class IndexFillBackward1(TraceableFunction, saved=1):
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
 def _ag_index_fill_int_Tensor(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
     _n = IndexFillBackward1()
     _n.dim_ = dim
@@ -1581,7 +1581,7 @@ class IndexFillBackward0_1(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
 def _ag_index_fill__int_Scalar(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _check_inplace(self)
     _n = IndexFillBackward0_1()
@@ -1604,7 +1604,7 @@ class IndexFillBackward1_1(TraceableFunction, saved=1):
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
 def _ag_index_fill__int_Tensor(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, value)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
     _check_inplace(self)
     _n = IndexFillBackward1_1()
@@ -1626,7 +1626,7 @@ class IndexPutBackward0(TraceableFunction, saved=1):
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
 def _ag_index_put(below, self, indices, values, accumulate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
     _n = IndexPutBackward0()
     _n.accumulate_ = accumulate
@@ -1647,7 +1647,7 @@ class IndexPutBackward0_1(TraceableFunction, saved=1):
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
 def _ag_index_put_(below, self, indices, values, accumulate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
     _check_inplace(self)
     _n = IndexPutBackward0_1()
@@ -1662,7 +1662,7 @@ class IndexSelectBackward0(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_index_select_backward(grads[0], _node.self_sizes, _node.dim_, index),)
 def _ag_index_select(below, self, dim, index):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
     _n = IndexSelectBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1683,7 +1683,7 @@ class MaskedScatterBackward0(TraceableFunction, saved=1):
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
 def _ag_masked_scatter(below, self, mask, source):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
     _n = MaskedScatterBackward0()
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
@@ -1704,7 +1704,7 @@ class MaskedScatterBackward0_1(TraceableFunction, saved=1):
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
 def _ag_masked_scatter_(below, self, mask, source):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
     _check_inplace(self)
     _n = MaskedScatterBackward0_1()
@@ -1719,7 +1719,7 @@ class MaskedSelectBackward0(TraceableFunction, saved=1):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_masked_select_backward(grads[0], _node.self_sizes, mask),)
 def _ag_masked_select(below, self, mask):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask)
     _n = MaskedSelectBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -1739,7 +1739,7 @@ class PutBackward0(TraceableFunction, saved=1):
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
 def _ag_put(below, self, index, source, accumulate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
     _n = PutBackward0()
     _n.source_sizes = source._shape if source.__class__ is _T or isinstance(source, _TI) else _sizes_of(source)
@@ -1761,7 +1761,7 @@ class PutBackward0_1(TraceableFunction, saved=1):
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
 def _ag_put_(below, self, index, source, accumulate):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, source)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
     _check_inplace(self)
     _n = PutBackward0_1()
@@ -1784,7 +1784,7 @@ class ScatterBackward0(TraceableFunction, saved=1):
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_src(below, self, dim, index, src):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _n = ScatterBackward0()
     _n.dim_ = dim
@@ -1797,7 +1797,7 @@ class ScatterBackward1(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
 def _ag_scatter_value(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _n = ScatterBackward1()
     _n.dim_ = dim
@@ -1818,7 +1818,7 @@ class ScatterBackward0_1(TraceableFunction, saved=1):
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter__src(below, self, dim, index, src):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _check_inplace(self)
     _n = ScatterBackward0_1()
@@ -1834,7 +1834,7 @@ class ScatterBackward1_1(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
 def _ag_scatter__value(below, self, dim, index, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _check_inplace(self)
     _n = ScatterBackward1_1()
@@ -1852,7 +1852,7 @@ class ScatterBackward2(TraceableFunction):
             _o0, _o1, *_ = idx_not_implemented("scatter")
         return (_o0, _o1)
 def _ag_scatter_reduce(below, self, dim, index, src, reduce):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
     _n = ScatterBackward2()
     return _n._set_history(below(self, dim, index, src, reduce), _next, _ag)
@@ -1862,7 +1862,7 @@ class ScatterBackward3(TraceableFunction):
     def apply(_node, grads):
         return (idx_not_implemented('scatter'),)
 def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value, reduce)
     _n = ScatterBackward3()
     return _n._set_history(below(self, dim, index, value, reduce), _next, _ag)
@@ -1877,7 +1877,7 @@ class ScatterBackward2_1(TraceableFunction):
             _o0, _o1, *_ = idx_not_implemented("scatter_")
         return (_o0, _o1)
 def _ag_scatter__reduce(below, self, dim, index, src, reduce):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
     _check_inplace(self)
     _n = ScatterBackward2_1()
@@ -1904,7 +1904,7 @@ class ScatterAddBackward0(TraceableFunction, saved=1):
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_add(below, self, dim, index, src):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _n = ScatterAddBackward0()
     _n.dim_ = dim
@@ -1924,7 +1924,7 @@ class ScatterAddBackward0_1(TraceableFunction, saved=1):
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_add_(below, self, dim, index, src):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _check_inplace(self)
     _n = ScatterAddBackward0_1()
@@ -1946,7 +1946,7 @@ class ScatterReduceBackward0(TraceableFunction, saved=4):
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
     _n = ScatterReduceBackward0()
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
@@ -1969,7 +1969,7 @@ class ScatterReduceBackward0_1(TraceableFunction, saved=4):
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, src)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
     _check_inplace(self)
     _n = ScatterReduceBackward0_1()
@@ -1986,7 +1986,7 @@ class TakeBackward0(TraceableFunction, saved=1):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_backward(grads[0], _node.self_sizes, index),)
 def _ag_take(below, self, index):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, index)
     _n = TakeBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -2000,7 +2000,7 @@ class GatherBackward0_1(TraceableFunction, saved=1):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_along_dim_backward(grads[0], _node.self_sizes, indices, _node.dim_),)
 def _ag_take_along_dim(below, self, indices, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, dim)
     _n = GatherBackward0_1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -2023,14 +2023,14 @@ class AddbmmBackward0(TraceableFunction, saved=2):
             _o2 = maybe_multiply(ember.matmul(conj(batch1.transpose(1, 2)), grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _n = AddbmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
     _n.batch1_, _n.batch2_ = _save_input(batch1, _ag) if _next[2] is not None else None, _save_input(batch2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
 def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _check_inplace(self)
     _n = AddbmmBackward0()
@@ -2054,7 +2054,7 @@ class AddmmBackward0(TraceableFunction, saved=2):
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm(below, self, mat1, mat2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _n = AddmmBackward0()
     _n.mat1_sizes = mat1._shape if mat1.__class__ is _T or isinstance(mat1, _TI) else _sizes_of(mat1)
@@ -2081,7 +2081,7 @@ class AddmmBackward0_1(TraceableFunction, saved=2):
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _check_inplace(self)
     _n = AddmmBackward0_1()
@@ -2109,7 +2109,7 @@ class AddmvBackward0(TraceableFunction, saved=2):
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addmv(below, self, mat, vec, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat, vec))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
     _n = AddmvBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
@@ -2132,7 +2132,7 @@ class AddmvBackward0_1(TraceableFunction, saved=2):
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addmv_(below, self, mat, vec, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, mat, vec))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
     _check_inplace(self)
     _n = AddmvBackward0_1()
@@ -2156,7 +2156,7 @@ class AddrBackward0(TraceableFunction, saved=2):
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addr(below, self, vec1, vec2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
     _n = AddrBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
@@ -2179,7 +2179,7 @@ class AddrBackward0_1(TraceableFunction, saved=2):
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addr_(below, self, vec1, vec2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
     _check_inplace(self)
     _n = AddrBackward0_1()
@@ -2203,7 +2203,7 @@ class BaddbmmBackward0(TraceableFunction, saved=2):
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _n = BaddbmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
@@ -2226,7 +2226,7 @@ class BaddbmmBackward0_1(TraceableFunction, saved=2):
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _check_inplace(self)
     _n = BaddbmmBackward0_1()
@@ -2248,7 +2248,7 @@ class BmmBackward0(TraceableFunction, saved=2):
             _o1 = conj(self.transpose(1, 2)).bmm(grad)
         return (_o0, _o1)
 def _ag_bmm(below, self, mat2):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = BmmBackward0()
     _n.self_, _n.mat2_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(mat2, _ag) if _next[0] is not None else None
@@ -2260,7 +2260,7 @@ class CholeskyBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_cholesky(below, self, upper):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = CholeskyBackward0()
     _n.upper_ = upper
@@ -2280,7 +2280,7 @@ class CholeskySolveBackward0(TraceableFunction, saved=3):
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
 def _ag_cholesky_solve(below, self, input2, upper):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, input2)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, input2)):
         return below(self, input2, upper)
     _n = CholeskySolveBackward0()
     _n.upper_ = upper
@@ -2296,7 +2296,7 @@ class CholeskyInverseBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
 def _ag_cholesky_inverse(below, self, upper):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = CholeskyInverseBackward0()
     _n.upper_ = upper
@@ -2320,7 +2320,7 @@ class LinalgCrossBackward0(TraceableFunction, saved=2):
                     _node.self_sizes))
         return (_o0, _o1)
 def _ag_cross(below, self, other, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
     _n = LinalgCrossBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -2342,7 +2342,7 @@ class LinalgCrossBackward0_1(TraceableFunction, saved=2):
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=_node.dim_)
         return (_o0, _o1)
 def _ag_linalg_cross(below, self, other, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
     _n = LinalgCrossBackward0_1()
     _n.dim_ = dim
@@ -2356,7 +2356,7 @@ class LinalgDetBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], A, result),)
 def _ag_linalg_det(below, A):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgDetBackward0()
     _n.A_ = _save_input(A, _ag)
@@ -2372,7 +2372,7 @@ class LinalgDetBackward0_1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], self, result),)
 def _ag_det(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgDetBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -2385,7 +2385,7 @@ class DiagEmbedBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].diagonal(_node.offset_, _node.dim1_, _node.dim2_),)
 def _ag_diag_embed(below, self, offset, dim1, dim2):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
     _n = DiagEmbedBackward0()
     _n.offset_, _n.dim1_, _n.dim2_ = offset, dim1, dim2
@@ -2396,7 +2396,7 @@ class DiagonalBackward0_copy(TraceableFunction):
     def apply(_node, grads):
         return (la_diagonal_copy_backward(grads[0], _node.self_sizes, _node.offset_),)
 def _ag__la_diagonal_copy(below, self, offset):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset)
     _n = DiagonalBackward0_copy()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -2416,7 +2416,7 @@ class DotBackward0(TraceableFunction, saved=2):
             _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
         return (_o0, _o1)
 def _ag_dot(below, self, tensor):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, tensor)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, tensor)):
         return below(self, tensor)
     _n = DotBackward0()
     _n.self_, _n.tensor_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(tensor, _ag) if _next[0] is not None else None
@@ -2435,7 +2435,7 @@ class VdotBackward0(TraceableFunction, saved=2):
             _o1 = grad * self
         return (_o0, _o1)
 def _ag_vdot(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = VdotBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
@@ -2447,7 +2447,7 @@ class LinalgInvExBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
 def _ag_linalg_inv(below, A):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgInvExBackward0()
     result = _n._set_history(below(A), _next, _ag)
@@ -2461,7 +2461,7 @@ class LinalgInvExBackward0_1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
 def _ag_inverse(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgInvExBackward0_1()
     result = _n._set_history(below(self), _next, _ag)
@@ -2475,7 +2475,7 @@ class LinalgInvExBackward0_2(TraceableFunction, saved=1):
         inverse = _node.inverse_.unpack(_node)
         return (la_inv_backward(grads[0], inverse),)
 def _ag_linalg_inv_ex(below, A, check_errors):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, check_errors)
     _n = LinalgInvExBackward0_2()
     result = _n._set_outputs_history(below(A, check_errors), _next, (0,))
@@ -2497,7 +2497,7 @@ class UnsafeViewBackward0(TraceableFunction, saved=2):
             _o1 = la_kron_backward(grad, self, other, 1)
         return (_o0, _o1)
 def _ag_kron(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = UnsafeViewBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -2509,7 +2509,7 @@ class LinalgMatrixExpBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
 def _ag_matrix_exp(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgMatrixExpBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -2522,7 +2522,7 @@ class LinalgMatrixExpBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
 def _ag_linalg_matrix_exp(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgMatrixExpBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -2544,7 +2544,7 @@ class UnsafeViewBackward0_1(TraceableFunction, saved=2):
             _o1 = la_matmul_backward(grad, self, other, 1)
         return (_o0, _o1)
 def _ag__la_matmul(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = UnsafeViewBackward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -2558,7 +2558,7 @@ class LinalgLuBackward0(TraceableFunction, saved=3):
         U = _node.U_.unpack(_node)
         return (la_lu_backward(grads[1], grads[2], P, L, U, _node.pivot_),)
 def _ag_linalg_lu(below, A, pivot):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
     _n = LinalgLuBackward0()
     _n.pivot_ = pivot
@@ -2574,7 +2574,7 @@ class LinalgLuFactorExBackward0(TraceableFunction, saved=1):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
 def _ag_linalg_lu_factor(below, A, pivot):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
     _n = LinalgLuFactorExBackward0()
     _n.pivot_ = pivot
@@ -2588,7 +2588,7 @@ class LinalgLuFactorExBackward0_1(TraceableFunction, saved=1):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
 def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot, check_errors)
     _n = LinalgLuFactorExBackward0_1()
     _n.pivot_ = pivot
@@ -2611,7 +2611,7 @@ class LinalgLuSolveBackward0(TraceableFunction, saved=3):
             _o1 = ember.linalg.lu_solve(LU, pivots, grad, left=_node.left_, adjoint=not _node.adjoint_)
         return (_o0, _o1)
 def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(LU, B)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(LU, B)):
         return below(LU, pivots, B, left, adjoint)
     _n = LinalgLuSolveBackward0()
     _n.left_, _n.adjoint_ = left, adjoint
@@ -2633,7 +2633,7 @@ class MmBackward0(TraceableFunction, saved=2):
             _o1 = mm_mat2_backward(grad, self, _node.mat2_sizes, _node.mat2_strides)
         return (_o0, _o1)
 def _ag_mm(below, self, mat2):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, mat2)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = MmBackward0()
     _n.mat2_sizes = mat2._shape if mat2.__class__ is _T or isinstance(mat2, _TI) else _sizes_of(mat2)
@@ -2656,7 +2656,7 @@ class MvBackward0(TraceableFunction, saved=2):
             _o1 = conj(self.t()).mv(grad)
         return (_o0, _o1)
 def _ag_mv(below, self, vec):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, vec)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, vec)):
         return below(self, vec)
     _n = MvBackward0()
     _n.self_, _n.vec_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(vec, _ag) if _next[0] is not None else None
@@ -2669,7 +2669,7 @@ class LinalgPinvBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, atol, rtol, hermitian)
     _n = LinalgPinvBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -2685,7 +2685,7 @@ class LinalgPinvBackward0_1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_pinverse(below, self, rcond):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, rcond)
     _n = LinalgPinvBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -2700,7 +2700,7 @@ class LinalgQrBackward0(TraceableFunction, saved=2):
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, _node.mode_),)
 def _ag_linalg_qr(below, A, mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, mode)
     _n = LinalgQrBackward0()
     _n.mode_ = mode
@@ -2717,7 +2717,7 @@ class LinalgQrBackward0_1(TraceableFunction, saved=2):
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, 'reduced' if _node.some_ else 'complete'),)
 def _ag_qr(below, self, some):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, some)
     _n = LinalgQrBackward0_1()
     _n.some_ = some
@@ -2733,7 +2733,7 @@ class LinalgSlogdetBackward0(TraceableFunction, saved=2):
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
 def _ag_linalg_slogdet(below, A):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgSlogdetBackward0()
     _n.A_ = _save_input(A, _ag)
@@ -2749,7 +2749,7 @@ class LinalgSlogdetBackward0_1(TraceableFunction, saved=2):
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
 def _ag_slogdet(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgSlogdetBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -2768,7 +2768,7 @@ class LinalgSolveExBackward0(TraceableFunction, saved=2):
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve(below, A, B, left):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(A, B)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left)
     _n = LinalgSolveExBackward0()
     _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
@@ -2790,7 +2790,7 @@ class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve_ex(below, A, B, left, check_errors):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(A, B)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left, check_errors)
     _n = LinalgSolveExBackward0_1()
     _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
@@ -2811,7 +2811,7 @@ class LinalgSolveTriangularBackward0(TraceableFunction, saved=2):
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
 def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, B)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, B)):
         return below(self, B, upper, left, unitriangular)
     _n = LinalgSolveTriangularBackward0()
     _n.upper_, _n.left_, _n.unitriangular_ = upper, left, unitriangular
@@ -2826,7 +2826,7 @@ class LinalgCholeskyExBackward0(TraceableFunction, saved=1):
         L = _node.L_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
 def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper, check_errors)
     _n = LinalgCholeskyExBackward0()
     _n.upper_ = upper
@@ -2841,7 +2841,7 @@ class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_linalg_cholesky(below, self, upper):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = LinalgCholeskyExBackward0_1()
     _n.upper_ = upper
@@ -2857,7 +2857,7 @@ class LinalgSvdBackward0(TraceableFunction, saved=3):
         Vh = _node.Vh_.unpack(_node)
         return (la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, _node.full_matrices_),)
 def _ag_linalg_svd(below, A, full_matrices, driver):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, full_matrices, driver)
     _n = LinalgSvdBackward0()
     _n.full_matrices_ = full_matrices
@@ -2874,7 +2874,7 @@ class LinalgSvdBackward0_1(TraceableFunction, saved=1):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_svdvals_backward(grads[0], A),)
 def _ag_linalg_svdvals(below, A, driver):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(A)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, driver)
     _n = LinalgSvdBackward0_1()
     _n.A_ = _save_input(A, _ag)
@@ -2887,7 +2887,7 @@ class LinalgEighBackward0(TraceableFunction, saved=2):
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors),)
 def _ag_linalg_eigh(below, self, UPLO):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
     _n = LinalgEighBackward0()
     result = _n._set_outputs_history(below(self, UPLO), _next)
@@ -2902,7 +2902,7 @@ class LinalgEighBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvalsh_backward(grads[0], self, _node.UPLO_),)
 def _ag_linalg_eigvalsh(below, self, UPLO):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
     _n = LinalgEighBackward0_1()
     _n.UPLO_ = UPLO
@@ -2916,7 +2916,7 @@ class LinalgEigBackward0(TraceableFunction, saved=2):
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, _node.self_dtype),)
 def _ag_linalg_eig(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgEigBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
@@ -2932,7 +2932,7 @@ class LinalgEigBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvals_backward(grads[0], self),)
 def _ag_linalg_eigvals(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgEigBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -2943,7 +2943,7 @@ class TraceBackward0(TraceableFunction):
     def apply(_node, grads):
         return (la_trace_backward(grads[0], _node.self_sizes),)
 def _ag_trace(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TraceBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -2954,7 +2954,7 @@ class GeqrfBackward0(TraceableFunction):
     def apply(_node, grads):
         return (not_implemented("geqrf"),)
 def _ag_geqrf(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = GeqrfBackward0()
     return _n._set_outputs_history(below(self), _next)
@@ -2968,7 +2968,7 @@ class HeavisideBackward0(TraceableFunction):
             _o0, _o1, *_ = pw_not_implemented("heaviside")
         return (_o0, _o1)
 def _ag_heaviside(below, self, values):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, values)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, values)
     _n = HeavisideBackward0()
     return _n._set_history(below(self, values), _next, _ag)
@@ -2978,7 +2978,7 @@ class ConstantPadNdBackward0(TraceableFunction):
     def apply(_node, grads):
         return (ember.constant_pad_nd(grads[0], [-p for p in _node.pad_]),)
 def _ag_constant_pad_nd(below, self, pad, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, pad, value)
     _n = ConstantPadNdBackward0()
     _n.pad_ = pad
@@ -2993,7 +2993,7 @@ class NllLossBackward0(TraceableFunction, saved=4):
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
     _n = NllLossBackward0()
     _n.reduction_, _n.ignore_index_ = reduction, ignore_index
@@ -3015,7 +3015,7 @@ class NllLossBackwardBackward0(TraceableFunction, saved=2):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
     _n = NllLossBackwardBackward0()
     _n.reduction_, _n.ignore_index_ = reduction, ignore_index
@@ -3031,7 +3031,7 @@ class NllLoss2DBackward0(TraceableFunction, saved=4):
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
     _n = NllLoss2DBackward0()
     _n.reduction_, _n.ignore_index_ = reduction, ignore_index
@@ -3054,7 +3054,7 @@ class NativeLayerNormBackward0(TraceableFunction, saved=5):
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
         return (_o0, _o1, _o2)
 def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, normalized_shape, weight, bias, eps)
     _n = NativeLayerNormBackward0()
     _n.normalized_shape_, _n.eps_ = normalized_shape, eps
@@ -3081,7 +3081,7 @@ class NativeBatchNormBackward0(TraceableFunction, saved=7):
                     result1, result2)
         return (_o0, _o1, _o2)
 def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var, training, momentum, eps):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
     _n = NativeBatchNormBackward0()
     _n.training_, _n.eps_ = training, eps
@@ -3110,7 +3110,7 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5):
                     result2, grads[1], grads[2])
         return (_o0, _o1, _o2)
 def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, N, C, HxW, group, eps)
     _n = NativeGroupNormBackward0()
     _n.N_, _n.C_, _n.group_, _n.eps_ = N, C, group, eps
@@ -3135,7 +3135,7 @@ class MseLossBackward0(TraceableFunction, saved=2):
             _o1 = nnl_mse_loss_backward(grad, target, self, _node.reduction_)
         return (_o0, _o1)
 def _ag_mse_loss(below, self, target, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction)
     _n = MseLossBackward0()
     _n.reduction_ = reduction
@@ -3157,7 +3157,7 @@ class SmoothL1LossBackward0(TraceableFunction, saved=2):
             _o1 = nnl_smooth_l1_loss_backward(grad, target, self, _node.reduction_, _node.beta_)
         return (_o0, _o1)
 def _ag_smooth_l1_loss(below, self, target, reduction, beta):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, beta)
     _n = SmoothL1LossBackward0()
     _n.reduction_, _n.beta_ = reduction, beta
@@ -3179,7 +3179,7 @@ class HuberLossBackward0(TraceableFunction, saved=2):
             _o1 = nnl_huber_loss_backward(grad, target, self, _node.reduction_, _node.delta_)
         return (_o0, _o1)
 def _ag_huber_loss(below, self, target, reduction, delta):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, delta)
     _n = HuberLossBackward0()
     _n.reduction_, _n.delta_ = reduction, delta
@@ -3203,7 +3203,7 @@ class BinaryCrossEntropyBackward0(TraceableFunction, saved=3):
             _o1 = nnl_bce_target_backward(grad, self, target, weight, _node.reduction_)
         return (_o0, _o1)
 def _ag_binary_cross_entropy(below, self, target, weight, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, reduction)
     _n = BinaryCrossEntropyBackward0()
     _n.reduction_ = reduction
@@ -3229,7 +3229,7 @@ class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction, saved=4):
             _o1 = nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, _node.reduction_)
         return (_o0, _o1)
 def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, target)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, pos_weight, reduction)
     _n = BinaryCrossEntropyWithLogitsBackward0()
     _n.reduction_ = reduction
@@ -3253,7 +3253,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
                     attn_mask, _node.scale_)
         return (_o0, _o1, _o2)
 def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dropout_p, is_causal, attn_mask, scale):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((query, key, value))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((query, key, value))):
         return below(query, key, value, dropout_p, is_causal, attn_mask, scale)
     _n = ScaledDotProductFlashAttentionForCpuBackward0()
     _n.dropout_p_, _n.is_causal_, _n.scale_ = dropout_p, is_causal, scale
@@ -3274,7 +3274,7 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(TraceableFunction):
         return (_o0, _o1, _o2, _o3)
 def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask,
         scale):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_out, query, key, value))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_out, query, key, value))):
         return below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     _n = ScaledDotProductFlashAttentionForCpuBackwardBackward0()
     return _n._set_outputs_history(below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale), _next)
@@ -3286,7 +3286,7 @@ class SoftMarginLossBackward0(TraceableFunction, saved=2):
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops.soft_margin_loss_backward.call(grads[0], self, target, _node.reduction_),)
 def _ag_soft_margin_loss(below, self, target, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, reduction)
     _n = SoftMarginLossBackward0()
     _n.reduction_ = reduction
@@ -3313,7 +3313,7 @@ class SoftMarginLossBackwardBackward0(TraceableFunction, saved=3):
             _o1 = grad * grad_output * target * target * (-target * self).exp() / ((-target * self).exp() + 1) ** 2 / (self.numel() if _node.reduction_ == 1 else 1)
         return (_o0, _o1)
 def _ag_soft_margin_loss_backward(below, grad_output, self, target, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, reduction)
     _n = SoftMarginLossBackwardBackward0()
     _n.reduction_ = reduction
@@ -3328,7 +3328,7 @@ class MultiMarginLossBackward0(TraceableFunction, saved=3):
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops.multi_margin_loss_backward.call(grads[0], self, target, _node.p_, _node.margin_, weight, _node.reduction_),)
 def _ag_multi_margin_loss(below, self, target, p, margin, weight, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, p, margin, weight, reduction)
     _n = MultiMarginLossBackward0()
     _n.p_, _n.margin_, _n.reduction_ = p, margin, reduction
@@ -3345,7 +3345,7 @@ class torch__autograd__NotImplemented(TraceableFunction):
             _o0, _o1, *_ = nnl_not_implemented("multi_margin_loss_backward")
         return (_o0, _o1)
 def _ag_multi_margin_loss_backward(below, grad_output, self, target, p, margin, weight, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, p, margin, weight, reduction)
     _n = torch__autograd__NotImplemented()
     return _n._set_history(below(grad_output, self, target, p, margin, weight, reduction), _next, _ag)
@@ -3358,7 +3358,7 @@ class MultilabelMarginLossBackward0(TraceableFunction, saved=3):
         is_target = _node.is_target_.unpack(_node)
         return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
 def _ag_multilabel_margin_loss_forward(below, self, target, reduction):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, reduction)
     _n = MultilabelMarginLossBackward0()
     _n.reduction_ = reduction
@@ -3377,7 +3377,7 @@ class torch__autograd__NotImplemented_1(TraceableFunction):
             _o0, _o1, *_ = nnl_not_implemented("multilabel_margin_loss_backward")
         return (_o0, _o1)
 def _ag_multilabel_margin_loss_backward(below, grad_output, self, target, reduction, is_target):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, reduction, is_target)
     _n = torch__autograd__NotImplemented_1()
     return _n._set_history(below(grad_output, self, target, reduction, is_target), _next, _ag)
@@ -3394,7 +3394,7 @@ class ConvolutionBackward0(TraceableFunction, saved=2):
                     _node.output_padding_, _node.groups_, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
 def _ag_convolution(below, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((input, weight, bias))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     _n = ConvolutionBackward0()
     _n.stride_, _n.padding_, _n.dilation_, _n.transposed_, _n.output_padding_, _n.groups_ = stride, padding, dilation, transposed, output_padding, groups
@@ -3416,7 +3416,7 @@ class ConvolutionBackwardBackward0(TraceableFunction, saved=3):
         return (_o0, _o1, _o2)
 def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
         output_mask):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((grad_output, input, weight))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_output, input, weight))):
         return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     _n = ConvolutionBackwardBackward0()
     _n.stride_, _n.padding_, _n.dilation_, _n.transposed_, _n.output_padding_, _n.groups_ = stride, padding, dilation, transposed, output_padding, groups
@@ -3432,7 +3432,7 @@ class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2):
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n = MaxPool2DWithIndicesBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.dilation_, _n.ceil_mode_ = kernel_size, stride, padding, dilation, ceil_mode
@@ -3453,7 +3453,7 @@ class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     _n = MaxPool2DWithIndicesBackwardBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -3466,7 +3466,7 @@ class AvgPool2DBackward0(TraceableFunction, saved=1):
         return (spatial_avg_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
 def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
@@ -3485,7 +3485,7 @@ class AvgPool2DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackwardBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
@@ -3499,7 +3499,7 @@ class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2):
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n = MaxPool3DWithIndicesBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.dilation_, _n.ceil_mode_ = kernel_size, stride, padding, dilation, ceil_mode
@@ -3520,7 +3520,7 @@ class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     _n = MaxPool3DWithIndicesBackwardBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -3533,7 +3533,7 @@ class AvgPool3DBackward0(TraceableFunction, saved=1):
         return (spatial_avg_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
 def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
@@ -3552,7 +3552,7 @@ class AvgPool3DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackwardBackward0()
     _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
@@ -3564,7 +3564,7 @@ class AdaptiveAvgPool2DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_adaptive_avg_pool2d_backward(grads[0], self),)
 def _ag__adaptive_avg_pool2d(below, self, output_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveAvgPool2DBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -3581,7 +3581,7 @@ class AdaptiveAvgPool2DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = AdaptiveAvgPool2DBackwardBackward0()
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
@@ -3594,7 +3594,7 @@ class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2):
         indices = _node.indices_.unpack(_node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
 def _ag_adaptive_max_pool2d(below, self, output_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveMaxPool2DBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -3614,7 +3614,7 @@ class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, indices)
     _n = AdaptiveMaxPool2DBackwardBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -3626,7 +3626,7 @@ class EmbeddingBackward0(TraceableFunction, saved=1):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_backward(grads[0], indices, _node.weight_sizes[0], _node.padding_idx_, _node.scale_grad_by_freq_, _node.sparse_),)
 def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(weight)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(weight)):
         return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     _n = EmbeddingBackward0()
     _n.weight_sizes = weight._shape if weight.__class__ is _T or isinstance(weight, _TI) else _sizes_of(weight)
@@ -3640,7 +3640,7 @@ class EmbeddingDenseBackwardBackward0(TraceableFunction, saved=1):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_dense_double_backward(grads[0], indices, _node.padding_idx_),)
 def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     _n = EmbeddingDenseBackwardBackward0()
     _n.padding_idx_ = padding_idx
@@ -3670,7 +3670,7 @@ class EmbeddingBagBackward0(TraceableFunction, saved=7):
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
 def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(weight, per_sample_weights)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(weight, per_sample_weights)):
         return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     _n = EmbeddingBagBackward0()
     _n.weight_sizes = weight._shape if weight.__class__ is _T or isinstance(weight, _TI) else _sizes_of(weight)
@@ -3692,7 +3692,7 @@ class ReflectionPad1DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad1d', _node.padding_),)
 def _ag_reflection_pad1d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad1DBackward0()
     _n.padding_ = padding
@@ -3705,7 +3705,7 @@ class ReflectionPad2DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad2d', _node.padding_),)
 def _ag_reflection_pad2d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad2DBackward0()
     _n.padding_ = padding
@@ -3718,7 +3718,7 @@ class ReflectionPad3DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad3d', _node.padding_),)
 def _ag_reflection_pad3d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad3DBackward0()
     _n.padding_ = padding
@@ -3731,7 +3731,7 @@ class ReplicationPad1DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad1d', _node.padding_),)
 def _ag_replication_pad1d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad1DBackward0()
     _n.padding_ = padding
@@ -3744,7 +3744,7 @@ class ReplicationPad2DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad2d', _node.padding_),)
 def _ag_replication_pad2d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad2DBackward0()
     _n.padding_ = padding
@@ -3757,7 +3757,7 @@ class ReplicationPad3DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad3d', _node.padding_),)
 def _ag_replication_pad3d(below, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad3DBackward0()
     _n.padding_ = padding
@@ -3775,7 +3775,7 @@ class ReflectionPad1DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad1DBackwardBackward0()
     _n.padding_ = padding
@@ -3792,7 +3792,7 @@ class ReflectionPad2DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad2DBackwardBackward0()
     _n.padding_ = padding
@@ -3809,7 +3809,7 @@ class ReflectionPad3DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad3DBackwardBackward0()
     _n.padding_ = padding
@@ -3826,7 +3826,7 @@ class ReplicationPad1DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_replication_pad1d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad1DBackwardBackward0()
     _n.padding_ = padding
@@ -3843,7 +3843,7 @@ class ReplicationPad2DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_replication_pad2d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad2DBackwardBackward0()
     _n.padding_ = padding
@@ -3860,7 +3860,7 @@ class ReplicationPad3DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_replication_pad3d_backward(below, grad_output, self, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad3DBackwardBackward0()
     _n.padding_ = padding
@@ -3871,7 +3871,7 @@ class UpsampleNearest1DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest1d', _node.output_size_, _node.self_sizes, _node.scales_),)
 def _ag_upsample_nearest1d(below, self, output_size, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
     _n = UpsampleNearest1DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3883,7 +3883,7 @@ class UpsampleNearest2DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest2d', _node.output_size_, _node.self_sizes, _node.scales_h_, _node.scales_w_),)
 def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearest2DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3895,7 +3895,7 @@ class UpsampleNearestExact1DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.self_sizes, _node.scales_),)
 def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
     _n = UpsampleNearestExact1DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3908,7 +3908,7 @@ class UpsampleNearestExact2DBackward0(TraceableFunction):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.self_sizes, _node.scales_h_,
                 _node.scales_w_),)
 def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearestExact2DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3920,7 +3920,7 @@ class UpsampleLinear1DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_linear1d', _node.output_size_, _node.self_sizes, _node.align_corners_, _node.scales_),)
 def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales)
     _n = UpsampleLinear1DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3933,7 +3933,7 @@ class UpsampleBilinear2DBackward0(TraceableFunction):
         return (spatial_upsample_backward(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.self_sizes, _node.align_corners_,
                 _node.scales_h_, _node.scales_w_),)
 def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales_h, scales_w)
     _n = UpsampleBilinear2DBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -3945,7 +3945,7 @@ class UpsampleNearest1DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest1d', _node.output_size_, _node.scales_),)
 def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
     _n = UpsampleNearest1DBackwardBackward0()
     _n.output_size_, _n.scales_ = output_size, scales
@@ -3956,7 +3956,7 @@ class UpsampleNearest2DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
 def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     _n = UpsampleNearest2DBackwardBackward0()
     _n.output_size_, _n.scales_h_, _n.scales_w_ = output_size, scales_h, scales_w
@@ -3967,7 +3967,7 @@ class UpsampleNearestExact1DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.scales_),)
 def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, input_size, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
     _n = UpsampleNearestExact1DBackwardBackward0()
     _n.output_size_, _n.scales_ = output_size, scales
@@ -3978,7 +3978,7 @@ class UpsampleNearestExact2DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
 def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     _n = UpsampleNearestExact2DBackwardBackward0()
     _n.output_size_, _n.scales_h_, _n.scales_w_ = output_size, scales_h, scales_w
@@ -3989,7 +3989,7 @@ class UpsampleLinear1DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_linear1d', _node.output_size_, _node.align_corners_, _node.scales_),)
 def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, align_corners, scales):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales)
     _n = UpsampleLinear1DBackwardBackward0()
     _n.output_size_, _n.align_corners_, _n.scales_ = output_size, align_corners, scales
@@ -4000,7 +4000,7 @@ class UpsampleBilinear2DBackwardBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.align_corners_, _node.scales_h_, _node.scales_w_),)
 def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(grad_output)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     _n = UpsampleBilinear2DBackwardBackward0()
     _n.output_size_, _n.align_corners_, _n.scales_h_, _n.scales_w_ = output_size, align_corners, scales_h, scales_w
@@ -4011,7 +4011,7 @@ class Im2ColBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_col2im(grads[0], _node.self_sizes[-2:], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
 def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, dilation, padding, stride)
     _n = Im2ColBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -4023,7 +4023,7 @@ class Col2ImBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_im2col(grads[0], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
 def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, kernel_size, dilation, padding, stride)
     _n = Col2ImBackward0()
     _n.kernel_size_, _n.dilation_, _n.padding_, _n.stride_ = kernel_size, dilation, padding, stride
@@ -4034,7 +4034,7 @@ class PixelShuffleBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_pixel_unshuffle(grads[0], _node.upscale_factor_),)
 def _ag_pixel_shuffle(below, self, upscale_factor):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upscale_factor)
     _n = PixelShuffleBackward0()
     _n.upscale_factor_ = upscale_factor
@@ -4045,7 +4045,7 @@ class PixelUnshuffleBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_pixel_shuffle(grads[0], _node.downscale_factor_),)
 def _ag_pixel_unshuffle(below, self, downscale_factor):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, downscale_factor)
     _n = PixelUnshuffleBackward0()
     _n.downscale_factor_ = downscale_factor
@@ -4057,7 +4057,7 @@ class AdaptiveAvgPool3DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops._adaptive_avg_pool3d_backward.call(grads[0], self),)
 def _ag__adaptive_avg_pool3d(below, self, output_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveAvgPool3DBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4074,7 +4074,7 @@ class AdaptiveAvgPool3DBackwardBackward0(TraceableFunction):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag__adaptive_avg_pool3d_backward(below, grad_output, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = AdaptiveAvgPool3DBackwardBackward0()
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
@@ -4087,7 +4087,7 @@ class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2):
         result1 = _node.result1_.unpack(_node)
         return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
 def _ag_adaptive_max_pool3d(below, self, output_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveMaxPool3DBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4107,7 +4107,7 @@ class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction, saved=1):
             _o1 = zeros_like(grad)
         return (_o0, _o1)
 def _ag_adaptive_max_pool3d_backward(below, grad_output, self, indices):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(grad_output, self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, indices)
     _n = AdaptiveMaxPool3DBackwardBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -4119,7 +4119,7 @@ class MaxUnpool2DBackward0(TraceableFunction, saved=1):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 2),)
 def _ag_max_unpool2d(below, self, indices, output_size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, output_size)
     _n = MaxUnpool2DBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -4131,7 +4131,7 @@ class MaxUnpool3DBackward0(TraceableFunction, saved=1):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 3),)
 def _ag_max_unpool3d(below, self, indices, output_size, stride, padding):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, output_size, stride, padding)
     _n = MaxUnpool3DBackward0()
     _n.indices_ = _save_input(indices, _ag)
@@ -4143,7 +4143,7 @@ class ChannelShuffleBackward0(TraceableFunction):
         grad = grads[0]
         return (ember.channel_shuffle(grad, grad.size(1) // _node.groups_),)
 def _ag_channel_shuffle(below, self, groups):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, groups)
     _n = ChannelShuffleBackward0()
     _n.groups_ = groups
@@ -4155,7 +4155,7 @@ class torch__autograd__NotImplemented_2(TraceableFunction):
     def apply(_node, grads):
         return (nnl_not_implemented('native_channel_shuffle'),)
 def _ag_native_channel_shuffle(below, self, groups):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, groups)
     _n = torch__autograd__NotImplemented_2()
     return _n._set_history(below(self, groups), _next, _ag)
@@ -4176,7 +4176,7 @@ class SubBackward0_1(TraceableFunction):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_subtract_Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = SubBackward0_1()
     _n.alpha_ = alpha
@@ -4186,7 +4186,7 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 def _ag_subtract__Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
     _n = SubBackward0_1()
@@ -4211,7 +4211,7 @@ class RsubBackward0(TraceableFunction):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_rsub_Tensor(below, self, other, alpha):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = RsubBackward0()
     _n.alpha_ = alpha
@@ -4239,7 +4239,7 @@ class MulBackward0_1(TraceableFunction, saved=2):
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_multiply_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
@@ -4249,7 +4249,7 @@ def _ag_multiply_Tensor(below, self, other):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 def _ag_multiply__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = MulBackward0_1()
@@ -4265,7 +4265,7 @@ class NegBackward0_1(TraceableFunction):
     def apply(_node, grads):
         return (-grads[0],)
 def _ag_negative(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0_1()
     return _n._set_history(below(self), _next, _ag)
@@ -4286,14 +4286,14 @@ class DivBackward0(TraceableFunction, saved=2):
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_div_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_div__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = DivBackward0()
@@ -4316,7 +4316,7 @@ class DivBackward2(TraceableFunction, saved=2):
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
 def _ag_div_Tensor_mode(below, self, other, rounding_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _n = DivBackward2()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
@@ -4324,7 +4324,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
 def _ag_div__Tensor_mode(below, self, other, rounding_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _check_inplace(self)
     _n = DivBackward2()
@@ -4349,14 +4349,14 @@ class DivBackward0_1(TraceableFunction, saved=2):
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_divide_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0_1()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_divide__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = DivBackward0_1()
@@ -4380,7 +4380,7 @@ class DivBackward2_1(TraceableFunction, saved=2):
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
 def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _n = DivBackward2_1()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
@@ -4388,7 +4388,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
 def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _check_inplace(self)
     _n = DivBackward2_1()
@@ -4413,14 +4413,14 @@ class DivBackward0_2(TraceableFunction, saved=2):
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_true_divide_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0_2()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_true_divide__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = DivBackward0_2()
@@ -4438,7 +4438,7 @@ class FloorDivideBackward0(TraceableFunction):
             _o0, _o1, *_ = pw_not_implemented("floor_divide")
         return (_o0, _o1)
 def _ag_floor_divide(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FloorDivideBackward0()
     return _n._set_history(below(self, other), _next, _ag)
@@ -4453,7 +4453,7 @@ class FloorDivideBackward0_1(TraceableFunction):
             _o0, _o1, *_ = pw_not_implemented("floor_divide_")
         return (_o0, _o1)
 def _ag_floor_divide_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = FloorDivideBackward0_1()
@@ -4473,13 +4473,13 @@ class RemainderBackward1(TraceableFunction, saved=2):
             _o1 = pw_remainder_other_backward(grad, self, other, "floor", "remainder")
         return (_o0, _o1)
 def _ag_remainder_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = RemainderBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_remainder__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = RemainderBackward1()
@@ -4500,13 +4500,13 @@ class FmodBackward1(TraceableFunction, saved=2):
             _o1 = pw_remainder_other_backward(grad, self, other, "trunc", "fmod")
         return (_o0, _o1)
 def _ag_fmod_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmodBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_fmod__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = FmodBackward1()
@@ -4520,14 +4520,14 @@ class PowBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
 def _ag_pow_Tensor_Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _n = PowBackward0()
     _n.exponent_ = exponent
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, exponent), _next, _ag)
 def _ag_pow__Tensor_Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _check_inplace(self)
     _n = PowBackward0()
@@ -4552,7 +4552,7 @@ class PowBackward1(TraceableFunction, saved=3):
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
 def _ag_pow_Tensor_Tensor(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _n = PowBackward1()
     _n.self_, _n.exponent_ = _save_input(self, _ag), _save_input(exponent, _ag)
@@ -4560,7 +4560,7 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_pow__Tensor_Tensor(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _check_inplace(self)
     _n = PowBackward1()
@@ -4577,7 +4577,7 @@ class PowBackward2(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
 def _ag_pow_Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
     _n = PowBackward2()
     _n.self_ = self
@@ -4593,13 +4593,13 @@ class PowBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, 2),)
 def _ag_square(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = PowBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_square_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = PowBackward0_1()
@@ -4618,7 +4618,7 @@ class PowBackward0_2(TraceableFunction, saved=1):
             _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         return (_o0,)
 def _ag_float_power_Tensor_Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _n = PowBackward0_2()
     _n.exponent_ = exponent
@@ -4649,7 +4649,7 @@ class PowBackward1_1(TraceableFunction, saved=3):
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_float_power_Tensor_Tensor(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _n = PowBackward1_1()
     _n.self_, _n.exponent_ = _save_input(self, _ag), _save_input(exponent, _ag)
@@ -4673,7 +4673,7 @@ class PowBackward2_1(TraceableFunction, saved=2):
             _o0 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o0)
         return (_o0,)
 def _ag_float_power_Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
     _n = PowBackward2_1()
     _n.self_ = self
@@ -4692,7 +4692,7 @@ class PowBackward0_3(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
 def _ag_float_power__Scalar(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _check_inplace(self)
     _n = PowBackward0_3()
@@ -4720,7 +4720,7 @@ class PowBackward1_2(TraceableFunction, saved=3):
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
 def _ag_float_power__Tensor(below, self, exponent):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, exponent)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _check_inplace(self)
     _n = PowBackward1_2()
@@ -4737,7 +4737,7 @@ class AbsBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_abs(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AbsBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4750,7 +4750,7 @@ class AbsBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_absolute(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AbsBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -4763,7 +4763,7 @@ class AbsBackward0_2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_abs_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AbsBackward0_2()
@@ -4778,7 +4778,7 @@ class AbsBackward0_3(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_absolute_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AbsBackward0_3()
@@ -4792,13 +4792,13 @@ class AcosBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
 def _ag_acos(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_acos_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AcosBackward0()
@@ -4813,13 +4813,13 @@ class AcosBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
 def _ag_arccos(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_arccos_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AcosBackward0_1()
@@ -4834,7 +4834,7 @@ class AcoshBackward0(TraceableFunction, saved=1):
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
 def _ag_acosh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcoshBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4848,7 +4848,7 @@ class AcoshBackward0_1(TraceableFunction, saved=1):
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
 def _ag_arccosh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcoshBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -4875,7 +4875,7 @@ class AsinhBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
 def _ag_asinh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinhBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4888,7 +4888,7 @@ class AsinhBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
 def _ag_arcsinh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinhBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -4915,7 +4915,7 @@ class AtanhBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
 def _ag_atanh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanhBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -4928,7 +4928,7 @@ class AtanhBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
 def _ag_arctanh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanhBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -4955,13 +4955,13 @@ class AsinBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
 def _ag_asin(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_asin_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AsinBackward0()
@@ -4976,13 +4976,13 @@ class AsinBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
 def _ag_arcsin(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_arcsin_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AsinBackward0_1()
@@ -4996,13 +4996,13 @@ class AtanBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
 def _ag_atan(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_atan_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AtanBackward0()
@@ -5017,13 +5017,13 @@ class AtanBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
 def _ag_arctan(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_arctan_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = AtanBackward0_1()
@@ -5046,13 +5046,13 @@ class Atan2Backward0(TraceableFunction, saved=2):
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
 def _ag_atan2(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_atan2_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = Atan2Backward0()
@@ -5076,13 +5076,13 @@ class Atan2Backward0_1(TraceableFunction, saved=2):
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
 def _ag_arctan2(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_arctan2_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = Atan2Backward0_1()
@@ -5093,7 +5093,7 @@ def _ag_arctan2_(below, self, other):
 class CeilBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_ceil(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CeilBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5122,13 +5122,13 @@ class ClampBackward0(TraceableFunction, saved=3):
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
 def _ag_clamp_Tensor(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
 def _ag_clamp__Tensor(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _check_inplace(self)
     _n = ClampBackward0()
@@ -5142,14 +5142,14 @@ class ClampBackward1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
 def _ag_clamp(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _n = ClampBackward1()
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
 def _ag_clamp_(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _check_inplace(self)
     _n = ClampBackward1()
@@ -5181,13 +5181,13 @@ class ClampBackward0_1(TraceableFunction, saved=3):
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
 def _ag_clip_Tensor(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0_1()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
 def _ag_clip__Tensor(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, min, max))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _check_inplace(self)
     _n = ClampBackward0_1()
@@ -5202,14 +5202,14 @@ class ClampBackward1_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
 def _ag_clip(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _n = ClampBackward1_1()
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
 def _ag_clip_(below, self, min, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _check_inplace(self)
     _n = ClampBackward1_1()
@@ -5224,14 +5224,14 @@ class ClampMinBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self >= _node.min_, grads[0], 0.0),)
 def _ag_clamp_min(below, self, min):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
     _n = ClampMinBackward0()
     _n.min_ = min
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min), _next, _ag)
 def _ag_clamp_min_(below, self, min):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
     _check_inplace(self)
     _n = ClampMinBackward0()
@@ -5255,13 +5255,13 @@ class ClampMinBackward1(TraceableFunction, saved=2):
             _o1 = ember.where(self < min, grad, 0.0)
         return (_o0, _o1)
 def _ag_clamp_min_Tensor(below, self, min):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, min)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
     _n = ClampMinBackward1()
     _n.self_, _n.min_ = _save_input(self, _ag), _save_input(min, _ag)
     return _n._set_history(below(self, min), _next, _ag)
 def _ag_clamp_min__Tensor(below, self, min):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, min)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
     _check_inplace(self)
     _n = ClampMinBackward1()
@@ -5275,14 +5275,14 @@ class ClampMaxBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self <= _node.max_, grads[0], 0.0),)
 def _ag_clamp_max(below, self, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
     _n = ClampMaxBackward0()
     _n.max_ = max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, max), _next, _ag)
 def _ag_clamp_max_(below, self, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
     _check_inplace(self)
     _n = ClampMaxBackward0()
@@ -5306,13 +5306,13 @@ class ClampMaxBackward1(TraceableFunction, saved=2):
             _o1 = ember.where(self > max, grad, 0.0)
         return (_o0, _o1)
 def _ag_clamp_max_Tensor(below, self, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, max)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
     _n = ClampMaxBackward1()
     _n.self_, _n.max_ = _save_input(self, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, max), _next, _ag)
 def _ag_clamp_max__Tensor(below, self, max):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, max)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
     _check_inplace(self)
     _n = ClampMaxBackward1()
@@ -5334,7 +5334,7 @@ class CopysignBackward0(TraceableFunction, saved=3):
             _o1 = zeros_like(other)
         return (_o0, _o1)
 def _ag_copysign_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = CopysignBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
@@ -5342,7 +5342,7 @@ def _ag_copysign_Tensor(below, self, other):
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_copysign__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = CopysignBackward0()
@@ -5358,13 +5358,13 @@ class CosBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj(self.sin()),)
 def _ag_cos(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_cos_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = CosBackward0()
@@ -5378,13 +5378,13 @@ class CoshBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.sinh()),)
 def _ag_cosh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CoshBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_cosh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = CoshBackward0()
@@ -5397,7 +5397,7 @@ class Deg2RadBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0] * PW_PI_180,)
 def _ag_deg2rad(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Deg2RadBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5410,13 +5410,13 @@ class ErfBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
 def _ag_erf(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_erf_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ErfBackward0()
@@ -5430,13 +5430,13 @@ class ErfcBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (-PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
 def _ag_erfc(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfcBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_erfc_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ErfcBackward0()
@@ -5450,13 +5450,13 @@ class ErfinvBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grads[0],)
 def _ag_erfinv(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfinvBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_erfinv_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ErfinvBackward0()
@@ -5470,14 +5470,14 @@ class ExpBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result),)
 def _ag_exp(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ExpBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_exp_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ExpBackward0()
@@ -5492,14 +5492,14 @@ class Exp2Backward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
 def _ag_exp2(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Exp2Backward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_exp2_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = Exp2Backward0()
@@ -5514,14 +5514,14 @@ class Expm1Backward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] * (pw_conj(result) + 1),)
 def _ag_expm1(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Expm1Backward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_expm1_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = Expm1Backward0()
@@ -5533,7 +5533,7 @@ def _ag_expm1_(below, self):
 class FloorBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_floor(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FloorBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5545,7 +5545,7 @@ class FracBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0],)
 def _ag_frac(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FracBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5566,13 +5566,13 @@ class NextafterBackward0(TraceableFunction, saved=2):
             _o1 = zeros_like(other)
         return (_o0, _o1)
 def _ag_nextafter(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = NextafterBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_nextafter_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = NextafterBackward0()
@@ -5595,7 +5595,7 @@ class HypotBackward0(TraceableFunction, saved=3):
             _o1 = grad * other / result
         return (_o0, _o1)
 def _ag_hypot(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = HypotBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
@@ -5603,7 +5603,7 @@ def _ag_hypot(below, self, other):
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_hypot_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = HypotBackward0()
@@ -5624,13 +5624,13 @@ class LerpBackward0(TraceableFunction):
             _o1 = grad * pw_conj(_node.weight_)
         return (_o0, _o1)
 def _ag_lerp_Scalar(below, self, end, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, end)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
     _n = LerpBackward0()
     _n.weight_ = weight
     return _n._set_history(below(self, end, weight), _next, _ag)
 def _ag_lerp__Scalar(below, self, end, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, end)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
     _check_inplace(self)
     _n = LerpBackward0()
@@ -5655,14 +5655,14 @@ class LerpBackward1(TraceableFunction, saved=3):
             _o2 = grad * pw_conj(end - self)
         return (_o0, _o1, _o2)
 def _ag_lerp_Tensor(below, self, end, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _n = LerpBackward1()
     _n.self_, _n.end_, _n.weight_ = _save_input(self, _ag) if _next[2] is not None else None, _save_input(end,
             _ag) if _next[2] is not None else None, _save_input(weight, _ag)
     return _n._set_history(below(self, end, weight), _next, _ag)
 def _ag_lerp__Tensor(below, self, end, weight):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, end, weight))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _check_inplace(self)
     _n = LerpBackward1()
@@ -5676,13 +5676,13 @@ class LogBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].div(pw_conj(self)),)
 def _ag_log(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LogBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_log_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = LogBackward0()
@@ -5696,13 +5696,13 @@ class Log10Backward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN10),)
 def _ag_log10(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log10Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_log10_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = Log10Backward0()
@@ -5716,13 +5716,13 @@ class Log1PBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self + 1),)
 def _ag_log1p(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log1PBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_log1p_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = Log1PBackward0()
@@ -5736,13 +5736,13 @@ class Log2Backward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN2),)
 def _ag_log2(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log2Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_log2_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = Log2Backward0()
@@ -5765,7 +5765,7 @@ class MaximumBackward0(TraceableFunction, saved=2):
             _o1 = pw_minmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
 def _ag_maximum(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MaximumBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -5786,7 +5786,7 @@ class FmaxBackward0(TraceableFunction, saved=2):
             _o1 = pw_fminmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
 def _ag_fmax(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmaxBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -5807,7 +5807,7 @@ class MinimumBackward0(TraceableFunction, saved=2):
             _o1 = pw_minmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
 def _ag_minimum(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MinimumBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -5828,7 +5828,7 @@ class FminBackward0(TraceableFunction, saved=2):
             _o1 = pw_fminmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
 def _ag_fmin(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FminBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -5840,13 +5840,13 @@ class NanToNumBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.isfinite(self),)
 def _ag_nan_to_num(below, self, nan, posinf, neginf):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
     _n = NanToNumBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, nan, posinf, neginf), _next, _ag)
 def _ag_nan_to_num_(below, self, nan, posinf, neginf):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
     _check_inplace(self)
     _n = NanToNumBackward0()
@@ -5859,7 +5859,7 @@ class Rad2DegBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0] * PW_180_PI,)
 def _ag_rad2deg(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Rad2DegBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5872,14 +5872,14 @@ class ReciprocalBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (-grads[0] * pw_conj(result * result),)
 def _ag_reciprocal(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReciprocalBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_reciprocal_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = ReciprocalBackward0()
@@ -5891,7 +5891,7 @@ def _ag_reciprocal_(below, self):
 class RoundBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_round(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RoundBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5901,7 +5901,7 @@ _ag_round_ = _record_inplace_1(RoundBackward0)
 class RoundBackward1(ZerosLikeGrad):
     __slots__ = ()
 def _ag_round_decimals(below, self, decimals):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, decimals)
     _n = RoundBackward1()
     return _n._set_history(below(self, decimals), _next, _ag)
@@ -5914,14 +5914,14 @@ class RsqrtBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
 def _ag_rsqrt(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RsqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_rsqrt_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = RsqrtBackward0()
@@ -5936,14 +5936,14 @@ class SigmoidBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (sigmoid_backward(grads[0], result),)
 def _ag_sigmoid(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SigmoidBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sigmoid_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SigmoidBackward0()
@@ -5958,14 +5958,14 @@ class LogitBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_logit_backward(grads[0], self, _node.eps_),)
 def _ag_logit(below, self, eps):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
     _n = LogitBackward0()
     _n.eps_ = eps
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, eps), _next, _ag)
 def _ag_logit_(below, self, eps):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
     _check_inplace(self)
     _n = LogitBackward0()
@@ -5977,7 +5977,7 @@ def _ag_logit_(below, self, eps):
 class SignBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_sign(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SignBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -5991,7 +5991,7 @@ class SgnBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (pw_sgn_backward(self, grads[0], result),)
 def _ag_sgn(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SgnBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -5999,7 +5999,7 @@ def _ag_sgn(below, self):
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sgn_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SgnBackward0()
@@ -6015,13 +6015,13 @@ class SinBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cos()),)
 def _ag_sin(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_sin_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SinBackward0()
@@ -6035,13 +6035,13 @@ class SinhBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cosh()),)
 def _ag_sinh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinhBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_sinh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SinhBackward0()
@@ -6055,14 +6055,14 @@ class SqrtBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] / (2 * pw_conj(result)),)
 def _ag_sqrt(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_sqrt_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = SqrtBackward0()
@@ -6077,14 +6077,14 @@ class TanBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
 def _ag_tan(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_tan_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = TanBackward0()
@@ -6099,14 +6099,14 @@ class TanhBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (tanh_backward(grads[0], result),)
 def _ag_tanh(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanhBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_tanh_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = TanhBackward0()
@@ -6118,7 +6118,7 @@ def _ag_tanh_(below, self):
 class TruncBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_trunc(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -6131,7 +6131,7 @@ class TruncBackward0_1(TraceableFunction):
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
 def _ag_fix(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0_1()
     return _n._set_history(below(self), _next, _ag)
@@ -6160,7 +6160,7 @@ class AddcdivBackward0(TraceableFunction, saved=2):
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
 def _ag_addcdiv(below, self, tensor1, tensor2, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _n = AddcdivBackward0()
     _n.value_ = value
@@ -6172,7 +6172,7 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
 def _ag_addcdiv_(below, self, tensor1, tensor2, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _check_inplace(self)
     _n = AddcdivBackward0()
@@ -6205,7 +6205,7 @@ class AddcmulBackward0(TraceableFunction, saved=2):
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
 def _ag_addcmul(below, self, tensor1, tensor2, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _n = AddcmulBackward0()
     _n.value_ = value
@@ -6218,7 +6218,7 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
 def _ag_addcmul_(below, self, tensor1, tensor2, value):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _check_inplace(self)
     _n = AddcmulBackward0()
@@ -6240,7 +6240,7 @@ class NormalBackward1(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.mean_sizes),)
 def _ag_normal_Tensor_float(below, mean, std, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(mean)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(mean)):
         return below(mean, std, generator)
     _n = NormalBackward1()
     _n.mean_sizes = mean._shape if mean.__class__ is _T or isinstance(mean, _TI) else _sizes_of(mean)
@@ -6251,7 +6251,7 @@ class NormalBackward2(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.std_sizes),)
 def _ag_normal_float_Tensor(below, mean, std, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(std)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(std)):
         return below(mean, std, generator)
     _n = NormalBackward2()
     _n.std_sizes = std._shape if std.__class__ is _T or isinstance(std, _TI) else _sizes_of(std)
@@ -6268,7 +6268,7 @@ class NormalBackward3(TraceableFunction):
             _o1 = grad.new_zeros(_node.std_sizes)
         return (_o0, _o1)
 def _ag_normal_Tensor_Tensor(below, mean, std, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(mean, std)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(mean, std)):
         return below(mean, std, generator)
     _n = NormalBackward3()
     _n.mean_sizes = mean._shape if mean.__class__ is _T or isinstance(mean, _TI) else _sizes_of(mean)
@@ -6278,7 +6278,7 @@ def _ag_normal_Tensor_Tensor(below, mean, std, generator):
 class BernoulliBackward0(ZerosLikeGrad):
     __slots__ = ()
 def _ag_bernoulli(below, self, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, generator)
     _n = BernoulliBackward0()
     return _n._set_history(below(self, generator), _next, _ag)
@@ -6289,7 +6289,7 @@ class torch__autograd__NotImplemented_3(TraceableFunction):
     def apply(_node, grads):
         return (pw_not_implemented('bernoulli'),)
 def _ag_bernoulli_p(below, self, p, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, generator)
     _n = torch__autograd__NotImplemented_3()
     return _n._set_history(below(self, p, generator), _next, _ag)
@@ -6306,7 +6306,7 @@ class BernoulliBackward1(TraceableFunction, saved=1):
             _o1 = zeros_like(p)
         return (_o0, _o1)
 def _ag_bernoulli__Tensor(below, self, p, generator):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, p)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, p)):
         return below(self, p, generator)
     _check_inplace(self)
     _n = BernoulliBackward1()
@@ -6364,7 +6364,7 @@ class SumBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes),)
 def _ag_sum(below, self, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = SumBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6375,7 +6375,7 @@ class SumBackward1(TraceableFunction):
     def apply(_node, grads):
         return (sum_backward(grads[0], _node.self_sizes, _node.dim_, _node.keepdim_),)
 def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = SumBackward1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6388,7 +6388,7 @@ class NansumBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nansum_backward(grads[0], self, _node.dim_, _node.keepdim_),)
 def _ag_nansum(below, self, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = NansumBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6400,7 +6400,7 @@ class MeanBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes) / _node.self_numel,)
 def _ag_mean(below, self, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = MeanBackward0()
     _n.self_numel, _n.self_sizes = _numel_of(self), self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6411,7 +6411,7 @@ class MeanBackward1(TraceableFunction):
     def apply(_node, grads):
         return (red_mean_backward(grads[0], _node.self_sizes, _node.dim_, _node.self_numel, _node.keepdim_),)
 def _ag_mean_dim(below, self, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = MeanBackward1()
     _n.self_numel, _n.self_sizes = _numel_of(self), self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6424,7 +6424,7 @@ class NanmeanBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nanmean_backward(grads[0], self, _node.dim_, _node.keepdim_),)
 def _ag_nanmean(below, self, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = NanmeanBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6438,7 +6438,7 @@ class ProdBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_prod_backward(grads[0], self, result),)
 def _ag_prod(below, self, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = ProdBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -6453,7 +6453,7 @@ class ProdBackward1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = ProdBackward1()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6468,7 +6468,7 @@ class MaxBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_max_dim(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MaxBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6484,7 +6484,7 @@ class MaxBackward1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_max(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MaxBackward1()
     _n.self_ = _save_input(self, _ag)
@@ -6508,7 +6508,7 @@ class MaximumBackward0_1(TraceableFunction, saved=2):
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         return (_o0, _o1)
 def _ag_max_other(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MaximumBackward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -6520,7 +6520,7 @@ class MinBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_min_dim(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MinBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6536,7 +6536,7 @@ class MinBackward1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_min(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MinBackward1()
     _n.self_ = _save_input(self, _ag)
@@ -6560,7 +6560,7 @@ class MinimumBackward0_1(TraceableFunction, saved=2):
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         return (_o0, _o1)
 def _ag_min_other(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MinimumBackward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -6573,7 +6573,7 @@ class AmaxBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amax(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AmaxBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6589,7 +6589,7 @@ class AminBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amin(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AminBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6606,7 +6606,7 @@ class AminmaxBackward0(TraceableFunction, saved=3):
         max = _node.max_.unpack(_node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
 def _ag_aminmax(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AminmaxBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6622,7 +6622,7 @@ class VarBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_var(below, self, unbiased):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = VarBackward0()
     _n.unbiased_ = unbiased
@@ -6636,7 +6636,7 @@ class VarBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_var_dim(below, self, dim, unbiased, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = VarBackward0_1()
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
@@ -6650,7 +6650,7 @@ class VarBackward0_2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_var_correction(below, self, dim, correction, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = VarBackward0_2()
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
@@ -6664,7 +6664,7 @@ class StdBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std(below, self, unbiased):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = StdBackward0()
     _n.unbiased_ = unbiased
@@ -6681,7 +6681,7 @@ class StdBackward0_1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_dim(below, self, dim, unbiased, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = StdBackward0_1()
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
@@ -6698,7 +6698,7 @@ class StdBackward0_2(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_correction(below, self, dim, correction, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = StdBackward0_2()
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
@@ -6713,7 +6713,7 @@ class VarMeanBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_var_mean(below, self, unbiased):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = VarMeanBackward0()
     _n.unbiased_ = unbiased
@@ -6727,7 +6727,7 @@ class VarMeanBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = VarMeanBackward0_1()
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
@@ -6741,7 +6741,7 @@ class VarMeanBackward0_2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_var_mean_correction(below, self, dim, correction, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = VarMeanBackward0_2()
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
@@ -6755,7 +6755,7 @@ class StdMeanBackward0(TraceableFunction, saved=2):
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std_mean(below, self, unbiased):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = StdMeanBackward0()
     _n.unbiased_ = unbiased
@@ -6772,7 +6772,7 @@ class StdMeanBackward0_1(TraceableFunction, saved=2):
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = StdMeanBackward0_1()
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
@@ -6789,7 +6789,7 @@ class StdMeanBackward0_2(TraceableFunction, saved=2):
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_mean_correction(below, self, dim, correction, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = StdMeanBackward0_2()
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
@@ -6805,7 +6805,7 @@ class MedianBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_median(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MedianBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -6819,7 +6819,7 @@ class MedianBackward1(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_median_dim(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MedianBackward1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6835,7 +6835,7 @@ class NanmedianBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_nanmedian(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NanmedianBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -6849,7 +6849,7 @@ class NanmedianBackward1(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_nanmedian_dim(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = NanmedianBackward1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6864,7 +6864,7 @@ class ModeBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_mode(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = ModeBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6879,7 +6879,7 @@ class KthvalueBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_kthvalue(below, self, k, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, keepdim)
     _n = KthvalueBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -6895,7 +6895,7 @@ class NormBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
 def _ag_norm_Scalar(below, self, p):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = NormBackward0()
     _n.p_ = p
@@ -6911,7 +6911,7 @@ class NormBackward1(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
 def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim)
     _n = NormBackward1()
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
@@ -6927,7 +6927,7 @@ class NormBackward2(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
 def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dtype)
     _n = NormBackward2()
     _n.p_ = p
@@ -6943,7 +6943,7 @@ class NormBackward3(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
 def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim, dtype)
     _n = NormBackward3()
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
@@ -6959,7 +6959,7 @@ class LinalgVectorNormBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
 def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, ord, dim, keepdim, dtype)
     _n = LinalgVectorNormBackward0()
     _n.ord_, _n.dim_, _n.keepdim_ = ord, dim, keepdim
@@ -6975,7 +6975,7 @@ class LogsumexpBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_logsumexp(below, self, dim, keepdim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = LogsumexpBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
@@ -6990,7 +6990,7 @@ class SoftmaxBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__softmax(below, self, dim, half_to_float):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SoftmaxBackward0()
     _n.dim_ = dim
@@ -7005,7 +7005,7 @@ class SoftmaxBackward0_1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_softmax_int(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_1()
     _n.dim_ = dim
@@ -7020,7 +7020,7 @@ class SoftmaxBackward0_2(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_softmax(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_2()
     _n.dim_ = dim
@@ -7034,7 +7034,7 @@ class LogSoftmaxBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__log_softmax(below, self, dim, half_to_float):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = LogSoftmaxBackward0()
     _n.dim_ = dim
@@ -7049,7 +7049,7 @@ class LogSoftmaxBackward0_1(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_log_softmax_int(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_1()
     _n.dim_ = dim
@@ -7064,7 +7064,7 @@ class LogSoftmaxBackward0_2(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_log_softmax(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_2()
     _n.dim_ = dim
@@ -7077,14 +7077,14 @@ class CumsumBackward0(TraceableFunction):
     def apply(_node, grads):
         return (red_cumsum_backward(grads[0], _node.dim_, _node.self_dtype),)
 def _ag_cumsum(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = CumsumBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     return _n._set_history(below(self, dim, dtype), _next, _ag)
 def _ag_cumsum_(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _check_inplace(self)
     _n = CumsumBackward0()
@@ -7100,7 +7100,7 @@ class CumprodBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
 def _ag_cumprod(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = CumprodBackward0()
     _n.dim_ = dim
@@ -7109,7 +7109,7 @@ def _ag_cumprod(below, self, dim, dtype):
     _n.result_ = _save_output(result, _ag)
     return result
 def _ag_cumprod_(below, self, dim, dtype):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _check_inplace(self)
     _n = CumprodBackward0()
@@ -7127,7 +7127,7 @@ class CummaxBackward0(TraceableFunction, saved=2):
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummax(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = CummaxBackward0()
     _n.dim_ = dim
@@ -7143,7 +7143,7 @@ class CumminBackward0(TraceableFunction, saved=2):
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummin(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = CumminBackward0()
     _n.dim_ = dim
@@ -7159,7 +7159,7 @@ class LogcumsumexpBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
 def _ag_logcumsumexp(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = LogcumsumexpBackward0()
     _n.dim_ = dim
@@ -7174,7 +7174,7 @@ class SortBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort(below, self, dim, descending):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, descending)
     _n = SortBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7189,7 +7189,7 @@ class SortBackward1(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort_stable(below, self, stable, dim, descending):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, stable, dim, descending)
     _n = SortBackward1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7205,7 +7205,7 @@ class SortBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_msort_backward(grads[0], self),)
 def _ag_msort(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SortBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -7217,7 +7217,7 @@ class TopkBackward0(TraceableFunction, saved=1):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_topk(below, self, k, dim, largest, sorted):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, largest, sorted)
     _n = TopkBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7231,7 +7231,7 @@ class DiagonalBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_diagonal_backward(grads[0], _node.self_sizes, _node.offset_, _node.dim1_, _node.dim2_),)
 def _ag_diagonal(below, self, offset, dim1, dim2):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
     _n = DiagonalBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7243,7 +7243,7 @@ class ExpandBackward0(TraceableFunction):
     def apply(_node, grads):
         return (sum_to(grads[0], _node.self_sizes),)
 def _ag_expand(below, self, size, implicit):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size, implicit)
     _n = ExpandBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7254,7 +7254,7 @@ class PermuteBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_permute_backward(grads[0], _node.dims_),)
 def _ag_permute(below, self, dims):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
     _n = PermuteBackward0()
     _n.dims_ = dims
@@ -7265,7 +7265,7 @@ class SplitBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_split_backward(grads, _node.split_size_, _node.dim_, _node.self_sizes),)
 def _ag_split_Tensor(below, self, split_size, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_size, dim)
     _n = SplitBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7277,7 +7277,7 @@ class SplitWithSizesBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_split_with_sizes_backward(grads, _node.split_sizes_, _node.dim_, _node.self_sizes),)
 def _ag_split_with_sizes(below, self, split_sizes, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_sizes, dim)
     _n = SplitWithSizesBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7289,7 +7289,7 @@ class SqueezeBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes),)
 def _ag_squeeze(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SqueezeBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7300,7 +7300,7 @@ class SqueezeBackward1(TraceableFunction):
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
 def _ag_squeeze_dim(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SqueezeBackward1()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7312,7 +7312,7 @@ class SqueezeBackward2(TraceableFunction):
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
 def _ag_squeeze_dims(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SqueezeBackward2()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7324,7 +7324,7 @@ class TBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].t(),)
 def _ag_t(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -7334,7 +7334,7 @@ class UnbindBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_unbind_backward(grads, _node.dim_),)
 def _ag_unbind_int(below, self, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = UnbindBackward0()
     _n.dim_ = dim
@@ -7345,7 +7345,7 @@ class UnfoldBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_unfold_backward(grads[0], _node.self_sizes, _node.dimension_, _node.size_, _node.step_),)
 def _ag_unfold(below, self, dimension, size, step):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dimension, size, step)
     _n = UnfoldBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7358,7 +7358,7 @@ class UnsafeViewBackward0_2(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
 def _ag__unsafe_view(below, self, size):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
     _n = UnsafeViewBackward0_2()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7369,7 +7369,7 @@ class ViewAsRealBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_view_as_real_backward(grads[0]),)
 def _ag_view_as_real(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ViewAsRealBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -7379,7 +7379,7 @@ class ViewAsComplexBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_view_as_complex_backward(grads[0]),)
 def _ag_view_as_complex(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ViewAsComplexBackward0()
     return _n._set_history(below(self), _next, _ag)
@@ -7394,7 +7394,7 @@ class CatBackward0(TraceableFunction):
             _out[0:0 + _k] = shp_cat_backward(grad, _node.tensors_sizes, _node.tensors_dtype, _node.dim_)
         return _out
 def _ag_cat(below, tensors, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges(tensors)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = CatBackward0()
     _n._nlist = len(tensors)
@@ -7407,7 +7407,7 @@ class FlipBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].flip(_node.dims_),)
 def _ag_flip(below, self, dims):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
     _n = FlipBackward0()
     _n.dims_ = dims
@@ -7418,7 +7418,7 @@ class RollBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_roll_backward(grads[0], _node.shifts_, _node.dims_),)
 def _ag_roll(below, self, shifts, dims):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, shifts, dims)
     _n = RollBackward0()
     _n.shifts_, _n.dims_ = shifts, dims
@@ -7429,7 +7429,7 @@ class Rot90Backward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].rot90(-_node.k_, _node.dims_),)
 def _ag_rot90(below, self, k, dims):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dims)
     _n = Rot90Backward0()
     _n.k_, _n.dims_ = k, dims
@@ -7440,7 +7440,7 @@ class RepeatBackward0(TraceableFunction):
     def apply(_node, grads):
         return (shp_repeat_backward(grads[0], _node.repeats_, _node.self_sizes),)
 def _ag_repeat(below, self, repeats):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, repeats)
     _n = RepeatBackward0()
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
@@ -7457,7 +7457,7 @@ class StackBackward0(TraceableFunction):
             _out[0:0 + _k] = shp_stack_backward(grad, _node.dim_, _node.tensors_dtype)
         return _out
 def _ag_stack(below, tensors, dim):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges(tensors)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = StackBackward0()
     _n._nlist = len(tensors)
@@ -7470,13 +7470,13 @@ class TrilBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].tril(_node.diagonal_),)
 def _ag_tril(below, self, diagonal):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TrilBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
 def _ag_tril_(below, self, diagonal):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _check_inplace(self)
     _n = TrilBackward0()
@@ -7489,13 +7489,13 @@ class TriuBackward0(TraceableFunction):
     def apply(_node, grads):
         return (grads[0].triu(_node.diagonal_),)
 def _ag_triu(below, self, diagonal):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TriuBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
 def _ag_triu_(below, self, diagonal):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _check_inplace(self)
     _n = TriuBackward0()
@@ -7509,13 +7509,13 @@ class LgammaBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
 def _ag_lgamma(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LgammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_lgamma_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = LgammaBackward0()
@@ -7530,7 +7530,7 @@ class LgammaBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
 def _ag_special_gammaln(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LgammaBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -7542,13 +7542,13 @@ class DigammaBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_digamma(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_digamma_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = DigammaBackward0()
@@ -7563,7 +7563,7 @@ class DigammaBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_special_psi(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -7576,7 +7576,7 @@ class DigammaBackward0_2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_special_digamma(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0_2()
     _n.self_ = _save_input(self, _ag)
@@ -7588,7 +7588,7 @@ class PolygammaBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_polygamma(below, n, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
     _n = PolygammaBackward0()
     _n.n_ = n
@@ -7602,7 +7602,7 @@ class PolygammaBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_polygamma_(below, self, n):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, n)
     _check_inplace(self)
     _n = PolygammaBackward0_1()
@@ -7618,7 +7618,7 @@ class PolygammaBackward0_2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_special_polygamma(below, n, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
     _n = PolygammaBackward0_2()
     _n.n_ = n
@@ -7631,14 +7631,14 @@ class MvlgammaBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
 def _ag_mvlgamma(below, self, p):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = MvlgammaBackward0()
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, p), _next, _ag)
 def _ag_mvlgamma_(below, self, p):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _check_inplace(self)
     _n = MvlgammaBackward0()
@@ -7654,7 +7654,7 @@ class MvlgammaBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
 def _ag_special_multigammaln(below, self, p):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = MvlgammaBackward0_1()
     _n.p_ = p
@@ -7667,13 +7667,13 @@ class I0Backward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
 def _ag_i0(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = I0Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 def _ag_i0_(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
     _n = I0Backward0()
@@ -7688,7 +7688,7 @@ class I0Backward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
 def _ag_special_i0(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = I0Backward0_1()
     _n.self_ = _save_input(self, _ag)
@@ -7701,7 +7701,7 @@ class SpecialI0EBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
 def _ag_special_i0e(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI0EBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -7716,7 +7716,7 @@ class SpecialI1Backward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, False),)
 def _ag_special_i1(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI1Backward0()
     _n.self_ = _save_input(self, _ag)
@@ -7731,7 +7731,7 @@ class SpecialI1EBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, True),)
 def _ag_special_i1e(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI1EBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -7745,7 +7745,7 @@ class SpecialEntrBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -(1 + self.log()),)
 def _ag_special_entr(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialEntrBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -7757,7 +7757,7 @@ class MulBackward1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (self * self * -0.5).exp(),)
 def _ag_special_ndtr(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MulBackward1()
     _n.self_ = _save_input(self, _ag)
@@ -7769,7 +7769,7 @@ class SpecialNdtriBackward0(TraceableFunction, saved=1):
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
 def _ag_special_ndtri(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialNdtriBackward0()
     result = _n._set_history(below(self), _next, _ag)
@@ -7783,7 +7783,7 @@ class SpecialLogNdtrBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
 def _ag_special_log_ndtr(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialLogNdtrBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -7806,13 +7806,13 @@ class XlogyBackward0(TraceableFunction, saved=2):
             _o1 = grad * self / other
         return (_o0, _o1)
 def _ag_xlogy_Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = XlogyBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_xlogy__Tensor(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = XlogyBackward0()
@@ -7826,7 +7826,7 @@ class XlogyBackward1(TraceableFunction, saved=1):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
 def _ag_xlogy_Scalar_Self(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = XlogyBackward1()
     _n.self_ = self
@@ -7839,14 +7839,14 @@ class XlogyBackward2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
 def _ag_xlogy_Scalar_Other(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = XlogyBackward2()
     _n.other_ = other
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_xlogy__Scalar_Other(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _check_inplace(self)
     _n = XlogyBackward2()
@@ -7871,7 +7871,7 @@ class XlogyBackward0_1(TraceableFunction, saved=2):
             _o1 = grad * self / other
         return (_o0, _o1)
 def _ag_special_xlogy(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = XlogyBackward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -7884,7 +7884,7 @@ class XlogyBackward1_1(TraceableFunction, saved=1):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
 def _ag_special_xlogy_self_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = XlogyBackward1_1()
     _n.self_ = self
@@ -7898,7 +7898,7 @@ class XlogyBackward2_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
 def _ag_special_xlogy_other_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = XlogyBackward2_1()
     _n.other_ = other
@@ -7920,7 +7920,7 @@ class SpecialXlog1PyBackward0(TraceableFunction, saved=2):
             _o1 = grad * self / (other + 1)
         return (_o0, _o1)
 def _ag_special_xlog1py(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = SpecialXlog1PyBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
@@ -7932,7 +7932,7 @@ class SpecialXlog1PyBackward1(TraceableFunction, saved=1):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / (other + 1),)
 def _ag_special_xlog1py_self_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = SpecialXlog1PyBackward1()
     _n.self_ = self
@@ -7945,7 +7945,7 @@ class SpecialXlog1PyBackward2(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.special.xlog1py, grads[0], self, _node.other_, -1.0),)
 def _ag_special_xlog1py_other_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = SpecialXlog1PyBackward2()
     _n.other_ = other
@@ -7965,7 +7965,7 @@ class SpecialZetaBackward0(TraceableFunction, saved=2):
             _o1 = grad * -self * ember.special.zeta(self + 1.0, other)
         return (_o0, _o1)
 def _ag_special_zeta(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = SpecialZetaBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
@@ -7978,7 +7978,7 @@ class SpecialZetaBackward1(TraceableFunction, saved=1):
         self = _node.self_
         return (grads[0] * -self * ember.special.zeta(self + 1.0, other),)
 def _ag_special_zeta_self_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = SpecialZetaBackward1()
     _n.self_ = self
@@ -7990,7 +7990,7 @@ class SpecialZetaBackward2(TraceableFunction):
     def apply(_node, grads):
         return (not_implemented('zeta'),)
 def _ag_special_zeta_other_scalar(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = SpecialZetaBackward2()
     return _n._set_history(below(self, other), _next, _ag)
@@ -8002,7 +8002,7 @@ class SpecialErfcxBackward0(TraceableFunction, saved=2):
         result = _node.result_.unpack(_node)
         return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
 def _ag_special_erfcx(below, self):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_1(self)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialErfcxBackward0()
     _n.self_ = _save_input(self, _ag)
@@ -8023,13 +8023,13 @@ class IgammaBackward0(TraceableFunction, saved=2):
             _o1 = grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
 def _ag_igamma(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammaBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_igamma_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = IgammaBackward0()
@@ -8050,13 +8050,13 @@ class IgammacBackward0(TraceableFunction, saved=2):
             _o1 = -grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
 def _ag_igammac(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammacBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 def _ag_igammac_(below, self, other):
-    if not (_ag := _st.ag) or not (_next := _collect_next_edges_2(self, other)):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
     _n = IgammacBackward0()

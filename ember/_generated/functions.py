@@ -16,7 +16,7 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
@@ -27,7 +27,7 @@ def _adaptive_avg_pool2d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        return _tb__adaptive_avg_pool2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb__adaptive_avg_pool2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('_adaptive_avg_pool2d', (
             _ops._adaptive_avg_pool2d,
@@ -40,8 +40,8 @@ def _adaptive_avg_pool3d(input, *_output_size, output_size=None, out=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 3)
-        if out is not None: return _ops._adaptive_avg_pool3d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, output_size, out)
-        return _tb__adaptive_avg_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        if out is not None: return _ops._adaptive_avg_pool3d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, output_size, out)
+        return _tb__adaptive_avg_pool3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('_adaptive_avg_pool3d', (
             _ops._adaptive_avg_pool3d,
@@ -51,7 +51,7 @@ def _adaptive_avg_pool3d(input, *_output_size, output_size=None, out=None):
 _tb__coalesce = _ops._coalesce.table
 def _coalesce(input):
     try:
-        return _tb__coalesce[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb__coalesce[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('_coalesce', (_ops._coalesce,), locals(), _e)
 
 _tb__embedding_bag = _ops._embedding_bag.table
@@ -65,7 +65,7 @@ def _embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, s
             | (offsets._keys if offsets.__class__ is _T else _k(offsets))
             | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights))
         )
-        return _tb__embedding_bag[(_ks | (_d := _st.dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+        return _tb__embedding_bag[(_ks | (_d := _st().dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     except _ARG_ERRORS as _e: return _fallback('_embedding_bag', (_ops._embedding_bag,), locals(), _e)
 
 _tb__fft_c2c = _ops._fft_c2c.table
@@ -74,8 +74,8 @@ def _fft_c2c(input, dim=_M, normalization=_M, forward=_M, *, out=None, **_kw):
         if _kw or dim is _M or normalization is _M or forward is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
-        if out is not None: return _ops._fft_c2c_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, forward, out)
-        return _tb__fft_c2c[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, forward)
+        if out is not None: return _ops._fft_c2c_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, forward, out)
+        return _tb__fft_c2c[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, forward)
     except _ARG_ERRORS as _e: return _fallback('_fft_c2c', (_ops._fft_c2c, _ops._fft_c2c_out), locals(), _e)
 
 _tb__fft_c2r = _ops._fft_c2r.table
@@ -85,8 +85,8 @@ def _fft_c2r(input, dim=_M, normalization=_M, last_dim_size=_M, *, out=None, **_
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
         if last_dim_size.__class__ is not int: last_dim_size = _int(last_dim_size)
-        if out is not None: return _ops._fft_c2r_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, last_dim_size, out)
-        return _tb__fft_c2r[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, last_dim_size)
+        if out is not None: return _ops._fft_c2r_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, last_dim_size, out)
+        return _tb__fft_c2r[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, last_dim_size)
     except _ARG_ERRORS as _e: return _fallback('_fft_c2r', (_ops._fft_c2r, _ops._fft_c2r_out), locals(), _e)
 
 _tb__fft_r2c = _ops._fft_r2c.table
@@ -95,27 +95,27 @@ def _fft_r2c(input, dim=_M, normalization=_M, onesided=_M, *, out=None, **_kw):
         if _kw or dim is _M or normalization is _M or onesided is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
         if normalization.__class__ is not int: normalization = _int(normalization)
-        if out is not None: return _ops._fft_r2c_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, onesided, out)
-        return _tb__fft_r2c[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, normalization, onesided)
+        if out is not None: return _ops._fft_r2c_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, onesided, out)
+        return _tb__fft_r2c[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, normalization, onesided)
     except _ARG_ERRORS as _e: return _fallback('_fft_r2c', (_ops._fft_r2c, _ops._fft_r2c_out), locals(), _e)
 
 _tb__la_diagonal_copy = _ops._la_diagonal_copy.table
 def _la_diagonal_copy(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _tb__la_diagonal_copy[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, offset)
+        return _tb__la_diagonal_copy[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, offset)
     except _ARG_ERRORS as _e: return _fallback('_la_diagonal_copy', (_ops._la_diagonal_copy,), locals(), _e)
 
 _tb__la_matmul = _ops._la_matmul.table
 def _la_matmul(input, other):
     try:
-        return _tb__la_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb__la_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('_la_matmul', (_ops._la_matmul,), locals(), _e)
 
 _tb__local_scalar_dense = _ops._local_scalar_dense.table
 def _local_scalar_dense(input):
     try:
-        return _tb__local_scalar_dense[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb__local_scalar_dense[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('_local_scalar_dense', (_ops._local_scalar_dense,), locals(), _e)
 
 _tb__log_softmax = _ops._log_softmax.table
@@ -123,8 +123,8 @@ def _log_softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops._log_softmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float, out)
-        return _tb__log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+        if out is not None: return _ops._log_softmax_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float, out)
+        return _tb__log_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_log_softmax', (_ops._log_softmax, _ops._log_softmax_out), locals(), _e)
 
 def _native_batch_norm_legit(*args, **kwargs):
@@ -139,7 +139,7 @@ def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0
             | (value._keys if value.__class__ is _T else _k(value))
             | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask))
         )
-        return _tb__scaled_dot_product_flash_attention_for_cpu[(_ks | (_d := _st.dk)[0]) & _d[1]](query, key, value, dropout_p, is_causal, attn_mask, scale)
+        return _tb__scaled_dot_product_flash_attention_for_cpu[(_ks | (_d := _st().dk)[0]) & _d[1]](query, key, value, dropout_p, is_causal, attn_mask, scale)
     except _ARG_ERRORS as _e: return _fallback('_scaled_dot_product_flash_attention_for_cpu', (_ops._scaled_dot_product_flash_attention_for_cpu,), locals(), _e)
 
 _tb__scaled_dot_product_flash_attention_for_cpu_backward = _ops._scaled_dot_product_flash_attention_for_cpu_backward.table
@@ -154,7 +154,7 @@ def _scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, v
             | (logsumexp._keys if logsumexp.__class__ is _T else _k(logsumexp))
             | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask))
         )
-        return _tb__scaled_dot_product_flash_attention_for_cpu_backward[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
+        return _tb__scaled_dot_product_flash_attention_for_cpu_backward[(_ks | (_d := _st().dk)[0]) & _d[1]](grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     except _ARG_ERRORS as _e: return _fallback('_scaled_dot_product_flash_attention_for_cpu_backward', (_ops._scaled_dot_product_flash_attention_for_cpu_backward,), locals(), _e)
 
 _tb__softmax = _ops._softmax.table
@@ -162,8 +162,8 @@ def _softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops._softmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float, out)
-        return _tb__softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+        if out is not None: return _ops._softmax_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float, out)
+        return _tb__softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_softmax', (_ops._softmax, _ops._softmax_out), locals(), _e)
 
 _tb__sparse_addmm = _ops._sparse_addmm.table
@@ -171,7 +171,7 @@ def _sparse_addmm(input, mat1, mat2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb__sparse_addmm[(input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb__sparse_addmm[(input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st().dk)[0]) & _d[1]](
             input, mat1, mat2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('_sparse_addmm', (_ops._sparse_addmm,), locals(), _e)
 
@@ -184,7 +184,7 @@ def _sparse_coo_tensor_with_dims_and_tensors(sparse_dim, dense_dim, size, indice
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         _ks = (indices._keys if indices.__class__ is _T else _k(indices)) | (values._keys if values.__class__ is _T else _k(values))
-        return _tb__sparse_coo_tensor_with_dims_and_tensors[(_ks | (_d := _st.dk)[0]) & _d[1]](sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
+        return _tb__sparse_coo_tensor_with_dims_and_tensors[(_ks | (_d := _st().dk)[0]) & _d[1]](sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
     except _ARG_ERRORS as _e: return _fallback('_sparse_coo_tensor_with_dims_and_tensors', (_ops._sparse_coo_tensor_with_dims_and_tensors,), locals(), _e)
 
 _tb__sparse_csr_tensor_unsafe = _ops._sparse_csr_tensor_unsafe.table
@@ -194,7 +194,7 @@ def _sparse_csr_tensor_unsafe(crow_indices, col_indices, values, size, *, dtype=
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
         _ks = crow_indices._keys | (col_indices._keys if col_indices.__class__ is _T else _k(col_indices)) | (values._keys if values.__class__ is _T else _k(values))
-        return _tb__sparse_csr_tensor_unsafe[(_ks | (_d := _st.dk)[0]) & _d[1]](crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
+        return _tb__sparse_csr_tensor_unsafe[(_ks | (_d := _st().dk)[0]) & _d[1]](crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e: return _fallback('_sparse_csr_tensor_unsafe', (_ops._sparse_csr_tensor_unsafe,), locals(), _e)
 
 _tb__sparse_log_softmax = _ops._sparse_log_softmax.table
@@ -202,7 +202,7 @@ def _sparse_log_softmax(input, dim=_M, half_to_float=_M, **_kw):
     try:
         if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb__sparse_log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+        return _tb__sparse_log_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_sparse_log_softmax', (_ops._sparse_log_softmax,), locals(), _e)
 
 _tb__sparse_log_softmax_backward_data = _ops._sparse_log_softmax_backward_data.table
@@ -211,7 +211,7 @@ def _sparse_log_softmax_backward_data(grad_output, output, dim=_M, input=_M, **_
         if _kw or dim is _M or input is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         _ks = grad_output._keys | (output._keys if output.__class__ is _T else _k(output)) | (input._keys if input.__class__ is _T else _k(input))
-        return _tb__sparse_log_softmax_backward_data[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_output, output, dim, input)
+        return _tb__sparse_log_softmax_backward_data[(_ks | (_d := _st().dk)[0]) & _d[1]](grad_output, output, dim, input)
     except _ARG_ERRORS as _e: return _fallback('_sparse_log_softmax_backward_data', (_ops._sparse_log_softmax_backward_data,), locals(), _e)
 
 _tb__sparse_softmax = _ops._sparse_softmax.table
@@ -219,7 +219,7 @@ def _sparse_softmax(input, dim=_M, half_to_float=_M, **_kw):
     try:
         if _kw or dim is _M or half_to_float is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb__sparse_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, half_to_float)
+        return _tb__sparse_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_sparse_softmax', (_ops._sparse_softmax,), locals(), _e)
 
 _tb__sparse_softmax_backward_data = _ops._sparse_softmax_backward_data.table
@@ -228,7 +228,7 @@ def _sparse_softmax_backward_data(grad_output, output, dim=_M, input=_M, **_kw):
         if _kw or dim is _M or input is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         _ks = grad_output._keys | (output._keys if output.__class__ is _T else _k(output)) | (input._keys if input.__class__ is _T else _k(input))
-        return _tb__sparse_softmax_backward_data[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_output, output, dim, input)
+        return _tb__sparse_softmax_backward_data[(_ks | (_d := _st().dk)[0]) & _d[1]](grad_output, output, dim, input)
     except _ARG_ERRORS as _e: return _fallback('_sparse_softmax_backward_data', (_ops._sparse_softmax_backward_data,), locals(), _e)
 
 def _sparse_sum(*args, **kwargs):
@@ -239,7 +239,7 @@ def _sparse_sum_backward(grad, input, dim=_M, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim)
-        return _tb__sparse_sum_backward[(grad._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](grad, input, dim)
+        return _tb__sparse_sum_backward[(grad._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](grad, input, dim)
     except _ARG_ERRORS as _e: return _fallback('_sparse_sum_backward', (_ops._sparse_sum_backward,), locals(), _e)
 
 _tb__to_copy = _ops._to_copy.table
@@ -247,67 +247,67 @@ def _to_copy(input, *, dtype=None, layout=None, device=None, pin_memory=None, no
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb__to_copy[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
+        return _tb__to_copy[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, non_blocking, memory_format)
     except _ARG_ERRORS as _e: return _fallback('_to_copy', (_ops._to_copy,), locals(), _e)
 
 _tb__unique = _ops._unique.table
 def _unique(input, sorted=True, return_inverse=False, *, out=None):
     try:
-        if out is not None: return _ops._unique_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, sorted, return_inverse, *out)
-        return _tb__unique[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, sorted, return_inverse)
+        if out is not None: return _ops._unique_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse, *out)
+        return _tb__unique[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse)
     except _ARG_ERRORS as _e: return _fallback('_unique', (_ops._unique, _ops._unique_out), locals(), _e)
 
 _tb__unique2 = _ops._unique2.table
 def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, out=None):
     try:
-        if out is not None: return _ops._unique2_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts, *out)
-        return _tb__unique2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts)
+        if out is not None: return _ops._unique2_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts, *out)
+        return _tb__unique2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts)
     except _ARG_ERRORS as _e: return _fallback('_unique2', (_ops._unique2, _ops._unique2_out), locals(), _e)
 
 _tb_abs = _ops.abs.table
 def abs(input, *, out=None):
     try:
-        if out is not None: return _ops.abs_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_abs[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.abs_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_abs[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('abs', (_ops.abs, _ops.abs_out), locals(), _e)
 
 _tb_abs_ = _ops.abs_.table
 def abs_(input):
     try:
-        return _tb_abs_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_abs_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('abs_', (_ops.abs_,), locals(), _e)
 
 _tb_absolute = _ops.absolute.table
 def absolute(input, *, out=None):
     try:
-        if out is not None: return _ops.absolute_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_absolute[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.absolute_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_absolute[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('absolute', (_ops.absolute, _ops.absolute_out), locals(), _e)
 
 _tb_acos = _ops.acos.table
 def acos(input, *, out=None):
     try:
-        if out is not None: return _ops.acos_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_acos[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.acos_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_acos[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('acos', (_ops.acos, _ops.acos_out), locals(), _e)
 
 _tb_acos_ = _ops.acos_.table
 def acos_(input):
     try:
-        return _tb_acos_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_acos_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('acos_', (_ops.acos_,), locals(), _e)
 
 _tb_acosh = _ops.acosh.table
 def acosh(input, *, out=None):
     try:
-        if out is not None: return _ops.acosh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_acosh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.acosh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_acosh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('acosh', (_ops.acosh, _ops.acosh_out), locals(), _e)
 
 _tb_acosh_ = _ops.acosh_.table
 def acosh_(input):
     try:
-        return _tb_acosh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_acosh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('acosh_', (_ops.acosh_,), locals(), _e)
 
 _tb_adaptive_avg_pool1d = _ops.adaptive_avg_pool1d.table
@@ -317,7 +317,7 @@ def adaptive_avg_pool1d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _tb_adaptive_avg_pool1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb_adaptive_avg_pool1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_avg_pool1d', (
             _ops.adaptive_avg_pool1d,
@@ -330,7 +330,7 @@ def adaptive_max_pool1d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 1)
-        return _tb_adaptive_max_pool1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb_adaptive_max_pool1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_max_pool1d', (
             _ops.adaptive_max_pool1d,
@@ -340,8 +340,8 @@ _tb_add_Tensor = _ops.add_Tensor.table
 def add(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.add_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha, out)
-        return _tb_add_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        if out is not None: return _ops.add_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha, out)
+        return _tb_add_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('add', (_ops.add_Tensor, _ops.add_out), locals(), _e)
 
 _tb_addbmm = _ops.addbmm.table
@@ -349,8 +349,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.addbmm_out.table[(input._keys | _k(batch1) | _k(batch2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, batch1, batch2, beta, alpha, out)
-        return _tb_addbmm[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.addbmm_out.table[(input._keys | _k(batch1) | _k(batch2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, batch1, batch2, beta, alpha, out)
+        return _tb_addbmm[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st().dk)[0]) & _d[1]](
             input, batch1, batch2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addbmm', (_ops.addbmm, _ops.addbmm_out), locals(), _e)
 
@@ -358,8 +358,8 @@ _tb_addcdiv = _ops.addcdiv.table
 def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        if out is not None: return _ops.addcdiv_out.table[(input._keys | _k(tensor1) | _k(tensor2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, tensor1, tensor2, value, out)
-        return _tb_addcdiv[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.addcdiv_out.table[(input._keys | _k(tensor1) | _k(tensor2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, tensor1, tensor2, value, out)
+        return _tb_addcdiv[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st().dk)[0]) & _d[1]](
             input, tensor1, tensor2, value)
     except _ARG_ERRORS as _e: return _fallback('addcdiv', (_ops.addcdiv, _ops.addcdiv_out), locals(), _e)
 
@@ -367,8 +367,8 @@ _tb_addcmul = _ops.addcmul.table
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        if out is not None: return _ops.addcmul_out.table[(input._keys | _k(tensor1) | _k(tensor2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, tensor1, tensor2, value, out)
-        return _tb_addcmul[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.addcmul_out.table[(input._keys | _k(tensor1) | _k(tensor2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, tensor1, tensor2, value, out)
+        return _tb_addcmul[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st().dk)[0]) & _d[1]](
             input, tensor1, tensor2, value)
     except _ARG_ERRORS as _e: return _fallback('addcmul', (_ops.addcmul, _ops.addcmul_out), locals(), _e)
 
@@ -377,9 +377,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.addmm_out.table[(input._keys | _k(mat1) | _k(mat2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha, out)
+        if out is not None: return _ops.addmm_out.table[(input._keys | _k(mat1) | _k(mat2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha, out)
         _ks = input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2))
-        return _tb_addmm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha)
+        return _tb_addmm[(_ks | (_d := _st().dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addmm', (_ops.addmm, _ops.addmm_out), locals(), _e)
 
 _tb_addmv = _ops.addmv.table
@@ -387,9 +387,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.addmv_out.table[(input._keys | _k(mat) | _k(vec) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mat, vec, beta, alpha, out)
+        if out is not None: return _ops.addmv_out.table[(input._keys | _k(mat) | _k(vec) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mat, vec, beta, alpha, out)
         _ks = input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec))
-        return _tb_addmv[(_ks | (_d := _st.dk)[0]) & _d[1]](input, mat, vec, beta, alpha)
+        return _tb_addmv[(_ks | (_d := _st().dk)[0]) & _d[1]](input, mat, vec, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addmv', (_ops.addmv, _ops.addmv_out), locals(), _e)
 
 _tb_addr = _ops.addr.table
@@ -397,9 +397,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.addr_out.table[(input._keys | _k(vec1) | _k(vec2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha, out)
+        if out is not None: return _ops.addr_out.table[(input._keys | _k(vec1) | _k(vec2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha, out)
         _ks = input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2))
-        return _tb_addr[(_ks | (_d := _st.dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha)
+        return _tb_addr[(_ks | (_d := _st().dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addr', (_ops.addr, _ops.addr_out), locals(), _e)
 
 _tb_all = _ops.all.table
@@ -409,38 +409,38 @@ def all(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
-            if out is not None: return _ops.all_all_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-            return _tb_all[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            if out is not None: return _ops.all_all_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+            return _tb_all[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
-            if out is not None: return _ops.all_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-            return _tb_all_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.all_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+            return _tb_all_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
-            if out is not None: return _ops.all_dims_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-            return _tb_all_dims[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.all_dims_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+            return _tb_all_dims[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('all', (_ops.all, _ops.all_dim, _ops.all_dims, _ops.all_all_out, _ops.all_out, _ops.all_dims_out), locals(), _e)
 
 _tb_allclose = _ops.allclose.table
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _tb_allclose[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, rtol, atol, equal_nan)
+        return _tb_allclose[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, rtol, atol, equal_nan)
     except _ARG_ERRORS as _e: return _fallback('allclose', (_ops.allclose,), locals(), _e)
 
 _tb_alpha_dropout = _ops.alpha_dropout.table
 def alpha_dropout(input, p, train):
     try:
-        return _tb_alpha_dropout[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_alpha_dropout[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('alpha_dropout', (_ops.alpha_dropout,), locals(), _e)
 
 _tb_alpha_dropout_ = _ops.alpha_dropout_.table
 def alpha_dropout_(input, p, train):
     try:
-        return _tb_alpha_dropout_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_alpha_dropout_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('alpha_dropout_', (_ops.alpha_dropout_,), locals(), _e)
 
 _tb_amax = _ops.amax.table
@@ -448,8 +448,8 @@ def amax(input, dim=(), keepdim=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         dim = _il(dim, 1)
-        if out is not None: return _ops.amax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-        return _tb_amax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.amax_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+        return _tb_amax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('amax', (_ops.amax, _ops.amax_out), locals(), _e)
 
 _tb_amin = _ops.amin.table
@@ -457,8 +457,8 @@ def amin(input, dim=(), keepdim=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         dim = _il(dim, 1)
-        if out is not None: return _ops.amin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-        return _tb_amin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.amin_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+        return _tb_amin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('amin', (_ops.amin, _ops.amin_out), locals(), _e)
 
 _tb_aminmax = _ops.aminmax.table
@@ -466,8 +466,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.aminmax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
-        return _tb_aminmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.aminmax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, *out)
+        return _tb_aminmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('aminmax', (_ops.aminmax, _ops.aminmax_out), locals(), _e)
 
 _tb_any = _ops.any.table
@@ -477,19 +477,19 @@ def any(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
-            if out is not None: return _ops.any_all_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-            return _tb_any[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            if out is not None: return _ops.any_all_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+            return _tb_any[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and dim is not _M and _is_int(dim):
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
-            if out is not None: return _ops.any_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-            return _tb_any_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.any_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+            return _tb_any_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         if input is not _M and (dim is _M or dim is None or _is_il(dim)):
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim)
-            if out is not None: return _ops.any_dims_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-            return _tb_any_dims[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.any_dims_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+            return _tb_any_dims[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('any', (_ops.any, _ops.any_dim, _ops.any_dims, _ops.any_all_out, _ops.any_out, _ops.any_dims_out), locals(), _e)
 
@@ -499,86 +499,86 @@ def arange(*args, **kwargs):
 _tb_arccos = _ops.arccos.table
 def arccos(input, *, out=None):
     try:
-        if out is not None: return _ops.arccos_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arccos[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arccos_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arccos[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arccos', (_ops.arccos, _ops.arccos_out), locals(), _e)
 
 _tb_arccos_ = _ops.arccos_.table
 def arccos_(input):
     try:
-        return _tb_arccos_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arccos_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arccos_', (_ops.arccos_,), locals(), _e)
 
 _tb_arccosh = _ops.arccosh.table
 def arccosh(input, *, out=None):
     try:
-        if out is not None: return _ops.arccosh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arccosh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arccosh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arccosh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arccosh', (_ops.arccosh, _ops.arccosh_out), locals(), _e)
 
 _tb_arccosh_ = _ops.arccosh_.table
 def arccosh_(input):
     try:
-        return _tb_arccosh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arccosh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arccosh_', (_ops.arccosh_,), locals(), _e)
 
 _tb_arcsin = _ops.arcsin.table
 def arcsin(input, *, out=None):
     try:
-        if out is not None: return _ops.arcsin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arcsin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arcsin_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arcsin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arcsin', (_ops.arcsin, _ops.arcsin_out), locals(), _e)
 
 _tb_arcsin_ = _ops.arcsin_.table
 def arcsin_(input):
     try:
-        return _tb_arcsin_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arcsin_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arcsin_', (_ops.arcsin_,), locals(), _e)
 
 _tb_arcsinh = _ops.arcsinh.table
 def arcsinh(input, *, out=None):
     try:
-        if out is not None: return _ops.arcsinh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arcsinh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arcsinh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arcsinh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arcsinh', (_ops.arcsinh, _ops.arcsinh_out), locals(), _e)
 
 _tb_arcsinh_ = _ops.arcsinh_.table
 def arcsinh_(input):
     try:
-        return _tb_arcsinh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arcsinh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arcsinh_', (_ops.arcsinh_,), locals(), _e)
 
 _tb_arctan = _ops.arctan.table
 def arctan(input, *, out=None):
     try:
-        if out is not None: return _ops.arctan_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arctan[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arctan_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arctan[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arctan', (_ops.arctan, _ops.arctan_out), locals(), _e)
 
 _tb_arctan2 = _ops.arctan2.table
 def arctan2(input, other, *, out=None):
     try:
-        if out is not None: return _ops.arctan2_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_arctan2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.arctan2_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_arctan2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('arctan2', (_ops.arctan2, _ops.arctan2_out), locals(), _e)
 
 _tb_arctan_ = _ops.arctan_.table
 def arctan_(input):
     try:
-        return _tb_arctan_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arctan_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arctan_', (_ops.arctan_,), locals(), _e)
 
 _tb_arctanh = _ops.arctanh.table
 def arctanh(input, *, out=None):
     try:
-        if out is not None: return _ops.arctanh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_arctanh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.arctanh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_arctanh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arctanh', (_ops.arctanh, _ops.arctanh_out), locals(), _e)
 
 _tb_arctanh_ = _ops.arctanh_.table
 def arctanh_(input):
     try:
-        return _tb_arctanh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_arctanh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('arctanh_', (_ops.arctanh_,), locals(), _e)
 
 _tb_argmax = _ops.argmax.table
@@ -586,8 +586,8 @@ def argmax(input, dim=None, keepdim=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.argmax_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-        return _tb_argmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.argmax_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+        return _tb_argmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('argmax', (_ops.argmax, _ops.argmax_out), locals(), _e)
 
 _tb_argmin = _ops.argmin.table
@@ -595,8 +595,8 @@ def argmin(input, dim=None, keepdim=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.argmin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-        return _tb_argmin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.argmin_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+        return _tb_argmin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('argmin', (_ops.argmin, _ops.argmin_out), locals(), _e)
 
 _tb_argsort = _ops.argsort.table
@@ -604,13 +604,13 @@ def argsort(input, dim=-1, descending=False, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_argsort[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, descending)
+        return _tb_argsort[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, descending)
     except _ARG_ERRORS as _e: return _fallback('argsort', (_ops.argsort,), locals(), _e)
 
 _tb_argwhere = _ops.argwhere.table
 def argwhere(input):
     try:
-        return _tb_argwhere[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_argwhere[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('argwhere', (_ops.argwhere,), locals(), _e)
 
 _tb_as_strided = _ops.as_strided.table
@@ -619,7 +619,7 @@ def as_strided(input, size, stride, storage_offset=None):
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _tb_as_strided[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, stride, storage_offset)
+        return _tb_as_strided[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, stride, storage_offset)
     except _ARG_ERRORS as _e: return _fallback('as_strided', (_ops.as_strided,), locals(), _e)
 
 _tb_as_strided_ = _ops.as_strided_.table
@@ -628,7 +628,7 @@ def as_strided_(input, size, stride, storage_offset=None):
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _tb_as_strided_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, stride, storage_offset)
+        return _tb_as_strided_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, stride, storage_offset)
     except _ARG_ERRORS as _e: return _fallback('as_strided_', (_ops.as_strided_,), locals(), _e)
 
 _tb_as_strided_scatter = _ops.as_strided_scatter.table
@@ -637,66 +637,66 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
         if size is not None: size = _il(size)
         if stride is not None: stride = _il(stride)
         if storage_offset is not None and storage_offset.__class__ is not int: storage_offset = _int(storage_offset)
-        return _tb_as_strided_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, size, stride, storage_offset)
+        return _tb_as_strided_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](input, src, size, stride, storage_offset)
     except _ARG_ERRORS as _e: return _fallback('as_strided_scatter', (_ops.as_strided_scatter,), locals(), _e)
 
 _tb_asin = _ops.asin.table
 def asin(input, *, out=None):
     try:
-        if out is not None: return _ops.asin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_asin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.asin_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_asin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('asin', (_ops.asin, _ops.asin_out), locals(), _e)
 
 _tb_asin_ = _ops.asin_.table
 def asin_(input):
     try:
-        return _tb_asin_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_asin_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('asin_', (_ops.asin_,), locals(), _e)
 
 _tb_asinh = _ops.asinh.table
 def asinh(input, *, out=None):
     try:
-        if out is not None: return _ops.asinh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_asinh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.asinh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_asinh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('asinh', (_ops.asinh, _ops.asinh_out), locals(), _e)
 
 _tb_asinh_ = _ops.asinh_.table
 def asinh_(input):
     try:
-        return _tb_asinh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_asinh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('asinh_', (_ops.asinh_,), locals(), _e)
 
 _tb_atan = _ops.atan.table
 def atan(input, *, out=None):
     try:
-        if out is not None: return _ops.atan_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_atan[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.atan_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_atan[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('atan', (_ops.atan, _ops.atan_out), locals(), _e)
 
 _tb_atan2 = _ops.atan2.table
 def atan2(input, other, *, out=None):
     try:
-        if out is not None: return _ops.atan2_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_atan2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.atan2_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_atan2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('atan2', (_ops.atan2, _ops.atan2_out), locals(), _e)
 
 _tb_atan_ = _ops.atan_.table
 def atan_(input):
     try:
-        return _tb_atan_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_atan_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('atan_', (_ops.atan_,), locals(), _e)
 
 _tb_atanh = _ops.atanh.table
 def atanh(input, *, out=None):
     try:
-        if out is not None: return _ops.atanh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_atanh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.atanh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_atanh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('atanh', (_ops.atanh, _ops.atanh_out), locals(), _e)
 
 _tb_atanh_ = _ops.atanh_.table
 def atanh_(input):
     try:
-        return _tb_atanh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_atanh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('atanh_', (_ops.atanh_,), locals(), _e)
 
 _tb_avg_pool1d = _ops.avg_pool1d.table
@@ -705,7 +705,7 @@ def avg_pool1d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, cou
         if kernel_size is not None: kernel_size = _il(kernel_size, 1)
         stride = _il(stride, 1)
         padding = _il(padding, 1)
-        return _tb_avg_pool1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+        return _tb_avg_pool1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad)
     except _ARG_ERRORS as _e: return _fallback('avg_pool1d', (_ops.avg_pool1d,), locals(), _e)
 
 _tb_baddbmm = _ops.baddbmm.table
@@ -713,8 +713,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.baddbmm_out.table[(input._keys | _k(batch1) | _k(batch2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, batch1, batch2, beta, alpha, out)
-        return _tb_baddbmm[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.baddbmm_out.table[(input._keys | _k(batch1) | _k(batch2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, batch1, batch2, beta, alpha, out)
+        return _tb_baddbmm[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st().dk)[0]) & _d[1]](
             input, batch1, batch2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('baddbmm', (_ops.baddbmm, _ops.baddbmm_out), locals(), _e)
 
@@ -726,14 +726,14 @@ def bartlett_window(window_length, periodic=_M, *, dtype=None, layout=None, devi
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_bartlett_window[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
+            _r = _tb_bartlett_window[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_bartlett_window_periodic[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
+            _r = _tb_bartlett_window_periodic[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -749,7 +749,7 @@ def batch_norm(input, weight=None, bias=None, running_mean=None, running_var=Non
             | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean))
             | (running_var._keys if running_var.__class__ is _T else _k(running_var))
         )
-        return _tb_batch_norm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
+        return _tb_batch_norm[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled)
     except _ARG_ERRORS as _e: return _fallback('batch_norm', (_ops.batch_norm,), locals(), _e)
 
 _tb_bernoulli = _ops.bernoulli.table
@@ -758,12 +758,12 @@ _tb_bernoulli_Tensor = _ops.bernoulli_Tensor.table
 def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
-            if out is not None: return _ops.bernoulli_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, generator, out)
-            return _tb_bernoulli[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, generator)
+            if out is not None: return _ops.bernoulli_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, generator, out)
+            return _tb_bernoulli[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, generator)
         if input is not _M and p is not _M and True:
-            return _tb_bernoulli_p[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+            return _tb_bernoulli_p[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _tb_bernoulli_Tensor[(input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+            return _tb_bernoulli_Tensor[(input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bernoulli', (_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_Tensor, _ops.bernoulli_out), locals(), _e)
 
@@ -776,7 +776,7 @@ def bilinear(input1, input2, weight, bias=None):
             | (weight._keys if weight.__class__ is _T else _k(weight))
             | (bias._keys if bias.__class__ is _T else _k(bias))
         )
-        return _tb_bilinear[(_ks | (_d := _st.dk)[0]) & _d[1]](input1, input2, weight, bias)
+        return _tb_bilinear[(_ks | (_d := _st().dk)[0]) & _d[1]](input1, input2, weight, bias)
     except _ARG_ERRORS as _e: return _fallback('bilinear', (_ops.bilinear,), locals(), _e)
 
 _tb_binary_cross_entropy_with_logits = _ops.binary_cross_entropy_with_logits.table
@@ -789,7 +789,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
             | (weight._keys if weight.__class__ is _T else _k(weight))
             | (pos_weight._keys if pos_weight.__class__ is _T else _k(pos_weight))
         )
-        return _tb_binary_cross_entropy_with_logits[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, weight, pos_weight, reduction)
+        return _tb_binary_cross_entropy_with_logits[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, weight, pos_weight, reduction)
     except _ARG_ERRORS as _e: return _fallback('binary_cross_entropy_with_logits', (_ops.binary_cross_entropy_with_logits,), locals(), _e)
 
 _tb_bitwise_and_Tensor = _ops.bitwise_and_Tensor.table
@@ -798,16 +798,16 @@ _tb_bitwise_and_Scalar_Tensor = _ops.bitwise_and_Scalar_Tensor.table
 def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_and_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_and_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_and_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_and_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_and_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_and_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_and_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_and_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.bitwise_and_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_and_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_and_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_and_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_and', (
@@ -825,17 +825,17 @@ _tb_bitwise_left_shift_Scalar_Tensor = _ops.bitwise_left_shift_Scalar_Tensor.tab
 def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_left_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+            if out is not None: return _ops.bitwise_left_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_bitwise_left_shift_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_left_shift_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_left_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_left_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.bitwise_left_shift_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_left_shift_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_left_shift_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_left_shift_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_left_shift', (
@@ -850,8 +850,8 @@ def bitwise_left_shift(input, other, *, out=None):
 _tb_bitwise_not = _ops.bitwise_not.table
 def bitwise_not(input, *, out=None):
     try:
-        if out is not None: return _ops.bitwise_not_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_bitwise_not[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.bitwise_not_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_bitwise_not[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('bitwise_not', (_ops.bitwise_not, _ops.bitwise_not_out), locals(), _e)
 
 _tb_bitwise_or_Tensor = _ops.bitwise_or_Tensor.table
@@ -860,16 +860,16 @@ _tb_bitwise_or_Scalar_Tensor = _ops.bitwise_or_Scalar_Tensor.table
 def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_or_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_or_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_or_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_or_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_or_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_or_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_or_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_or_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.bitwise_or_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_or_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_or_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_or_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_or', (
@@ -887,17 +887,17 @@ _tb_bitwise_right_shift_Scalar_Tensor = _ops.bitwise_right_shift_Scalar_Tensor.t
 def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_right_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+            if out is not None: return _ops.bitwise_right_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_bitwise_right_shift_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_right_shift_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_right_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_right_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.bitwise_right_shift_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_right_shift_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_right_shift_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_right_shift_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_right_shift', (
@@ -915,16 +915,16 @@ _tb_bitwise_xor_Scalar_Tensor = _ops.bitwise_xor_Scalar_Tensor.table
 def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_xor_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_xor_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_xor_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_xor_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_xor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_xor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_xor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_xor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.bitwise_xor_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_xor_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_xor_Scalar_Tensor_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_xor_Scalar_Tensor[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_xor', (
@@ -944,14 +944,14 @@ def blackman_window(window_length, periodic=_M, *, dtype=None, layout=None, devi
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_blackman_window[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
+            _r = _tb_blackman_window[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_blackman_window_periodic[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
+            _r = _tb_blackman_window_periodic[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -961,14 +961,14 @@ _tb_block_diag = _ops.block_diag.table
 def block_diag(tensors):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
-        return _tb_block_diag[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](tensors)
+        return _tb_block_diag[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](tensors)
     except _ARG_ERRORS as _e: return _fallback('block_diag', (_ops.block_diag,), locals(), _e)
 
 _tb_bmm = _ops.bmm.table
 def bmm(input, mat2, *, out=None):
     try:
-        if out is not None: return _ops.bmm_out.table[(input._keys | _k(mat2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mat2, out)
-        return _tb_bmm[(input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1]](input, mat2)
+        if out is not None: return _ops.bmm_out.table[(input._keys | _k(mat2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mat2, out)
+        return _tb_bmm[(input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st().dk)[0]) & _d[1]](input, mat2)
     except _ARG_ERRORS as _e: return _fallback('bmm', (_ops.bmm, _ops.bmm_out), locals(), _e)
 
 _tb_broadcast_to = _ops.broadcast_to.table
@@ -978,7 +978,7 @@ def broadcast_to(input, *_size, size=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _tb_broadcast_to[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size)
+        return _tb_broadcast_to[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size)
     except _ARG_ERRORS as _e:
         return _fallback('broadcast_to', (_ops.broadcast_to,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
@@ -986,7 +986,7 @@ _tb_cartesian_prod = _ops.cartesian_prod.table
 def cartesian_prod(tensors):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
-        return _tb_cartesian_prod[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](tensors)
+        return _tb_cartesian_prod[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](tensors)
     except _ARG_ERRORS as _e: return _fallback('cartesian_prod', (_ops.cartesian_prod,), locals(), _e)
 
 _tb_cat = _ops.cat.table
@@ -995,72 +995,72 @@ def cat(tensors, dim=0, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.cat_out.table[(_kl(tensors) | _k(out) | (_d := _st.dk)[0]) & _d[1]](tensors, dim, out)
-        return _tb_cat[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](tensors, dim)
+        if out is not None: return _ops.cat_out.table[(_kl(tensors) | _k(out) | (_d := _st().dk)[0]) & _d[1]](tensors, dim, out)
+        return _tb_cat[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](tensors, dim)
     except _ARG_ERRORS as _e: return _fallback('cat', (_ops.cat, _ops.cat_out), locals(), _e)
 
 _tb_ceil = _ops.ceil.table
 def ceil(input, *, out=None):
     try:
-        if out is not None: return _ops.ceil_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_ceil[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.ceil_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_ceil[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('ceil', (_ops.ceil, _ops.ceil_out), locals(), _e)
 
 _tb_ceil_ = _ops.ceil_.table
 def ceil_(input):
     try:
-        return _tb_ceil_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_ceil_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('ceil_', (_ops.ceil_,), locals(), _e)
 
 _tb_celu = _ops.celu.table
 def celu(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_celu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, alpha)
+        return _tb_celu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, alpha)
     except _ARG_ERRORS as _e: return _fallback('celu', (_ops.celu,), locals(), _e)
 
 _tb_celu_ = _ops.celu_.table
 def celu_(input, alpha=1.0):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_celu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, alpha)
+        return _tb_celu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, alpha)
     except _ARG_ERRORS as _e: return _fallback('celu_', (_ops.celu_,), locals(), _e)
 
 _tb_chain_matmul = _ops.chain_matmul.table
 def chain_matmul(matrices, *, out=None):
     try:
         if matrices.__class__ is not list: matrices = _tl(matrices)
-        if out is not None: return _ops.chain_matmul_out.table[(_kl(matrices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](matrices, out)
-        return _tb_chain_matmul[(_kl(matrices) | (_d := _st.dk)[0]) & _d[1]](matrices)
+        if out is not None: return _ops.chain_matmul_out.table[(_kl(matrices) | _k(out) | (_d := _st().dk)[0]) & _d[1]](matrices, out)
+        return _tb_chain_matmul[(_kl(matrices) | (_d := _st().dk)[0]) & _d[1]](matrices)
     except _ARG_ERRORS as _e: return _fallback('chain_matmul', (_ops.chain_matmul, _ops.chain_matmul_out), locals(), _e)
 
 _tb_channel_shuffle = _ops.channel_shuffle.table
 def channel_shuffle(input, groups, *, out=None):
     try:
         if groups.__class__ is not int: groups = _int(groups)
-        if out is not None: return _ops.channel_shuffle_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, groups, out)
-        return _tb_channel_shuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, groups)
+        if out is not None: return _ops.channel_shuffle_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, groups, out)
+        return _tb_channel_shuffle[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, groups)
     except _ARG_ERRORS as _e: return _fallback('channel_shuffle', (_ops.channel_shuffle, _ops.channel_shuffle_out), locals(), _e)
 
 _tb_cholesky = _ops.cholesky.table
 def cholesky(input, upper=False, *, out=None):
     try:
-        if out is not None: return _ops.cholesky_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, upper, out)
-        return _tb_cholesky[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, upper)
+        if out is not None: return _ops.cholesky_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, upper, out)
+        return _tb_cholesky[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, upper)
     except _ARG_ERRORS as _e: return _fallback('cholesky', (_ops.cholesky, _ops.cholesky_out), locals(), _e)
 
 _tb_cholesky_inverse = _ops.cholesky_inverse.table
 def cholesky_inverse(input, upper=False, *, out=None):
     try:
-        if out is not None: return _ops.cholesky_inverse_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, upper, out)
-        return _tb_cholesky_inverse[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, upper)
+        if out is not None: return _ops.cholesky_inverse_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, upper, out)
+        return _tb_cholesky_inverse[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, upper)
     except _ARG_ERRORS as _e: return _fallback('cholesky_inverse', (_ops.cholesky_inverse, _ops.cholesky_inverse_out), locals(), _e)
 
 _tb_cholesky_solve = _ops.cholesky_solve.table
 def cholesky_solve(input, input2, upper=False, *, out=None):
     try:
-        if out is not None: return _ops.cholesky_solve_out.table[(input._keys | _k(input2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, input2, upper, out)
-        return _tb_cholesky_solve[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1]](input, input2, upper)
+        if out is not None: return _ops.cholesky_solve_out.table[(input._keys | _k(input2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, input2, upper, out)
+        return _tb_cholesky_solve[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st().dk)[0]) & _d[1]](input, input2, upper)
     except _ARG_ERRORS as _e: return _fallback('cholesky_solve', (_ops.cholesky_solve, _ops.cholesky_solve_out), locals(), _e)
 
 _tb_chunk = _ops.chunk.table
@@ -1069,7 +1069,7 @@ def chunk(input, chunks, dim=0, **_kw):
         if _kw: raise TypeError('no overload matched')
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_chunk[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, chunks, dim)
+        return _tb_chunk[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, chunks, dim)
     except _ARG_ERRORS as _e: return _fallback('chunk', (_ops.chunk,), locals(), _e)
 
 _tb_clamp = _ops.clamp.table
@@ -1079,11 +1079,11 @@ def clamp(input, min=None, max=None, *, out=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None: return _ops.clamp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, max, out)
-            return _tb_clamp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            if out is not None: return _ops.clamp_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, max, out)
+            return _tb_clamp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            if out is not None: return _ops.clamp_Tensor_out.table[(input._keys | _k(min) | _k(max) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, max, out)
-            return _tb_clamp_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            if out is not None: return _ops.clamp_Tensor_out.table[(input._keys | _k(min) | _k(max) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, max, out)
+            return _tb_clamp_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp', (_ops.clamp, _ops.clamp_Tensor, _ops.clamp_out, _ops.clamp_Tensor_out), locals(), _e)
 
@@ -1094,9 +1094,9 @@ def clamp_(input, min=None, max=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _tb_clamp_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            return _tb_clamp_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _tb_clamp__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            return _tb_clamp__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp_', (_ops.clamp_, _ops.clamp__Tensor), locals(), _e)
 
@@ -1106,11 +1106,11 @@ def clamp_max(input, max, *, out=None):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None: return _ops.clamp_max_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, max, out)
-            return _tb_clamp_max[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, max)
+            if out is not None: return _ops.clamp_max_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, max, out)
+            return _tb_clamp_max[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
-            if out is not None: return _ops.clamp_max_Tensor_out.table[(input._keys | _k(max) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, max, out)
-            return _tb_clamp_max_Tensor[(input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, max)
+            if out is not None: return _ops.clamp_max_Tensor_out.table[(input._keys | _k(max) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, max, out)
+            return _tb_clamp_max_Tensor[(input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp_max', (_ops.clamp_max, _ops.clamp_max_Tensor, _ops.clamp_max_out, _ops.clamp_max_Tensor_out), locals(), _e)
 
@@ -1120,9 +1120,9 @@ def clamp_max_(input, max):
     try:
         if input is not _M and max is not _M and not isinstance(max, _TI):
             if max.__class__ not in _NUMS: max = _sc(max)
-            return _tb_clamp_max_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, max)
+            return _tb_clamp_max_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, max)
         if input is not _M and max is not _M and isinstance(max, _TI):
-            return _tb_clamp_max__Tensor[(input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, max)
+            return _tb_clamp_max__Tensor[(input._keys | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp_max_', (_ops.clamp_max_, _ops.clamp_max__Tensor), locals(), _e)
 
@@ -1132,11 +1132,11 @@ def clamp_min(input, min, *, out=None):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
-            if out is not None: return _ops.clamp_min_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, out)
-            return _tb_clamp_min[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min)
+            if out is not None: return _ops.clamp_min_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, out)
+            return _tb_clamp_min[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
-            if out is not None: return _ops.clamp_min_Tensor_out.table[(input._keys | _k(min) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, out)
-            return _tb_clamp_min_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1]](input, min)
+            if out is not None: return _ops.clamp_min_Tensor_out.table[(input._keys | _k(min) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, out)
+            return _tb_clamp_min_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st().dk)[0]) & _d[1]](input, min)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp_min', (_ops.clamp_min, _ops.clamp_min_Tensor, _ops.clamp_min_out, _ops.clamp_min_Tensor_out), locals(), _e)
 
@@ -1146,9 +1146,9 @@ def clamp_min_(input, min):
     try:
         if input is not _M and min is not _M and not isinstance(min, _TI):
             if min.__class__ not in _NUMS: min = _sc(min)
-            return _tb_clamp_min_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min)
+            return _tb_clamp_min_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min)
         if input is not _M and min is not _M and isinstance(min, _TI):
-            return _tb_clamp_min__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st.dk)[0]) & _d[1]](input, min)
+            return _tb_clamp_min__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (_d := _st().dk)[0]) & _d[1]](input, min)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clamp_min_', (_ops.clamp_min_, _ops.clamp_min__Tensor), locals(), _e)
 
@@ -1159,11 +1159,11 @@ def clip(input, min=None, max=None, *, out=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            if out is not None: return _ops.clip_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, max, out)
-            return _tb_clip[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            if out is not None: return _ops.clip_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, max, out)
+            return _tb_clip[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            if out is not None: return _ops.clip_Tensor_out.table[(input._keys | _k(min) | _k(max) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min, max, out)
-            return _tb_clip_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            if out is not None: return _ops.clip_Tensor_out.table[(input._keys | _k(min) | _k(max) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min, max, out)
+            return _tb_clip_Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clip', (_ops.clip, _ops.clip_Tensor, _ops.clip_out, _ops.clip_Tensor_out), locals(), _e)
 
@@ -1174,36 +1174,36 @@ def clip_(input, min=None, max=None):
         if input is not _M and (min is _M or min is None or not isinstance(min, _TI)) and (max is _M or max is None or not isinstance(max, _TI)):
             if min is not None and min.__class__ not in _NUMS: min = _sc(min)
             if max is not None and max.__class__ not in _NUMS: max = _sc(max)
-            return _tb_clip_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            return _tb_clip_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         if input is not _M and (min is _M or min is None or isinstance(min, _TI)) and (max is _M or max is None or isinstance(max, _TI)):
-            return _tb_clip__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st.dk)[0]) & _d[1]](input, min, max)
+            return _tb_clip__Tensor[(input._keys | (min._keys if min.__class__ is _T else _k(min)) | (max._keys if max.__class__ is _T else _k(max)) | (_d := _st().dk)[0]) & _d[1]](input, min, max)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('clip_', (_ops.clip_, _ops.clip__Tensor), locals(), _e)
 
 _tb_clone = _ops.clone.table
 def clone(input, *, memory_format=None):
     try:
-        return _tb_clone[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, memory_format)
+        return _tb_clone[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, memory_format)
     except _ARG_ERRORS as _e: return _fallback('clone', (_ops.clone,), locals(), _e)
 
 _tb_combinations = _ops.combinations.table
 def combinations(input, r=2, with_replacement=False):
     try:
         if r.__class__ is not int: r = _int(r)
-        return _tb_combinations[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, r, with_replacement)
+        return _tb_combinations[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, r, with_replacement)
     except _ARG_ERRORS as _e: return _fallback('combinations', (_ops.combinations,), locals(), _e)
 
 _tb_conj = _ops.conj.table
 def conj(input):
     try:
-        return _tb_conj[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_conj[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('conj', (_ops.conj,), locals(), _e)
 
 _tb_conj_physical = _ops.conj_physical.table
 def conj_physical(input, *, out=None):
     try:
-        if out is not None: return _ops.conj_physical_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_conj_physical[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.conj_physical_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_conj_physical[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('conj_physical', (_ops.conj_physical, _ops.conj_physical_out), locals(), _e)
 
 _tb_constant_pad_nd = _ops.constant_pad_nd.table
@@ -1211,7 +1211,7 @@ def constant_pad_nd(input, pad, value=0):
     try:
         if pad is not None: pad = _il(pad)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _tb_constant_pad_nd[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, pad, value)
+        return _tb_constant_pad_nd[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, pad, value)
     except _ARG_ERRORS as _e: return _fallback('constant_pad_nd', (_ops.constant_pad_nd,), locals(), _e)
 
 _tb_conv1d = _ops.conv1d.table
@@ -1224,14 +1224,14 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=_M, dilation=(1,), gro
             padding = _il(padding, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv1d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv1d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 1)
             dilation = _il(dilation, 1)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv1d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv1d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('conv1d', (_ops.conv1d, _ops.conv1d_padding), locals(), _e)
@@ -1246,14 +1246,14 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=_M, dilation=(1, 1),
             padding = _il(padding, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv2d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv2d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 2)
             dilation = _il(dilation, 2)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv2d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv2d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('conv2d', (_ops.conv2d, _ops.conv2d_padding), locals(), _e)
@@ -1268,14 +1268,14 @@ def conv3d(input, weight, bias=None, stride=(1, 1, 1), padding=_M, dilation=(1, 
             padding = _il(padding, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv3d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv3d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         if input is not _M and weight is not _M and (padding is _M or padding is None or isinstance(padding, str)):
             if padding is _M: padding = 'valid'
             stride = _il(stride, 3)
             dilation = _il(dilation, 3)
             if groups.__class__ is not int: groups = _int(groups)
-            return _tb_conv3d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_conv3d_padding[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
                 input, weight, bias, stride, padding, dilation, groups)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('conv3d', (_ops.conv3d, _ops.conv3d_padding), locals(), _e)
@@ -1288,7 +1288,7 @@ def conv_transpose1d(input, weight, bias=None, stride=(1,), padding=(0,), output
         output_padding = _il(output_padding, 1)
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 1)
-        return _tb_conv_transpose1d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_conv_transpose1d[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, weight, bias, stride, padding, output_padding, groups, dilation)
     except _ARG_ERRORS as _e: return _fallback('conv_transpose1d', (_ops.conv_transpose1d,), locals(), _e)
 
@@ -1301,7 +1301,7 @@ def conv_transpose2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), ou
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 2)
         _ks = input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias))
-        return _tb_conv_transpose2d_input[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _tb_conv_transpose2d_input[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except _ARG_ERRORS as _e: return _fallback('conv_transpose2d', (_ops.conv_transpose2d_input,), locals(), _e)
 
 _tb_conv_transpose3d_input = _ops.conv_transpose3d_input.table
@@ -1313,7 +1313,7 @@ def conv_transpose3d(input, weight, bias=None, stride=(1, 1, 1), padding=(0, 0, 
         if groups.__class__ is not int: groups = _int(groups)
         dilation = _il(dilation, 3)
         _ks = input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias))
-        return _tb_conv_transpose3d_input[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, stride, padding, output_padding, groups, dilation)
+        return _tb_conv_transpose3d_input[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias, stride, padding, output_padding, groups, dilation)
     except _ARG_ERRORS as _e: return _fallback('conv_transpose3d', (_ops.conv_transpose3d_input,), locals(), _e)
 
 _tb_convolution = _ops.convolution.table
@@ -1324,47 +1324,47 @@ def convolution(input, weight, bias=None, stride=_M, padding=_M, dilation=_M, tr
         if dilation is not None: dilation = _il(dilation)
         if output_padding is not None: output_padding = _il(output_padding)
         if groups.__class__ is not int: groups = _int(groups)
-        return _tb_convolution[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_convolution[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     except _ARG_ERRORS as _e: return _fallback('convolution', (_ops.convolution,), locals(), _e)
 
 _tb_copysign_Tensor = _ops.copysign_Tensor.table
 def copysign(input, other, *, out=None):
     try:
-        if out is not None: return _ops.copysign_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_copysign_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.copysign_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_copysign_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('copysign', (_ops.copysign_Tensor, _ops.copysign_out), locals(), _e)
 
 _tb_corrcoef = _ops.corrcoef.table
 def corrcoef(input):
     try:
-        return _tb_corrcoef[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_corrcoef[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('corrcoef', (_ops.corrcoef,), locals(), _e)
 
 _tb_cos = _ops.cos.table
 def cos(input, *, out=None):
     try:
-        if out is not None: return _ops.cos_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_cos[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.cos_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_cos[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('cos', (_ops.cos, _ops.cos_out), locals(), _e)
 
 _tb_cos_ = _ops.cos_.table
 def cos_(input):
     try:
-        return _tb_cos_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_cos_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('cos_', (_ops.cos_,), locals(), _e)
 
 _tb_cosh = _ops.cosh.table
 def cosh(input, *, out=None):
     try:
-        if out is not None: return _ops.cosh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_cosh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.cosh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_cosh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('cosh', (_ops.cosh, _ops.cosh_out), locals(), _e)
 
 _tb_cosh_ = _ops.cosh_.table
 def cosh_(input):
     try:
-        return _tb_cosh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_cosh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('cosh_', (_ops.cosh_,), locals(), _e)
 
 _tb_cosine_embedding_loss = _ops.cosine_embedding_loss.table
@@ -1372,7 +1372,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         _ks = input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (target._keys if target.__class__ is _T else _k(target))
-        return _tb_cosine_embedding_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
+        return _tb_cosine_embedding_loss[(_ks | (_d := _st().dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
     except _ARG_ERRORS as _e: return _fallback('cosine_embedding_loss', (_ops.cosine_embedding_loss,), locals(), _e)
 
 _tb_cosine_similarity = _ops.cosine_similarity.table
@@ -1380,7 +1380,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-08, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_cosine_similarity[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1]](x1, x2, dim, eps)
+        return _tb_cosine_similarity[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st().dk)[0]) & _d[1]](x1, x2, dim, eps)
     except _ARG_ERRORS as _e: return _fallback('cosine_similarity', (_ops.cosine_similarity,), locals(), _e)
 
 def count_nonzero(*args, **kwargs):
@@ -1390,8 +1390,8 @@ _tb_cov = _ops.cov.table
 def cov(input, *, correction=1, fweights=None, aweights=None):
     try:
         if correction.__class__ is not int: correction = _int(correction)
-        return _tb_cov[(input._keys | (fweights._keys if fweights.__class__ is _T else _k(fweights)) | (aweights._keys if aweights.__class__ is _T else _k(aweights)) | (_d := _st.dk)[0]) & _d[1]](
-            input, correction, fweights, aweights)
+        _ks = input._keys | (fweights._keys if fweights.__class__ is _T else _k(fweights)) | (aweights._keys if aweights.__class__ is _T else _k(aweights))
+        return _tb_cov[(_ks | (_d := _st().dk)[0]) & _d[1]](input, correction, fweights, aweights)
     except _ARG_ERRORS as _e: return _fallback('cov', (_ops.cov,), locals(), _e)
 
 _tb_cross = _ops.cross.table
@@ -1399,8 +1399,8 @@ def cross(input, other, dim=None, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.cross_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dim, out)
-        return _tb_cross[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dim)
+        if out is not None: return _ops.cross_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, dim, out)
+        return _tb_cross[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, dim)
     except _ARG_ERRORS as _e: return _fallback('cross', (_ops.cross, _ops.cross_out), locals(), _e)
 
 _tb_cummax = _ops.cummax.table
@@ -1408,8 +1408,8 @@ def cummax(input, dim=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.cummax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, *out)
-        return _tb_cummax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        if out is not None: return _ops.cummax_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, *out)
+        return _tb_cummax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('cummax', (_ops.cummax, _ops.cummax_out), locals(), _e)
 
 _tb_cummin = _ops.cummin.table
@@ -1417,8 +1417,8 @@ def cummin(input, dim=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.cummin_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, *out)
-        return _tb_cummin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        if out is not None: return _ops.cummin_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, *out)
+        return _tb_cummin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('cummin', (_ops.cummin, _ops.cummin_out), locals(), _e)
 
 _tb_cumprod = _ops.cumprod.table
@@ -1427,8 +1427,8 @@ def cumprod(input, dim=_M, *, dtype=None, out=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.cumprod_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
-        return _tb_cumprod[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        if out is not None: return _ops.cumprod_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype, out)
+        return _tb_cumprod[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumprod', (_ops.cumprod, _ops.cumprod_out), locals(), _e)
 
 _tb_cumsum = _ops.cumsum.table
@@ -1437,8 +1437,8 @@ def cumsum(input, dim=_M, *, dtype=None, out=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.cumsum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
-        return _tb_cumsum[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        if out is not None: return _ops.cumsum_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype, out)
+        return _tb_cumsum[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumsum', (_ops.cumsum, _ops.cumsum_out), locals(), _e)
 
 _tb_cumulative_trapezoid_x = _ops.cumulative_trapezoid_x.table
@@ -1448,46 +1448,46 @@ def cumulative_trapezoid(y, x=_M, *, dim=-1, dx=_M, **_kw):
         if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_cumulative_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
+            return _tb_cumulative_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st().dk)[0]) & _d[1]](y, x, dim)
         if y is not _M and x is _M:
             if dx is _M: dx = 1
             if dx.__class__ not in _NUMS: dx = _sc(dx)
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_cumulative_trapezoid_dx[(y._keys | (_d := _st.dk)[0]) & _d[1]](y, dx, dim)
+            return _tb_cumulative_trapezoid_dx[(y._keys | (_d := _st().dk)[0]) & _d[1]](y, dx, dim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('cumulative_trapezoid', (_ops.cumulative_trapezoid_x, _ops.cumulative_trapezoid_dx), locals(), _e)
 
 _tb_deg2rad = _ops.deg2rad.table
 def deg2rad(input, *, out=None):
     try:
-        if out is not None: return _ops.deg2rad_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_deg2rad[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.deg2rad_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_deg2rad[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('deg2rad', (_ops.deg2rad, _ops.deg2rad_out), locals(), _e)
 
 _tb_deg2rad_ = _ops.deg2rad_.table
 def deg2rad_(input):
     try:
-        return _tb_deg2rad_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_deg2rad_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('deg2rad_', (_ops.deg2rad_,), locals(), _e)
 
 _tb_det = _ops.det.table
 def det(input):
     try:
-        return _tb_det[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_det[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('det', (_ops.det,), locals(), _e)
 
 _tb_detach = _ops.detach.table
 def detach(input):
     try:
-        return _tb_detach[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_detach[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('detach', (_ops.detach,), locals(), _e)
 
 _tb_diag = _ops.diag.table
 def diag(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None: return _ops.diag_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, diagonal, out)
-        return _tb_diag[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, diagonal)
+        if out is not None: return _ops.diag_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, diagonal, out)
+        return _tb_diag[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, diagonal)
     except _ARG_ERRORS as _e: return _fallback('diag', (_ops.diag, _ops.diag_out), locals(), _e)
 
 _tb_diag_embed = _ops.diag_embed.table
@@ -1496,14 +1496,14 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _tb_diag_embed[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, offset, dim1, dim2)
+        return _tb_diag_embed[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, offset, dim1, dim2)
     except _ARG_ERRORS as _e: return _fallback('diag_embed', (_ops.diag_embed,), locals(), _e)
 
 _tb_diagflat = _ops.diagflat.table
 def diagflat(input, offset=0):
     try:
         if offset.__class__ is not int: offset = _int(offset)
-        return _tb_diagflat[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, offset)
+        return _tb_diagflat[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, offset)
     except _ARG_ERRORS as _e: return _fallback('diagflat', (_ops.diagflat,), locals(), _e)
 
 _tb_diagonal = _ops.diagonal.table
@@ -1512,7 +1512,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _tb_diagonal[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, offset, dim1, dim2)
+        return _tb_diagonal[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, offset, dim1, dim2)
     except _ARG_ERRORS as _e: return _fallback('diagonal', (_ops.diagonal,), locals(), _e)
 
 _tb_diagonal_scatter = _ops.diagonal_scatter.table
@@ -1521,7 +1521,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _tb_diagonal_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, offset, dim1, dim2)
+        return _tb_diagonal_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](input, src, offset, dim1, dim2)
     except _ARG_ERRORS as _e: return _fallback('diagonal_scatter', (_ops.diagonal_scatter,), locals(), _e)
 
 _tb_diff = _ops.diff.table
@@ -1530,22 +1530,22 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_diff[(input._keys | (prepend._keys if prepend.__class__ is _T else _k(prepend)) | (append._keys if append.__class__ is _T else _k(append)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_diff[(input._keys | (prepend._keys if prepend.__class__ is _T else _k(prepend)) | (append._keys if append.__class__ is _T else _k(append)) | (_d := _st().dk)[0]) & _d[1]](
             input, n, dim, prepend, append)
     except _ARG_ERRORS as _e: return _fallback('diff', (_ops.diff,), locals(), _e)
 
 _tb_digamma = _ops.digamma.table
 def digamma(input, *, out=None):
     try:
-        if out is not None: return _ops.digamma_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_digamma[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.digamma_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_digamma[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('digamma', (_ops.digamma, _ops.digamma_out), locals(), _e)
 
 _tb_dist = _ops.dist.table
 def dist(input, other, p=2):
     try:
         if p.__class__ not in _NUMS: p = _sc(p)
-        return _tb_dist[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, p)
+        return _tb_dist[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, p)
     except _ARG_ERRORS as _e: return _fallback('dist', (_ops.dist,), locals(), _e)
 
 _tb_div_Tensor = _ops.div_Tensor.table
@@ -1553,13 +1553,13 @@ _tb_div_Tensor_mode = _ops.div_Tensor_mode.table
 def div(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            if out is not None: return _ops.div_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_div_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.div_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_div_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            if out is not None: return _ops.div_out_mode.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode, out)
+            if out is not None: return _ops.div_out_mode.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, rounding_mode, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_div_Tensor_mode[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode)
+            return _tb_div_Tensor_mode[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('div', (_ops.div_Tensor, _ops.div_Tensor_mode, _ops.div_out, _ops.div_out_mode), locals(), _e)
 
@@ -1568,33 +1568,33 @@ _tb_divide_Tensor_mode = _ops.divide_Tensor_mode.table
 def divide(input, other, *, rounding_mode=_M, out=None):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            if out is not None: return _ops.divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_divide_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_divide_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            if out is not None: return _ops.divide_out_mode.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode, out)
-            _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_divide_Tensor_mode[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode)
+            if out is not None: return _ops.divide_out_mode.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, rounding_mode, out)
+            return _tb_divide_Tensor_mode[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](
+                input, other, rounding_mode)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('divide', (_ops.divide_Tensor, _ops.divide_Tensor_mode, _ops.divide_out, _ops.divide_out_mode), locals(), _e)
 
 _tb_dot = _ops.dot.table
 def dot(input, tensor, *, out=None):
     try:
-        if out is not None: return _ops.dot_out.table[(input._keys | _k(tensor) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, tensor, out)
-        return _tb_dot[(input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st.dk)[0]) & _d[1]](input, tensor)
+        if out is not None: return _ops.dot_out.table[(input._keys | _k(tensor) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, tensor, out)
+        return _tb_dot[(input._keys | (tensor._keys if tensor.__class__ is _T else _k(tensor)) | (_d := _st().dk)[0]) & _d[1]](input, tensor)
     except _ARG_ERRORS as _e: return _fallback('dot', (_ops.dot, _ops.dot_out), locals(), _e)
 
 _tb_dropout = _ops.dropout.table
 def dropout(input, p, train):
     try:
-        return _tb_dropout[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_dropout[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('dropout', (_ops.dropout,), locals(), _e)
 
 _tb_dropout_ = _ops.dropout_.table
 def dropout_(input, p, train):
     try:
-        return _tb_dropout_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_dropout_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('dropout_', (_ops.dropout_,), locals(), _e)
 
 _tb_einsum = _ops.einsum.table
@@ -1602,14 +1602,14 @@ def einsum(equation, tensors, *, path=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if path is not None: path = _il(path)
-        return _tb_einsum[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](equation, tensors, path)
+        return _tb_einsum[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](equation, tensors, path)
     except _ARG_ERRORS as _e: return _fallback('einsum', (_ops.einsum,), locals(), _e)
 
 _tb_embedding = _ops.embedding.table
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     try:
         if padding_idx.__class__ is not int: padding_idx = _int(padding_idx)
-        return _tb_embedding[(weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](weight, indices, padding_idx, scale_grad_by_freq, sparse)
+        return _tb_embedding[(weight._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st().dk)[0]) & _d[1]](weight, indices, padding_idx, scale_grad_by_freq, sparse)
     except _ARG_ERRORS as _e: return _fallback('embedding', (_ops.embedding,), locals(), _e)
 
 _tb_embedding_bag = _ops.embedding_bag.table
@@ -1628,7 +1628,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
                 | (offsets._keys if offsets.__class__ is _T else _k(offsets))
                 | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights))
             )
-            return _tb_embedding_bag[(_ks | (_d := _st.dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
+            return _tb_embedding_bag[(_ks | (_d := _st().dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset)
         if weight is not _M and indices is not _M and offsets is not _M and scale_grad_by_freq is not _M and mode is not _M and sparse is not _M and include_last_offset is not _M:
             if padding_idx is _M: padding_idx = None
             if mode.__class__ is not int: mode = _int(mode)
@@ -1639,14 +1639,14 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=_M, mode=_M, spar
                 | (offsets._keys if offsets.__class__ is _T else _k(offsets))
                 | (per_sample_weights._keys if per_sample_weights.__class__ is _T else _k(per_sample_weights))
             )
-            return _tb_embedding_bag_padding_idx[(_ks | (_d := _st.dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
+            return _tb_embedding_bag_padding_idx[(_ks | (_d := _st().dk)[0]) & _d[1]](weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('embedding_bag', (_ops.embedding_bag, _ops.embedding_bag_padding_idx), locals(), _e)
 
 _tb_embedding_renorm_ = _ops.embedding_renorm_.table
 def embedding_renorm_(input, indices, max_norm, norm_type):
     try:
-        return _tb_embedding_renorm_[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, max_norm, norm_type)
+        return _tb_embedding_renorm_[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st().dk)[0]) & _d[1]](input, indices, max_norm, norm_type)
     except _ARG_ERRORS as _e: return _fallback('embedding_renorm_', (_ops.embedding_renorm_,), locals(), _e)
 
 _tb_empty_memory_format = _ops.empty_memory_format.table
@@ -1658,7 +1658,7 @@ def empty(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_empty_memory_format[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory, memory_format)
+        _r = _tb_empty_memory_format[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory, memory_format)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('empty', (_ops.empty_memory_format,), locals(), _e, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('size',))
@@ -1668,7 +1668,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_empty_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_empty_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('empty_like', (_ops.empty_like,), locals(), _e)
 
 _tb_empty_permuted = _ops.empty_permuted.table
@@ -1678,7 +1678,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
         if physical_layout is not None: physical_layout = _il(physical_layout)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_empty_permuted[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, physical_layout, dtype, layout, device, pin_memory)
+        _r = _tb_empty_permuted[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, physical_layout, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('empty_permuted', (_ops.empty_permuted,), locals(), _e)
@@ -1690,7 +1690,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_mem
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_empty_strided[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, stride, dtype, layout, device, pin_memory)
+        _r = _tb_empty_strided[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, stride, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('empty_strided', (_ops.empty_strided,), locals(), _e)
@@ -1700,91 +1700,91 @@ _tb_eq_Scalar = _ops.eq_Scalar.table
 def eq(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.eq_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_eq_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.eq_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_eq_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.eq_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_eq_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.eq_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_eq_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('eq', (_ops.eq_Tensor, _ops.eq_Scalar, _ops.eq_Tensor_out, _ops.eq_Scalar_out), locals(), _e)
 
 _tb_equal = _ops.equal.table
 def equal(input, other):
     try:
-        return _tb_equal[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_equal[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('equal', (_ops.equal,), locals(), _e)
 
 _tb_erf = _ops.erf.table
 def erf(input, *, out=None):
     try:
-        if out is not None: return _ops.erf_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_erf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.erf_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_erf[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erf', (_ops.erf, _ops.erf_out), locals(), _e)
 
 _tb_erf_ = _ops.erf_.table
 def erf_(input):
     try:
-        return _tb_erf_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_erf_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erf_', (_ops.erf_,), locals(), _e)
 
 _tb_erfc = _ops.erfc.table
 def erfc(input, *, out=None):
     try:
-        if out is not None: return _ops.erfc_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_erfc[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.erfc_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_erfc[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erfc', (_ops.erfc, _ops.erfc_out), locals(), _e)
 
 _tb_erfc_ = _ops.erfc_.table
 def erfc_(input):
     try:
-        return _tb_erfc_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_erfc_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erfc_', (_ops.erfc_,), locals(), _e)
 
 _tb_erfinv = _ops.erfinv.table
 def erfinv(input, *, out=None):
     try:
-        if out is not None: return _ops.erfinv_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_erfinv[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.erfinv_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_erfinv[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erfinv', (_ops.erfinv, _ops.erfinv_out), locals(), _e)
 
 _tb_exp = _ops.exp.table
 def exp(input, *, out=None):
     try:
-        if out is not None: return _ops.exp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_exp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.exp_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_exp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('exp', (_ops.exp, _ops.exp_out), locals(), _e)
 
 _tb_exp2 = _ops.exp2.table
 def exp2(input, *, out=None):
     try:
-        if out is not None: return _ops.exp2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_exp2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.exp2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_exp2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('exp2', (_ops.exp2, _ops.exp2_out), locals(), _e)
 
 _tb_exp2_ = _ops.exp2_.table
 def exp2_(input):
     try:
-        return _tb_exp2_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_exp2_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('exp2_', (_ops.exp2_,), locals(), _e)
 
 _tb_exp_ = _ops.exp_.table
 def exp_(input):
     try:
-        return _tb_exp_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_exp_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('exp_', (_ops.exp_,), locals(), _e)
 
 _tb_expm1 = _ops.expm1.table
 def expm1(input, *, out=None):
     try:
-        if out is not None: return _ops.expm1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_expm1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.expm1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_expm1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('expm1', (_ops.expm1, _ops.expm1_out), locals(), _e)
 
 _tb_expm1_ = _ops.expm1_.table
 def expm1_(input):
     try:
-        return _tb_expm1_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_expm1_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('expm1_', (_ops.expm1_,), locals(), _e)
 
 _tb_eye = _ops.eye.table
@@ -1795,7 +1795,7 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_eye[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, dtype, layout, device, pin_memory)
+            _r = _tb_eye[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M and m is not _M:
@@ -1803,7 +1803,7 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
             if m.__class__ is not int: m = _int(m)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_eye_m[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, m, dtype, layout, device, pin_memory)
+            _r = _tb_eye_m[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, m, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -1812,25 +1812,25 @@ def eye(n, m=_M, *, dtype=None, layout=None, device=None, pin_memory=None, requi
 _tb_feature_alpha_dropout = _ops.feature_alpha_dropout.table
 def feature_alpha_dropout(input, p, train):
     try:
-        return _tb_feature_alpha_dropout[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_feature_alpha_dropout[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('feature_alpha_dropout', (_ops.feature_alpha_dropout,), locals(), _e)
 
 _tb_feature_alpha_dropout_ = _ops.feature_alpha_dropout_.table
 def feature_alpha_dropout_(input, p, train):
     try:
-        return _tb_feature_alpha_dropout_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_feature_alpha_dropout_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('feature_alpha_dropout_', (_ops.feature_alpha_dropout_,), locals(), _e)
 
 _tb_feature_dropout = _ops.feature_dropout.table
 def feature_dropout(input, p, train):
     try:
-        return _tb_feature_dropout[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_feature_dropout[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('feature_dropout', (_ops.feature_dropout,), locals(), _e)
 
 _tb_feature_dropout_ = _ops.feature_dropout_.table
 def feature_dropout_(input, p, train):
     try:
-        return _tb_feature_dropout_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, train)
+        return _tb_feature_dropout_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, train)
     except _ARG_ERRORS as _e: return _fallback('feature_dropout_', (_ops.feature_dropout_,), locals(), _e)
 
 _tb_fill_Scalar = _ops.fill_Scalar.table
@@ -1839,11 +1839,11 @@ def fill(input, value, *, out=None):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            if out is not None: return _ops.fill_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, value, out)
-            return _tb_fill_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, value)
+            if out is not None: return _ops.fill_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, value, out)
+            return _tb_fill_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
-            if out is not None: return _ops.fill_Tensor_out.table[(input._keys | _k(value) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, value, out)
-            return _tb_fill_Tensor[(input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1]](input, value)
+            if out is not None: return _ops.fill_Tensor_out.table[(input._keys | _k(value) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, value, out)
+            return _tb_fill_Tensor[(input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st().dk)[0]) & _d[1]](input, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('fill', (_ops.fill_Scalar, _ops.fill_Tensor, _ops.fill_Scalar_out, _ops.fill_Tensor_out), locals(), _e)
 
@@ -1853,23 +1853,23 @@ def fill_(input, value):
     try:
         if input is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _tb_fill__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, value)
+            return _tb_fill__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, value)
         if input is not _M and value is not _M and isinstance(value, _TI):
-            return _tb_fill__Tensor[(input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1]](input, value)
+            return _tb_fill__Tensor[(input._keys | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st().dk)[0]) & _d[1]](input, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('fill_', (_ops.fill__Scalar, _ops.fill__Tensor), locals(), _e)
 
 _tb_fix = _ops.fix.table
 def fix(input, *, out=None):
     try:
-        if out is not None: return _ops.fix_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_fix[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.fix_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_fix[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('fix', (_ops.fix, _ops.fix_out), locals(), _e)
 
 _tb_fix_ = _ops.fix_.table
 def fix_(input):
     try:
-        return _tb_fix_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_fix_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('fix_', (_ops.fix_,), locals(), _e)
 
 _tb_flatten_using_ints = _ops.flatten_using_ints.table
@@ -1877,7 +1877,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     try:
         if start_dim.__class__ is not int: start_dim = _int(start_dim)
         if end_dim.__class__ is not int: end_dim = _int(end_dim)
-        return _tb_flatten_using_ints[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, start_dim, end_dim)
+        return _tb_flatten_using_ints[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, start_dim, end_dim)
     except _ARG_ERRORS as _e: return _fallback('flatten', (_ops.flatten_using_ints,), locals(), _e)
 
 _tb_flip = _ops.flip.table
@@ -1887,19 +1887,19 @@ def flip(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _tb_flip[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dims)
+        return _tb_flip[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dims)
     except _ARG_ERRORS as _e: return _fallback('flip', (_ops.flip,), locals(), _e, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), ('input', 'dims'))
 
 _tb_fliplr = _ops.fliplr.table
 def fliplr(input):
     try:
-        return _tb_fliplr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_fliplr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('fliplr', (_ops.fliplr,), locals(), _e)
 
 _tb_flipud = _ops.flipud.table
 def flipud(input):
     try:
-        return _tb_flipud[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_flipud[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('flipud', (_ops.flipud,), locals(), _e)
 
 _tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
@@ -1908,16 +1908,16 @@ _tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
-            if out is not None: return _ops.float_power_Tensor_Tensor_out.table[(input._keys | _k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_float_power_Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.float_power_Tensor_Tensor_out.table[(input._keys | _k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_float_power_Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.float_power_Scalar_out.table[(_k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_float_power_Scalar[((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.float_power_Scalar_out.table[(_k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_float_power_Scalar[((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            if out is not None: return _ops.float_power_Tensor_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_float_power_Tensor_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.float_power_Tensor_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_float_power_Tensor_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('float_power', (
@@ -1932,55 +1932,55 @@ def float_power(input, exponent, *, out=None):
 _tb_floor = _ops.floor.table
 def floor(input, *, out=None):
     try:
-        if out is not None: return _ops.floor_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_floor[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.floor_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_floor[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('floor', (_ops.floor, _ops.floor_out), locals(), _e)
 
 _tb_floor_ = _ops.floor_.table
 def floor_(input):
     try:
-        return _tb_floor_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_floor_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('floor_', (_ops.floor_,), locals(), _e)
 
 _tb_floor_divide = _ops.floor_divide.table
 def floor_divide(input, other, *, out=None):
     try:
-        if out is not None: return _ops.floor_divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_floor_divide[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.floor_divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_floor_divide[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('floor_divide', (_ops.floor_divide, _ops.floor_divide_out), locals(), _e)
 
 _tb_fmax = _ops.fmax.table
 def fmax(input, other, *, out=None):
     try:
-        if out is not None: return _ops.fmax_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_fmax[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.fmax_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_fmax[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('fmax', (_ops.fmax, _ops.fmax_out), locals(), _e)
 
 _tb_fmin = _ops.fmin.table
 def fmin(input, other, *, out=None):
     try:
-        if out is not None: return _ops.fmin_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_fmin[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.fmin_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_fmin[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('fmin', (_ops.fmin, _ops.fmin_out), locals(), _e)
 
 _tb_fmod_Tensor = _ops.fmod_Tensor.table
 def fmod(input, other, *, out=None):
     try:
-        if out is not None: return _ops.fmod_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_fmod_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.fmod_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_fmod_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('fmod', (_ops.fmod_Tensor, _ops.fmod_Tensor_out), locals(), _e)
 
 _tb_frac = _ops.frac.table
 def frac(input, *, out=None):
     try:
-        if out is not None: return _ops.frac_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_frac[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.frac_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_frac[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('frac', (_ops.frac, _ops.frac_out), locals(), _e)
 
 _tb_frac_ = _ops.frac_.table
 def frac_(input):
     try:
-        return _tb_frac_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_frac_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('frac_', (_ops.frac_,), locals(), _e)
 
 _tb_full = _ops.full.table
@@ -1990,7 +1990,7 @@ def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=N
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_full[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, fill_value, dtype, layout, device, pin_memory)
+        _r = _tb_full[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, fill_value, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('full', (_ops.full,), locals(), _e)
@@ -2001,7 +2001,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, pin_me
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_full_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, fill_value, dtype, layout, device, pin_memory, memory_format)
+        return _tb_full_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, fill_value, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('full_like', (_ops.full_like,), locals(), _e)
 
 _tb_gather = _ops.gather.table
@@ -2009,8 +2009,8 @@ def gather(input, dim=_M, index=_M, *, sparse_grad=False, out=None, **_kw):
     try:
         if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.gather_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, sparse_grad, out)
-        return _tb_gather[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, sparse_grad)
+        if out is not None: return _ops.gather_out.table[(input._keys | _k(index) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, sparse_grad, out)
+        return _tb_gather[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, sparse_grad)
     except _ARG_ERRORS as _e: return _fallback('gather', (_ops.gather, _ops.gather_out), locals(), _e)
 
 _tb_ge_Tensor = _ops.ge_Tensor.table
@@ -2018,26 +2018,26 @@ _tb_ge_Scalar = _ops.ge_Scalar.table
 def ge(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.ge_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_ge_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.ge_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_ge_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.ge_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_ge_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.ge_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_ge_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('ge', (_ops.ge_Tensor, _ops.ge_Scalar, _ops.ge_Tensor_out, _ops.ge_Scalar_out), locals(), _e)
 
 _tb_geqrf = _ops.geqrf.table
 def geqrf(input):
     try:
-        return _tb_geqrf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_geqrf[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('geqrf', (_ops.geqrf,), locals(), _e)
 
 _tb_ger = _ops.ger.table
 def ger(input, vec2, *, out=None):
     try:
-        if out is not None: return _ops.ger_out.table[(input._keys | _k(vec2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, vec2, out)
-        return _tb_ger[(input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1]](input, vec2)
+        if out is not None: return _ops.ger_out.table[(input._keys | _k(vec2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, vec2, out)
+        return _tb_ger[(input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st().dk)[0]) & _d[1]](input, vec2)
     except _ARG_ERRORS as _e: return _fallback('ger', (_ops.ger, _ops.ger_out), locals(), _e)
 
 _tb_greater_Tensor = _ops.greater_Tensor.table
@@ -2045,12 +2045,12 @@ _tb_greater_Scalar = _ops.greater_Scalar.table
 def greater(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.greater_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_greater_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.greater_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_greater_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.greater_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_greater_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.greater_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_greater_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('greater', (_ops.greater_Tensor, _ops.greater_Scalar, _ops.greater_Tensor_out, _ops.greater_Scalar_out), locals(), _e)
 
@@ -2059,12 +2059,12 @@ _tb_greater_equal_Scalar = _ops.greater_equal_Scalar.table
 def greater_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.greater_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_greater_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.greater_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_greater_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.greater_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_greater_equal_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.greater_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_greater_equal_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('greater_equal', (_ops.greater_equal_Tensor, _ops.greater_equal_Scalar, _ops.greater_equal_Tensor_out, _ops.greater_equal_Scalar_out), locals(), _e)
 
@@ -2073,7 +2073,7 @@ def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners
     try:
         if interpolation_mode.__class__ is not int: interpolation_mode = _int(interpolation_mode)
         if padding_mode.__class__ is not int: padding_mode = _int(padding_mode)
-        return _tb_grid_sampler_2d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st.dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
+        return _tb_grid_sampler_2d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st().dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
     except _ARG_ERRORS as _e: return _fallback('grid_sampler_2d', (_ops.grid_sampler_2d,), locals(), _e)
 
 _tb_grid_sampler_3d = _ops.grid_sampler_3d.table
@@ -2081,14 +2081,14 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
     try:
         if interpolation_mode.__class__ is not int: interpolation_mode = _int(interpolation_mode)
         if padding_mode.__class__ is not int: padding_mode = _int(padding_mode)
-        return _tb_grid_sampler_3d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st.dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
+        return _tb_grid_sampler_3d[(input._keys | (grid._keys if grid.__class__ is _T else _k(grid)) | (_d := _st().dk)[0]) & _d[1]](input, grid, interpolation_mode, padding_mode, align_corners)
     except _ARG_ERRORS as _e: return _fallback('grid_sampler_3d', (_ops.grid_sampler_3d,), locals(), _e)
 
 _tb_group_norm = _ops.group_norm.table
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
     try:
         if num_groups.__class__ is not int: num_groups = _int(num_groups)
-        return _tb_group_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_group_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, num_groups, weight, bias, eps, cudnn_enabled)
     except _ARG_ERRORS as _e: return _fallback('group_norm', (_ops.group_norm,), locals(), _e)
 
@@ -2097,12 +2097,12 @@ _tb_gt_Scalar = _ops.gt_Scalar.table
 def gt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.gt_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_gt_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.gt_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_gt_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.gt_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_gt_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.gt_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_gt_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('gt', (_ops.gt_Tensor, _ops.gt_Scalar, _ops.gt_Tensor_out, _ops.gt_Scalar_out), locals(), _e)
 
@@ -2116,28 +2116,28 @@ def hamming_window(window_length, periodic=_M, alpha=_M, beta=_M, *, dtype=None,
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hamming_window[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
+            _r = _tb_hamming_window[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M and alpha is _M and beta is _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hamming_window_periodic[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
+            _r = _tb_hamming_window_periodic[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M and alpha is not _M and beta is _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hamming_window_periodic_alpha[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, alpha, dtype, layout, device, pin_memory)
+            _r = _tb_hamming_window_periodic_alpha[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, alpha, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M and alpha is not _M and beta is not _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hamming_window_periodic_alpha_beta[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, alpha, beta, dtype, layout, device, pin_memory)
+            _r = _tb_hamming_window_periodic_alpha_beta[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, alpha, beta, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2152,14 +2152,14 @@ def hann_window(window_length, periodic=_M, *, dtype=None, layout=None, device=N
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hann_window[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
+            _r = _tb_hann_window[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_hann_window_periodic[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
+            _r = _tb_hann_window_periodic[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2169,55 +2169,55 @@ _tb_hardshrink = _ops.hardshrink.table
 def hardshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
-        if out is not None: return _ops.hardshrink_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, lambd, out)
-        return _tb_hardshrink[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, lambd)
+        if out is not None: return _ops.hardshrink_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, lambd, out)
+        return _tb_hardshrink[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, lambd)
     except _ARG_ERRORS as _e: return _fallback('hardshrink', (_ops.hardshrink, _ops.hardshrink_out), locals(), _e)
 
 _tb_heaviside = _ops.heaviside.table
 def heaviside(input, values):
     try:
-        return _tb_heaviside[(input._keys | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1]](input, values)
+        return _tb_heaviside[(input._keys | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st().dk)[0]) & _d[1]](input, values)
     except _ARG_ERRORS as _e: return _fallback('heaviside', (_ops.heaviside,), locals(), _e)
 
 _tb_hinge_embedding_loss = _ops.hinge_embedding_loss.table
 def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_hinge_embedding_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, margin, reduction)
+        return _tb_hinge_embedding_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, margin, reduction)
     except _ARG_ERRORS as _e: return _fallback('hinge_embedding_loss', (_ops.hinge_embedding_loss,), locals(), _e)
 
 _tb_hypot = _ops.hypot.table
 def hypot(input, other, *, out=None):
     try:
-        if out is not None: return _ops.hypot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_hypot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.hypot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_hypot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('hypot', (_ops.hypot, _ops.hypot_out), locals(), _e)
 
 _tb_i0 = _ops.i0.table
 def i0(input, *, out=None):
     try:
-        if out is not None: return _ops.i0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_i0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.i0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_i0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('i0', (_ops.i0, _ops.i0_out), locals(), _e)
 
 _tb_i0_ = _ops.i0_.table
 def i0_(input):
     try:
-        return _tb_i0_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_i0_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('i0_', (_ops.i0_,), locals(), _e)
 
 _tb_igamma = _ops.igamma.table
 def igamma(input, other, *, out=None):
     try:
-        if out is not None: return _ops.igamma_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_igamma[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.igamma_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_igamma[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('igamma', (_ops.igamma, _ops.igamma_out), locals(), _e)
 
 _tb_igammac = _ops.igammac.table
 def igammac(input, other, *, out=None):
     try:
-        if out is not None: return _ops.igammac_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_igammac[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.igammac_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_igammac[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('igammac', (_ops.igammac, _ops.igammac_out), locals(), _e)
 
 _tb_index_add = _ops.index_add.table
@@ -2226,8 +2226,8 @@ def index_add(input, dim=_M, index=_M, source=_M, *, alpha=1, out=None, **_kw):
         if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.index_add_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, alpha, out)
-        return _tb_index_add[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.index_add_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, source, alpha, out)
+        return _tb_index_add[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source, alpha)
     except _ARG_ERRORS as _e: return _fallback('index_add', (_ops.index_add, _ops.index_add_out), locals(), _e)
 
@@ -2236,8 +2236,8 @@ def index_copy(input, dim=_M, index=_M, source=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.index_copy_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, out)
-        return _tb_index_copy[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.index_copy_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, source, out)
+        return _tb_index_copy[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source)
     except _ARG_ERRORS as _e: return _fallback('index_copy', (_ops.index_copy, _ops.index_copy_out), locals(), _e)
 
@@ -2248,14 +2248,14 @@ def index_fill(input, dim=_M, index=_M, value=_M, *, out=None, **_kw):
         if _kw or dim is _M or index is _M or value is _M: raise TypeError('no overload matched')
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
-            if out is not None: return _ops.index_fill_int_Tensor_out.table[(input._keys | _k(index) | _k(value) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value, out)
-            return _tb_index_fill_int_Tensor[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1]](
-                input, dim, index, value)
+            if out is not None: return _ops.index_fill_int_Tensor_out.table[(input._keys | _k(index) | _k(value) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value, out)
+            _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value))
+            return _tb_index_fill_int_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
-            if out is not None: return _ops.index_fill_int_Scalar_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value, out)
-            return _tb_index_fill_int_Scalar[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value)
+            if out is not None: return _ops.index_fill_int_Scalar_out.table[(input._keys | _k(index) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value, out)
+            return _tb_index_fill_int_Scalar[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('index_fill', (_ops.index_fill_int_Tensor, _ops.index_fill_int_Scalar, _ops.index_fill_int_Tensor_out, _ops.index_fill_int_Scalar_out), locals(), _e)
 
@@ -2263,15 +2263,15 @@ _tb_index_put = _ops.index_put.table
 def index_put(input, indices=None, values=_M, accumulate=False, *, out=None):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
-        if out is not None: return _ops.index_put_out.table[(input._keys | _kl(indices) | _k(values) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, values, accumulate, out)
-        return _tb_index_put[(input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1]](input, indices, values, accumulate)
+        if out is not None: return _ops.index_put_out.table[(input._keys | _kl(indices) | _k(values) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, indices, values, accumulate, out)
+        return _tb_index_put[(input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st().dk)[0]) & _d[1]](input, indices, values, accumulate)
     except _ARG_ERRORS as _e: return _fallback('index_put', (_ops.index_put, _ops.index_put_out), locals(), _e)
 
 _tb_index_put_ = _ops.index_put_.table
 def index_put_(input, indices=None, values=_M, accumulate=False):
     try:
         if indices.__class__ is not list: indices = _tl(indices)
-        return _tb_index_put_[(input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1]](input, indices, values, accumulate)
+        return _tb_index_put_[(input._keys | _kl(indices) | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st().dk)[0]) & _d[1]](input, indices, values, accumulate)
     except _ARG_ERRORS as _e: return _fallback('index_put_', (_ops.index_put_,), locals(), _e)
 
 _tb_index_reduce = _ops.index_reduce.table
@@ -2279,8 +2279,8 @@ def index_reduce(input, dim=_M, index=_M, source=_M, reduce=_M, *, include_self=
     try:
         if _kw or dim is _M or index is _M or source is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.index_reduce_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, source, reduce, include_self, out)
-        return _tb_index_reduce[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.index_reduce_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, source, reduce, include_self, out)
+        return _tb_index_reduce[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('index_reduce', (_ops.index_reduce, _ops.index_reduce_out), locals(), _e)
 
@@ -2289,15 +2289,15 @@ def index_select(input, dim=_M, index=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.index_select_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, out)
-        return _tb_index_select[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index)
+        if out is not None: return _ops.index_select_out.table[(input._keys | _k(index) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, out)
+        return _tb_index_select[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st().dk)[0]) & _d[1]](input, dim, index)
     except _ARG_ERRORS as _e: return _fallback('index_select', (_ops.index_select, _ops.index_select_out), locals(), _e)
 
 _tb_inner = _ops.inner.table
 def inner(input, other, *, out=None):
     try:
-        if out is not None: return _ops.inner_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_inner[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.inner_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_inner[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('inner', (_ops.inner, _ops.inner_out), locals(), _e)
 
 _tb_instance_norm = _ops.instance_norm.table
@@ -2310,58 +2310,58 @@ def instance_norm(input, weight=None, bias=None, running_mean=None, running_var=
             | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean))
             | (running_var._keys if running_var.__class__ is _T else _k(running_var))
         )
-        return _tb_instance_norm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
+        return _tb_instance_norm[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, cudnn_enabled)
     except _ARG_ERRORS as _e: return _fallback('instance_norm', (_ops.instance_norm,), locals(), _e)
 
 _tb_inverse = _ops.inverse.table
 def inverse(input, *, out=None):
     try:
-        if out is not None: return _ops.inverse_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_inverse[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.inverse_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_inverse[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('inverse', (_ops.inverse, _ops.inverse_out), locals(), _e)
 
 _tb_isclose = _ops.isclose.table
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     try:
-        return _tb_isclose[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, rtol, atol, equal_nan)
+        return _tb_isclose[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, rtol, atol, equal_nan)
     except _ARG_ERRORS as _e: return _fallback('isclose', (_ops.isclose,), locals(), _e)
 
 _tb_isfinite = _ops.isfinite.table
 def isfinite(input):
     try:
-        return _tb_isfinite[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_isfinite[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isfinite', (_ops.isfinite,), locals(), _e)
 
 _tb_isinf = _ops.isinf.table
 def isinf(input):
     try:
-        return _tb_isinf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_isinf[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isinf', (_ops.isinf,), locals(), _e)
 
 _tb_isnan = _ops.isnan.table
 def isnan(input):
     try:
-        return _tb_isnan[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_isnan[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isnan', (_ops.isnan,), locals(), _e)
 
 _tb_isneginf = _ops.isneginf.table
 def isneginf(input, *, out=None):
     try:
-        if out is not None: return _ops.isneginf_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_isneginf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.isneginf_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_isneginf[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isneginf', (_ops.isneginf, _ops.isneginf_out), locals(), _e)
 
 _tb_isposinf = _ops.isposinf.table
 def isposinf(input, *, out=None):
     try:
-        if out is not None: return _ops.isposinf_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_isposinf[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.isposinf_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_isposinf[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isposinf', (_ops.isposinf, _ops.isposinf_out), locals(), _e)
 
 _tb_isreal = _ops.isreal.table
 def isreal(input):
     try:
-        return _tb_isreal[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_isreal[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('isreal', (_ops.isreal,), locals(), _e)
 
 _tb_kaiser_window = _ops.kaiser_window.table
@@ -2373,21 +2373,21 @@ def kaiser_window(window_length, periodic=_M, beta=_M, *, dtype=None, layout=Non
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_kaiser_window[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
+            _r = _tb_kaiser_window[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M and beta is _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_kaiser_window_periodic[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
+            _r = _tb_kaiser_window_periodic[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if window_length is not _M and periodic is not _M and beta is not _M:
             if window_length.__class__ is not int: window_length = _int(window_length)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_kaiser_window_beta[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](window_length, periodic, beta, dtype, layout, device, pin_memory)
+            _r = _tb_kaiser_window_beta[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](window_length, periodic, beta, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2397,14 +2397,14 @@ _tb_kl_div = _ops.kl_div.table
 def kl_div(input, target, reduction=1, *, log_target=False):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_kl_div[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, log_target)
+        return _tb_kl_div[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction, log_target)
     except _ARG_ERRORS as _e: return _fallback('kl_div', (_ops.kl_div,), locals(), _e)
 
 _tb_kron = _ops.kron.table
 def kron(input, other, *, out=None):
     try:
-        if out is not None: return _ops.kron_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_kron[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.kron_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_kron[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('kron', (_ops.kron, _ops.kron_out), locals(), _e)
 
 _tb_kthvalue = _ops.kthvalue.table
@@ -2413,22 +2413,22 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.kthvalue_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, k, dim, keepdim, *out)
-        return _tb_kthvalue[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, k, dim, keepdim)
+        if out is not None: return _ops.kthvalue_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, k, dim, keepdim, *out)
+        return _tb_kthvalue[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, k, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('kthvalue', (_ops.kthvalue, _ops.kthvalue_values), locals(), _e)
 
 _tb_layer_norm = _ops.layer_norm.table
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _tb_layer_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_layer_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, normalized_shape, weight, bias, eps, cudnn_enable)
     except _ARG_ERRORS as _e: return _fallback('layer_norm', (_ops.layer_norm,), locals(), _e)
 
 _tb_ldexp_Tensor = _ops.ldexp_Tensor.table
 def ldexp(input, other):
     try:
-        return _tb_ldexp_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_ldexp_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('ldexp', (_ops.ldexp_Tensor,), locals(), _e)
 
 _tb_le_Tensor = _ops.le_Tensor.table
@@ -2436,12 +2436,12 @@ _tb_le_Scalar = _ops.le_Scalar.table
 def le(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.le_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_le_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.le_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_le_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.le_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_le_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.le_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_le_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('le', (_ops.le_Tensor, _ops.le_Scalar, _ops.le_Tensor_out, _ops.le_Scalar_out), locals(), _e)
 
@@ -2451,12 +2451,12 @@ def lerp(input, end, weight, *, out=None):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
-            if out is not None: return _ops.lerp_Scalar_out.table[(input._keys | _k(end) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, end, weight, out)
-            return _tb_lerp_Scalar[(input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](input, end, weight)
+            if out is not None: return _ops.lerp_Scalar_out.table[(input._keys | _k(end) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, end, weight, out)
+            return _tb_lerp_Scalar[(input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
-            if out is not None: return _ops.lerp_Tensor_out.table[(input._keys | _k(end) | _k(weight) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, end, weight, out)
+            if out is not None: return _ops.lerp_Tensor_out.table[(input._keys | _k(end) | _k(weight) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, end, weight, out)
             _ks = input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight))
-            return _tb_lerp_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, end, weight)
+            return _tb_lerp_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, end, weight)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lerp', (_ops.lerp_Scalar, _ops.lerp_Tensor, _ops.lerp_Scalar_out, _ops.lerp_Tensor_out), locals(), _e)
 
@@ -2465,12 +2465,12 @@ _tb_less_Scalar = _ops.less_Scalar.table
 def less(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.less_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_less_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.less_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_less_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.less_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_less_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.less_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_less_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('less', (_ops.less_Tensor, _ops.less_Scalar, _ops.less_Tensor_out, _ops.less_Scalar_out), locals(), _e)
 
@@ -2479,20 +2479,20 @@ _tb_less_equal_Scalar = _ops.less_equal_Scalar.table
 def less_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.less_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_less_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.less_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_less_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.less_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_less_equal_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.less_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_less_equal_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('less_equal', (_ops.less_equal_Tensor, _ops.less_equal_Scalar, _ops.less_equal_Tensor_out, _ops.less_equal_Scalar_out), locals(), _e)
 
 _tb_lgamma = _ops.lgamma.table
 def lgamma(input, *, out=None):
     try:
-        if out is not None: return _ops.lgamma_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_lgamma[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.lgamma_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_lgamma[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('lgamma', (_ops.lgamma, _ops.lgamma_out), locals(), _e)
 
 _tb_linspace = _ops.linspace.table
@@ -2507,14 +2507,14 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_linspace[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_linspace_Tensor_Tensor[(start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Tensor_Tensor[(start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2522,7 +2522,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_linspace_Tensor_Scalar[(start._keys | (_d := _st.dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Tensor_Scalar[(start._keys | (_d := _st().dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2530,7 +2530,7 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_linspace_Scalar_Tensor[((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
+            _r = _tb_linspace_Scalar_Tensor[((end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2539,53 +2539,53 @@ def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_mem
 _tb_log = _ops.log.table
 def log(input, *, out=None):
     try:
-        if out is not None: return _ops.log_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_log[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.log_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_log[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log', (_ops.log, _ops.log_out), locals(), _e)
 
 _tb_log10 = _ops.log10.table
 def log10(input, *, out=None):
     try:
-        if out is not None: return _ops.log10_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_log10[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.log10_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_log10[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log10', (_ops.log10, _ops.log10_out), locals(), _e)
 
 _tb_log10_ = _ops.log10_.table
 def log10_(input):
     try:
-        return _tb_log10_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_log10_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log10_', (_ops.log10_,), locals(), _e)
 
 _tb_log1p = _ops.log1p.table
 def log1p(input, *, out=None):
     try:
-        if out is not None: return _ops.log1p_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_log1p[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.log1p_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_log1p[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log1p', (_ops.log1p, _ops.log1p_out), locals(), _e)
 
 _tb_log1p_ = _ops.log1p_.table
 def log1p_(input):
     try:
-        return _tb_log1p_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_log1p_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log1p_', (_ops.log1p_,), locals(), _e)
 
 _tb_log2 = _ops.log2.table
 def log2(input, *, out=None):
     try:
-        if out is not None: return _ops.log2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_log2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.log2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_log2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log2', (_ops.log2, _ops.log2_out), locals(), _e)
 
 _tb_log2_ = _ops.log2_.table
 def log2_(input):
     try:
-        return _tb_log2_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_log2_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log2_', (_ops.log2_,), locals(), _e)
 
 _tb_log_ = _ops.log_.table
 def log_(input):
     try:
-        return _tb_log_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_log_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log_', (_ops.log_,), locals(), _e)
 
 _tb_log_softmax_int = _ops.log_softmax_int.table
@@ -2594,20 +2594,20 @@ def log_softmax(input, dim=_M, dtype=None, *, out=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.log_softmax_int_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
-        return _tb_log_softmax_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        if out is not None: return _ops.log_softmax_int_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype, out)
+        return _tb_log_softmax_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('log_softmax', (_ops.log_softmax_int, _ops.log_softmax_int_out), locals(), _e)
 
 _tb_logaddexp = _ops.logaddexp.table
 def logaddexp(input, other):
     try:
-        return _tb_logaddexp[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_logaddexp[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logaddexp', (_ops.logaddexp,), locals(), _e)
 
 _tb_logaddexp2 = _ops.logaddexp2.table
 def logaddexp2(input, other):
     try:
-        return _tb_logaddexp2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_logaddexp2[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logaddexp2', (_ops.logaddexp2,), locals(), _e)
 
 _tb_logcumsumexp = _ops.logcumsumexp.table
@@ -2615,55 +2615,55 @@ def logcumsumexp(input, dim=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.logcumsumexp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, out)
-        return _tb_logcumsumexp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        if out is not None: return _ops.logcumsumexp_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, out)
+        return _tb_logcumsumexp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('logcumsumexp', (_ops.logcumsumexp, _ops.logcumsumexp_out), locals(), _e)
 
 _tb_logdet = _ops.logdet.table
 def logdet(input):
     try:
-        return _tb_logdet[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_logdet[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('logdet', (_ops.logdet,), locals(), _e)
 
 _tb_logical_and = _ops.logical_and.table
 def logical_and(input, other, *, out=None):
     try:
-        if out is not None: return _ops.logical_and_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_logical_and[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.logical_and_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_logical_and[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_and', (_ops.logical_and, _ops.logical_and_out), locals(), _e)
 
 _tb_logical_not = _ops.logical_not.table
 def logical_not(input, *, out=None):
     try:
-        if out is not None: return _ops.logical_not_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_logical_not[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.logical_not_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_logical_not[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('logical_not', (_ops.logical_not, _ops.logical_not_out), locals(), _e)
 
 _tb_logical_or = _ops.logical_or.table
 def logical_or(input, other, *, out=None):
     try:
-        if out is not None: return _ops.logical_or_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_logical_or[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.logical_or_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_logical_or[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_or', (_ops.logical_or, _ops.logical_or_out), locals(), _e)
 
 _tb_logical_xor = _ops.logical_xor.table
 def logical_xor(input, other, *, out=None):
     try:
-        if out is not None: return _ops.logical_xor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_logical_xor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.logical_xor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_logical_xor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_xor', (_ops.logical_xor, _ops.logical_xor_out), locals(), _e)
 
 _tb_logit = _ops.logit.table
 def logit(input, eps=None, *, out=None):
     try:
-        if out is not None: return _ops.logit_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, eps, out)
-        return _tb_logit[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, eps)
+        if out is not None: return _ops.logit_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, eps, out)
+        return _tb_logit[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, eps)
     except _ARG_ERRORS as _e: return _fallback('logit', (_ops.logit, _ops.logit_out), locals(), _e)
 
 _tb_logit_ = _ops.logit_.table
 def logit_(input, eps=None):
     try:
-        return _tb_logit_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, eps)
+        return _tb_logit_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, eps)
     except _ARG_ERRORS as _e: return _fallback('logit_', (_ops.logit_,), locals(), _e)
 
 _tb_logspace = _ops.logspace.table
@@ -2678,14 +2678,14 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_logspace[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and isinstance(end, _TI):
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_logspace_Tensor_Tensor[(start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Tensor_Tensor[(start._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and isinstance(start, _TI) and not isinstance(end, _TI):
@@ -2693,7 +2693,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_logspace_Tensor_Scalar[(start._keys | (_d := _st.dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Tensor_Scalar[(start._keys | (_d := _st().dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if start is not _M and end is not _M and steps is not _M and not isinstance(start, _TI) and isinstance(end, _TI):
@@ -2701,7 +2701,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
             if steps.__class__ is not int: steps = _int(steps)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_logspace_Scalar_Tensor[((end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
+            _r = _tb_logspace_Scalar_Tensor[((end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](start, end, steps, base, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -2712,8 +2712,8 @@ def logsumexp(input, dim=_M, keepdim=False, *, out=None, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.logsumexp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, out)
-        return _tb_logsumexp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.logsumexp_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, out)
+        return _tb_logsumexp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('logsumexp', (_ops.logsumexp, _ops.logsumexp_out), locals(), _e)
 
 _tb_lt_Tensor = _ops.lt_Tensor.table
@@ -2721,12 +2721,12 @@ _tb_lt_Scalar = _ops.lt_Scalar.table
 def lt(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.lt_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_lt_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.lt_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_lt_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.lt_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_lt_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.lt_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_lt_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lt', (_ops.lt_Tensor, _ops.lt_Scalar, _ops.lt_Tensor_out, _ops.lt_Scalar_out), locals(), _e)
 
@@ -2734,13 +2734,13 @@ _tb_lu_solve = _ops.lu_solve.table
 def lu_solve(input, LU_data, LU_pivots):
     try:
         _ks = input._keys | (LU_data._keys if LU_data.__class__ is _T else _k(LU_data)) | (LU_pivots._keys if LU_pivots.__class__ is _T else _k(LU_pivots))
-        return _tb_lu_solve[(_ks | (_d := _st.dk)[0]) & _d[1]](input, LU_data, LU_pivots)
+        return _tb_lu_solve[(_ks | (_d := _st().dk)[0]) & _d[1]](input, LU_data, LU_pivots)
     except _ARG_ERRORS as _e: return _fallback('lu_solve', (_ops.lu_solve,), locals(), _e)
 
 _tb_lu_unpack = _ops.lu_unpack.table
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     try:
-        return _tb_lu_unpack[(LU_data._keys | (LU_pivots._keys if LU_pivots.__class__ is _T else _k(LU_pivots)) | (_d := _st.dk)[0]) & _d[1]](LU_data, LU_pivots, unpack_data, unpack_pivots)
+        return _tb_lu_unpack[(LU_data._keys | (LU_pivots._keys if LU_pivots.__class__ is _T else _k(LU_pivots)) | (_d := _st().dk)[0]) & _d[1]](LU_data, LU_pivots, unpack_data, unpack_pivots)
     except _ARG_ERRORS as _e: return _fallback('lu_unpack', (_ops.lu_unpack,), locals(), _e)
 
 _tb_margin_ranking_loss = _ops.margin_ranking_loss.table
@@ -2748,7 +2748,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         _ks = input1._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (target._keys if target.__class__ is _T else _k(target))
-        return _tb_margin_ranking_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
+        return _tb_margin_ranking_loss[(_ks | (_d := _st().dk)[0]) & _d[1]](input1, input2, target, margin, reduction)
     except _ARG_ERRORS as _e: return _fallback('margin_ranking_loss', (_ops.margin_ranking_loss,), locals(), _e)
 
 _tb_masked_fill_Scalar = _ops.masked_fill_Scalar.table
@@ -2757,9 +2757,9 @@ def masked_fill(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _tb_masked_fill_Scalar[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1]](input, mask, value)
+            return _tb_masked_fill_Scalar[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st().dk)[0]) & _d[1]](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _tb_masked_fill_Tensor[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_masked_fill_Tensor[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st().dk)[0]) & _d[1]](
                 input, mask, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('masked_fill', (_ops.masked_fill_Scalar, _ops.masked_fill_Tensor), locals(), _e)
@@ -2767,37 +2767,37 @@ def masked_fill(input, mask, value):
 _tb_masked_scatter = _ops.masked_scatter.table
 def masked_scatter(input, mask, source, *, out=None):
     try:
-        if out is not None: return _ops.masked_scatter_out.table[(input._keys | _k(mask) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mask, source, out)
-        return _tb_masked_scatter[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.masked_scatter_out.table[(input._keys | _k(mask) | _k(source) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mask, source, out)
+        return _tb_masked_scatter[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, mask, source)
     except _ARG_ERRORS as _e: return _fallback('masked_scatter', (_ops.masked_scatter, _ops.masked_scatter_out), locals(), _e)
 
 _tb_masked_select = _ops.masked_select.table
 def masked_select(input, mask, *, out=None):
     try:
-        if out is not None: return _ops.masked_select_out.table[(input._keys | _k(mask) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mask, out)
-        return _tb_masked_select[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1]](input, mask)
+        if out is not None: return _ops.masked_select_out.table[(input._keys | _k(mask) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mask, out)
+        return _tb_masked_select[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st().dk)[0]) & _d[1]](input, mask)
     except _ARG_ERRORS as _e: return _fallback('masked_select', (_ops.masked_select, _ops.masked_select_out), locals(), _e)
 
 _tb_matmul = _ops.matmul.table
 def matmul(input, other, *, out=None):
     try:
-        if out is not None: return _ops.matmul_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.matmul_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('matmul', (_ops.matmul, _ops.matmul_out), locals(), _e)
 
 _tb_matrix_exp = _ops.matrix_exp.table
 def matrix_exp(input):
     try:
-        return _tb_matrix_exp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_matrix_exp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('matrix_exp', (_ops.matrix_exp,), locals(), _e)
 
 _tb_matrix_power = _ops.matrix_power.table
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
-        if out is not None: return _ops.matrix_power_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, out)
-        return _tb_matrix_power[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n)
+        if out is not None: return _ops.matrix_power_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, out)
+        return _tb_matrix_power[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n)
     except _ARG_ERRORS as _e: return _fallback('matrix_power', (_ops.matrix_power, _ops.matrix_power_out), locals(), _e)
 
 def max(*args, **kwargs):
@@ -2810,7 +2810,7 @@ def max_pool1d(input, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _tb_max_pool1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool1d', (_ops.max_pool1d,), locals(), _e)
 
 _tb_max_pool1d_with_indices = _ops.max_pool1d_with_indices.table
@@ -2820,7 +2820,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=(0,), dilatio
         stride = _il(stride, 1)
         padding = _il(padding, 1)
         dilation = _il(dilation, 1)
-        return _tb_max_pool1d_with_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool1d_with_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool1d_with_indices', (_ops.max_pool1d_with_indices,), locals(), _e)
 
 _tb_max_pool2d = _ops.max_pool2d.table
@@ -2830,7 +2830,7 @@ def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         stride = _il(stride, 2)
         padding = _il(padding, 2)
         dilation = _il(dilation, 2)
-        return _tb_max_pool2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool2d', (_ops.max_pool2d,), locals(), _e)
 
 _tb_max_pool3d = _ops.max_pool3d.table
@@ -2840,14 +2840,14 @@ def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
         stride = _il(stride, 3)
         padding = _il(padding, 3)
         dilation = _il(dilation, 3)
-        return _tb_max_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+        return _tb_max_pool3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool3d', (_ops.max_pool3d,), locals(), _e)
 
 _tb_maximum = _ops.maximum.table
 def maximum(input, other, *, out=None):
     try:
-        if out is not None: return _ops.maximum_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_maximum[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.maximum_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_maximum[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('maximum', (_ops.maximum, _ops.maximum_out), locals(), _e)
 
 _tb_mean = _ops.mean.table
@@ -2857,15 +2857,15 @@ def mean(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.mean_dtype_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
-            return _tb_mean[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype)
+            if out is not None: return _ops.mean_dtype_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dtype, out)
+            return _tb_mean[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.mean_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
-            return _tb_mean_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype)
+            if out is not None: return _ops.mean_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
+            return _tb_mean_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('mean', (_ops.mean, _ops.mean_dim, _ops.mean_dtype_out, _ops.mean_out), locals(), _e)
 
@@ -2875,13 +2875,13 @@ def median(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
-            if out is not None: return _ops.median_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-            return _tb_median[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            if out is not None: return _ops.median_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+            return _tb_median[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
-            if out is not None: return _ops.median_dim_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
-            return _tb_median_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.median_dim_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, *out)
+            return _tb_median_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('median', (_ops.median, _ops.median_dim, _ops.median_out, _ops.median_dim_values), locals(), _e)
 
@@ -2891,15 +2891,15 @@ def min(*args, **kwargs):
 _tb_minimum = _ops.minimum.table
 def minimum(input, other, *, out=None):
     try:
-        if out is not None: return _ops.minimum_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_minimum[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.minimum_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_minimum[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('minimum', (_ops.minimum, _ops.minimum_out), locals(), _e)
 
 _tb_mm = _ops.mm.table
 def mm(input, mat2, *, out=None):
     try:
-        if out is not None: return _ops.mm_out.table[(input._keys | _k(mat2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, mat2, out)
-        return _tb_mm[(input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st.dk)[0]) & _d[1]](input, mat2)
+        if out is not None: return _ops.mm_out.table[(input._keys | _k(mat2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, mat2, out)
+        return _tb_mm[(input._keys | (mat2._keys if mat2.__class__ is _T else _k(mat2)) | (_d := _st().dk)[0]) & _d[1]](input, mat2)
     except _ARG_ERRORS as _e: return _fallback('mm', (_ops.mm, _ops.mm_out), locals(), _e)
 
 _tb_mode = _ops.mode.table
@@ -2907,8 +2907,8 @@ def mode(input, dim=-1, keepdim=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.mode_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
-        return _tb_mode[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+        if out is not None: return _ops.mode_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, *out)
+        return _tb_mode[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('mode', (_ops.mode, _ops.mode_values), locals(), _e)
 
 _tb_moveaxis_intlist = _ops.moveaxis_intlist.table
@@ -2918,11 +2918,11 @@ def moveaxis(input, source, destination):
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _tb_moveaxis_intlist[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, source, destination)
+            return _tb_moveaxis_intlist[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _tb_moveaxis_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, source, destination)
+            return _tb_moveaxis_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, source, destination)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('moveaxis', (_ops.moveaxis_intlist, _ops.moveaxis_int), locals(), _e)
 
@@ -2933,69 +2933,69 @@ def movedim(input, source, destination):
         if input is not _M and source is not _M and destination is not _M and _is_il(source) and _is_il(destination):
             if source is not None: source = _il(source)
             if destination is not None: destination = _il(destination)
-            return _tb_movedim_intlist[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, source, destination)
+            return _tb_movedim_intlist[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, source, destination)
         if input is not _M and source is not _M and destination is not _M and _is_int(source) and _is_int(destination):
             if source.__class__ is not int: source = _int(source)
             if destination.__class__ is not int: destination = _int(destination)
-            return _tb_movedim_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, source, destination)
+            return _tb_movedim_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, source, destination)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('movedim', (_ops.movedim_intlist, _ops.movedim_int), locals(), _e)
 
 _tb_msort = _ops.msort.table
 def msort(input, *, out=None):
     try:
-        if out is not None: return _ops.msort_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_msort[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.msort_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_msort[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('msort', (_ops.msort, _ops.msort_out), locals(), _e)
 
 _tb_mul_Tensor = _ops.mul_Tensor.table
 def mul(input, other, *, out=None):
     try:
-        if out is not None: return _ops.mul_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_mul_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.mul_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_mul_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('mul', (_ops.mul_Tensor, _ops.mul_out), locals(), _e)
 
 _tb_multinomial = _ops.multinomial.table
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     try:
         if num_samples.__class__ is not int: num_samples = _int(num_samples)
-        if out is not None: return _ops.multinomial_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, num_samples, replacement, generator, out)
-        return _tb_multinomial[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, num_samples, replacement, generator)
+        if out is not None: return _ops.multinomial_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, num_samples, replacement, generator, out)
+        return _tb_multinomial[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, num_samples, replacement, generator)
     except _ARG_ERRORS as _e: return _fallback('multinomial', (_ops.multinomial, _ops.multinomial_out), locals(), _e)
 
 _tb_multiply_Tensor = _ops.multiply_Tensor.table
 def multiply(input, other, *, out=None):
     try:
-        if out is not None: return _ops.multiply_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_multiply_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.multiply_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_multiply_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('multiply', (_ops.multiply_Tensor, _ops.multiply_out), locals(), _e)
 
 _tb_mv = _ops.mv.table
 def mv(input, vec, *, out=None):
     try:
-        if out is not None: return _ops.mv_out.table[(input._keys | _k(vec) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, vec, out)
-        return _tb_mv[(input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st.dk)[0]) & _d[1]](input, vec)
+        if out is not None: return _ops.mv_out.table[(input._keys | _k(vec) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, vec, out)
+        return _tb_mv[(input._keys | (vec._keys if vec.__class__ is _T else _k(vec)) | (_d := _st().dk)[0]) & _d[1]](input, vec)
     except _ARG_ERRORS as _e: return _fallback('mv', (_ops.mv, _ops.mv_out), locals(), _e)
 
 _tb_mvlgamma = _ops.mvlgamma.table
 def mvlgamma(input, p, *, out=None):
     try:
         if p.__class__ is not int: p = _int(p)
-        if out is not None: return _ops.mvlgamma_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
-        return _tb_mvlgamma[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+        if out is not None: return _ops.mvlgamma_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, out)
+        return _tb_mvlgamma[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
     except _ARG_ERRORS as _e: return _fallback('mvlgamma', (_ops.mvlgamma, _ops.mvlgamma_out), locals(), _e)
 
 _tb_nan_to_num = _ops.nan_to_num.table
 def nan_to_num(input, nan=None, posinf=None, neginf=None, *, out=None):
     try:
-        if out is not None: return _ops.nan_to_num_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, nan, posinf, neginf, out)
-        return _tb_nan_to_num[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, nan, posinf, neginf)
+        if out is not None: return _ops.nan_to_num_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, nan, posinf, neginf, out)
+        return _tb_nan_to_num[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, nan, posinf, neginf)
     except _ARG_ERRORS as _e: return _fallback('nan_to_num', (_ops.nan_to_num, _ops.nan_to_num_out), locals(), _e)
 
 _tb_nan_to_num_ = _ops.nan_to_num_.table
 def nan_to_num_(input, nan=None, posinf=None, neginf=None):
     try:
-        return _tb_nan_to_num_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, nan, posinf, neginf)
+        return _tb_nan_to_num_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, nan, posinf, neginf)
     except _ARG_ERRORS as _e: return _fallback('nan_to_num_', (_ops.nan_to_num_,), locals(), _e)
 
 _tb_nanmean = _ops.nanmean.table
@@ -3004,8 +3004,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.nanmean_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
-        return _tb_nanmean[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype)
+        if out is not None: return _ops.nanmean_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
+        return _tb_nanmean[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype)
     except _ARG_ERRORS as _e: return _fallback('nanmean', (_ops.nanmean, _ops.nanmean_out), locals(), _e)
 
 _tb_nanmedian = _ops.nanmedian.table
@@ -3014,13 +3014,13 @@ def nanmedian(input, dim=_M, keepdim=_M, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
-            if out is not None: return _ops.nanmedian_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-            return _tb_nanmedian[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            if out is not None: return _ops.nanmedian_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+            return _tb_nanmedian[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
-            if out is not None: return _ops.nanmedian_dim_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, *out)
-            return _tb_nanmedian_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim)
+            if out is not None: return _ops.nanmedian_dim_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, *out)
+            return _tb_nanmedian_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('nanmedian', (_ops.nanmedian, _ops.nanmedian_dim, _ops.nanmedian_out, _ops.nanmedian_dim_values), locals(), _e)
 
@@ -3031,10 +3031,10 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', **
         if _kw: raise TypeError('no overload matched')
         if input is not _M and q is not _M and isinstance(q, _TI):
             if dim is not None and dim.__class__ is not int: dim = _int(dim)
-            return _tb_nanquantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+            return _tb_nanquantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st().dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
         if input is not _M and q is not _M and True:
             if dim is not None and dim.__class__ is not int: dim = _int(dim)
-            return _tb_nanquantile_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+            return _tb_nanquantile_scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('nanquantile', (_ops.nanquantile, _ops.nanquantile_scalar), locals(), _e)
 
@@ -3044,8 +3044,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.nansum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
-        return _tb_nansum[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype)
+        if out is not None: return _ops.nansum_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
+        return _tb_nansum[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype)
     except _ARG_ERRORS as _e: return _fallback('nansum', (_ops.nansum, _ops.nansum_out), locals(), _e)
 
 _tb_narrow = _ops.narrow.table
@@ -3055,7 +3055,7 @@ def narrow(input, dim=_M, start=_M, length=_M, **_kw):
         if dim.__class__ is not int: dim = _int(dim)
         if start.__class__ is not int: start = _int(start)
         if length.__class__ is not int: length = _int(length)
-        return _tb_narrow[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, start, length)
+        return _tb_narrow[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, start, length)
     except _ARG_ERRORS as _e: return _fallback('narrow', (_ops.narrow,), locals(), _e)
 
 _tb_narrow_copy = _ops.narrow_copy.table
@@ -3065,7 +3065,7 @@ def narrow_copy(input, dim=_M, start=_M, length=_M, **_kw):
         if dim.__class__ is not int: dim = _int(dim)
         if start.__class__ is not int: start = _int(start)
         if length.__class__ is not int: length = _int(length)
-        return _tb_narrow_copy[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, start, length)
+        return _tb_narrow_copy[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, start, length)
     except _ARG_ERRORS as _e: return _fallback('narrow_copy', (_ops.narrow_copy,), locals(), _e)
 
 _tb_native_batch_norm = _ops.native_batch_norm.table
@@ -3078,14 +3078,14 @@ def native_batch_norm(input, weight=None, bias=None, running_mean=None, running_
             | (running_mean._keys if running_mean.__class__ is _T else _k(running_mean))
             | (running_var._keys if running_var.__class__ is _T else _k(running_var))
         )
-        return _tb_native_batch_norm[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, training, momentum, eps)
+        return _tb_native_batch_norm[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias, running_mean, running_var, training, momentum, eps)
     except _ARG_ERRORS as _e: return _fallback('native_batch_norm', (_ops.native_batch_norm,), locals(), _e)
 
 _tb_native_channel_shuffle = _ops.native_channel_shuffle.table
 def native_channel_shuffle(input, groups):
     try:
         if groups.__class__ is not int: groups = _int(groups)
-        return _tb_native_channel_shuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, groups)
+        return _tb_native_channel_shuffle[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, groups)
     except _ARG_ERRORS as _e: return _fallback('native_channel_shuffle', (_ops.native_channel_shuffle,), locals(), _e)
 
 _tb_native_group_norm = _ops.native_group_norm.table
@@ -3095,7 +3095,7 @@ def native_group_norm(input, weight=None, bias=None, N=_M, C=_M, HxW=_M, group=_
         if C.__class__ is not int: C = _int(C)
         if HxW.__class__ is not int: HxW = _int(HxW)
         if group.__class__ is not int: group = _int(group)
-        return _tb_native_group_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_native_group_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, weight, bias, N, C, HxW, group, eps)
     except _ARG_ERRORS as _e: return _fallback('native_group_norm', (_ops.native_group_norm,), locals(), _e)
 
@@ -3103,7 +3103,7 @@ _tb_native_layer_norm = _ops.native_layer_norm.table
 def native_layer_norm(input, normalized_shape, weight=None, bias=None, eps=_M):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _tb_native_layer_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_native_layer_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias)) | (_d := _st().dk)[0]) & _d[1]](
             input, normalized_shape, weight, bias, eps)
     except _ARG_ERRORS as _e: return _fallback('native_layer_norm', (_ops.native_layer_norm,), locals(), _e)
 
@@ -3119,7 +3119,7 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
             | (weight._keys if weight.__class__ is _T else _k(weight))
             | (bias._keys if bias.__class__ is _T else _k(bias))
         )
-        return _tb_native_layer_norm_backward[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
+        return _tb_native_layer_norm_backward[(_ks | (_d := _st().dk)[0]) & _d[1]](grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask)
     except _ARG_ERRORS as _e: return _fallback('native_layer_norm_backward', (_ops.native_layer_norm_backward,), locals(), _e)
 
 _tb_ne_Tensor = _ops.ne_Tensor.table
@@ -3127,53 +3127,53 @@ _tb_ne_Scalar = _ops.ne_Scalar.table
 def ne(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.ne_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_ne_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.ne_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_ne_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.ne_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_ne_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.ne_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_ne_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('ne', (_ops.ne_Tensor, _ops.ne_Scalar, _ops.ne_Tensor_out, _ops.ne_Scalar_out), locals(), _e)
 
 _tb_neg = _ops.neg.table
 def neg(input, *, out=None):
     try:
-        if out is not None: return _ops.neg_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_neg[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.neg_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_neg[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('neg', (_ops.neg, _ops.neg_out), locals(), _e)
 
 _tb_neg_ = _ops.neg_.table
 def neg_(input):
     try:
-        return _tb_neg_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_neg_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('neg_', (_ops.neg_,), locals(), _e)
 
 _tb_negative = _ops.negative.table
 def negative(input, *, out=None):
     try:
-        if out is not None: return _ops.negative_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_negative[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.negative_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_negative[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('negative', (_ops.negative, _ops.negative_out), locals(), _e)
 
 _tb_negative_ = _ops.negative_.table
 def negative_(input):
     try:
-        return _tb_negative_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_negative_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('negative_', (_ops.negative_,), locals(), _e)
 
 _tb_nextafter = _ops.nextafter.table
 def nextafter(input, other, *, out=None):
     try:
-        if out is not None: return _ops.nextafter_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_nextafter[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.nextafter_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_nextafter[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('nextafter', (_ops.nextafter, _ops.nextafter_out), locals(), _e)
 
 _tb_nonzero = _ops.nonzero.table
 def nonzero(input, *, out=None):
     try:
-        if out is not None: return _ops.nonzero_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_nonzero[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.nonzero_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_nonzero[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('nonzero', (_ops.nonzero, _ops.nonzero_out), locals(), _e)
 
 _tb_nonzero_static = _ops.nonzero_static.table
@@ -3181,8 +3181,8 @@ def nonzero_static(input, *, size=_M, fill_value=-1, out=None):
     try:
         if size.__class__ is not int: size = _int(size)
         if fill_value.__class__ is not int: fill_value = _int(fill_value)
-        if out is not None: return _ops.nonzero_static_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, size, fill_value, out)
-        return _tb_nonzero_static[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, fill_value)
+        if out is not None: return _ops.nonzero_static_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, size, fill_value, out)
+        return _tb_nonzero_static[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, fill_value)
     except _ARG_ERRORS as _e: return _fallback('nonzero_static', (_ops.nonzero_static, _ops.nonzero_static_out), locals(), _e)
 
 _tb_norm_Scalar = _ops.norm_Scalar.table
@@ -3195,28 +3195,28 @@ def norm(input, p=_M, dim=_M, keepdim=_M, *, dtype=_M, out=None, **_kw):
         if input is not _M and dim is _M and keepdim is _M and dtype is _M:
             if p is _M: p = 2
             if p.__class__ not in _NUMS: p = _sc(p)
-            if out is not None: return _ops.norm_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
-            return _tb_norm_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+            if out is not None: return _ops.norm_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, out)
+            return _tb_norm_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
         if input is not _M and dim is not _M and dtype is _M:
             if p is _M: p = None
             if keepdim is _M: keepdim = False
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
-            if out is not None: return _ops.norm_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, dim, keepdim, out)
-            return _tb_norm_ScalarOpt_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, dim, keepdim)
+            if out is not None: return _ops.norm_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, dim, keepdim, out)
+            return _tb_norm_ScalarOpt_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, dim, keepdim)
         if input is not _M and dim is not _M and keepdim is not _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.norm_dtype_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, dim, keepdim, dtype, out)
-            return _tb_norm_ScalarOpt_dim_dtype[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, dim, keepdim, dtype)
+            if out is not None: return _ops.norm_dtype_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, dim, keepdim, dtype, out)
+            return _tb_norm_ScalarOpt_dim_dtype[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, dim, keepdim, dtype)
         if input is not _M and dim is _M and keepdim is _M and dtype is not _M:
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.norm_ScalarOpt_dtype_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, dtype, out)
-            return _tb_norm_ScalarOpt_dtype[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, dtype)
+            if out is not None: return _ops.norm_ScalarOpt_dtype_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, dtype, out)
+            return _tb_norm_ScalarOpt_dtype[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('norm', (
@@ -3238,18 +3238,18 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
     try:
         if mean is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and (std is _M or std is None or True):
             if std is _M: std = 1.0
-            if out is not None: return _ops.normal_Tensor_float_out.table[(mean._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](mean, std, generator, out)
-            _r = _tb_normal_Tensor_float[(mean._keys | (_d := _st.dk)[0]) & _d[1]](mean, std, generator)
+            if out is not None: return _ops.normal_Tensor_float_out.table[(mean._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](mean, std, generator, out)
+            _r = _tb_normal_Tensor_float[(mean._keys | (_d := _st().dk)[0]) & _d[1]](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and True and isinstance(std, _TI):
-            if out is not None: return _ops.normal_float_Tensor_out.table[(_k(std) | _k(out) | (_d := _st.dk)[0]) & _d[1]](mean, std, generator, out)
-            _r = _tb_normal_float_Tensor[((std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1]](mean, std, generator)
+            if out is not None: return _ops.normal_float_Tensor_out.table[(_k(std) | _k(out) | (_d := _st().dk)[0]) & _d[1]](mean, std, generator, out)
+            _r = _tb_normal_float_Tensor[((std._keys if std.__class__ is _T else _k(std)) | (_d := _st().dk)[0]) & _d[1]](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is _M and dtype is _M and layout is _M and device is _M and pin_memory is _M and isinstance(mean, _TI) and isinstance(std, _TI):
-            if out is not None: return _ops.normal_Tensor_Tensor_out.table[(mean._keys | _k(std) | _k(out) | (_d := _st.dk)[0]) & _d[1]](mean, std, generator, out)
-            _r = _tb_normal_Tensor_Tensor[(mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (_d := _st.dk)[0]) & _d[1]](mean, std, generator)
+            if out is not None: return _ops.normal_Tensor_Tensor_out.table[(mean._keys | _k(std) | _k(out) | (_d := _st().dk)[0]) & _d[1]](mean, std, generator, out)
+            _r = _tb_normal_Tensor_Tensor[(mean._keys | (std._keys if std.__class__ is _T else _k(std)) | (_d := _st().dk)[0]) & _d[1]](mean, std, generator)
             if requires_grad: _rgf(_r)
             return _r
         if mean is not _M and std is not _M and size is not _M and True and True:
@@ -3260,7 +3260,7 @@ def normal(mean, std=_M, size=_M, *, generator=None, dtype=_M, layout=_M, device
             if size is not None: size = _il(size)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_normal_float_float[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](mean, std, size, generator, dtype, layout, device, pin_memory)
+            _r = _tb_normal_float_float[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](mean, std, size, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -3280,12 +3280,12 @@ _tb_not_equal_Scalar = _ops.not_equal_Scalar.table
 def not_equal(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.not_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_not_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.not_equal_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_not_equal_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.not_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_not_equal_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.not_equal_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_not_equal_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('not_equal', (_ops.not_equal_Tensor, _ops.not_equal_Scalar, _ops.not_equal_Tensor_out, _ops.not_equal_Scalar_out), locals(), _e)
 
@@ -3298,7 +3298,7 @@ def ones(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=Non
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_ones[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory)
+        _r = _tb_ones[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('ones', (_ops.ones,), locals(), _e, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('size',))
@@ -3308,35 +3308,35 @@ def ones_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_ones_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_ones_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('ones_like', (_ops.ones_like,), locals(), _e)
 
 _tb_orgqr = _ops.orgqr.table
 def orgqr(input, input2, *, out=None):
     try:
-        if out is not None: return _ops.orgqr_out.table[(input._keys | _k(input2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, input2, out)
-        return _tb_orgqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st.dk)[0]) & _d[1]](input, input2)
+        if out is not None: return _ops.orgqr_out.table[(input._keys | _k(input2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, input2, out)
+        return _tb_orgqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (_d := _st().dk)[0]) & _d[1]](input, input2)
     except _ARG_ERRORS as _e: return _fallback('orgqr', (_ops.orgqr, _ops.orgqr_out), locals(), _e)
 
 _tb_ormqr = _ops.ormqr.table
 def ormqr(input, input2, input3, left=True, transpose=False):
     try:
-        return _tb_ormqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (input3._keys if input3.__class__ is _T else _k(input3)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_ormqr[(input._keys | (input2._keys if input2.__class__ is _T else _k(input2)) | (input3._keys if input3.__class__ is _T else _k(input3)) | (_d := _st().dk)[0]) & _d[1]](
             input, input2, input3, left, transpose)
     except _ARG_ERRORS as _e: return _fallback('ormqr', (_ops.ormqr,), locals(), _e)
 
 _tb_outer = _ops.outer.table
 def outer(input, vec2, *, out=None):
     try:
-        if out is not None: return _ops.outer_out.table[(input._keys | _k(vec2) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, vec2, out)
-        return _tb_outer[(input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st.dk)[0]) & _d[1]](input, vec2)
+        if out is not None: return _ops.outer_out.table[(input._keys | _k(vec2) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, vec2, out)
+        return _tb_outer[(input._keys | (vec2._keys if vec2.__class__ is _T else _k(vec2)) | (_d := _st().dk)[0]) & _d[1]](input, vec2)
     except _ARG_ERRORS as _e: return _fallback('outer', (_ops.outer, _ops.outer_out), locals(), _e)
 
 _tb_pairwise_distance = _ops.pairwise_distance.table
 def pairwise_distance(x1, x2, p=2, eps=1e-06, keepdim=False, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
-        return _tb_pairwise_distance[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st.dk)[0]) & _d[1]](x1, x2, p, eps, keepdim)
+        return _tb_pairwise_distance[(x1._keys | (x2._keys if x2.__class__ is _T else _k(x2)) | (_d := _st().dk)[0]) & _d[1]](x1, x2, p, eps, keepdim)
     except _ARG_ERRORS as _e: return _fallback('pairwise_distance', (_ops.pairwise_distance,), locals(), _e)
 
 _tb_permute = _ops.permute.table
@@ -3346,49 +3346,49 @@ def permute(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _tb_permute[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dims)
+        return _tb_permute[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dims)
     except _ARG_ERRORS as _e:
         return _fallback('permute', (_ops.permute,), locals(), _e, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), ('input', 'dims'))
 
 _tb_pinverse = _ops.pinverse.table
 def pinverse(input, rcond=1e-15):
     try:
-        return _tb_pinverse[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, rcond)
+        return _tb_pinverse[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, rcond)
     except _ARG_ERRORS as _e: return _fallback('pinverse', (_ops.pinverse,), locals(), _e)
 
 _tb_pixel_shuffle = _ops.pixel_shuffle.table
 def pixel_shuffle(input, upscale_factor):
     try:
         if upscale_factor.__class__ is not int: upscale_factor = _int(upscale_factor)
-        return _tb_pixel_shuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, upscale_factor)
+        return _tb_pixel_shuffle[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, upscale_factor)
     except _ARG_ERRORS as _e: return _fallback('pixel_shuffle', (_ops.pixel_shuffle,), locals(), _e)
 
 _tb_pixel_unshuffle = _ops.pixel_unshuffle.table
 def pixel_unshuffle(input, downscale_factor):
     try:
         if downscale_factor.__class__ is not int: downscale_factor = _int(downscale_factor)
-        return _tb_pixel_unshuffle[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, downscale_factor)
+        return _tb_pixel_unshuffle[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, downscale_factor)
     except _ARG_ERRORS as _e: return _fallback('pixel_unshuffle', (_ops.pixel_unshuffle,), locals(), _e)
 
 _tb_poisson_nll_loss = _ops.poisson_nll_loss.table
 def poisson_nll_loss(input, target, log_input, full, eps, reduction):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_poisson_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, log_input, full, eps, reduction)
+        return _tb_poisson_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, log_input, full, eps, reduction)
     except _ARG_ERRORS as _e: return _fallback('poisson_nll_loss', (_ops.poisson_nll_loss,), locals(), _e)
 
 _tb_polygamma = _ops.polygamma.table
 def polygamma(n, input, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
-        if out is not None: return _ops.polygamma_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](n, input, out)
-        return _tb_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](n, input)
+        if out is not None: return _ops.polygamma_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](n, input, out)
+        return _tb_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](n, input)
     except _ARG_ERRORS as _e: return _fallback('polygamma', (_ops.polygamma, _ops.polygamma_out), locals(), _e)
 
 _tb_positive = _ops.positive.table
 def positive(input):
     try:
-        return _tb_positive[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_positive[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('positive', (_ops.positive,), locals(), _e)
 
 _tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
@@ -3397,17 +3397,17 @@ _tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(input, _TI) and isinstance(exponent, _TI):
-            if out is not None: return _ops.pow_Tensor_Tensor_out.table[(_k(input) | _k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
+            if out is not None: return _ops.pow_Tensor_Tensor_out.table[(_k(input) | _k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent))
-            return _tb_pow_Tensor_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_pow_Tensor_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(input, _TI) and isinstance(exponent, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.pow_Scalar_out.table[(_k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_pow_Scalar[((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.pow_Scalar_out.table[(_k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_pow_Scalar[((exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and isinstance(input, _TI) and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            if out is not None: return _ops.pow_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_pow_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.pow_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_pow_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('pow', (_ops.pow_Tensor_Tensor, _ops.pow_Scalar, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Scalar_out, _ops.pow_Tensor_Scalar_out), locals(), _e)
@@ -3415,7 +3415,7 @@ def pow(input, exponent, *, out=None):
 _tb_prelu = _ops.prelu.table
 def prelu(input, weight):
     try:
-        return _tb_prelu[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1]](input, weight)
+        return _tb_prelu[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st().dk)[0]) & _d[1]](input, weight)
     except _ARG_ERRORS as _e: return _fallback('prelu', (_ops.prelu,), locals(), _e)
 
 _tb_prod = _ops.prod.table
@@ -3425,30 +3425,30 @@ def prod(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.prod_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
-            return _tb_prod[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype)
+            if out is not None: return _ops.prod_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dtype, out)
+            return _tb_prod[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype)
         if input is not _M and dim is not _M:
             if keepdim is _M: keepdim = False
             if dim.__class__ is not int: dim = _int(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.prod_int_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
-            return _tb_prod_dim_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype)
+            if out is not None: return _ops.prod_int_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
+            return _tb_prod_dim_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('prod', (_ops.prod, _ops.prod_dim_int, _ops.prod_out, _ops.prod_int_out), locals(), _e)
 
 _tb_put = _ops.put.table
 def put(input, index, source, accumulate=False, *, out=None):
     try:
-        if out is not None: return _ops.put_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, index, source, accumulate, out)
-        return _tb_put[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.put_out.table[(input._keys | _k(index) | _k(source) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, index, source, accumulate, out)
+        return _tb_put[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, index, source, accumulate)
     except _ARG_ERRORS as _e: return _fallback('put', (_ops.put, _ops.put_out), locals(), _e)
 
 _tb_qr = _ops.qr.table
 def qr(input, some=True, *, out=None):
     try:
-        if out is not None: return _ops.qr_Q.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, some, *out)
-        return _tb_qr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, some)
+        if out is not None: return _ops.qr_Q.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, some, *out)
+        return _tb_qr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, some)
     except _ARG_ERRORS as _e: return _fallback('qr', (_ops.qr, _ops.qr_Q), locals(), _e)
 
 _tb_quantile = _ops.quantile.table
@@ -3458,24 +3458,24 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', **_kw
         if _kw: raise TypeError('no overload matched')
         if input is not _M and q is not _M and isinstance(q, _TI):
             if dim is not None and dim.__class__ is not int: dim = _int(dim)
-            return _tb_quantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+            return _tb_quantile[(input._keys | (q._keys if q.__class__ is _T else _k(q)) | (_d := _st().dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
         if input is not _M and q is not _M and True:
             if dim is not None and dim.__class__ is not int: dim = _int(dim)
-            return _tb_quantile_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
+            return _tb_quantile_scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, q, dim, keepdim, interpolation)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('quantile', (_ops.quantile, _ops.quantile_scalar), locals(), _e)
 
 _tb_rad2deg = _ops.rad2deg.table
 def rad2deg(input, *, out=None):
     try:
-        if out is not None: return _ops.rad2deg_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_rad2deg[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.rad2deg_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_rad2deg[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('rad2deg', (_ops.rad2deg, _ops.rad2deg_out), locals(), _e)
 
 _tb_rad2deg_ = _ops.rad2deg_.table
 def rad2deg_(input):
     try:
-        return _tb_rad2deg_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_rad2deg_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('rad2deg_', (_ops.rad2deg_,), locals(), _e)
 
 def rand(*args, **kwargs):
@@ -3488,12 +3488,12 @@ def rand_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, m
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _tb_rand_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
+            return _tb_rand_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _tb_rand_like_generator[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _tb_rand_like_generator[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('rand_like', (_ops.rand_like, _ops.rand_like_generator), locals(), _e)
 
@@ -3513,12 +3513,12 @@ def randn_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if input is not _M and generator is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _tb_randn_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
+            return _tb_randn_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
         if input is not _M:
             if generator is _M: generator = None
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            return _tb_randn_like_generator[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, generator, dtype, layout, device, pin_memory, memory_format)
+            return _tb_randn_like_generator[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, generator, dtype, layout, device, pin_memory, memory_format)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('randn_like', (_ops.randn_like, _ops.randn_like_generator), locals(), _e)
 
@@ -3530,7 +3530,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_randperm[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, dtype, layout, device, pin_memory)
+            _r = _tb_randperm[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         if n is not _M:
@@ -3538,7 +3538,7 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
             if n.__class__ is not int: n = _int(n)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
             if device is not None and device.__class__ is not _DEV: device = _devc(device)
-            _r = _tb_randperm_generator[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, generator, dtype, layout, device, pin_memory)
+            _r = _tb_randperm_generator[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, generator, dtype, layout, device, pin_memory)
             if requires_grad: _rgf(_r)
             return _r
         raise TypeError('no overload matched')
@@ -3547,39 +3547,39 @@ def randperm(n, *, dtype=None, layout=None, device=None, pin_memory=None, genera
 _tb_ravel = _ops.ravel.table
 def ravel(input):
     try:
-        return _tb_ravel[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_ravel[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('ravel', (_ops.ravel,), locals(), _e)
 
 _tb_reciprocal = _ops.reciprocal.table
 def reciprocal(input, *, out=None):
     try:
-        if out is not None: return _ops.reciprocal_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_reciprocal[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.reciprocal_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_reciprocal[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('reciprocal', (_ops.reciprocal, _ops.reciprocal_out), locals(), _e)
 
 _tb_reciprocal_ = _ops.reciprocal_.table
 def reciprocal_(input):
     try:
-        return _tb_reciprocal_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_reciprocal_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('reciprocal_', (_ops.reciprocal_,), locals(), _e)
 
 _tb_relu = _ops.relu.table
 def relu(input):
     try:
-        return _tb_relu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_relu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('relu', (_ops.relu,), locals(), _e)
 
 _tb_relu_ = _ops.relu_.table
 def relu_(input):
     try:
-        return _tb_relu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_relu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('relu_', (_ops.relu_,), locals(), _e)
 
 _tb_remainder_Tensor = _ops.remainder_Tensor.table
 def remainder(input, other, *, out=None):
     try:
-        if out is not None: return _ops.remainder_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_remainder_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.remainder_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_remainder_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('remainder', (_ops.remainder_Tensor, _ops.remainder_Tensor_out), locals(), _e)
 
 _tb_renorm = _ops.renorm.table
@@ -3589,7 +3589,7 @@ def renorm(input, p, dim=_M, maxnorm=_M, **_kw):
         if p.__class__ not in _NUMS: p = _sc(p)
         if dim.__class__ is not int: dim = _int(dim)
         if maxnorm.__class__ not in _NUMS: maxnorm = _sc(maxnorm)
-        return _tb_renorm[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, dim, maxnorm)
+        return _tb_renorm[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, dim, maxnorm)
     except _ARG_ERRORS as _e: return _fallback('renorm', (_ops.renorm,), locals(), _e)
 
 _tb_reshape = _ops.reshape.table
@@ -3599,33 +3599,33 @@ def reshape(input, *_shape, shape=None):
         if shape is None: shape = _shape[0] if len(_shape) == 1 and not _is_int(_shape[0]) else _shape
         elif _shape: raise TypeError('shape given twice')
         if shape is not None: shape = _il(shape)
-        return _tb_reshape[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, shape)
+        return _tb_reshape[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, shape)
     except _ARG_ERRORS as _e:
         return _fallback('reshape', (_ops.reshape,), locals(), _e, (input,) + ((shape,) if shape is not None else (_shape[0],) if len(_shape) == 1 else (tuple(_shape),)), ('input', 'shape'))
 
 _tb_resize_as_ = _ops.resize_as_.table
 def resize_as_(input, the_template, *, memory_format=None):
     try:
-        return _tb_resize_as_[(input._keys | (the_template._keys if the_template.__class__ is _T else _k(the_template)) | (_d := _st.dk)[0]) & _d[1]](input, the_template, memory_format)
+        return _tb_resize_as_[(input._keys | (the_template._keys if the_template.__class__ is _T else _k(the_template)) | (_d := _st().dk)[0]) & _d[1]](input, the_template, memory_format)
     except _ARG_ERRORS as _e: return _fallback('resize_as_', (_ops.resize_as_,), locals(), _e)
 
 _tb_resolve_conj = _ops.resolve_conj.table
 def resolve_conj(input):
     try:
-        return _tb_resolve_conj[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_resolve_conj[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('resolve_conj', (_ops.resolve_conj,), locals(), _e)
 
 _tb_resolve_neg = _ops.resolve_neg.table
 def resolve_neg(input):
     try:
-        return _tb_resolve_neg[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_resolve_neg[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('resolve_neg', (_ops.resolve_neg,), locals(), _e)
 
 _tb_rms_norm = _ops.rms_norm.table
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     try:
         if normalized_shape is not None: normalized_shape = _il(normalized_shape)
-        return _tb_rms_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1]](input, normalized_shape, weight, eps)
+        return _tb_rms_norm[(input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st().dk)[0]) & _d[1]](input, normalized_shape, weight, eps)
     except _ARG_ERRORS as _e: return _fallback('rms_norm', (_ops.rms_norm,), locals(), _e)
 
 _tb_roll = _ops.roll.table
@@ -3633,7 +3633,7 @@ def roll(input, shifts, dims=()):
     try:
         if shifts is not None: shifts = _il(shifts, 1)
         dims = _il(dims, 1)
-        return _tb_roll[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, shifts, dims)
+        return _tb_roll[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, shifts, dims)
     except _ARG_ERRORS as _e: return _fallback('roll', (_ops.roll,), locals(), _e)
 
 _tb_rot90 = _ops.rot90.table
@@ -3641,7 +3641,7 @@ def rot90(input, k=1, dims=(0, 1)):
     try:
         if k.__class__ is not int: k = _int(k)
         dims = _il(dims)
-        return _tb_rot90[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, k, dims)
+        return _tb_rot90[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, k, dims)
     except _ARG_ERRORS as _e: return _fallback('rot90', (_ops.rot90,), locals(), _e)
 
 _tb_round = _ops.round.table
@@ -3649,12 +3649,12 @@ _tb_round_decimals = _ops.round_decimals.table
 def round(input, *, decimals=_M, out=None):
     try:
         if input is not _M and decimals is _M:
-            if out is not None: return _ops.round_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-            return _tb_round[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            if out is not None: return _ops.round_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+            return _tb_round[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
-            if out is not None: return _ops.round_decimals_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, decimals, out)
-            return _tb_round_decimals[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, decimals)
+            if out is not None: return _ops.round_decimals_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, decimals, out)
+            return _tb_round_decimals[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, decimals)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('round', (_ops.round, _ops.round_decimals, _ops.round_out, _ops.round_decimals_out), locals(), _e)
 
@@ -3663,10 +3663,10 @@ _tb_round__decimals = _ops.round__decimals.table
 def round_(input, *, decimals=_M):
     try:
         if input is not _M and decimals is _M:
-            return _tb_round_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+            return _tb_round_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
         if input is not _M and decimals is not _M:
             if decimals.__class__ is not int: decimals = _int(decimals)
-            return _tb_round__decimals[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, decimals)
+            return _tb_round__decimals[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, decimals)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('round_', (_ops.round_, _ops.round__decimals), locals(), _e)
 
@@ -3675,7 +3675,7 @@ def rrelu(input, lower=0.125, upper=0.3333333333333333, training=False, generato
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _tb_rrelu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, lower, upper, training, generator)
+        return _tb_rrelu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, lower, upper, training, generator)
     except _ARG_ERRORS as _e: return _fallback('rrelu', (_ops.rrelu,), locals(), _e)
 
 _tb_rrelu_ = _ops.rrelu_.table
@@ -3683,28 +3683,28 @@ def rrelu_(input, lower=0.125, upper=0.3333333333333333, training=False, generat
     try:
         if lower.__class__ not in _NUMS: lower = _sc(lower)
         if upper.__class__ not in _NUMS: upper = _sc(upper)
-        return _tb_rrelu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, lower, upper, training, generator)
+        return _tb_rrelu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, lower, upper, training, generator)
     except _ARG_ERRORS as _e: return _fallback('rrelu_', (_ops.rrelu_,), locals(), _e)
 
 _tb_rsqrt = _ops.rsqrt.table
 def rsqrt(input, *, out=None):
     try:
-        if out is not None: return _ops.rsqrt_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_rsqrt[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.rsqrt_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_rsqrt[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('rsqrt', (_ops.rsqrt, _ops.rsqrt_out), locals(), _e)
 
 _tb_rsqrt_ = _ops.rsqrt_.table
 def rsqrt_(input):
     try:
-        return _tb_rsqrt_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_rsqrt_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('rsqrt_', (_ops.rsqrt_,), locals(), _e)
 
 _tb_rsub_Tensor = _ops.rsub_Tensor.table
 def rsub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.rsub_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha, out)
-        return _tb_rsub_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        if out is not None: return _ops.rsub_Tensor_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha, out)
+        return _tb_rsub_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('rsub', (_ops.rsub_Tensor, _ops.rsub_Tensor_out), locals(), _e)
 
 _tb_scalar_tensor = _ops.scalar_tensor.table
@@ -3713,7 +3713,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None, r
         if s.__class__ not in _NUMS: s = _sc(s)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_scalar_tensor[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](s, dtype, layout, device, pin_memory)
+        _r = _tb_scalar_tensor[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](s, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('scalar_tensor', (_ops.scalar_tensor,), locals(), _e)
@@ -3735,9 +3735,9 @@ def scatter_add(input, dim=_M, index=_M, src=_M, *, out=None, **_kw):
     try:
         if _kw or dim is _M or index is _M or src is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.scatter_add_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src, out)
+        if out is not None: return _ops.scatter_add_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, src, out)
         _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src))
-        return _tb_scatter_add[(_ks | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src)
+        return _tb_scatter_add[(_ks | (_d := _st().dk)[0]) & _d[1]](input, dim, index, src)
     except _ARG_ERRORS as _e: return _fallback('scatter_add', (_ops.scatter_add, _ops.scatter_add_out), locals(), _e)
 
 _tb_scatter_reduce_two = _ops.scatter_reduce_two.table
@@ -3745,8 +3745,8 @@ def scatter_reduce(input, dim=_M, index=_M, src=_M, reduce=_M, *, include_self=T
     try:
         if _kw or dim is _M or index is _M or src is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.scatter_reduce_two_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src, reduce, include_self, out)
-        return _tb_scatter_reduce_two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](
+        if out is not None: return _ops.scatter_reduce_two_out.table[(input._keys | _k(index) | _k(src) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, src, reduce, include_self, out)
+        return _tb_scatter_reduce_two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, src, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('scatter_reduce', (_ops.scatter_reduce_two, _ops.scatter_reduce_two_out), locals(), _e)
 
@@ -3756,7 +3756,7 @@ def select(input, dim=_M, index=_M, **_kw):
         if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
-        return _tb_select_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, index)
+        return _tb_select_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, index)
     except _ARG_ERRORS as _e: return _fallback('select', (_ops.select_int,), locals(), _e)
 
 _tb_select_scatter = _ops.select_scatter.table
@@ -3765,85 +3765,85 @@ def select_scatter(input, src, dim=_M, index=_M, **_kw):
         if _kw or dim is _M or index is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if index.__class__ is not int: index = _int(index)
-        return _tb_select_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, dim, index)
+        return _tb_select_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](input, src, dim, index)
     except _ARG_ERRORS as _e: return _fallback('select_scatter', (_ops.select_scatter,), locals(), _e)
 
 _tb_selu = _ops.selu.table
 def selu(input):
     try:
-        return _tb_selu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_selu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('selu', (_ops.selu,), locals(), _e)
 
 _tb_selu_ = _ops.selu_.table
 def selu_(input):
     try:
-        return _tb_selu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_selu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('selu_', (_ops.selu_,), locals(), _e)
 
 _tb_sgn = _ops.sgn.table
 def sgn(input, *, out=None):
     try:
-        if out is not None: return _ops.sgn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sgn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sgn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sgn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sgn', (_ops.sgn, _ops.sgn_out), locals(), _e)
 
 _tb_sigmoid = _ops.sigmoid.table
 def sigmoid(input, *, out=None):
     try:
-        if out is not None: return _ops.sigmoid_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sigmoid[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sigmoid_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sigmoid[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sigmoid', (_ops.sigmoid, _ops.sigmoid_out), locals(), _e)
 
 _tb_sigmoid_ = _ops.sigmoid_.table
 def sigmoid_(input):
     try:
-        return _tb_sigmoid_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sigmoid_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sigmoid_', (_ops.sigmoid_,), locals(), _e)
 
 _tb_sign = _ops.sign.table
 def sign(input, *, out=None):
     try:
-        if out is not None: return _ops.sign_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sign[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sign_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sign[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sign', (_ops.sign, _ops.sign_out), locals(), _e)
 
 _tb_signbit = _ops.signbit.table
 def signbit(input, *, out=None):
     try:
-        if out is not None: return _ops.signbit_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_signbit[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.signbit_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_signbit[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('signbit', (_ops.signbit, _ops.signbit_out), locals(), _e)
 
 _tb_sin = _ops.sin.table
 def sin(input, *, out=None):
     try:
-        if out is not None: return _ops.sin_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sin[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sin_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sin[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sin', (_ops.sin, _ops.sin_out), locals(), _e)
 
 _tb_sin_ = _ops.sin_.table
 def sin_(input):
     try:
-        return _tb_sin_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sin_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sin_', (_ops.sin_,), locals(), _e)
 
 _tb_sinc = _ops.sinc.table
 def sinc(input):
     try:
-        return _tb_sinc[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sinc[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinc', (_ops.sinc,), locals(), _e)
 
 _tb_sinh = _ops.sinh.table
 def sinh(input, *, out=None):
     try:
-        if out is not None: return _ops.sinh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sinh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sinh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sinh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinh', (_ops.sinh, _ops.sinh_out), locals(), _e)
 
 _tb_sinh_ = _ops.sinh_.table
 def sinh_(input):
     try:
-        return _tb_sinh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sinh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinh_', (_ops.sinh_,), locals(), _e)
 
 _tb_slice_scatter = _ops.slice_scatter.table
@@ -3854,14 +3854,14 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1, **_kw):
         if start is not None and start.__class__ is not int: start = _int(start)
         if end is not None and end.__class__ is not int: end = _int(end)
         if step.__class__ is not int: step = _int(step)
-        return _tb_slice_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, dim, start, end, step)
+        return _tb_slice_scatter[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](input, src, dim, start, end, step)
     except _ARG_ERRORS as _e: return _fallback('slice_scatter', (_ops.slice_scatter,), locals(), _e)
 
 _tb_slogdet = _ops.slogdet.table
 def slogdet(input, *, out=None):
     try:
-        if out is not None: return _ops.slogdet_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, *out)
-        return _tb_slogdet[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.slogdet_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, *out)
+        return _tb_slogdet[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('slogdet', (_ops.slogdet, _ops.slogdet_out), locals(), _e)
 
 _tb_softmax_int = _ops.softmax_int.table
@@ -3870,8 +3870,8 @@ def softmax(input, dim=_M, dtype=None, *, out=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.softmax_int_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype, out)
-        return _tb_softmax_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        if out is not None: return _ops.softmax_int_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype, out)
+        return _tb_softmax_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('softmax', (_ops.softmax_int, _ops.softmax_int_out), locals(), _e)
 
 _tb_sort = _ops.sort.table
@@ -3879,8 +3879,8 @@ def sort(input, dim=-1, descending=False, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.sort_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, dim, descending, *out)
-        return _tb_sort[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, descending)
+        if out is not None: return _ops.sort_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, dim, descending, *out)
+        return _tb_sort[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, descending)
     except _ARG_ERRORS as _e: return _fallback('sort', (_ops.sort, _ops.sort_values), locals(), _e)
 
 _tb_split_with_sizes = _ops.split_with_sizes.table
@@ -3889,33 +3889,33 @@ def split_with_sizes(input, split_sizes, dim=0, **_kw):
         if _kw: raise TypeError('no overload matched')
         if split_sizes is not None: split_sizes = _il(split_sizes)
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_split_with_sizes[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, split_sizes, dim)
+        return _tb_split_with_sizes[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, split_sizes, dim)
     except _ARG_ERRORS as _e: return _fallback('split_with_sizes', (_ops.split_with_sizes,), locals(), _e)
 
 _tb_sqrt = _ops.sqrt.table
 def sqrt(input, *, out=None):
     try:
-        if out is not None: return _ops.sqrt_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_sqrt[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.sqrt_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_sqrt[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sqrt', (_ops.sqrt, _ops.sqrt_out), locals(), _e)
 
 _tb_sqrt_ = _ops.sqrt_.table
 def sqrt_(input):
     try:
-        return _tb_sqrt_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sqrt_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sqrt_', (_ops.sqrt_,), locals(), _e)
 
 _tb_square = _ops.square.table
 def square(input, *, out=None):
     try:
-        if out is not None: return _ops.square_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_square[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.square_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_square[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('square', (_ops.square, _ops.square_out), locals(), _e)
 
 _tb_square_ = _ops.square_.table
 def square_(input):
     try:
-        return _tb_square_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_square_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('square_', (_ops.square_,), locals(), _e)
 
 def squeeze(*args, **kwargs):
@@ -3927,8 +3927,8 @@ def stack(tensors, dim=0, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if tensors.__class__ is not list: tensors = _tl(tensors)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.stack_out.table[(_kl(tensors) | _k(out) | (_d := _st.dk)[0]) & _d[1]](tensors, dim, out)
-        return _tb_stack[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](tensors, dim)
+        if out is not None: return _ops.stack_out.table[(_kl(tensors) | _k(out) | (_d := _st().dk)[0]) & _d[1]](tensors, dim, out)
+        return _tb_stack[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](tensors, dim)
     except _ARG_ERRORS as _e: return _fallback('stack', (_ops.stack, _ops.stack_out), locals(), _e)
 
 def std(*args, **kwargs):
@@ -3941,16 +3941,17 @@ _tb_sub_Tensor = _ops.sub_Tensor.table
 def sub(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.sub_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha, out)
-        return _tb_sub_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        if out is not None: return _ops.sub_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha, out)
+        return _tb_sub_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('sub', (_ops.sub_Tensor, _ops.sub_out), locals(), _e)
 
 _tb_subtract_Tensor = _ops.subtract_Tensor.table
 def subtract(input, other, *, alpha=1, out=None):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        if out is not None: return _ops.subtract_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha, out)
-        return _tb_subtract_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        if out is not None: return _ops.subtract_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha, out)
+        _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
+        return _tb_subtract_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('subtract', (_ops.subtract_Tensor, _ops.subtract_out), locals(), _e)
 
 _tb_sum = _ops.sum.table
@@ -3960,23 +3961,23 @@ def sum(input, dim=_M, keepdim=_M, *, dtype=None, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if input is not _M and dim is _M and keepdim is _M:
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.sum_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dtype, out)
-            return _tb_sum[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype)
+            if out is not None: return _ops.sum_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dtype, out)
+            return _tb_sum[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype)
         if input is not _M:
             if dim is _M: dim = None
             if keepdim is _M: keepdim = False
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.sum_IntList_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
-            return _tb_sum_dim_IntList[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, keepdim, dtype)
+            if out is not None: return _ops.sum_IntList_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype, out)
+            return _tb_sum_dim_IntList[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('sum', (_ops.sum, _ops.sum_dim_IntList, _ops.sum_out, _ops.sum_IntList_out), locals(), _e)
 
 _tb_svd = _ops.svd.table
 def svd(input, some=True, compute_uv=True, *, out=None):
     try:
-        if out is not None: return _ops.svd_U.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, some, compute_uv, *out)
-        return _tb_svd[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, some, compute_uv)
+        if out is not None: return _ops.svd_U.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, some, compute_uv, *out)
+        return _tb_svd[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, some, compute_uv)
     except _ARG_ERRORS as _e: return _fallback('svd', (_ops.svd, _ops.svd_U), locals(), _e)
 
 _tb_swapaxes = _ops.swapaxes.table
@@ -3984,7 +3985,7 @@ def swapaxes(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _tb_swapaxes[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, axis0, axis1)
+        return _tb_swapaxes[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, axis0, axis1)
     except _ARG_ERRORS as _e: return _fallback('swapaxes', (_ops.swapaxes,), locals(), _e)
 
 _tb_swapdims = _ops.swapdims.table
@@ -3992,20 +3993,20 @@ def swapdims(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _tb_swapdims[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim0, dim1)
+        return _tb_swapdims[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim0, dim1)
     except _ARG_ERRORS as _e: return _fallback('swapdims', (_ops.swapdims,), locals(), _e)
 
 _tb_t = _ops.t.table
 def t(input):
     try:
-        return _tb_t[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_t[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('t', (_ops.t,), locals(), _e)
 
 _tb_take = _ops.take.table
 def take(input, index, *, out=None):
     try:
-        if out is not None: return _ops.take_out.table[(input._keys | _k(index) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, index, out)
-        return _tb_take[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, index)
+        if out is not None: return _ops.take_out.table[(input._keys | _k(index) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, index, out)
+        return _tb_take[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st().dk)[0]) & _d[1]](input, index)
     except _ARG_ERRORS as _e: return _fallback('take', (_ops.take, _ops.take_out), locals(), _e)
 
 _tb_take_along_dim = _ops.take_along_dim.table
@@ -4013,34 +4014,34 @@ def take_along_dim(input, indices, dim=None, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.take_along_dim_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, dim, out)
-        return _tb_take_along_dim[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, dim)
+        if out is not None: return _ops.take_along_dim_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, indices, dim, out)
+        return _tb_take_along_dim[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st().dk)[0]) & _d[1]](input, indices, dim)
     except _ARG_ERRORS as _e: return _fallback('take_along_dim', (_ops.take_along_dim, _ops.take_along_dim_out), locals(), _e)
 
 _tb_tan = _ops.tan.table
 def tan(input, *, out=None):
     try:
-        if out is not None: return _ops.tan_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_tan[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.tan_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_tan[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('tan', (_ops.tan, _ops.tan_out), locals(), _e)
 
 _tb_tan_ = _ops.tan_.table
 def tan_(input):
     try:
-        return _tb_tan_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_tan_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('tan_', (_ops.tan_,), locals(), _e)
 
 _tb_tanh = _ops.tanh.table
 def tanh(input, *, out=None):
     try:
-        if out is not None: return _ops.tanh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_tanh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.tanh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_tanh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('tanh', (_ops.tanh, _ops.tanh_out), locals(), _e)
 
 _tb_tanh_ = _ops.tanh_.table
 def tanh_(input):
     try:
-        return _tb_tanh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_tanh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('tanh_', (_ops.tanh_,), locals(), _e)
 
 _tb_tensordot = _ops.tensordot.table
@@ -4048,8 +4049,8 @@ def tensordot(input, other, dims_self, dims_other, *, out=None):
     try:
         if dims_self is not None: dims_self = _il(dims_self)
         if dims_other is not None: dims_other = _il(dims_other)
-        if out is not None: return _ops.tensordot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dims_self, dims_other, out)
-        return _tb_tensordot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dims_self, dims_other)
+        if out is not None: return _ops.tensordot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, dims_self, dims_other, out)
+        return _tb_tensordot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, dims_self, dims_other)
     except _ARG_ERRORS as _e: return _fallback('tensordot', (_ops.tensordot, _ops.tensordot_out), locals(), _e)
 
 _tb_threshold = _ops.threshold.table
@@ -4057,8 +4058,8 @@ def threshold(input, threshold, value, *, out=None):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
-        if out is not None: return _ops.threshold_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, threshold, value, out)
-        return _tb_threshold[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, threshold, value)
+        if out is not None: return _ops.threshold_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, threshold, value, out)
+        return _tb_threshold[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, threshold, value)
     except _ARG_ERRORS as _e: return _fallback('threshold', (_ops.threshold, _ops.threshold_out), locals(), _e)
 
 _tb_threshold_ = _ops.threshold_.table
@@ -4066,7 +4067,7 @@ def threshold_(input, threshold, value):
     try:
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _tb_threshold_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, threshold, value)
+        return _tb_threshold_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, threshold, value)
     except _ARG_ERRORS as _e: return _fallback('threshold_', (_ops.threshold_,), locals(), _e)
 
 _tb_tile = _ops.tile.table
@@ -4076,7 +4077,7 @@ def tile(input, *_dims, dims=None):
         if dims is None: dims = _dims[0] if len(_dims) == 1 and not _is_int(_dims[0]) else _dims
         elif _dims: raise TypeError('dims given twice')
         if dims is not None: dims = _il(dims)
-        return _tb_tile[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dims)
+        return _tb_tile[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dims)
     except _ARG_ERRORS as _e: return _fallback('tile', (_ops.tile,), locals(), _e, (input,) + ((dims,) if dims is not None else (_dims[0],) if len(_dims) == 1 else (tuple(_dims),)), ('input', 'dims'))
 
 _tb_topk = _ops.topk.table
@@ -4085,14 +4086,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if k.__class__ is not int: k = _int(k)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.topk_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, k, dim, largest, sorted, *out)
-        return _tb_topk[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, k, dim, largest, sorted)
+        if out is not None: return _ops.topk_values.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, k, dim, largest, sorted, *out)
+        return _tb_topk[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, k, dim, largest, sorted)
     except _ARG_ERRORS as _e: return _fallback('topk', (_ops.topk, _ops.topk_values), locals(), _e)
 
 _tb_trace = _ops.trace.table
 def trace(input):
     try:
-        return _tb_trace[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_trace[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('trace', (_ops.trace,), locals(), _e)
 
 _tb_transpose_int = _ops.transpose_int.table
@@ -4100,7 +4101,7 @@ def transpose(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _tb_transpose_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim0, dim1)
+        return _tb_transpose_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim0, dim1)
     except _ARG_ERRORS as _e: return _fallback('transpose', (_ops.transpose_int,), locals(), _e)
 
 _tb_trapezoid_x = _ops.trapezoid_x.table
@@ -4110,12 +4111,12 @@ def trapezoid(y, x=_M, *, dim=-1, dx=_M, **_kw):
         if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
+            return _tb_trapezoid_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st().dk)[0]) & _d[1]](y, x, dim)
         if y is not _M and x is _M:
             if dx is _M: dx = 1
             if dx.__class__ not in _NUMS: dx = _sc(dx)
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_trapezoid_dx[(y._keys | (_d := _st.dk)[0]) & _d[1]](y, dx, dim)
+            return _tb_trapezoid_dx[(y._keys | (_d := _st().dk)[0]) & _d[1]](y, dx, dim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('trapezoid', (_ops.trapezoid_x, _ops.trapezoid_dx), locals(), _e)
 
@@ -4126,26 +4127,26 @@ def trapz(y, x=_M, *, dim=-1, dx=_M, **_kw):
         if _kw: raise TypeError('no overload matched')
         if y is not _M and x is not _M and dx is _M:
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_trapz_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st.dk)[0]) & _d[1]](y, x, dim)
+            return _tb_trapz_x[(y._keys | (x._keys if x.__class__ is _T else _k(x)) | (_d := _st().dk)[0]) & _d[1]](y, x, dim)
         if y is not _M and x is _M:
             if dx is _M: dx = 1
             if dim.__class__ is not int: dim = _int(dim)
-            return _tb_trapz_dx[(y._keys | (_d := _st.dk)[0]) & _d[1]](y, dx, dim)
+            return _tb_trapz_dx[(y._keys | (_d := _st().dk)[0]) & _d[1]](y, dx, dim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('trapz', (_ops.trapz_x, _ops.trapz_dx), locals(), _e)
 
 _tb_triangular_solve = _ops.triangular_solve.table
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     try:
-        return _tb_triangular_solve[(input._keys | (A._keys if A.__class__ is _T else _k(A)) | (_d := _st.dk)[0]) & _d[1]](input, A, upper, transpose, unitriangular)
+        return _tb_triangular_solve[(input._keys | (A._keys if A.__class__ is _T else _k(A)) | (_d := _st().dk)[0]) & _d[1]](input, A, upper, transpose, unitriangular)
     except _ARG_ERRORS as _e: return _fallback('triangular_solve', (_ops.triangular_solve,), locals(), _e)
 
 _tb_tril = _ops.tril.table
 def tril(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None: return _ops.tril_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, diagonal, out)
-        return _tb_tril[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, diagonal)
+        if out is not None: return _ops.tril_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, diagonal, out)
+        return _tb_tril[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, diagonal)
     except _ARG_ERRORS as _e: return _fallback('tril', (_ops.tril, _ops.tril_out), locals(), _e)
 
 _tb_tril_indices = _ops.tril_indices.table
@@ -4156,7 +4157,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
         if offset.__class__ is not int: offset = _int(offset)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_tril_indices[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](row, col, offset, dtype, layout, device, pin_memory)
+        _r = _tb_tril_indices[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](row, col, offset, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('tril_indices', (_ops.tril_indices,), locals(), _e)
@@ -4166,15 +4167,15 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, 
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         _ks = anchor._keys | (positive._keys if positive.__class__ is _T else _k(positive)) | (negative._keys if negative.__class__ is _T else _k(negative))
-        return _tb_triplet_margin_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](anchor, positive, negative, margin, p, eps, swap, reduction)
+        return _tb_triplet_margin_loss[(_ks | (_d := _st().dk)[0]) & _d[1]](anchor, positive, negative, margin, p, eps, swap, reduction)
     except _ARG_ERRORS as _e: return _fallback('triplet_margin_loss', (_ops.triplet_margin_loss,), locals(), _e)
 
 _tb_triu = _ops.triu.table
 def triu(input, diagonal=0, *, out=None):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        if out is not None: return _ops.triu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, diagonal, out)
-        return _tb_triu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, diagonal)
+        if out is not None: return _ops.triu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, diagonal, out)
+        return _tb_triu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, diagonal)
     except _ARG_ERRORS as _e: return _fallback('triu', (_ops.triu, _ops.triu_out), locals(), _e)
 
 _tb_triu_indices = _ops.triu_indices.table
@@ -4185,7 +4186,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
         if offset.__class__ is not int: offset = _int(offset)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_triu_indices[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](row, col, offset, dtype, layout, device, pin_memory)
+        _r = _tb_triu_indices[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](row, col, offset, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('triu_indices', (_ops.triu_indices,), locals(), _e)
@@ -4193,21 +4194,21 @@ def triu_indices(row, col, offset=0, *, dtype=None, layout=None, device=None, pi
 _tb_true_divide_Tensor = _ops.true_divide_Tensor.table
 def true_divide(input, other, *, out=None):
     try:
-        if out is not None: return _ops.true_divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_true_divide_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.true_divide_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_true_divide_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('true_divide', (_ops.true_divide_Tensor, _ops.true_divide_out), locals(), _e)
 
 _tb_trunc = _ops.trunc.table
 def trunc(input, *, out=None):
     try:
-        if out is not None: return _ops.trunc_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_trunc[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.trunc_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_trunc[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('trunc', (_ops.trunc, _ops.trunc_out), locals(), _e)
 
 _tb_trunc_ = _ops.trunc_.table
 def trunc_(input):
     try:
-        return _tb_trunc_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_trunc_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('trunc_', (_ops.trunc_,), locals(), _e)
 
 _tb_unbind_int = _ops.unbind_int.table
@@ -4215,7 +4216,7 @@ def unbind(input, dim=0, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_unbind_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        return _tb_unbind_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unbind', (_ops.unbind_int,), locals(), _e)
 
 _tb_unflatten_int = _ops.unflatten_int.table
@@ -4224,7 +4225,7 @@ def unflatten(input, dim=_M, sizes=_M, **_kw):
         if _kw or dim is _M or sizes is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if sizes is not None: sizes = _il(sizes)
-        return _tb_unflatten_int[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, sizes)
+        return _tb_unflatten_int[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, sizes)
     except _ARG_ERRORS as _e: return _fallback('unflatten', (_ops.unflatten_int,), locals(), _e)
 
 _tb_unique_consecutive = _ops.unique_consecutive.table
@@ -4233,8 +4234,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         if _kw: raise TypeError('no overload matched')
         if dim is not None and dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, return_inverse, return_counts, dim, *out)
-        return _tb_unique_consecutive[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, return_inverse, return_counts, dim)
+            return _ops.unique_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, return_inverse, return_counts, dim, *out)
+        return _tb_unique_consecutive[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, return_inverse, return_counts, dim)
     except _ARG_ERRORS as _e: return _fallback('unique_consecutive', (_ops.unique_consecutive, _ops.unique_consecutive_out), locals(), _e)
 
 _tb_unique_dim = _ops.unique_dim.table
@@ -4243,8 +4244,8 @@ def unique_dim(input, dim=_M, sorted=True, return_inverse=False, return_counts=F
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, dim, sorted, return_inverse, return_counts, *out)
-        return _tb_unique_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, sorted, return_inverse, return_counts)
+            return _ops.unique_dim_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, dim, sorted, return_inverse, return_counts, *out)
+        return _tb_unique_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, sorted, return_inverse, return_counts)
     except _ARG_ERRORS as _e: return _fallback('unique_dim', (_ops.unique_dim, _ops.unique_dim_out), locals(), _e)
 
 _tb_unique_dim_consecutive = _ops.unique_dim_consecutive.table
@@ -4253,8 +4254,8 @@ def unique_dim_consecutive(input, dim=_M, return_inverse=False, return_counts=Fa
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if out is not None:
-            return _ops.unique_dim_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](input, dim, return_inverse, return_counts, *out)
-        return _tb_unique_dim_consecutive[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, return_inverse, return_counts)
+            return _ops.unique_dim_consecutive_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, dim, return_inverse, return_counts, *out)
+        return _tb_unique_dim_consecutive[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, return_inverse, return_counts)
     except _ARG_ERRORS as _e: return _fallback('unique_dim_consecutive', (_ops.unique_dim_consecutive, _ops.unique_dim_consecutive_out), locals(), _e)
 
 _tb_unsafe_chunk = _ops.unsafe_chunk.table
@@ -4263,7 +4264,7 @@ def unsafe_chunk(input, chunks, dim=0, **_kw):
         if _kw: raise TypeError('no overload matched')
         if chunks.__class__ is not int: chunks = _int(chunks)
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_unsafe_chunk[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, chunks, dim)
+        return _tb_unsafe_chunk[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, chunks, dim)
     except _ARG_ERRORS as _e: return _fallback('unsafe_chunk', (_ops.unsafe_chunk,), locals(), _e)
 
 _tb_unsafe_split_Tensor = _ops.unsafe_split_Tensor.table
@@ -4272,7 +4273,7 @@ def unsafe_split(input, split_size, dim=0, **_kw):
         if _kw: raise TypeError('no overload matched')
         if split_size.__class__ is not int: split_size = _int(split_size)
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_unsafe_split_Tensor[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, split_size, dim)
+        return _tb_unsafe_split_Tensor[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, split_size, dim)
     except _ARG_ERRORS as _e: return _fallback('unsafe_split', (_ops.unsafe_split_Tensor,), locals(), _e)
 
 _tb_unsqueeze = _ops.unsqueeze.table
@@ -4280,14 +4281,14 @@ def unsqueeze(input, dim=_M, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_unsqueeze[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        return _tb_unsqueeze[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unsqueeze', (_ops.unsqueeze,), locals(), _e)
 
 _tb_vander = _ops.vander.table
 def vander(x, N=None, increasing=False):
     try:
         if N is not None and N.__class__ is not int: N = _int(N)
-        return _tb_vander[(x._keys | (_d := _st.dk)[0]) & _d[1]](x, N, increasing)
+        return _tb_vander[(x._keys | (_d := _st().dk)[0]) & _d[1]](x, N, increasing)
     except _ARG_ERRORS as _e: return _fallback('vander', (_ops.vander,), locals(), _e)
 
 def var(*args, **kwargs):
@@ -4299,20 +4300,20 @@ def var_mean(*args, **kwargs):
 _tb_vdot = _ops.vdot.table
 def vdot(input, other, *, out=None):
     try:
-        if out is not None: return _ops.vdot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_vdot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.vdot_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_vdot[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('vdot', (_ops.vdot, _ops.vdot_out), locals(), _e)
 
 _tb_view_as_complex = _ops.view_as_complex.table
 def view_as_complex(input):
     try:
-        return _tb_view_as_complex[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_view_as_complex[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('view_as_complex', (_ops.view_as_complex,), locals(), _e)
 
 _tb_view_as_real = _ops.view_as_real.table
 def view_as_real(input):
     try:
-        return _tb_view_as_real[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_view_as_real[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('view_as_real', (_ops.view_as_real,), locals(), _e)
 
 _tb_where_self = _ops.where_self.table
@@ -4323,21 +4324,21 @@ _tb_where = _ops.where.table
 def where(condition, input=_M, other=_M, *, out=None):
     try:
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.where_self_out.table[(condition._keys | _k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](condition, input, other, out)
-            return _tb_where_self[(condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](
+            if out is not None: return _ops.where_self_out.table[(condition._keys | _k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](condition, input, other, out)
+            return _tb_where_self[(condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](
                 condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            return _tb_where_ScalarSelf[(condition._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](condition, input, other)
+            return _tb_where_ScalarSelf[(condition._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_where_ScalarOther[(condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](condition, input, other)
+            return _tb_where_ScalarOther[(condition._keys | (input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](condition, input, other)
         if condition is not _M and input is not _M and other is not _M and not isinstance(input, _TI) and not isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_where_Scalar[(condition._keys | (_d := _st.dk)[0]) & _d[1]](condition, input, other)
+            return _tb_where_Scalar[(condition._keys | (_d := _st().dk)[0]) & _d[1]](condition, input, other)
         if condition is not _M and input is _M and other is _M:
-            return _tb_where[(condition._keys | (_d := _st.dk)[0]) & _d[1]](condition)
+            return _tb_where[(condition._keys | (_d := _st().dk)[0]) & _d[1]](condition)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('where', (_ops.where_self, _ops.where_ScalarSelf, _ops.where_ScalarOther, _ops.where_Scalar, _ops.where, _ops.where_self_out), locals(), _e)
 
@@ -4347,16 +4348,16 @@ _tb_xlogy_Scalar_Other = _ops.xlogy_Scalar_Other.table
 def xlogy(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.xlogy_OutTensor.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_xlogy_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.xlogy_OutTensor.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_xlogy_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.xlogy_OutScalar_Self.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_xlogy_Scalar_Self[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.xlogy_OutScalar_Self.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_xlogy_Scalar_Self[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.xlogy_OutScalar_Other.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_xlogy_Scalar_Other[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.xlogy_OutScalar_Other.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_xlogy_Scalar_Other[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('xlogy', (_ops.xlogy_Tensor, _ops.xlogy_Scalar_Self, _ops.xlogy_Scalar_Other, _ops.xlogy_OutTensor, _ops.xlogy_OutScalar_Self, _ops.xlogy_OutScalar_Other), locals(), _e)
@@ -4366,17 +4367,17 @@ _tb_xlogy__Scalar_Other = _ops.xlogy__Scalar_Other.table
 def xlogy_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_xlogy__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_xlogy__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_xlogy__Scalar_Other[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_xlogy__Scalar_Other[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('xlogy_', (_ops.xlogy__Tensor, _ops.xlogy__Scalar_Other), locals(), _e)
 
 _tb_zero_ = _ops.zero_.table
 def zero_(input):
     try:
-        return _tb_zero_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_zero_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('zero_', (_ops.zero_,), locals(), _e)
 
 _tb_zeros = _ops.zeros.table
@@ -4388,7 +4389,7 @@ def zeros(*_size, size=None, dtype=None, layout=None, device=None, pin_memory=No
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_zeros[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory)
+        _r = _tb_zeros[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](size, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('zeros', (_ops.zeros,), locals(), _e, ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('size',))
@@ -4398,7 +4399,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, pin_memory=None, 
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_zeros_like[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
+        return _tb_zeros_like[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, layout, device, pin_memory, memory_format)
     except _ARG_ERRORS as _e: return _fallback('zeros_like', (_ops.zeros_like,), locals(), _e)
 
 # every binding defined above, names with a leading _ too (torch._softmax and the like)

@@ -16,7 +16,7 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
@@ -26,8 +26,8 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_fft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_fft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_fft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_fft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_fft', (_ops.fft_fft, _ops.fft_fft_out), locals(), _e)
 
 _tb_fft_fft2 = _ops.fft_fft2.table
@@ -36,8 +36,8 @@ def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_fft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_fft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_fft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_fft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_fft2', (_ops.fft_fft2, _ops.fft_fft2_out), locals(), _e)
 
 _tb_fft_fftfreq = _ops.fft_fftfreq.table
@@ -46,7 +46,7 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None, 
         if n.__class__ is not int: n = _int(n)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_fft_fftfreq[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
+        _r = _tb_fft_fftfreq[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('fft_fftfreq', (_ops.fft_fftfreq,), locals(), _e)
@@ -57,8 +57,8 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_fftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_fftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_fftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_fftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_fftn', (_ops.fft_fftn, _ops.fft_fftn_out), locals(), _e)
 
 _tb_fft_fftshift = _ops.fft_fftshift.table
@@ -67,7 +67,7 @@ def fftshift(input, *_dim, dim=None):
         if dim is None: dim = _dim[0] if len(_dim) == 1 and not _is_int(_dim[0]) else _dim
         elif _dim: raise TypeError('dim given twice')
         if dim is not None: dim = _il(dim, 1)
-        return _tb_fft_fftshift[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        return _tb_fft_fftshift[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e:
         return _fallback('fft_fftshift', (_ops.fft_fftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
 
@@ -77,8 +77,8 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_hfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_hfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_hfft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_hfft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_hfft', (_ops.fft_hfft, _ops.fft_hfft_out), locals(), _e)
 
 _tb_fft_hfft2 = _ops.fft_hfft2.table
@@ -87,8 +87,8 @@ def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_hfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_hfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_hfft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_hfft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_hfft2', (_ops.fft_hfft2, _ops.fft_hfft2_out), locals(), _e)
 
 _tb_fft_hfftn = _ops.fft_hfftn.table
@@ -97,8 +97,8 @@ def hfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_hfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_hfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_hfftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_hfftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_hfftn', (_ops.fft_hfftn, _ops.fft_hfftn_out), locals(), _e)
 
 _tb_fft_ifft = _ops.fft_ifft.table
@@ -107,8 +107,8 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_ifft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_ifft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_ifft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_ifft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ifft', (_ops.fft_ifft, _ops.fft_ifft_out), locals(), _e)
 
 _tb_fft_ifft2 = _ops.fft_ifft2.table
@@ -117,8 +117,8 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_ifft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_ifft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_ifft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_ifft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ifft2', (_ops.fft_ifft2, _ops.fft_ifft2_out), locals(), _e)
 
 _tb_fft_ifftn = _ops.fft_ifftn.table
@@ -127,8 +127,8 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_ifftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_ifftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_ifftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_ifftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ifftn', (_ops.fft_ifftn, _ops.fft_ifftn_out), locals(), _e)
 
 _tb_fft_ifftshift = _ops.fft_ifftshift.table
@@ -137,7 +137,7 @@ def ifftshift(input, *_dim, dim=None):
         if dim is None: dim = _dim[0] if len(_dim) == 1 and not _is_int(_dim[0]) else _dim
         elif _dim: raise TypeError('dim given twice')
         if dim is not None: dim = _il(dim, 1)
-        return _tb_fft_ifftshift[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        return _tb_fft_ifftshift[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e:
         return _fallback('fft_ifftshift', (_ops.fft_ifftshift,), locals(), _e, (input,) + ((dim,) if dim is not None else (_dim[0],) if len(_dim) == 1 else (tuple(_dim),)), ('input', 'dim'))
 
@@ -147,8 +147,8 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_ihfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_ihfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_ihfft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_ihfft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ihfft', (_ops.fft_ihfft, _ops.fft_ihfft_out), locals(), _e)
 
 _tb_fft_ihfft2 = _ops.fft_ihfft2.table
@@ -157,8 +157,8 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_ihfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_ihfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_ihfft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_ihfft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ihfft2', (_ops.fft_ihfft2, _ops.fft_ihfft2_out), locals(), _e)
 
 _tb_fft_ihfftn = _ops.fft_ihfftn.table
@@ -167,8 +167,8 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_ihfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_ihfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_ihfftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_ihfftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_ihfftn', (_ops.fft_ihfftn, _ops.fft_ihfftn_out), locals(), _e)
 
 _tb_fft_irfft = _ops.fft_irfft.table
@@ -177,8 +177,8 @@ def irfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_irfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_irfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_irfft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_irfft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_irfft', (_ops.fft_irfft, _ops.fft_irfft_out), locals(), _e)
 
 _tb_fft_irfft2 = _ops.fft_irfft2.table
@@ -187,8 +187,8 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_irfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_irfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_irfft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_irfft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_irfft2', (_ops.fft_irfft2, _ops.fft_irfft2_out), locals(), _e)
 
 _tb_fft_irfftn = _ops.fft_irfftn.table
@@ -197,8 +197,8 @@ def irfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_irfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_irfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_irfftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_irfftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_irfftn', (_ops.fft_irfftn, _ops.fft_irfftn_out), locals(), _e)
 
 _tb_fft_rfft = _ops.fft_rfft.table
@@ -207,8 +207,8 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if n is not None and n.__class__ is not int: n = _int(n)
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.fft_rfft_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm, out)
-        return _tb_fft_rfft[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n, dim, norm)
+        if out is not None: return _ops.fft_rfft_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm, out)
+        return _tb_fft_rfft[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_rfft', (_ops.fft_rfft, _ops.fft_rfft_out), locals(), _e)
 
 _tb_fft_rfft2 = _ops.fft_rfft2.table
@@ -217,8 +217,8 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         dim = _il(dim, 1)
-        if out is not None: return _ops.fft_rfft2_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_rfft2[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_rfft2_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_rfft2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_rfft2', (_ops.fft_rfft2, _ops.fft_rfft2_out), locals(), _e)
 
 _tb_fft_rfftfreq = _ops.fft_rfftfreq.table
@@ -227,7 +227,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None,
         if n.__class__ is not int: n = _int(n)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        _r = _tb_fft_rfftfreq[(_dk(device) | (_d := _st.dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
+        _r = _tb_fft_rfftfreq[(_dk(device) | (_d := _st().dk)[0]) & _d[1]](n, d, dtype, layout, device, pin_memory)
         if requires_grad: _rgf(_r)
         return _r
     except _ARG_ERRORS as _e: return _fallback('fft_rfftfreq', (_ops.fft_rfftfreq,), locals(), _e)
@@ -238,8 +238,8 @@ def rfftn(input, s=None, dim=None, norm=None, *, out=None, **_kw):
         if _kw: raise TypeError('no overload matched')
         if s is not None: s = _il(s, 1)
         if dim is not None: dim = _il(dim, 1)
-        if out is not None: return _ops.fft_rfftn_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm, out)
-        return _tb_fft_rfftn[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, s, dim, norm)
+        if out is not None: return _ops.fft_rfftn_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm, out)
+        return _tb_fft_rfftn[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, s, dim, norm)
     except _ARG_ERRORS as _e: return _fallback('fft_rfftn', (_ops.fft_rfftn, _ops.fft_rfftn_out), locals(), _e)
 
 # every binding defined above, names with a leading _ too (torch._softmax and the like)

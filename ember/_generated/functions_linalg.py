@@ -16,36 +16,36 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
 _tb_linalg_matrix_rank_atol_rtol_float = _ops.linalg_matrix_rank_atol_rtol_float.table
 def _matrix_rank(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
-        if out is not None: return _ops.linalg_matrix_rank_atol_rtol_float_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, atol, rtol, hermitian, out)
-        return _tb_linalg_matrix_rank_atol_rtol_float[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, atol, rtol, hermitian)
+        if out is not None: return _ops.linalg_matrix_rank_atol_rtol_float_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, atol, rtol, hermitian, out)
+        return _tb_linalg_matrix_rank_atol_rtol_float[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, atol, rtol, hermitian)
     except _ARG_ERRORS as _e: return _fallback('linalg_matrix_rank', (_ops.linalg_matrix_rank_atol_rtol_float, _ops.linalg_matrix_rank_atol_rtol_float_out), locals(), _e)
 
 _tb_linalg_pinv_atol_rtol_float = _ops.linalg_pinv_atol_rtol_float.table
 def _pinv(input, *, atol=None, rtol=None, hermitian=False, out=None):
     try:
-        if out is not None: return _ops.linalg_pinv_atol_rtol_float_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, atol, rtol, hermitian, out)
-        return _tb_linalg_pinv_atol_rtol_float[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, atol, rtol, hermitian)
+        if out is not None: return _ops.linalg_pinv_atol_rtol_float_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, atol, rtol, hermitian, out)
+        return _tb_linalg_pinv_atol_rtol_float[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, atol, rtol, hermitian)
     except _ARG_ERRORS as _e: return _fallback('linalg_pinv', (_ops.linalg_pinv_atol_rtol_float, _ops.linalg_pinv_atol_rtol_float_out), locals(), _e)
 
 _tb_linalg_cholesky = _ops.linalg_cholesky.table
 def cholesky(input, *, upper=False, out=None):
     try:
-        if out is not None: return _ops.linalg_cholesky_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, upper, out)
-        return _tb_linalg_cholesky[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, upper)
+        if out is not None: return _ops.linalg_cholesky_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, upper, out)
+        return _tb_linalg_cholesky[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, upper)
     except _ARG_ERRORS as _e: return _fallback('linalg_cholesky', (_ops.linalg_cholesky, _ops.linalg_cholesky_out), locals(), _e)
 
 _tb_linalg_cholesky_ex = _ops.linalg_cholesky_ex.table
 def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     try:
-        if out is not None: return _ops.linalg_cholesky_ex_L.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, upper, check_errors, *out)
-        return _tb_linalg_cholesky_ex[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, upper, check_errors)
+        if out is not None: return _ops.linalg_cholesky_ex_L.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, upper, check_errors, *out)
+        return _tb_linalg_cholesky_ex[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, upper, check_errors)
     except _ARG_ERRORS as _e: return _fallback('linalg_cholesky_ex', (_ops.linalg_cholesky_ex, _ops.linalg_cholesky_ex_L), locals(), _e)
 
 _tb_linalg_cond_p_str = _ops.linalg_cond_p_str.table
@@ -53,13 +53,13 @@ _tb_linalg_cond = _ops.linalg_cond.table
 def cond(input, p=_M, *, out=None):
     try:
         if input is not _M and p is not _M and isinstance(p, str):
-            if out is not None: return _ops.linalg_cond_p_str_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
-            return _tb_linalg_cond_p_str[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+            if out is not None: return _ops.linalg_cond_p_str_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, out)
+            return _tb_linalg_cond_p_str[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
         if input is not _M and (p is _M or p is None or not isinstance(p, _TI)):
             if p is _M: p = None
             if p is not None and p.__class__ not in _NUMS: p = _sc(p)
-            if out is not None: return _ops.linalg_cond_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
-            return _tb_linalg_cond[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+            if out is not None: return _ops.linalg_cond_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, out)
+            return _tb_linalg_cond[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('linalg_cond', (_ops.linalg_cond_p_str, _ops.linalg_cond, _ops.linalg_cond_p_str_out, _ops.linalg_cond_out), locals(), _e)
 
@@ -68,15 +68,15 @@ def cross(input, other, *, dim=-1, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.linalg_cross_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dim, out)
-        return _tb_linalg_cross[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dim)
+        if out is not None: return _ops.linalg_cross_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, dim, out)
+        return _tb_linalg_cross[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, dim)
     except _ARG_ERRORS as _e: return _fallback('linalg_cross', (_ops.linalg_cross, _ops.linalg_cross_out), locals(), _e)
 
 _tb_linalg_det = _ops.linalg_det.table
 def det(A, *, out=None):
     try:
-        if out is not None: return _ops.linalg_det_out.table[(A._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](A, out)
-        return _tb_linalg_det[(A._keys | (_d := _st.dk)[0]) & _d[1]](A)
+        if out is not None: return _ops.linalg_det_out.table[(A._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](A, out)
+        return _tb_linalg_det[(A._keys | (_d := _st().dk)[0]) & _d[1]](A)
     except _ARG_ERRORS as _e: return _fallback('linalg_det', (_ops.linalg_det, _ops.linalg_det_out), locals(), _e)
 
 _tb_linalg_diagonal = _ops.linalg_diagonal.table
@@ -85,106 +85,107 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
         if offset.__class__ is not int: offset = _int(offset)
         if dim1.__class__ is not int: dim1 = _int(dim1)
         if dim2.__class__ is not int: dim2 = _int(dim2)
-        return _tb_linalg_diagonal[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, offset, dim1, dim2)
+        return _tb_linalg_diagonal[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, offset, dim1, dim2)
     except _ARG_ERRORS as _e: return _fallback('linalg_diagonal', (_ops.linalg_diagonal,), locals(), _e)
 
 _tb_linalg_eig = _ops.linalg_eig.table
 def eig(input, *, out=None):
     try:
-        if out is not None: return _ops.linalg_eig_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, *out)
-        return _tb_linalg_eig[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.linalg_eig_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, *out)
+        return _tb_linalg_eig[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('linalg_eig', (_ops.linalg_eig, _ops.linalg_eig_out), locals(), _e)
 
 _tb_linalg_eigh = _ops.linalg_eigh.table
 def eigh(input, UPLO='L', *, out=None):
     try:
-        if out is not None: return _ops.linalg_eigh_eigvals.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, UPLO, *out)
-        return _tb_linalg_eigh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, UPLO)
+        if out is not None: return _ops.linalg_eigh_eigvals.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, UPLO, *out)
+        return _tb_linalg_eigh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, UPLO)
     except _ARG_ERRORS as _e: return _fallback('linalg_eigh', (_ops.linalg_eigh, _ops.linalg_eigh_eigvals), locals(), _e)
 
 _tb_linalg_eigvals = _ops.linalg_eigvals.table
 def eigvals(input, *, out=None):
     try:
-        if out is not None: return _ops.linalg_eigvals_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_linalg_eigvals[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.linalg_eigvals_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_linalg_eigvals[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('linalg_eigvals', (_ops.linalg_eigvals, _ops.linalg_eigvals_out), locals(), _e)
 
 _tb_linalg_eigvalsh = _ops.linalg_eigvalsh.table
 def eigvalsh(input, UPLO='L', *, out=None):
     try:
-        if out is not None: return _ops.linalg_eigvalsh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, UPLO, out)
-        return _tb_linalg_eigvalsh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, UPLO)
+        if out is not None: return _ops.linalg_eigvalsh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, UPLO, out)
+        return _tb_linalg_eigvalsh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, UPLO)
     except _ARG_ERRORS as _e: return _fallback('linalg_eigvalsh', (_ops.linalg_eigvalsh, _ops.linalg_eigvalsh_out), locals(), _e)
 
 _tb_linalg_householder_product = _ops.linalg_householder_product.table
 def householder_product(input, tau, *, out=None):
     try:
-        if out is not None: return _ops.linalg_householder_product_out.table[(input._keys | _k(tau) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, tau, out)
-        return _tb_linalg_householder_product[(input._keys | (tau._keys if tau.__class__ is _T else _k(tau)) | (_d := _st.dk)[0]) & _d[1]](input, tau)
+        if out is not None: return _ops.linalg_householder_product_out.table[(input._keys | _k(tau) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, tau, out)
+        return _tb_linalg_householder_product[(input._keys | (tau._keys if tau.__class__ is _T else _k(tau)) | (_d := _st().dk)[0]) & _d[1]](input, tau)
     except _ARG_ERRORS as _e: return _fallback('linalg_householder_product', (_ops.linalg_householder_product, _ops.linalg_householder_product_out), locals(), _e)
 
 _tb_linalg_inv = _ops.linalg_inv.table
 def inv(A, *, out=None):
     try:
-        if out is not None: return _ops.linalg_inv_out.table[(A._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](A, out)
-        return _tb_linalg_inv[(A._keys | (_d := _st.dk)[0]) & _d[1]](A)
+        if out is not None: return _ops.linalg_inv_out.table[(A._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](A, out)
+        return _tb_linalg_inv[(A._keys | (_d := _st().dk)[0]) & _d[1]](A)
     except _ARG_ERRORS as _e: return _fallback('linalg_inv', (_ops.linalg_inv, _ops.linalg_inv_out), locals(), _e)
 
 _tb_linalg_inv_ex = _ops.linalg_inv_ex.table
 def inv_ex(A, *, check_errors=False, out=None):
     try:
-        if out is not None: return _ops.linalg_inv_ex_inverse.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, check_errors, *out)
-        return _tb_linalg_inv_ex[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, check_errors)
+        if out is not None: return _ops.linalg_inv_ex_inverse.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](A, check_errors, *out)
+        return _tb_linalg_inv_ex[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, check_errors)
     except _ARG_ERRORS as _e: return _fallback('linalg_inv_ex', (_ops.linalg_inv_ex, _ops.linalg_inv_ex_inverse), locals(), _e)
 
 _tb_linalg_lstsq = _ops.linalg_lstsq.table
 def lstsq(input, b, rcond=None, *, driver=None, out=None):
     try:
-        if out is not None: return _ops.linalg_lstsq_out.table[(input._keys | _k(b) | _k(out[0]) | _k(out[1]) | _k(out[2]) | _k(out[3]) | (_d := _st.dk)[0]) & _d[1]](input, b, rcond, driver, *out)
-        return _tb_linalg_lstsq[(input._keys | (b._keys if b.__class__ is _T else _k(b)) | (_d := _st.dk)[0]) & _d[1]](input, b, rcond, driver)
+        if out is not None:
+            return _ops.linalg_lstsq_out.table[(input._keys | _k(b) | _k(out[0]) | _k(out[1]) | _k(out[2]) | _k(out[3]) | (_d := _st().dk)[0]) & _d[1]](input, b, rcond, driver, *out)
+        return _tb_linalg_lstsq[(input._keys | (b._keys if b.__class__ is _T else _k(b)) | (_d := _st().dk)[0]) & _d[1]](input, b, rcond, driver)
     except _ARG_ERRORS as _e: return _fallback('linalg_lstsq', (_ops.linalg_lstsq, _ops.linalg_lstsq_out), locals(), _e)
 
 _tb_linalg_lu = _ops.linalg_lu.table
 def lu(A, *, pivot=True, out=None):
     try:
-        if out is not None: return _ops.linalg_lu_out.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](A, pivot, *out)
-        return _tb_linalg_lu[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, pivot)
+        if out is not None: return _ops.linalg_lu_out.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](A, pivot, *out)
+        return _tb_linalg_lu[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, pivot)
     except _ARG_ERRORS as _e: return _fallback('linalg_lu', (_ops.linalg_lu, _ops.linalg_lu_out), locals(), _e)
 
 _tb_linalg_lu_factor = _ops.linalg_lu_factor.table
 def lu_factor(A, *, pivot=True, out=None):
     try:
-        if out is not None: return _ops.linalg_lu_factor_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, pivot, *out)
-        return _tb_linalg_lu_factor[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, pivot)
+        if out is not None: return _ops.linalg_lu_factor_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](A, pivot, *out)
+        return _tb_linalg_lu_factor[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, pivot)
     except _ARG_ERRORS as _e: return _fallback('linalg_lu_factor', (_ops.linalg_lu_factor, _ops.linalg_lu_factor_out), locals(), _e)
 
 _tb_linalg_lu_factor_ex = _ops.linalg_lu_factor_ex.table
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     try:
-        if out is not None: return _ops.linalg_lu_factor_ex_out.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](A, pivot, check_errors, *out)
-        return _tb_linalg_lu_factor_ex[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, pivot, check_errors)
+        if out is not None: return _ops.linalg_lu_factor_ex_out.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](A, pivot, check_errors, *out)
+        return _tb_linalg_lu_factor_ex[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, pivot, check_errors)
     except _ARG_ERRORS as _e: return _fallback('linalg_lu_factor_ex', (_ops.linalg_lu_factor_ex, _ops.linalg_lu_factor_ex_out), locals(), _e)
 
 _tb_linalg_lu_solve = _ops.linalg_lu_solve.table
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     try:
-        if out is not None: return _ops.linalg_lu_solve_out.table[(LU._keys | _k(pivots) | _k(B) | _k(out) | (_d := _st.dk)[0]) & _d[1]](LU, pivots, B, left, adjoint, out)
-        _ks = LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B))
-        return _tb_linalg_lu_solve[(_ks | (_d := _st.dk)[0]) & _d[1]](LU, pivots, B, left, adjoint)
+        if out is not None: return _ops.linalg_lu_solve_out.table[(LU._keys | _k(pivots) | _k(B) | _k(out) | (_d := _st().dk)[0]) & _d[1]](LU, pivots, B, left, adjoint, out)
+        return _tb_linalg_lu_solve[(LU._keys | (pivots._keys if pivots.__class__ is _T else _k(pivots)) | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st().dk)[0]) & _d[1]](
+            LU, pivots, B, left, adjoint)
     except _ARG_ERRORS as _e: return _fallback('linalg_lu_solve', (_ops.linalg_lu_solve, _ops.linalg_lu_solve_out), locals(), _e)
 
 _tb_linalg_matmul = _ops.linalg_matmul.table
 def matmul(input, other, *, out=None):
     try:
-        if out is not None: return _ops.linalg_matmul_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-        return _tb_linalg_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        if out is not None: return _ops.linalg_matmul_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+        return _tb_linalg_matmul[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('linalg_matmul', (_ops.linalg_matmul, _ops.linalg_matmul_out), locals(), _e)
 
 _tb_linalg_matrix_exp = _ops.linalg_matrix_exp.table
 def matrix_exp(input, *, out=None):
     try:
-        if out is not None: return _ops.linalg_matrix_exp_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_linalg_matrix_exp[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.linalg_matrix_exp_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_linalg_matrix_exp[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('linalg_matrix_exp', (_ops.linalg_matrix_exp, _ops.linalg_matrix_exp_out), locals(), _e)
 
 _tb_linalg_matrix_norm_str_ord = _ops.linalg_matrix_norm_str_ord.table
@@ -196,14 +197,14 @@ def matrix_norm(input, ord=_M, dim=(-2, -1), keepdim=False, *, dtype=None, out=N
             if ord is _M: ord = 'fro'
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.linalg_matrix_norm_str_ord_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
-            return _tb_linalg_matrix_norm_str_ord[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
+            if out is not None: return _ops.linalg_matrix_norm_str_ord_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_matrix_norm_str_ord[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
         if input is not _M and ord is not _M and not isinstance(ord, _TI):
             if ord.__class__ not in _NUMS: ord = _sc(ord)
             dim = _il(dim)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.linalg_matrix_norm_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
-            return _tb_linalg_matrix_norm[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
+            if out is not None: return _ops.linalg_matrix_norm_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_matrix_norm[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('linalg_matrix_norm', (_ops.linalg_matrix_norm_str_ord, _ops.linalg_matrix_norm, _ops.linalg_matrix_norm_str_ord_out, _ops.linalg_matrix_norm_out), locals(), _e)
@@ -212,16 +213,16 @@ _tb_linalg_matrix_power = _ops.linalg_matrix_power.table
 def matrix_power(input, n, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
-        if out is not None: return _ops.linalg_matrix_power_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, n, out)
-        return _tb_linalg_matrix_power[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n)
+        if out is not None: return _ops.linalg_matrix_power_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, n, out)
+        return _tb_linalg_matrix_power[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n)
     except _ARG_ERRORS as _e: return _fallback('linalg_matrix_power', (_ops.linalg_matrix_power, _ops.linalg_matrix_power_out), locals(), _e)
 
 _tb_linalg_multi_dot = _ops.linalg_multi_dot.table
 def multi_dot(tensors, *, out=None):
     try:
         if tensors.__class__ is not list: tensors = _tl(tensors)
-        if out is not None: return _ops.linalg_multi_dot_out.table[(_kl(tensors) | _k(out) | (_d := _st.dk)[0]) & _d[1]](tensors, out)
-        return _tb_linalg_multi_dot[(_kl(tensors) | (_d := _st.dk)[0]) & _d[1]](tensors)
+        if out is not None: return _ops.linalg_multi_dot_out.table[(_kl(tensors) | _k(out) | (_d := _st().dk)[0]) & _d[1]](tensors, out)
+        return _tb_linalg_multi_dot[(_kl(tensors) | (_d := _st().dk)[0]) & _d[1]](tensors)
     except _ARG_ERRORS as _e: return _fallback('linalg_multi_dot', (_ops.linalg_multi_dot, _ops.linalg_multi_dot_out), locals(), _e)
 
 _tb_linalg_norm_ord_str = _ops.linalg_norm_ord_str.table
@@ -232,88 +233,88 @@ def norm(input, ord=_M, dim=None, keepdim=False, *, dtype=None, out=None, **_kw)
         if input is not _M and ord is not _M and isinstance(ord, str):
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.linalg_norm_ord_str_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
-            return _tb_linalg_norm_ord_str[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
+            if out is not None: return _ops.linalg_norm_ord_str_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_norm_ord_str[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
         if input is not _M and (ord is _M or ord is None or not isinstance(ord, _TI)):
             if ord is _M: ord = None
             if ord is not None and ord.__class__ not in _NUMS: ord = _sc(ord)
             if dim is not None: dim = _il(dim, 1)
             if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-            if out is not None: return _ops.linalg_norm_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
-            return _tb_linalg_norm[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
+            if out is not None: return _ops.linalg_norm_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
+            return _tb_linalg_norm[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('linalg_norm', (_ops.linalg_norm_ord_str, _ops.linalg_norm, _ops.linalg_norm_ord_str_out, _ops.linalg_norm_out), locals(), _e)
 
 _tb_linalg_qr = _ops.linalg_qr.table
 def qr(A, mode='reduced', *, out=None):
     try:
-        if out is not None: return _ops.linalg_qr_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, mode, *out)
-        return _tb_linalg_qr[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, mode)
+        if out is not None: return _ops.linalg_qr_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](A, mode, *out)
+        return _tb_linalg_qr[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, mode)
     except _ARG_ERRORS as _e: return _fallback('linalg_qr', (_ops.linalg_qr, _ops.linalg_qr_out), locals(), _e)
 
 _tb_linalg_slogdet = _ops.linalg_slogdet.table
 def slogdet(A, *, out=None):
     try:
-        if out is not None: return _ops.linalg_slogdet_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, *out)
-        return _tb_linalg_slogdet[(A._keys | (_d := _st.dk)[0]) & _d[1]](A)
+        if out is not None: return _ops.linalg_slogdet_out.table[(A._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](A, *out)
+        return _tb_linalg_slogdet[(A._keys | (_d := _st().dk)[0]) & _d[1]](A)
     except _ARG_ERRORS as _e: return _fallback('linalg_slogdet', (_ops.linalg_slogdet, _ops.linalg_slogdet_out), locals(), _e)
 
 _tb_linalg_solve = _ops.linalg_solve.table
 def solve(A, B, *, left=True, out=None):
     try:
-        if out is not None: return _ops.linalg_solve_out.table[(A._keys | _k(B) | _k(out) | (_d := _st.dk)[0]) & _d[1]](A, B, left, out)
-        return _tb_linalg_solve[(A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1]](A, B, left)
+        if out is not None: return _ops.linalg_solve_out.table[(A._keys | _k(B) | _k(out) | (_d := _st().dk)[0]) & _d[1]](A, B, left, out)
+        return _tb_linalg_solve[(A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st().dk)[0]) & _d[1]](A, B, left)
     except _ARG_ERRORS as _e: return _fallback('linalg_solve', (_ops.linalg_solve, _ops.linalg_solve_out), locals(), _e)
 
 _tb_linalg_solve_ex = _ops.linalg_solve_ex.table
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     try:
-        if out is not None: return _ops.linalg_solve_ex_out.table[(A._keys | _k(B) | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](A, B, left, check_errors, *out)
-        return _tb_linalg_solve_ex[(A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1]](A, B, left, check_errors)
+        if out is not None: return _ops.linalg_solve_ex_out.table[(A._keys | _k(B) | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](A, B, left, check_errors, *out)
+        return _tb_linalg_solve_ex[(A._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st().dk)[0]) & _d[1]](A, B, left, check_errors)
     except _ARG_ERRORS as _e: return _fallback('linalg_solve_ex', (_ops.linalg_solve_ex, _ops.linalg_solve_ex_out), locals(), _e)
 
 _tb_linalg_solve_triangular = _ops.linalg_solve_triangular.table
 def solve_triangular(input, B, *, upper=_M, left=True, unitriangular=False, out=None):
     try:
-        if out is not None: return _ops.linalg_solve_triangular_out.table[(input._keys | _k(B) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, B, upper, left, unitriangular, out)
-        return _tb_linalg_solve_triangular[(input._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st.dk)[0]) & _d[1]](input, B, upper, left, unitriangular)
+        if out is not None: return _ops.linalg_solve_triangular_out.table[(input._keys | _k(B) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, B, upper, left, unitriangular, out)
+        return _tb_linalg_solve_triangular[(input._keys | (B._keys if B.__class__ is _T else _k(B)) | (_d := _st().dk)[0]) & _d[1]](input, B, upper, left, unitriangular)
     except _ARG_ERRORS as _e: return _fallback('linalg_solve_triangular', (_ops.linalg_solve_triangular, _ops.linalg_solve_triangular_out), locals(), _e)
 
 _tb_linalg_svd = _ops.linalg_svd.table
 def svd(A, full_matrices=True, *, driver=None, out=None):
     try:
-        if out is not None: return _ops.linalg_svd_U.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st.dk)[0]) & _d[1]](A, full_matrices, driver, *out)
-        return _tb_linalg_svd[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, full_matrices, driver)
+        if out is not None: return _ops.linalg_svd_U.table[(A._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](A, full_matrices, driver, *out)
+        return _tb_linalg_svd[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, full_matrices, driver)
     except _ARG_ERRORS as _e: return _fallback('linalg_svd', (_ops.linalg_svd, _ops.linalg_svd_U), locals(), _e)
 
 _tb_linalg_svdvals = _ops.linalg_svdvals.table
 def svdvals(A, *, driver=None, out=None):
     try:
-        if out is not None: return _ops.linalg_svdvals_out.table[(A._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](A, driver, out)
-        return _tb_linalg_svdvals[(A._keys | (_d := _st.dk)[0]) & _d[1]](A, driver)
+        if out is not None: return _ops.linalg_svdvals_out.table[(A._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](A, driver, out)
+        return _tb_linalg_svdvals[(A._keys | (_d := _st().dk)[0]) & _d[1]](A, driver)
     except _ARG_ERRORS as _e: return _fallback('linalg_svdvals', (_ops.linalg_svdvals, _ops.linalg_svdvals_out), locals(), _e)
 
 _tb_linalg_tensorinv = _ops.linalg_tensorinv.table
 def tensorinv(input, ind=2, *, out=None):
     try:
         if ind.__class__ is not int: ind = _int(ind)
-        if out is not None: return _ops.linalg_tensorinv_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ind, out)
-        return _tb_linalg_tensorinv[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ind)
+        if out is not None: return _ops.linalg_tensorinv_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ind, out)
+        return _tb_linalg_tensorinv[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ind)
     except _ARG_ERRORS as _e: return _fallback('linalg_tensorinv', (_ops.linalg_tensorinv, _ops.linalg_tensorinv_out), locals(), _e)
 
 _tb_linalg_tensorsolve = _ops.linalg_tensorsolve.table
 def tensorsolve(input, other, dims=None, *, out=None):
     try:
         if dims is not None: dims = _il(dims)
-        if out is not None: return _ops.linalg_tensorsolve_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, dims, out)
-        return _tb_linalg_tensorsolve[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, dims)
+        if out is not None: return _ops.linalg_tensorsolve_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, dims, out)
+        return _tb_linalg_tensorsolve[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, dims)
     except _ARG_ERRORS as _e: return _fallback('linalg_tensorsolve', (_ops.linalg_tensorsolve, _ops.linalg_tensorsolve_out), locals(), _e)
 
 _tb_linalg_vander = _ops.linalg_vander.table
 def vander(x, *, N=None):
     try:
         if N is not None and N.__class__ is not int: N = _int(N)
-        return _tb_linalg_vander[(x._keys | (_d := _st.dk)[0]) & _d[1]](x, N)
+        return _tb_linalg_vander[(x._keys | (_d := _st().dk)[0]) & _d[1]](x, N)
     except _ARG_ERRORS as _e: return _fallback('linalg_vander', (_ops.linalg_vander,), locals(), _e)
 
 _tb_linalg_vecdot = _ops.linalg_vecdot.table
@@ -321,8 +322,8 @@ def vecdot(x, y, *, dim=-1, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.linalg_vecdot_out.table[(x._keys | _k(y) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, y, dim, out)
-        return _tb_linalg_vecdot[(x._keys | (y._keys if y.__class__ is _T else _k(y)) | (_d := _st.dk)[0]) & _d[1]](x, y, dim)
+        if out is not None: return _ops.linalg_vecdot_out.table[(x._keys | _k(y) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, y, dim, out)
+        return _tb_linalg_vecdot[(x._keys | (y._keys if y.__class__ is _T else _k(y)) | (_d := _st().dk)[0]) & _d[1]](x, y, dim)
     except _ARG_ERRORS as _e: return _fallback('linalg_vecdot', (_ops.linalg_vecdot, _ops.linalg_vecdot_out), locals(), _e)
 
 _tb_linalg_vector_norm = _ops.linalg_vector_norm.table
@@ -332,8 +333,8 @@ def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None, out=None, 
         if ord.__class__ not in _NUMS: ord = _sc(ord)
         if dim is not None: dim = _il(dim, 1)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        if out is not None: return _ops.linalg_vector_norm_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
-        return _tb_linalg_vector_norm[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
+        if out is not None: return _ops.linalg_vector_norm_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype, out)
+        return _tb_linalg_vector_norm[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, ord, dim, keepdim, dtype)
     except _ARG_ERRORS as _e: return _fallback('linalg_vector_norm', (_ops.linalg_vector_norm, _ops.linalg_vector_norm_out), locals(), _e)
 
 # every binding defined above, names with a leading _ too (torch._softmax and the like)

@@ -16,7 +16,7 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
@@ -27,7 +27,7 @@ def _pad_circular(input, *_pad, pad=None):
         if pad is None: pad = _pad[0] if len(_pad) == 1 and not _is_int(_pad[0]) else _pad
         elif _pad: raise TypeError('pad given twice')
         if pad is not None: pad = _il(pad)
-        return _tb__pad_circular[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, pad)
+        return _tb__pad_circular[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, pad)
     except _ARG_ERRORS as _e:
         return _fallback('_pad_circular', (_ops._pad_circular,), locals(), _e, (input,) + ((pad,) if pad is not None else (_pad[0],) if len(_pad) == 1 else (tuple(_pad),)), ('input', 'pad'))
 
@@ -44,7 +44,7 @@ def adaptive_avg_pool2d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        return _tb_adaptive_avg_pool2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb_adaptive_avg_pool2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_avg_pool2d', (
             _ops.adaptive_avg_pool2d,
@@ -57,7 +57,7 @@ def adaptive_avg_pool3d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 3)
-        return _tb_adaptive_avg_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb_adaptive_avg_pool3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_avg_pool3d', (
             _ops.adaptive_avg_pool3d,
@@ -70,8 +70,8 @@ def adaptive_max_pool2d(input, *_output_size, output_size=None, out=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 2)
-        if out is not None: return _ops.adaptive_max_pool2d_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, output_size, *out)
-        return _tb_adaptive_max_pool2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        if out is not None: return _ops.adaptive_max_pool2d_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, output_size, *out)
+        return _tb_adaptive_max_pool2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_max_pool2d', (
             _ops.adaptive_max_pool2d,
@@ -85,7 +85,7 @@ def adaptive_max_pool3d(input, *_output_size, output_size=None):
         if output_size is None: output_size = _output_size[0] if len(_output_size) == 1 and not _is_int(_output_size[0]) else _output_size
         elif _output_size: raise TypeError('output_size given twice')
         if output_size is not None: output_size = _il(output_size, 3)
-        return _tb_adaptive_max_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size)
+        return _tb_adaptive_max_pool3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size)
     except _ARG_ERRORS as _e:
         return _fallback('adaptive_max_pool3d', (
             _ops.adaptive_max_pool3d,
@@ -99,8 +99,8 @@ def avg_pool2d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
         padding = _il(padding, 2)
         if divisor_override is not None and divisor_override.__class__ is not int: divisor_override = _int(divisor_override)
         if out is not None:
-            return _ops.avg_pool2d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
-        return _tb_avg_pool2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            return _ops.avg_pool2d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
+        return _tb_avg_pool2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     except _ARG_ERRORS as _e: return _fallback('avg_pool2d', (_ops.avg_pool2d, _ops.avg_pool2d_out), locals(), _e)
 
 _tb_avg_pool3d = _ops.avg_pool3d.table
@@ -111,8 +111,8 @@ def avg_pool3d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_
         padding = _il(padding, 3)
         if divisor_override is not None and divisor_override.__class__ is not int: divisor_override = _int(divisor_override)
         if out is not None:
-            return _ops.avg_pool3d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
-        return _tb_avg_pool3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+            return _ops.avg_pool3d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out)
+        return _tb_avg_pool3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     except _ARG_ERRORS as _e: return _fallback('avg_pool3d', (_ops.avg_pool3d, _ops.avg_pool3d_out), locals(), _e)
 
 _tb_binary_cross_entropy = _ops.binary_cross_entropy.table
@@ -120,7 +120,7 @@ def binary_cross_entropy(input, target, weight=None, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
-        return _tb_binary_cross_entropy[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, weight, reduction)
+        return _tb_binary_cross_entropy[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, weight, reduction)
     except _ARG_ERRORS as _e: return _fallback('binary_cross_entropy', (_ops.binary_cross_entropy,), locals(), _e)
 
 _tb_col2im = _ops.col2im.table
@@ -131,8 +131,8 @@ def col2im(input, output_size, kernel_size, dilation, padding, stride, *, out=No
         if dilation is not None: dilation = _il(dilation, 2)
         if padding is not None: padding = _il(padding, 2)
         if stride is not None: stride = _il(stride, 2)
-        if out is not None: return _ops.col2im_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, output_size, kernel_size, dilation, padding, stride, out)
-        return _tb_col2im[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, output_size, kernel_size, dilation, padding, stride)
+        if out is not None: return _ops.col2im_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, output_size, kernel_size, dilation, padding, stride, out)
+        return _tb_col2im[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, output_size, kernel_size, dilation, padding, stride)
     except _ARG_ERRORS as _e: return _fallback('col2im', (_ops.col2im, _ops.col2im_out), locals(), _e)
 
 _tb_cross_entropy_loss = _ops.cross_entropy_loss.table
@@ -141,7 +141,7 @@ def cross_entropy_loss(input, target, weight=None, reduction=1, ignore_index=-10
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
         _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
-        return _tb_cross_entropy_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index, label_smoothing)
+        return _tb_cross_entropy_loss[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index, label_smoothing)
     except _ARG_ERRORS as _e: return _fallback('cross_entropy_loss', (_ops.cross_entropy_loss,), locals(), _e)
 
 _tb_elu = _ops.elu.table
@@ -150,8 +150,8 @@ def elu(input, alpha=1, scale=1, input_scale=1, *, out=None):
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if scale.__class__ not in _NUMS: scale = _sc(scale)
         if input_scale.__class__ not in _NUMS: input_scale = _sc(input_scale)
-        if out is not None: return _ops.elu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, alpha, scale, input_scale, out)
-        return _tb_elu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, alpha, scale, input_scale)
+        if out is not None: return _ops.elu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, alpha, scale, input_scale, out)
+        return _tb_elu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, alpha, scale, input_scale)
     except _ARG_ERRORS as _e: return _fallback('elu', (_ops.elu, _ops.elu_out), locals(), _e)
 
 _tb_elu_ = _ops.elu_.table
@@ -160,20 +160,20 @@ def elu_(input, alpha=1, scale=1, input_scale=1):
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         if scale.__class__ not in _NUMS: scale = _sc(scale)
         if input_scale.__class__ not in _NUMS: input_scale = _sc(input_scale)
-        return _tb_elu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, alpha, scale, input_scale)
+        return _tb_elu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, alpha, scale, input_scale)
     except _ARG_ERRORS as _e: return _fallback('elu_', (_ops.elu_,), locals(), _e)
 
 _tb_gelu = _ops.gelu.table
 def gelu(input, *, approximate='none', out=None):
     try:
-        if out is not None: return _ops.gelu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, approximate, out)
-        return _tb_gelu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, approximate)
+        if out is not None: return _ops.gelu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, approximate, out)
+        return _tb_gelu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, approximate)
     except _ARG_ERRORS as _e: return _fallback('gelu', (_ops.gelu, _ops.gelu_out), locals(), _e)
 
 _tb_gelu_ = _ops.gelu_.table
 def gelu_(input, *, approximate='none'):
     try:
-        return _tb_gelu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, approximate)
+        return _tb_gelu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, approximate)
     except _ARG_ERRORS as _e: return _fallback('gelu_', (_ops.gelu_,), locals(), _e)
 
 _tb_glu = _ops.glu.table
@@ -181,34 +181,34 @@ def glu(input, dim=-1, *, out=None, **_kw):
     try:
         if _kw: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        if out is not None: return _ops.glu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, dim, out)
-        return _tb_glu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        if out is not None: return _ops.glu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, out)
+        return _tb_glu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('glu', (_ops.glu, _ops.glu_out), locals(), _e)
 
 _tb_hardsigmoid = _ops.hardsigmoid.table
 def hardsigmoid(input, *, out=None):
     try:
-        if out is not None: return _ops.hardsigmoid_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_hardsigmoid[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.hardsigmoid_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_hardsigmoid[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('hardsigmoid', (_ops.hardsigmoid, _ops.hardsigmoid_out), locals(), _e)
 
 _tb_hardsigmoid_ = _ops.hardsigmoid_.table
 def hardsigmoid_(input):
     try:
-        return _tb_hardsigmoid_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_hardsigmoid_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('hardsigmoid_', (_ops.hardsigmoid_,), locals(), _e)
 
 _tb_hardswish = _ops.hardswish.table
 def hardswish(input, *, out=None):
     try:
-        if out is not None: return _ops.hardswish_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_hardswish[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.hardswish_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_hardswish[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('hardswish', (_ops.hardswish, _ops.hardswish_out), locals(), _e)
 
 _tb_hardswish_ = _ops.hardswish_.table
 def hardswish_(input):
     try:
-        return _tb_hardswish_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_hardswish_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('hardswish_', (_ops.hardswish_,), locals(), _e)
 
 _tb_hardtanh = _ops.hardtanh.table
@@ -216,8 +216,8 @@ def hardtanh(input, min_val=-1, max_val=1, *, out=None):
     try:
         if min_val.__class__ not in _NUMS: min_val = _sc(min_val)
         if max_val.__class__ not in _NUMS: max_val = _sc(max_val)
-        if out is not None: return _ops.hardtanh_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, min_val, max_val, out)
-        return _tb_hardtanh[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min_val, max_val)
+        if out is not None: return _ops.hardtanh_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, min_val, max_val, out)
+        return _tb_hardtanh[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min_val, max_val)
     except _ARG_ERRORS as _e: return _fallback('hardtanh', (_ops.hardtanh, _ops.hardtanh_out), locals(), _e)
 
 _tb_hardtanh_ = _ops.hardtanh_.table
@@ -225,14 +225,14 @@ def hardtanh_(input, min_val=-1, max_val=1):
     try:
         if min_val.__class__ not in _NUMS: min_val = _sc(min_val)
         if max_val.__class__ not in _NUMS: max_val = _sc(max_val)
-        return _tb_hardtanh_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, min_val, max_val)
+        return _tb_hardtanh_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, min_val, max_val)
     except _ARG_ERRORS as _e: return _fallback('hardtanh_', (_ops.hardtanh_,), locals(), _e)
 
 _tb_huber_loss = _ops.huber_loss.table
 def huber_loss(input, target, reduction=1, delta=1.0):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_huber_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, delta)
+        return _tb_huber_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction, delta)
     except _ARG_ERRORS as _e: return _fallback('huber_loss', (_ops.huber_loss,), locals(), _e)
 
 _tb_im2col = _ops.im2col.table
@@ -242,44 +242,44 @@ def im2col(input, kernel_size, dilation, padding, stride, *, out=None):
         if dilation is not None: dilation = _il(dilation, 2)
         if padding is not None: padding = _il(padding, 2)
         if stride is not None: stride = _il(stride, 2)
-        if out is not None: return _ops.im2col_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, dilation, padding, stride, out)
-        return _tb_im2col[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, dilation, padding, stride)
+        if out is not None: return _ops.im2col_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, dilation, padding, stride, out)
+        return _tb_im2col[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, dilation, padding, stride)
     except _ARG_ERRORS as _e: return _fallback('im2col', (_ops.im2col, _ops.im2col_out), locals(), _e)
 
 _tb_l1_loss = _ops.l1_loss.table
 def l1_loss(input, target, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_l1_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+        return _tb_l1_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction)
     except _ARG_ERRORS as _e: return _fallback('l1_loss', (_ops.l1_loss,), locals(), _e)
 
 _tb_leaky_relu = _ops.leaky_relu.table
 def leaky_relu(input, negative_slope=0.01, *, out=None):
     try:
         if negative_slope.__class__ not in _NUMS: negative_slope = _sc(negative_slope)
-        if out is not None: return _ops.leaky_relu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, negative_slope, out)
-        return _tb_leaky_relu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, negative_slope)
+        if out is not None: return _ops.leaky_relu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, negative_slope, out)
+        return _tb_leaky_relu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, negative_slope)
     except _ARG_ERRORS as _e: return _fallback('leaky_relu', (_ops.leaky_relu, _ops.leaky_relu_out), locals(), _e)
 
 _tb_leaky_relu_ = _ops.leaky_relu_.table
 def leaky_relu_(input, negative_slope=0.01):
     try:
         if negative_slope.__class__ not in _NUMS: negative_slope = _sc(negative_slope)
-        return _tb_leaky_relu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, negative_slope)
+        return _tb_leaky_relu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, negative_slope)
     except _ARG_ERRORS as _e: return _fallback('leaky_relu_', (_ops.leaky_relu_,), locals(), _e)
 
 _tb_linear = _ops.linear.table
 def linear(input, weight, bias=None):
     try:
         _ks = input._keys | (weight._keys if weight.__class__ is _T else _k(weight)) | (bias._keys if bias.__class__ is _T else _k(bias))
-        return _tb_linear[(_ks | (_d := _st.dk)[0]) & _d[1]](input, weight, bias)
+        return _tb_linear[(_ks | (_d := _st().dk)[0]) & _d[1]](input, weight, bias)
     except _ARG_ERRORS as _e: return _fallback('linear', (_ops.linear,), locals(), _e)
 
 _tb_log_sigmoid = _ops.log_sigmoid.table
 def log_sigmoid(input, *, out=None):
     try:
-        if out is not None: return _ops.log_sigmoid_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_log_sigmoid[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.log_sigmoid_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_log_sigmoid[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('log_sigmoid', (_ops.log_sigmoid, _ops.log_sigmoid_out), locals(), _e)
 
 _tb_max_pool2d_with_indices = _ops.max_pool2d_with_indices.table
@@ -290,8 +290,8 @@ def max_pool2d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
         padding = _il(padding, 2)
         dilation = _il(dilation, 2)
         if out is not None:
-            return _ops.max_pool2d_with_indices_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
-        return _tb_max_pool2d_with_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+            return _ops.max_pool2d_with_indices_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
+        return _tb_max_pool2d_with_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool2d_with_indices', (_ops.max_pool2d_with_indices, _ops.max_pool2d_with_indices_out), locals(), _e)
 
 _tb_max_pool3d_with_indices = _ops.max_pool3d_with_indices.table
@@ -302,16 +302,16 @@ def max_pool3d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
         padding = _il(padding, 3)
         dilation = _il(dilation, 3)
         if out is not None:
-            return _ops.max_pool3d_with_indices_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
-        return _tb_max_pool3d_with_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
+            return _ops.max_pool3d_with_indices_out.table[(input._keys | _k(out[0]) | _k(out[1]) | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode, *out)
+        return _tb_max_pool3d_with_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, kernel_size, stride, padding, dilation, ceil_mode)
     except _ARG_ERRORS as _e: return _fallback('max_pool3d_with_indices', (_ops.max_pool3d_with_indices, _ops.max_pool3d_with_indices_out), locals(), _e)
 
 _tb_max_unpool2d = _ops.max_unpool2d.table
 def max_unpool2d(input, indices, output_size, *, out=None):
     try:
         if output_size is not None: output_size = _il(output_size, 2)
-        if out is not None: return _ops.max_unpool2d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, out)
-        return _tb_max_unpool2d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size)
+        if out is not None: return _ops.max_unpool2d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, indices, output_size, out)
+        return _tb_max_unpool2d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st().dk)[0]) & _d[1]](input, indices, output_size)
     except _ARG_ERRORS as _e: return _fallback('max_unpool2d', (_ops.max_unpool2d, _ops.max_unpool2d_out), locals(), _e)
 
 _tb_max_unpool3d = _ops.max_unpool3d.table
@@ -320,28 +320,28 @@ def max_unpool3d(input, indices, output_size, stride, padding, *, out=None):
         if output_size is not None: output_size = _il(output_size, 3)
         if stride is not None: stride = _il(stride, 3)
         if padding is not None: padding = _il(padding, 3)
-        if out is not None: return _ops.max_unpool3d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, stride, padding, out)
-        return _tb_max_unpool3d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st.dk)[0]) & _d[1]](input, indices, output_size, stride, padding)
+        if out is not None: return _ops.max_unpool3d_out.table[(input._keys | _k(indices) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, indices, output_size, stride, padding, out)
+        return _tb_max_unpool3d[(input._keys | (indices._keys if indices.__class__ is _T else _k(indices)) | (_d := _st().dk)[0]) & _d[1]](input, indices, output_size, stride, padding)
     except _ARG_ERRORS as _e: return _fallback('max_unpool3d', (_ops.max_unpool3d, _ops.max_unpool3d_out), locals(), _e)
 
 _tb_mish = _ops.mish.table
 def mish(input, *, out=None):
     try:
-        if out is not None: return _ops.mish_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_mish[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.mish_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_mish[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('mish', (_ops.mish, _ops.mish_out), locals(), _e)
 
 _tb_mish_ = _ops.mish_.table
 def mish_(input):
     try:
-        return _tb_mish_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_mish_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('mish_', (_ops.mish_,), locals(), _e)
 
 _tb_mse_loss = _ops.mse_loss.table
 def mse_loss(input, target, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_mse_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+        return _tb_mse_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction)
     except _ARG_ERRORS as _e: return _fallback('mse_loss', (_ops.mse_loss,), locals(), _e)
 
 _tb_multi_margin_loss = _ops.multi_margin_loss.table
@@ -350,16 +350,17 @@ def multi_margin_loss(input, target, p=1, margin=1, weight=None, reduction=1, *,
         if p.__class__ not in _NUMS: p = _sc(p)
         if margin.__class__ not in _NUMS: margin = _sc(margin)
         if reduction.__class__ is not int: reduction = _int(reduction)
-        if out is not None: return _ops.multi_margin_loss_out.table[(input._keys | _k(target) | _k(weight) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, target, p, margin, weight, reduction, out)
+        if out is not None:
+            return _ops.multi_margin_loss_out.table[(input._keys | _k(target) | _k(weight) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, target, p, margin, weight, reduction, out)
         _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
-        return _tb_multi_margin_loss[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, p, margin, weight, reduction)
+        return _tb_multi_margin_loss[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, p, margin, weight, reduction)
     except _ARG_ERRORS as _e: return _fallback('multi_margin_loss', (_ops.multi_margin_loss, _ops.multi_margin_loss_out), locals(), _e)
 
 _tb_multilabel_margin_loss = _ops.multilabel_margin_loss.table
 def multilabel_margin_loss(input, target, reduction=1):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_multilabel_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+        return _tb_multilabel_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction)
     except _ARG_ERRORS as _e: return _fallback('multilabel_margin_loss', (_ops.multilabel_margin_loss,), locals(), _e)
 
 _tb_nll_loss = _ops.nll_loss.table
@@ -367,7 +368,7 @@ def nll_loss(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _tb_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st().dk)[0]) & _d[1]](
             input, target, weight, reduction, ignore_index)
     except _ARG_ERRORS as _e: return _fallback('nll_loss', (_ops.nll_loss,), locals(), _e)
 
@@ -376,7 +377,7 @@ def nll_loss2d(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _tb_nll_loss2d[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_nll_loss2d[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st().dk)[0]) & _d[1]](
             input, target, weight, reduction, ignore_index)
     except _ARG_ERRORS as _e: return _fallback('nll_loss2d', (_ops.nll_loss2d,), locals(), _e)
 
@@ -386,7 +387,7 @@ def nll_loss2d_forward(input, target, weight=None, reduction=_M, ignore_index=_M
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
         _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
-        return _tb_nll_loss2d_forward[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss2d_forward[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index)
     except _ARG_ERRORS as _e: return _fallback('nll_loss2d_forward', (_ops.nll_loss2d_forward,), locals(), _e)
 
 _tb_nll_loss_backward = _ops.nll_loss_backward.table
@@ -401,7 +402,7 @@ def nll_loss_backward(grad_output, input, target, weight=None, reduction=_M, ign
             | (weight._keys if weight.__class__ is _T else _k(weight))
             | (total_weight._keys if total_weight.__class__ is _T else _k(total_weight))
         )
-        return _tb_nll_loss_backward[(_ks | (_d := _st.dk)[0]) & _d[1]](grad_output, input, target, weight, reduction, ignore_index, total_weight)
+        return _tb_nll_loss_backward[(_ks | (_d := _st().dk)[0]) & _d[1]](grad_output, input, target, weight, reduction, ignore_index, total_weight)
     except _ARG_ERRORS as _e: return _fallback('nll_loss_backward', (_ops.nll_loss_backward,), locals(), _e)
 
 _tb_nll_loss_forward = _ops.nll_loss_forward.table
@@ -410,7 +411,7 @@ def nll_loss_forward(input, target, weight=None, reduction=_M, ignore_index=_M):
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
         _ks = input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight))
-        return _tb_nll_loss_forward[(_ks | (_d := _st.dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index)
+        return _tb_nll_loss_forward[(_ks | (_d := _st().dk)[0]) & _d[1]](input, target, weight, reduction, ignore_index)
     except _ARG_ERRORS as _e: return _fallback('nll_loss_forward', (_ops.nll_loss_forward,), locals(), _e)
 
 _tb_nll_loss_nd = _ops.nll_loss_nd.table
@@ -418,7 +419,7 @@ def nll_loss_nd(input, target, weight=None, reduction=1, ignore_index=-100):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
         if ignore_index.__class__ is not int: ignore_index = _int(ignore_index)
-        return _tb_nll_loss_nd[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_nll_loss_nd[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (weight._keys if weight.__class__ is _T else _k(weight)) | (_d := _st().dk)[0]) & _d[1]](
             input, target, weight, reduction, ignore_index)
     except _ARG_ERRORS as _e: return _fallback('nll_loss_nd', (_ops.nll_loss_nd,), locals(), _e)
 
@@ -426,14 +427,14 @@ _tb_one_hot = _ops.one_hot.table
 def one_hot(input, num_classes=-1):
     try:
         if num_classes.__class__ is not int: num_classes = _int(num_classes)
-        return _tb_one_hot[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, num_classes)
+        return _tb_one_hot[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, num_classes)
     except _ARG_ERRORS as _e: return _fallback('one_hot', (_ops.one_hot,), locals(), _e)
 
 _tb_pad = _ops.pad.table
 def pad(input, pad, mode='constant', value=None):
     try:
         if pad is not None: pad = _il(pad)
-        return _tb_pad[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, pad, mode, value)
+        return _tb_pad[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, pad, mode, value)
     except _ARG_ERRORS as _e: return _fallback('pad', (_ops.pad,), locals(), _e)
 
 _tb_reflection_pad1d = _ops.reflection_pad1d.table
@@ -443,8 +444,8 @@ def reflection_pad1d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 2)
-        if out is not None: return _ops.reflection_pad1d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_reflection_pad1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.reflection_pad1d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_reflection_pad1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('reflection_pad1d', (
             _ops.reflection_pad1d,
@@ -458,8 +459,8 @@ def reflection_pad2d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 4)
-        if out is not None: return _ops.reflection_pad2d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_reflection_pad2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.reflection_pad2d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_reflection_pad2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('reflection_pad2d', (
             _ops.reflection_pad2d,
@@ -473,8 +474,8 @@ def reflection_pad3d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 6)
-        if out is not None: return _ops.reflection_pad3d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_reflection_pad3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.reflection_pad3d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_reflection_pad3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('reflection_pad3d', (
             _ops.reflection_pad3d,
@@ -484,13 +485,13 @@ def reflection_pad3d(input, *_padding, padding=None, out=None):
 _tb_relu6 = _ops.relu6.table
 def relu6(input):
     try:
-        return _tb_relu6[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_relu6[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('relu6', (_ops.relu6,), locals(), _e)
 
 _tb_relu6_ = _ops.relu6_.table
 def relu6_(input):
     try:
-        return _tb_relu6_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_relu6_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('relu6_', (_ops.relu6_,), locals(), _e)
 
 _tb_replication_pad1d = _ops.replication_pad1d.table
@@ -500,8 +501,8 @@ def replication_pad1d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 2)
-        if out is not None: return _ops.replication_pad1d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_replication_pad1d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.replication_pad1d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_replication_pad1d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('replication_pad1d', (
             _ops.replication_pad1d,
@@ -515,8 +516,8 @@ def replication_pad2d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 4)
-        if out is not None: return _ops.replication_pad2d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_replication_pad2d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.replication_pad2d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_replication_pad2d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('replication_pad2d', (
             _ops.replication_pad2d,
@@ -530,8 +531,8 @@ def replication_pad3d(input, *_padding, padding=None, out=None):
         if padding is None: padding = _padding[0] if len(_padding) == 1 and not _is_int(_padding[0]) else _padding
         elif _padding: raise TypeError('padding given twice')
         if padding is not None: padding = _il(padding, 6)
-        if out is not None: return _ops.replication_pad3d_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, padding, out)
-        return _tb_replication_pad3d[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, padding)
+        if out is not None: return _ops.replication_pad3d_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, padding, out)
+        return _tb_replication_pad3d[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, padding)
     except _ARG_ERRORS as _e:
         return _fallback('replication_pad3d', (
             _ops.replication_pad3d,
@@ -547,35 +548,35 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             | (value._keys if value.__class__ is _T else _k(value))
             | (attn_mask._keys if attn_mask.__class__ is _T else _k(attn_mask))
         )
-        return _tb_scaled_dot_product_attention[(_ks | (_d := _st.dk)[0]) & _d[1]](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
+        return _tb_scaled_dot_product_attention[(_ks | (_d := _st().dk)[0]) & _d[1]](query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa)
     except _ARG_ERRORS as _e: return _fallback('scaled_dot_product_attention', (_ops.scaled_dot_product_attention,), locals(), _e)
 
 _tb_silu = _ops.silu.table
 def silu(input, *, out=None):
     try:
-        if out is not None: return _ops.silu_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_silu[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.silu_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_silu[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('silu', (_ops.silu, _ops.silu_out), locals(), _e)
 
 _tb_silu_ = _ops.silu_.table
 def silu_(input):
     try:
-        return _tb_silu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_silu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('silu_', (_ops.silu_,), locals(), _e)
 
 _tb_smooth_l1_loss = _ops.smooth_l1_loss.table
 def smooth_l1_loss(input, target, reduction=1, beta=1.0):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        return _tb_smooth_l1_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, beta)
+        return _tb_smooth_l1_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction, beta)
     except _ARG_ERRORS as _e: return _fallback('smooth_l1_loss', (_ops.smooth_l1_loss,), locals(), _e)
 
 _tb_soft_margin_loss = _ops.soft_margin_loss.table
 def soft_margin_loss(input, target, reduction=1, *, out=None):
     try:
         if reduction.__class__ is not int: reduction = _int(reduction)
-        if out is not None: return _ops.soft_margin_loss_out.table[(input._keys | _k(target) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction, out)
-        return _tb_soft_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st.dk)[0]) & _d[1]](input, target, reduction)
+        if out is not None: return _ops.soft_margin_loss_out.table[(input._keys | _k(target) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction, out)
+        return _tb_soft_margin_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, reduction)
     except _ARG_ERRORS as _e: return _fallback('soft_margin_loss', (_ops.soft_margin_loss, _ops.soft_margin_loss_out), locals(), _e)
 
 _tb_softplus = _ops.softplus.table
@@ -583,16 +584,16 @@ def softplus(input, beta=1, threshold=20, *, out=None):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if threshold.__class__ not in _NUMS: threshold = _sc(threshold)
-        if out is not None: return _ops.softplus_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, beta, threshold, out)
-        return _tb_softplus[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, beta, threshold)
+        if out is not None: return _ops.softplus_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, beta, threshold, out)
+        return _tb_softplus[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, beta, threshold)
     except _ARG_ERRORS as _e: return _fallback('softplus', (_ops.softplus, _ops.softplus_out), locals(), _e)
 
 _tb_softshrink = _ops.softshrink.table
 def softshrink(input, lambd=0.5, *, out=None):
     try:
         if lambd.__class__ not in _NUMS: lambd = _sc(lambd)
-        if out is not None: return _ops.softshrink_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, lambd, out)
-        return _tb_softshrink[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, lambd)
+        if out is not None: return _ops.softshrink_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, lambd, out)
+        return _tb_softshrink[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, lambd)
     except _ARG_ERRORS as _e: return _fallback('softshrink', (_ops.softshrink, _ops.softshrink_out), locals(), _e)
 
 def upsample_bilinear2d(*args, **kwargs):

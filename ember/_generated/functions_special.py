@@ -16,36 +16,36 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
 _tb_special_bessel_j0 = _ops.special_bessel_j0.table
 def bessel_j0(input, *, out=None):
     try:
-        if out is not None: return _ops.special_bessel_j0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_bessel_j0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_bessel_j0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_j0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_bessel_j0', (_ops.special_bessel_j0, _ops.special_bessel_j0_out), locals(), _e)
 
 _tb_special_bessel_j1 = _ops.special_bessel_j1.table
 def bessel_j1(input, *, out=None):
     try:
-        if out is not None: return _ops.special_bessel_j1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_bessel_j1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_bessel_j1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_j1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_bessel_j1', (_ops.special_bessel_j1, _ops.special_bessel_j1_out), locals(), _e)
 
 _tb_special_bessel_y0 = _ops.special_bessel_y0.table
 def bessel_y0(input, *, out=None):
     try:
-        if out is not None: return _ops.special_bessel_y0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_bessel_y0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_bessel_y0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_y0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_bessel_y0', (_ops.special_bessel_y0, _ops.special_bessel_y0_out), locals(), _e)
 
 _tb_special_bessel_y1 = _ops.special_bessel_y1.table
 def bessel_y1(input, *, out=None):
     try:
-        if out is not None: return _ops.special_bessel_y1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_bessel_y1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_bessel_y1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_bessel_y1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_bessel_y1', (_ops.special_bessel_y1, _ops.special_bessel_y1_out), locals(), _e)
 
 _tb_special_chebyshev_polynomial_t = _ops.special_chebyshev_polynomial_t.table
@@ -53,11 +53,11 @@ _tb_special_chebyshev_polynomial_t_x_scalar = _ops.special_chebyshev_polynomial_
 def chebyshev_polynomial_t(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_chebyshev_polynomial_t', (_ops.special_chebyshev_polynomial_t, _ops.special_chebyshev_polynomial_t_x_scalar, _ops.special_chebyshev_polynomial_t_out), locals(), _e)
@@ -67,11 +67,11 @@ _tb_special_chebyshev_polynomial_u_x_scalar = _ops.special_chebyshev_polynomial_
 def chebyshev_polynomial_u(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_chebyshev_polynomial_u', (_ops.special_chebyshev_polynomial_u, _ops.special_chebyshev_polynomial_u_x_scalar, _ops.special_chebyshev_polynomial_u_out), locals(), _e)
@@ -81,11 +81,11 @@ _tb_special_chebyshev_polynomial_v_x_scalar = _ops.special_chebyshev_polynomial_
 def chebyshev_polynomial_v(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_chebyshev_polynomial_v', (_ops.special_chebyshev_polynomial_v, _ops.special_chebyshev_polynomial_v_x_scalar, _ops.special_chebyshev_polynomial_v_out), locals(), _e)
@@ -95,11 +95,11 @@ _tb_special_chebyshev_polynomial_w_x_scalar = _ops.special_chebyshev_polynomial_
 def chebyshev_polynomial_w(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_chebyshev_polynomial_w', (_ops.special_chebyshev_polynomial_w, _ops.special_chebyshev_polynomial_w_x_scalar, _ops.special_chebyshev_polynomial_w_out), locals(), _e)
@@ -107,29 +107,29 @@ def chebyshev_polynomial_w(x, n, *, out=None):
 _tb_special_digamma = _ops.special_digamma.table
 def digamma(input, *, out=None):
     try:
-        if out is not None: return _ops.special_digamma_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_digamma[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_digamma_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_digamma[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_digamma', (_ops.special_digamma, _ops.special_digamma_out), locals(), _e)
 
 _tb_special_entr = _ops.special_entr.table
 def entr(input, *, out=None):
     try:
-        if out is not None: return _ops.special_entr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_entr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_entr_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_entr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_entr', (_ops.special_entr, _ops.special_entr_out), locals(), _e)
 
 _tb_special_erfcx = _ops.special_erfcx.table
 def erfcx(input, *, out=None):
     try:
-        if out is not None: return _ops.special_erfcx_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_erfcx[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_erfcx_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_erfcx[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_erfcx', (_ops.special_erfcx, _ops.special_erfcx_out), locals(), _e)
 
 _tb_special_gammaln = _ops.special_gammaln.table
 def gammaln(input, *, out=None):
     try:
-        if out is not None: return _ops.special_gammaln_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_gammaln[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_gammaln_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_gammaln[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_gammaln', (_ops.special_gammaln, _ops.special_gammaln_out), locals(), _e)
 
 _tb_special_hermite_polynomial_h = _ops.special_hermite_polynomial_h.table
@@ -137,11 +137,11 @@ _tb_special_hermite_polynomial_h_x_scalar = _ops.special_hermite_polynomial_h_x_
 def hermite_polynomial_h(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_hermite_polynomial_h_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_hermite_polynomial_h[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_hermite_polynomial_h_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_hermite_polynomial_h[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_hermite_polynomial_h_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_hermite_polynomial_h_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_hermite_polynomial_h', (_ops.special_hermite_polynomial_h, _ops.special_hermite_polynomial_h_x_scalar, _ops.special_hermite_polynomial_h_out), locals(), _e)
@@ -151,11 +151,11 @@ _tb_special_hermite_polynomial_he_x_scalar = _ops.special_hermite_polynomial_he_
 def hermite_polynomial_he(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_hermite_polynomial_he_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_hermite_polynomial_he[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_hermite_polynomial_he_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_hermite_polynomial_he[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_hermite_polynomial_he_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_hermite_polynomial_he_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_hermite_polynomial_he', (_ops.special_hermite_polynomial_he, _ops.special_hermite_polynomial_he_x_scalar, _ops.special_hermite_polynomial_he_out), locals(), _e)
@@ -163,29 +163,29 @@ def hermite_polynomial_he(x, n, *, out=None):
 _tb_special_i0 = _ops.special_i0.table
 def i0(input, *, out=None):
     try:
-        if out is not None: return _ops.special_i0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_i0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_i0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_i0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_i0', (_ops.special_i0, _ops.special_i0_out), locals(), _e)
 
 _tb_special_i0e = _ops.special_i0e.table
 def i0e(input, *, out=None):
     try:
-        if out is not None: return _ops.special_i0e_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_i0e[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_i0e_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_i0e[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_i0e', (_ops.special_i0e, _ops.special_i0e_out), locals(), _e)
 
 _tb_special_i1 = _ops.special_i1.table
 def i1(input, *, out=None):
     try:
-        if out is not None: return _ops.special_i1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_i1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_i1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_i1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_i1', (_ops.special_i1, _ops.special_i1_out), locals(), _e)
 
 _tb_special_i1e = _ops.special_i1e.table
 def i1e(input, *, out=None):
     try:
-        if out is not None: return _ops.special_i1e_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_i1e[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_i1e_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_i1e[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_i1e', (_ops.special_i1e, _ops.special_i1e_out), locals(), _e)
 
 _tb_special_laguerre_polynomial_l = _ops.special_laguerre_polynomial_l.table
@@ -193,11 +193,11 @@ _tb_special_laguerre_polynomial_l_x_scalar = _ops.special_laguerre_polynomial_l_
 def laguerre_polynomial_l(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_laguerre_polynomial_l_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_laguerre_polynomial_l[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_laguerre_polynomial_l_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_laguerre_polynomial_l[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_laguerre_polynomial_l_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_laguerre_polynomial_l_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_laguerre_polynomial_l', (_ops.special_laguerre_polynomial_l, _ops.special_laguerre_polynomial_l_x_scalar, _ops.special_laguerre_polynomial_l_out), locals(), _e)
@@ -207,11 +207,11 @@ _tb_special_legendre_polynomial_p_x_scalar = _ops.special_legendre_polynomial_p_
 def legendre_polynomial_p(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_legendre_polynomial_p_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_legendre_polynomial_p[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_legendre_polynomial_p_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_legendre_polynomial_p[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_legendre_polynomial_p_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_legendre_polynomial_p_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_legendre_polynomial_p', (_ops.special_legendre_polynomial_p, _ops.special_legendre_polynomial_p_x_scalar, _ops.special_legendre_polynomial_p_out), locals(), _e)
@@ -219,8 +219,8 @@ def legendre_polynomial_p(x, n, *, out=None):
 _tb_special_log_ndtr = _ops.special_log_ndtr.table
 def log_ndtr(input, *, out=None):
     try:
-        if out is not None: return _ops.special_log_ndtr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_log_ndtr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_log_ndtr_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_log_ndtr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_log_ndtr', (_ops.special_log_ndtr, _ops.special_log_ndtr_out), locals(), _e)
 
 _tb_special_log_softmax = _ops.special_log_softmax.table
@@ -229,86 +229,86 @@ def log_softmax(input, dim=_M, *, dtype=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _tb_special_log_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        return _tb_special_log_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('special_log_softmax', (_ops.special_log_softmax,), locals(), _e)
 
 _tb_special_modified_bessel_i0 = _ops.special_modified_bessel_i0.table
 def modified_bessel_i0(input, *, out=None):
     try:
-        if out is not None: return _ops.special_modified_bessel_i0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_modified_bessel_i0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_modified_bessel_i0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_i0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_i0', (_ops.special_modified_bessel_i0, _ops.special_modified_bessel_i0_out), locals(), _e)
 
 _tb_special_modified_bessel_i1 = _ops.special_modified_bessel_i1.table
 def modified_bessel_i1(input, *, out=None):
     try:
-        if out is not None: return _ops.special_modified_bessel_i1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_modified_bessel_i1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_modified_bessel_i1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_i1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_i1', (_ops.special_modified_bessel_i1, _ops.special_modified_bessel_i1_out), locals(), _e)
 
 _tb_special_modified_bessel_k0 = _ops.special_modified_bessel_k0.table
 def modified_bessel_k0(input, *, out=None):
     try:
-        if out is not None: return _ops.special_modified_bessel_k0_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_modified_bessel_k0[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_modified_bessel_k0_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_k0[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_k0', (_ops.special_modified_bessel_k0, _ops.special_modified_bessel_k0_out), locals(), _e)
 
 _tb_special_modified_bessel_k1 = _ops.special_modified_bessel_k1.table
 def modified_bessel_k1(input, *, out=None):
     try:
-        if out is not None: return _ops.special_modified_bessel_k1_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_modified_bessel_k1[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_modified_bessel_k1_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_modified_bessel_k1[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_modified_bessel_k1', (_ops.special_modified_bessel_k1, _ops.special_modified_bessel_k1_out), locals(), _e)
 
 _tb_special_multigammaln = _ops.special_multigammaln.table
 def multigammaln(input, p, *, out=None):
     try:
         if p.__class__ is not int: p = _int(p)
-        if out is not None: return _ops.special_multigammaln_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, p, out)
-        return _tb_special_multigammaln[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+        if out is not None: return _ops.special_multigammaln_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, p, out)
+        return _tb_special_multigammaln[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
     except _ARG_ERRORS as _e: return _fallback('special_multigammaln', (_ops.special_multigammaln, _ops.special_multigammaln_out), locals(), _e)
 
 _tb_special_ndtr = _ops.special_ndtr.table
 def ndtr(input, *, out=None):
     try:
-        if out is not None: return _ops.special_ndtr_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_ndtr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_ndtr_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_ndtr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_ndtr', (_ops.special_ndtr, _ops.special_ndtr_out), locals(), _e)
 
 _tb_special_ndtri = _ops.special_ndtri.table
 def ndtri(input, *, out=None):
     try:
-        if out is not None: return _ops.special_ndtri_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_ndtri[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_ndtri_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_ndtri[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_ndtri', (_ops.special_ndtri, _ops.special_ndtri_out), locals(), _e)
 
 _tb_special_polygamma = _ops.special_polygamma.table
 def polygamma(n, input, *, out=None):
     try:
         if n.__class__ is not int: n = _int(n)
-        if out is not None: return _ops.special_polygamma_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](n, input, out)
-        return _tb_special_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](n, input)
+        if out is not None: return _ops.special_polygamma_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](n, input, out)
+        return _tb_special_polygamma[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](n, input)
     except _ARG_ERRORS as _e: return _fallback('special_polygamma', (_ops.special_polygamma, _ops.special_polygamma_out), locals(), _e)
 
 _tb_special_psi = _ops.special_psi.table
 def psi(input, *, out=None):
     try:
-        if out is not None: return _ops.special_psi_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, out)
-        return _tb_special_psi[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        if out is not None: return _ops.special_psi_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_special_psi[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('special_psi', (_ops.special_psi, _ops.special_psi_out), locals(), _e)
 
 _tb_special_scaled_modified_bessel_k0 = _ops.special_scaled_modified_bessel_k0.table
 def scaled_modified_bessel_k0(x, *, out=None):
     try:
-        if out is not None: return _ops.special_scaled_modified_bessel_k0_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
-        return _tb_special_scaled_modified_bessel_k0[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+        if out is not None: return _ops.special_scaled_modified_bessel_k0_out.table[(x._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, out)
+        return _tb_special_scaled_modified_bessel_k0[(x._keys | (_d := _st().dk)[0]) & _d[1]](x)
     except _ARG_ERRORS as _e: return _fallback('special_scaled_modified_bessel_k0', (_ops.special_scaled_modified_bessel_k0, _ops.special_scaled_modified_bessel_k0_out), locals(), _e)
 
 _tb_special_scaled_modified_bessel_k1 = _ops.special_scaled_modified_bessel_k1.table
 def scaled_modified_bessel_k1(x, *, out=None):
     try:
-        if out is not None: return _ops.special_scaled_modified_bessel_k1_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
-        return _tb_special_scaled_modified_bessel_k1[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+        if out is not None: return _ops.special_scaled_modified_bessel_k1_out.table[(x._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, out)
+        return _tb_special_scaled_modified_bessel_k1[(x._keys | (_d := _st().dk)[0]) & _d[1]](x)
     except _ARG_ERRORS as _e: return _fallback('special_scaled_modified_bessel_k1', (_ops.special_scaled_modified_bessel_k1, _ops.special_scaled_modified_bessel_k1_out), locals(), _e)
 
 _tb_special_shifted_chebyshev_polynomial_t = _ops.special_shifted_chebyshev_polynomial_t.table
@@ -316,11 +316,11 @@ _tb_special_shifted_chebyshev_polynomial_t_x_scalar = _ops.special_shifted_cheby
 def shifted_chebyshev_polynomial_t(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_shifted_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_shifted_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_t_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_t[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_shifted_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_shifted_chebyshev_polynomial_t_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_shifted_chebyshev_polynomial_t', (
@@ -334,11 +334,11 @@ _tb_special_shifted_chebyshev_polynomial_u_x_scalar = _ops.special_shifted_cheby
 def shifted_chebyshev_polynomial_u(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_shifted_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_shifted_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_u_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_u[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_shifted_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_shifted_chebyshev_polynomial_u_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_shifted_chebyshev_polynomial_u', (
@@ -352,11 +352,11 @@ _tb_special_shifted_chebyshev_polynomial_v_x_scalar = _ops.special_shifted_cheby
 def shifted_chebyshev_polynomial_v(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_shifted_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_shifted_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_v_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_v[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_shifted_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_shifted_chebyshev_polynomial_v_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_shifted_chebyshev_polynomial_v', (
@@ -370,11 +370,11 @@ _tb_special_shifted_chebyshev_polynomial_w_x_scalar = _ops.special_shifted_cheby
 def shifted_chebyshev_polynomial_w(x, n, *, out=None):
     try:
         if x is not _M and n is not _M and isinstance(x, _TI):
-            if out is not None: return _ops.special_shifted_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, n, out)
-            return _tb_special_shifted_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            if out is not None: return _ops.special_shifted_chebyshev_polynomial_w_out.table[(x._keys | _k(n) | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, n, out)
+            return _tb_special_shifted_chebyshev_polynomial_w[(x._keys | (n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         if x is not _M and n is not _M and not isinstance(x, _TI):
             if x.__class__ not in _NUMS: x = _sc(x)
-            return _tb_special_shifted_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st.dk)[0]) & _d[1]](x, n)
+            return _tb_special_shifted_chebyshev_polynomial_w_x_scalar[((n._keys if n.__class__ is _T else _k(n)) | (_d := _st().dk)[0]) & _d[1]](x, n)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_shifted_chebyshev_polynomial_w', (
@@ -389,14 +389,14 @@ def softmax(input, dim=_M, dtype=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _tb_special_softmax[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        return _tb_special_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('special_softmax', (_ops.special_softmax,), locals(), _e)
 
 _tb_special_spherical_bessel_j0 = _ops.special_spherical_bessel_j0.table
 def spherical_bessel_j0(x, *, out=None):
     try:
-        if out is not None: return _ops.special_spherical_bessel_j0_out.table[(x._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](x, out)
-        return _tb_special_spherical_bessel_j0[(x._keys | (_d := _st.dk)[0]) & _d[1]](x)
+        if out is not None: return _ops.special_spherical_bessel_j0_out.table[(x._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, out)
+        return _tb_special_spherical_bessel_j0[(x._keys | (_d := _st().dk)[0]) & _d[1]](x)
     except _ARG_ERRORS as _e: return _fallback('special_spherical_bessel_j0', (_ops.special_spherical_bessel_j0, _ops.special_spherical_bessel_j0_out), locals(), _e)
 
 _tb_special_xlog1py = _ops.special_xlog1py.table
@@ -405,16 +405,16 @@ _tb_special_xlog1py_other_scalar = _ops.special_xlog1py_other_scalar.table
 def xlog1py(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.special_xlog1py_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlog1py[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlog1py_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlog1py[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.special_xlog1py_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlog1py_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlog1py_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlog1py_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.special_xlog1py_other_scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlog1py_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlog1py_other_scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlog1py_other_scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_xlog1py', (
@@ -432,16 +432,16 @@ _tb_special_xlogy_other_scalar = _ops.special_xlogy_other_scalar.table
 def xlogy(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.special_xlogy_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlogy[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlogy_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlogy[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.special_xlogy_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlogy_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlogy_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlogy_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.special_xlogy_other_scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_xlogy_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_xlogy_other_scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_xlogy_other_scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_xlogy', (
@@ -459,16 +459,16 @@ _tb_special_zeta_other_scalar = _ops.special_zeta_other_scalar.table
 def zeta(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(input, _TI) and isinstance(other, _TI):
-            if out is not None: return _ops.special_zeta_out.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_zeta[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_zeta_out.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_zeta[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(input, _TI) and isinstance(other, _TI):
             if input.__class__ not in _NUMS: input = _sc(input)
-            if out is not None: return _ops.special_zeta_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_zeta_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_zeta_self_scalar_out.table[(_k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_zeta_self_scalar[((other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and isinstance(input, _TI) and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.special_zeta_other_scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_special_zeta_other_scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.special_zeta_other_scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_special_zeta_other_scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('special_zeta', (

@@ -14,7 +14,7 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 from ember._generated import functions as _fn
@@ -22,39 +22,39 @@ from ember._generated import functions as _fn
 _tb__indices = _ops._indices.table
 def _indices(input):
     try:
-        return _tb__indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb__indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('_indices', (_ops._indices,), locals(), _e)
 
 _tb__nnz = _ops._nnz.table
 def _nnz(input):
     try:
-        return _tb__nnz[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb__nnz[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('_nnz', (_ops._nnz,), locals(), _e)
 
 _tb__to_dense = _ops._to_dense.table
 def _to_dense(input, dtype=None, masked_grad=None):
     try:
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _tb__to_dense[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dtype, masked_grad)
+        return _tb__to_dense[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dtype, masked_grad)
     except _ARG_ERRORS as _e: return _fallback('_to_dense', (_ops._to_dense,), locals(), _e)
 
 _tb__values = _ops._values.table
 def _values(input):
     try:
-        return _tb__values[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb__values[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('_values', (_ops._values,), locals(), _e)
 
 _tb_absolute_ = _ops.absolute_.table
 def absolute_(input):
     try:
-        return _tb_absolute_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_absolute_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('absolute_', (_ops.absolute_,), locals(), _e)
 
 _tb_add__Tensor = _ops.add__Tensor.table
 def add_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_add__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        return _tb_add__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('add_', (_ops.add__Tensor,), locals(), _e)
 
 _tb_addbmm_ = _ops.addbmm_.table
@@ -62,7 +62,7 @@ def addbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_addbmm_[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_addbmm_[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st().dk)[0]) & _d[1]](
             input, batch1, batch2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addbmm_', (_ops.addbmm_,), locals(), _e)
 
@@ -70,16 +70,16 @@ _tb_addcdiv_ = _ops.addcdiv_.table
 def addcdiv_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _tb_addcdiv_[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1]](
-            input, tensor1, tensor2, value)
+        _ks = input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2))
+        return _tb_addcdiv_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, tensor1, tensor2, value)
     except _ARG_ERRORS as _e: return _fallback('addcdiv_', (_ops.addcdiv_,), locals(), _e)
 
 _tb_addcmul_ = _ops.addcmul_.table
 def addcmul_(input, tensor1, tensor2, *, value=1):
     try:
         if value.__class__ not in _NUMS: value = _sc(value)
-        return _tb_addcmul_[(input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2)) | (_d := _st.dk)[0]) & _d[1]](
-            input, tensor1, tensor2, value)
+        _ks = input._keys | (tensor1._keys if tensor1.__class__ is _T else _k(tensor1)) | (tensor2._keys if tensor2.__class__ is _T else _k(tensor2))
+        return _tb_addcmul_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, tensor1, tensor2, value)
     except _ARG_ERRORS as _e: return _fallback('addcmul_', (_ops.addcmul_,), locals(), _e)
 
 _tb_addmm_ = _ops.addmm_.table
@@ -88,7 +88,7 @@ def addmm_(input, mat1, mat2, *, beta=1, alpha=1):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         _ks = input._keys | (mat1._keys if mat1.__class__ is _T else _k(mat1)) | (mat2._keys if mat2.__class__ is _T else _k(mat2))
-        return _tb_addmm_[(_ks | (_d := _st.dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha)
+        return _tb_addmm_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, mat1, mat2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addmm_', (_ops.addmm_,), locals(), _e)
 
 _tb_addmv_ = _ops.addmv_.table
@@ -97,7 +97,7 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         _ks = input._keys | (mat._keys if mat.__class__ is _T else _k(mat)) | (vec._keys if vec.__class__ is _T else _k(vec))
-        return _tb_addmv_[(_ks | (_d := _st.dk)[0]) & _d[1]](input, mat, vec, beta, alpha)
+        return _tb_addmv_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, mat, vec, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addmv_', (_ops.addmv_,), locals(), _e)
 
 _tb_addr_ = _ops.addr_.table
@@ -106,19 +106,19 @@ def addr_(input, vec1, vec2, *, beta=1, alpha=1):
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
         _ks = input._keys | (vec1._keys if vec1.__class__ is _T else _k(vec1)) | (vec2._keys if vec2.__class__ is _T else _k(vec2))
-        return _tb_addr_[(_ks | (_d := _st.dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha)
+        return _tb_addr_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, vec1, vec2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('addr_', (_ops.addr_,), locals(), _e)
 
 _tb_arctan2_ = _ops.arctan2_.table
 def arctan2_(input, other):
     try:
-        return _tb_arctan2_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_arctan2_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('arctan2_', (_ops.arctan2_,), locals(), _e)
 
 _tb_atan2_ = _ops.atan2_.table
 def atan2_(input, other):
     try:
-        return _tb_atan2_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_atan2_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('atan2_', (_ops.atan2_,), locals(), _e)
 
 _tb_baddbmm_ = _ops.baddbmm_.table
@@ -126,7 +126,7 @@ def baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
     try:
         if beta.__class__ not in _NUMS: beta = _sc(beta)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_baddbmm_[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_baddbmm_[(input._keys | (batch1._keys if batch1.__class__ is _T else _k(batch1)) | (batch2._keys if batch2.__class__ is _T else _k(batch2)) | (_d := _st().dk)[0]) & _d[1]](
             input, batch1, batch2, beta, alpha)
     except _ARG_ERRORS as _e: return _fallback('baddbmm_', (_ops.baddbmm_,), locals(), _e)
 
@@ -135,10 +135,10 @@ _tb_bernoulli_p = _ops.bernoulli_p.table
 def bernoulli(input, p=_M, *, generator=None, out=None):
     try:
         if input is not _M and p is _M:
-            if out is not None: return _ops.bernoulli_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, generator, out)
-            return _tb_bernoulli[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, generator)
+            if out is not None: return _ops.bernoulli_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, generator, out)
+            return _tb_bernoulli[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, generator)
         if input is not _M and p is not _M:
-            return _tb_bernoulli_p[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+            return _tb_bernoulli_p[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bernoulli', (_ops.bernoulli, _ops.bernoulli_p, _ops.bernoulli_out), locals(), _e)
 
@@ -147,10 +147,10 @@ _tb_bernoulli__float = _ops.bernoulli__float.table
 def bernoulli_(input, p=_M, *, generator=None):
     try:
         if input is not _M and p is not _M and isinstance(p, _TI):
-            return _tb_bernoulli__Tensor[(input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+            return _tb_bernoulli__Tensor[(input._keys | (p._keys if p.__class__ is _T else _k(p)) | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
         if input is not _M and (p is _M or p is None or True):
             if p is _M: p = 0.5
-            return _tb_bernoulli__float[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+            return _tb_bernoulli__float[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bernoulli_', (_ops.bernoulli__Tensor, _ops.bernoulli__float), locals(), _e)
 
@@ -159,12 +159,12 @@ _tb_bitwise_and_Scalar = _ops.bitwise_and_Scalar.table
 def bitwise_and(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_and_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_and_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_and_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_and_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_and_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_and_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_and_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_and_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_and', (_ops.bitwise_and_Tensor, _ops.bitwise_and_Scalar, _ops.bitwise_and_Tensor_out, _ops.bitwise_and_Scalar_out), locals(), _e)
 
@@ -173,10 +173,10 @@ _tb_bitwise_and__Scalar = _ops.bitwise_and__Scalar.table
 def bitwise_and_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_bitwise_and__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_and__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_bitwise_and__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_and__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_and_', (_ops.bitwise_and__Tensor, _ops.bitwise_and__Scalar), locals(), _e)
 
@@ -185,13 +185,13 @@ _tb_bitwise_left_shift_Tensor_Scalar = _ops.bitwise_left_shift_Tensor_Scalar.tab
 def bitwise_left_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_left_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+            if out is not None: return _ops.bitwise_left_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_bitwise_left_shift_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_left_shift_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_left_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_left_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_left_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_left_shift', (
@@ -206,17 +206,17 @@ _tb_bitwise_left_shift__Tensor_Scalar = _ops.bitwise_left_shift__Tensor_Scalar.t
 def bitwise_left_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_bitwise_left_shift__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_left_shift__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_bitwise_left_shift__Tensor_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_left_shift__Tensor_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_left_shift_', (_ops.bitwise_left_shift__Tensor, _ops.bitwise_left_shift__Tensor_Scalar), locals(), _e)
 
 _tb_bitwise_not_ = _ops.bitwise_not_.table
 def bitwise_not_(input):
     try:
-        return _tb_bitwise_not_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_bitwise_not_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('bitwise_not_', (_ops.bitwise_not_,), locals(), _e)
 
 _tb_bitwise_or_Tensor = _ops.bitwise_or_Tensor.table
@@ -224,12 +224,12 @@ _tb_bitwise_or_Scalar = _ops.bitwise_or_Scalar.table
 def bitwise_or(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_or_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_or_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_or_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_or_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_or_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_or_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_or_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_or_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_or', (_ops.bitwise_or_Tensor, _ops.bitwise_or_Scalar, _ops.bitwise_or_Tensor_out, _ops.bitwise_or_Scalar_out), locals(), _e)
 
@@ -238,10 +238,10 @@ _tb_bitwise_or__Scalar = _ops.bitwise_or__Scalar.table
 def bitwise_or_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_bitwise_or__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_or__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_bitwise_or__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_or__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_or_', (_ops.bitwise_or__Tensor, _ops.bitwise_or__Scalar), locals(), _e)
 
@@ -250,13 +250,13 @@ _tb_bitwise_right_shift_Tensor_Scalar = _ops.bitwise_right_shift_Tensor_Scalar.t
 def bitwise_right_shift(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_right_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
+            if out is not None: return _ops.bitwise_right_shift_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other))
-            return _tb_bitwise_right_shift_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_right_shift_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_right_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_right_shift_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_right_shift_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('bitwise_right_shift', (
@@ -271,10 +271,10 @@ _tb_bitwise_right_shift__Tensor_Scalar = _ops.bitwise_right_shift__Tensor_Scalar
 def bitwise_right_shift_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_bitwise_right_shift__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_right_shift__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_bitwise_right_shift__Tensor_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_right_shift__Tensor_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_right_shift_', (_ops.bitwise_right_shift__Tensor, _ops.bitwise_right_shift__Tensor_Scalar), locals(), _e)
 
@@ -283,12 +283,12 @@ _tb_bitwise_xor_Scalar = _ops.bitwise_xor_Scalar.table
 def bitwise_xor(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.bitwise_xor_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_xor_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_xor_Tensor_out.table[(_k(input) | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_xor_Tensor[((input._keys if input.__class__ is _T else _k(input)) | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.bitwise_xor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_bitwise_xor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.bitwise_xor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_bitwise_xor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_xor', (_ops.bitwise_xor_Tensor, _ops.bitwise_xor_Scalar, _ops.bitwise_xor_Tensor_out, _ops.bitwise_xor_Scalar_out), locals(), _e)
 
@@ -297,53 +297,53 @@ _tb_bitwise_xor__Scalar = _ops.bitwise_xor__Scalar.table
 def bitwise_xor_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_bitwise_xor__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_xor__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_bitwise_xor__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_bitwise_xor__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('bitwise_xor_', (_ops.bitwise_xor__Tensor, _ops.bitwise_xor__Scalar), locals(), _e)
 
 _tb_cauchy_ = _ops.cauchy_.table
 def cauchy_(input, median=0.0, sigma=1.0, *, generator=None):
     try:
-        return _tb_cauchy_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, median, sigma, generator)
+        return _tb_cauchy_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, median, sigma, generator)
     except _ARG_ERRORS as _e: return _fallback('cauchy_', (_ops.cauchy_,), locals(), _e)
 
 _tb_col_indices = _ops.col_indices.table
 def col_indices(input):
     try:
-        return _tb_col_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_col_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('col_indices', (_ops.col_indices,), locals(), _e)
 
 _tb_conj_physical_ = _ops.conj_physical_.table
 def conj_physical_(input):
     try:
-        return _tb_conj_physical_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_conj_physical_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('conj_physical_', (_ops.conj_physical_,), locals(), _e)
 
 _tb_contiguous = _ops.contiguous.table
 def contiguous(input, *, memory_format=None):
     try:
-        return _tb_contiguous[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, memory_format)
+        return _tb_contiguous[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, memory_format)
     except _ARG_ERRORS as _e: return _fallback('contiguous', (_ops.contiguous,), locals(), _e)
 
 _tb_copy_ = _ops.copy_.table
 def copy_(input, src, non_blocking=False):
     try:
-        return _tb_copy_[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](input, src, non_blocking)
+        return _tb_copy_[(input._keys | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](input, src, non_blocking)
     except _ARG_ERRORS as _e: return _fallback('copy_', (_ops.copy_,), locals(), _e)
 
 _tb_copysign__Tensor = _ops.copysign__Tensor.table
 def copysign_(input, other):
     try:
-        return _tb_copysign__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_copysign__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('copysign_', (_ops.copysign__Tensor,), locals(), _e)
 
 _tb_crow_indices = _ops.crow_indices.table
 def crow_indices(input):
     try:
-        return _tb_crow_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_crow_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('crow_indices', (_ops.crow_indices,), locals(), _e)
 
 _tb_cumprod_ = _ops.cumprod_.table
@@ -352,7 +352,7 @@ def cumprod_(input, dim=_M, *, dtype=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _tb_cumprod_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        return _tb_cumprod_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumprod_', (_ops.cumprod_,), locals(), _e)
 
 _tb_cumsum_ = _ops.cumsum_.table
@@ -361,19 +361,19 @@ def cumsum_(input, dim=_M, *, dtype=None, **_kw):
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
-        return _tb_cumsum_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim, dtype)
+        return _tb_cumsum_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
     except _ARG_ERRORS as _e: return _fallback('cumsum_', (_ops.cumsum_,), locals(), _e)
 
 _tb_dense_dim = _ops.dense_dim.table
 def dense_dim(input):
     try:
-        return _tb_dense_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_dense_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('dense_dim', (_ops.dense_dim,), locals(), _e)
 
 _tb_digamma_ = _ops.digamma_.table
 def digamma_(input):
     try:
-        return _tb_digamma_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_digamma_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('digamma_', (_ops.digamma_,), locals(), _e)
 
 _tb_div__Tensor = _ops.div__Tensor.table
@@ -381,10 +381,10 @@ _tb_div__Tensor_mode = _ops.div__Tensor_mode.table
 def div_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _tb_div__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_div__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _tb_div__Tensor_mode[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode)
+            return _tb_div__Tensor_mode[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('div_', (_ops.div__Tensor, _ops.div__Tensor_mode), locals(), _e)
 
@@ -393,10 +393,10 @@ _tb_divide__Tensor_mode = _ops.divide__Tensor_mode.table
 def divide_(input, other, *, rounding_mode=_M):
     try:
         if input is not _M and other is not _M and rounding_mode is _M:
-            return _tb_divide__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_divide__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M:
             if rounding_mode is _M: rounding_mode = None
-            return _tb_divide__Tensor_mode[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, rounding_mode)
+            return _tb_divide__Tensor_mode[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, rounding_mode)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('divide_', (_ops.divide__Tensor, _ops.divide__Tensor_mode), locals(), _e)
 
@@ -405,17 +405,17 @@ _tb_eq__Scalar = _ops.eq__Scalar.table
 def eq_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_eq__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_eq__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_eq__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_eq__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('eq_', (_ops.eq__Tensor, _ops.eq__Scalar), locals(), _e)
 
 _tb_erfinv_ = _ops.erfinv_.table
 def erfinv_(input):
     try:
-        return _tb_erfinv_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_erfinv_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('erfinv_', (_ops.erfinv_,), locals(), _e)
 
 _tb_expand = _ops.expand.table
@@ -425,20 +425,20 @@ def expand(input, *_size, size=None, implicit=False):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _tb_expand[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, implicit)
+        return _tb_expand[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, implicit)
     except _ARG_ERRORS as _e:
         return _fallback('expand', (_ops.expand,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
 _tb_expand_as = _ops.expand_as.table
 def expand_as(input, other):
     try:
-        return _tb_expand_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_expand_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('expand_as', (_ops.expand_as,), locals(), _e)
 
 _tb_exponential_ = _ops.exponential_.table
 def exponential_(input, lambd=1.0, *, generator=None):
     try:
-        return _tb_exponential_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, lambd, generator)
+        return _tb_exponential_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, lambd, generator)
     except _ARG_ERRORS as _e: return _fallback('exponential_', (_ops.exponential_,), locals(), _e)
 
 _tb_float_power_Tensor_Tensor = _ops.float_power_Tensor_Tensor.table
@@ -446,12 +446,12 @@ _tb_float_power_Tensor_Scalar = _ops.float_power_Tensor_Scalar.table
 def float_power(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            if out is not None: return _ops.float_power_Tensor_Tensor_out.table[(input._keys | _k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_float_power_Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.float_power_Tensor_Tensor_out.table[(input._keys | _k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_float_power_Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            if out is not None: return _ops.float_power_Tensor_Scalar_out.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_float_power_Tensor_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.float_power_Tensor_Scalar_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_float_power_Tensor_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e:
         return _fallback('float_power', (_ops.float_power_Tensor_Tensor, _ops.float_power_Tensor_Scalar, _ops.float_power_Tensor_Tensor_out, _ops.float_power_Tensor_Scalar_out), locals(), _e)
@@ -461,23 +461,23 @@ _tb_float_power__Scalar = _ops.float_power__Scalar.table
 def float_power_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _tb_float_power__Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_float_power__Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _tb_float_power__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_float_power__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('float_power_', (_ops.float_power__Tensor, _ops.float_power__Scalar), locals(), _e)
 
 _tb_floor_divide_ = _ops.floor_divide_.table
 def floor_divide_(input, other):
     try:
-        return _tb_floor_divide_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_floor_divide_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('floor_divide_', (_ops.floor_divide_,), locals(), _e)
 
 _tb_fmod__Tensor = _ops.fmod__Tensor.table
 def fmod_(input, other):
     try:
-        return _tb_fmod__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_fmod__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('fmod_', (_ops.fmod__Tensor,), locals(), _e)
 
 _tb_ge__Tensor = _ops.ge__Tensor.table
@@ -485,17 +485,17 @@ _tb_ge__Scalar = _ops.ge__Scalar.table
 def ge_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_ge__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_ge__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_ge__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_ge__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('ge_', (_ops.ge__Tensor, _ops.ge__Scalar), locals(), _e)
 
 _tb_geometric_ = _ops.geometric_.table
 def geometric_(input, p, *, generator=None):
     try:
-        return _tb_geometric_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, generator)
+        return _tb_geometric_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, generator)
     except _ARG_ERRORS as _e: return _fallback('geometric_', (_ops.geometric_,), locals(), _e)
 
 _tb_greater__Tensor = _ops.greater__Tensor.table
@@ -503,10 +503,10 @@ _tb_greater__Scalar = _ops.greater__Scalar.table
 def greater_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_greater__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_greater__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_greater__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_greater__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('greater_', (_ops.greater__Tensor, _ops.greater__Scalar), locals(), _e)
 
@@ -515,10 +515,10 @@ _tb_greater_equal__Scalar = _ops.greater_equal__Scalar.table
 def greater_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_greater_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_greater_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_greater_equal__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_greater_equal__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('greater_equal_', (_ops.greater_equal__Tensor, _ops.greater_equal__Scalar), locals(), _e)
 
@@ -527,35 +527,35 @@ _tb_gt__Scalar = _ops.gt__Scalar.table
 def gt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_gt__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_gt__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_gt__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_gt__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('gt_', (_ops.gt__Tensor, _ops.gt__Scalar), locals(), _e)
 
 _tb_heaviside_ = _ops.heaviside_.table
 def heaviside_(input, values):
     try:
-        return _tb_heaviside_[(input._keys | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st.dk)[0]) & _d[1]](input, values)
+        return _tb_heaviside_[(input._keys | (values._keys if values.__class__ is _T else _k(values)) | (_d := _st().dk)[0]) & _d[1]](input, values)
     except _ARG_ERRORS as _e: return _fallback('heaviside_', (_ops.heaviside_,), locals(), _e)
 
 _tb_hypot_ = _ops.hypot_.table
 def hypot_(input, other):
     try:
-        return _tb_hypot_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_hypot_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('hypot_', (_ops.hypot_,), locals(), _e)
 
 _tb_igamma_ = _ops.igamma_.table
 def igamma_(input, other):
     try:
-        return _tb_igamma_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_igamma_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('igamma_', (_ops.igamma_,), locals(), _e)
 
 _tb_igammac_ = _ops.igammac_.table
 def igammac_(input, other):
     try:
-        return _tb_igammac_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_igammac_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('igammac_', (_ops.igammac_,), locals(), _e)
 
 _tb_index_add_ = _ops.index_add_.table
@@ -564,7 +564,7 @@ def index_add_(input, dim=_M, index=_M, source=_M, *, alpha=1, **_kw):
         if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_index_add_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_index_add_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source, alpha)
     except _ARG_ERRORS as _e: return _fallback('index_add_', (_ops.index_add_,), locals(), _e)
 
@@ -573,7 +573,7 @@ def index_copy_(input, dim=_M, index=_M, source=_M, **_kw):
     try:
         if _kw or dim is _M or index is _M or source is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_index_copy_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_index_copy_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source)
     except _ARG_ERRORS as _e: return _fallback('index_copy_', (_ops.index_copy_,), locals(), _e)
 
@@ -585,11 +585,11 @@ def index_fill_(input, dim=_M, index=_M, value=_M, **_kw):
         if input is not _M and dim is not _M and index is not _M and value is not _M and isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (value._keys if value.__class__ is _T else _k(value))
-            return _tb_index_fill__int_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value)
+            return _tb_index_fill__int_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value)
         if input is not _M and dim is not _M and index is not _M and value is not _M and not isinstance(value, _TI):
             if dim.__class__ is not int: dim = _int(dim)
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _tb_index_fill__int_Scalar[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st.dk)[0]) & _d[1]](input, dim, index, value)
+            return _tb_index_fill__int_Scalar[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (_d := _st().dk)[0]) & _d[1]](input, dim, index, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('index_fill_', (_ops.index_fill__int_Tensor, _ops.index_fill__int_Scalar), locals(), _e)
 
@@ -598,26 +598,26 @@ def index_reduce_(input, dim=_M, index=_M, source=_M, reduce=_M, *, include_self
     try:
         if _kw or dim is _M or index is _M or source is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_index_reduce_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_index_reduce_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, source, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('index_reduce_', (_ops.index_reduce_,), locals(), _e)
 
 _tb_indices = _ops.indices.table
 def indices(input):
     try:
-        return _tb_indices[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_indices[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('indices', (_ops.indices,), locals(), _e)
 
 _tb_is_coalesced = _ops.is_coalesced.table
 def is_coalesced(input):
     try:
-        return _tb_is_coalesced[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_is_coalesced[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('is_coalesced', (_ops.is_coalesced,), locals(), _e)
 
 _tb_ldexp_ = _ops.ldexp_.table
 def ldexp_(input, other):
     try:
-        return _tb_ldexp_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_ldexp_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('ldexp_', (_ops.ldexp_,), locals(), _e)
 
 _tb_le__Tensor = _ops.le__Tensor.table
@@ -625,10 +625,10 @@ _tb_le__Scalar = _ops.le__Scalar.table
 def le_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_le__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_le__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_le__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_le__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('le_', (_ops.le__Tensor, _ops.le__Scalar), locals(), _e)
 
@@ -638,10 +638,10 @@ def lerp_(input, end, weight):
     try:
         if input is not _M and end is not _M and weight is not _M and not isinstance(weight, _TI):
             if weight.__class__ not in _NUMS: weight = _sc(weight)
-            return _tb_lerp__Scalar[(input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st.dk)[0]) & _d[1]](input, end, weight)
+            return _tb_lerp__Scalar[(input._keys | (end._keys if end.__class__ is _T else _k(end)) | (_d := _st().dk)[0]) & _d[1]](input, end, weight)
         if input is not _M and end is not _M and weight is not _M and isinstance(weight, _TI):
             _ks = input._keys | (end._keys if end.__class__ is _T else _k(end)) | (weight._keys if weight.__class__ is _T else _k(weight))
-            return _tb_lerp__Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, end, weight)
+            return _tb_lerp__Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, end, weight)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lerp_', (_ops.lerp__Scalar, _ops.lerp__Tensor), locals(), _e)
 
@@ -650,10 +650,10 @@ _tb_less__Scalar = _ops.less__Scalar.table
 def less_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_less__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_less__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_less__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_less__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('less_', (_ops.less__Tensor, _ops.less__Scalar), locals(), _e)
 
@@ -662,47 +662,47 @@ _tb_less_equal__Scalar = _ops.less_equal__Scalar.table
 def less_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_less_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_less_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_less_equal__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_less_equal__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('less_equal_', (_ops.less_equal__Tensor, _ops.less_equal__Scalar), locals(), _e)
 
 _tb_lgamma_ = _ops.lgamma_.table
 def lgamma_(input):
     try:
-        return _tb_lgamma_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_lgamma_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('lgamma_', (_ops.lgamma_,), locals(), _e)
 
 _tb_log_normal_ = _ops.log_normal_.table
 def log_normal_(input, mean=1.0, std=2.0, *, generator=None):
     try:
-        return _tb_log_normal_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, mean, std, generator)
+        return _tb_log_normal_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, mean, std, generator)
     except _ARG_ERRORS as _e: return _fallback('log_normal_', (_ops.log_normal_,), locals(), _e)
 
 _tb_logical_and_ = _ops.logical_and_.table
 def logical_and_(input, other):
     try:
-        return _tb_logical_and_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_logical_and_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_and_', (_ops.logical_and_,), locals(), _e)
 
 _tb_logical_not_ = _ops.logical_not_.table
 def logical_not_(input):
     try:
-        return _tb_logical_not_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_logical_not_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('logical_not_', (_ops.logical_not_,), locals(), _e)
 
 _tb_logical_or_ = _ops.logical_or_.table
 def logical_or_(input, other):
     try:
-        return _tb_logical_or_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_logical_or_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_or_', (_ops.logical_or_,), locals(), _e)
 
 _tb_logical_xor_ = _ops.logical_xor_.table
 def logical_xor_(input, other):
     try:
-        return _tb_logical_xor_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_logical_xor_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('logical_xor_', (_ops.logical_xor_,), locals(), _e)
 
 _tb_lt__Tensor = _ops.lt__Tensor.table
@@ -710,10 +710,10 @@ _tb_lt__Scalar = _ops.lt__Scalar.table
 def lt_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_lt__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_lt__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_lt__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_lt__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('lt_', (_ops.lt__Tensor, _ops.lt__Scalar), locals(), _e)
 
@@ -723,9 +723,9 @@ def masked_fill_(input, mask, value):
     try:
         if input is not _M and mask is not _M and value is not _M and not isinstance(value, _TI):
             if value.__class__ not in _NUMS: value = _sc(value)
-            return _tb_masked_fill__Scalar[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1]](input, mask, value)
+            return _tb_masked_fill__Scalar[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st().dk)[0]) & _d[1]](input, mask, value)
         if input is not _M and mask is not _M and value is not _M and isinstance(value, _TI):
-            return _tb_masked_fill__Tensor[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st.dk)[0]) & _d[1]](
+            return _tb_masked_fill__Tensor[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (value._keys if value.__class__ is _T else _k(value)) | (_d := _st().dk)[0]) & _d[1]](
                 input, mask, value)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('masked_fill_', (_ops.masked_fill__Scalar, _ops.masked_fill__Tensor), locals(), _e)
@@ -733,27 +733,27 @@ def masked_fill_(input, mask, value):
 _tb_masked_scatter_ = _ops.masked_scatter_.table
 def masked_scatter_(input, mask, source):
     try:
-        return _tb_masked_scatter_[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_masked_scatter_[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, mask, source)
     except _ARG_ERRORS as _e: return _fallback('masked_scatter_', (_ops.masked_scatter_,), locals(), _e)
 
 _tb_mul__Tensor = _ops.mul__Tensor.table
 def mul_(input, other):
     try:
-        return _tb_mul__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_mul__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('mul_', (_ops.mul__Tensor,), locals(), _e)
 
 _tb_multiply__Tensor = _ops.multiply__Tensor.table
 def multiply_(input, other):
     try:
-        return _tb_multiply__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_multiply__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('multiply_', (_ops.multiply__Tensor,), locals(), _e)
 
 _tb_mvlgamma_ = _ops.mvlgamma_.table
 def mvlgamma_(input, p):
     try:
         if p.__class__ is not int: p = _int(p)
-        return _tb_mvlgamma_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p)
+        return _tb_mvlgamma_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p)
     except _ARG_ERRORS as _e: return _fallback('mvlgamma_', (_ops.mvlgamma_,), locals(), _e)
 
 _tb_ne__Tensor = _ops.ne__Tensor.table
@@ -761,10 +761,10 @@ _tb_ne__Scalar = _ops.ne__Scalar.table
 def ne_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_ne__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_ne__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_ne__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_ne__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('ne_', (_ops.ne__Tensor, _ops.ne__Scalar), locals(), _e)
 
@@ -777,7 +777,7 @@ def new_empty(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_new_empty[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_empty[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e:
         return _fallback('new_empty', (_ops.new_empty,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
@@ -788,7 +788,7 @@ def new_empty_strided(input, size, stride, *, dtype=None, layout=None, device=No
         if stride is not None: stride = _il(stride)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_new_empty_strided[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, stride, dtype, layout, device, pin_memory)
+        return _tb_new_empty_strided[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, stride, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e: return _fallback('new_empty_strided', (_ops.new_empty_strided,), locals(), _e)
 
 _tb_new_full = _ops.new_full.table
@@ -798,7 +798,7 @@ def new_full(input, size, fill_value, *, dtype=None, layout=None, device=None, p
         if fill_value.__class__ not in _NUMS: fill_value = _sc(fill_value)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_new_full[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, fill_value, dtype, layout, device, pin_memory)
+        return _tb_new_full[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, fill_value, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e: return _fallback('new_full', (_ops.new_full,), locals(), _e)
 
 _tb_new_ones = _ops.new_ones.table
@@ -810,7 +810,7 @@ def new_ones(input, *_size, size=None, dtype=None, layout=None, device=None, pin
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_new_ones[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_ones[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e:
         return _fallback('new_ones', (_ops.new_ones,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
@@ -823,20 +823,20 @@ def new_zeros(input, *_size, size=None, dtype=None, layout=None, device=None, pi
         if size is not None: size = _il(size)
         if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
         if device is not None and device.__class__ is not _DEV: device = _devc(device)
-        return _tb_new_zeros[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
+        return _tb_new_zeros[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, dtype, layout, device, pin_memory)
     except _ARG_ERRORS as _e:
         return _fallback('new_zeros', (_ops.new_zeros,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
 _tb_nextafter_ = _ops.nextafter_.table
 def nextafter_(input, other):
     try:
-        return _tb_nextafter_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_nextafter_[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('nextafter_', (_ops.nextafter_,), locals(), _e)
 
 _tb_normal_ = _ops.normal_.table
 def normal_(input, mean=0.0, std=1.0, *, generator=None):
     try:
-        return _tb_normal_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, mean, std, generator)
+        return _tb_normal_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, mean, std, generator)
     except _ARG_ERRORS as _e: return _fallback('normal_', (_ops.normal_,), locals(), _e)
 
 _tb_not_equal__Tensor = _ops.not_equal__Tensor.table
@@ -844,10 +844,10 @@ _tb_not_equal__Scalar = _ops.not_equal__Scalar.table
 def not_equal_(input, other):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            return _tb_not_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_not_equal__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            return _tb_not_equal__Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            return _tb_not_equal__Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('not_equal_', (_ops.not_equal__Tensor, _ops.not_equal__Scalar), locals(), _e)
 
@@ -858,7 +858,7 @@ _tb_polygamma_ = _ops.polygamma_.table
 def polygamma_(input, n):
     try:
         if n.__class__ is not int: n = _int(n)
-        return _tb_polygamma_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, n)
+        return _tb_polygamma_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, n)
     except _ARG_ERRORS as _e: return _fallback('polygamma_', (_ops.polygamma_,), locals(), _e)
 
 _tb_pow_Tensor_Tensor = _ops.pow_Tensor_Tensor.table
@@ -866,13 +866,13 @@ _tb_pow_Tensor_Scalar = _ops.pow_Tensor_Scalar.table
 def pow(input, exponent, *, out=None):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            if out is not None: return _ops.pow_Tensor_Tensor_out.table[(_k(input) | _k(exponent) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
+            if out is not None: return _ops.pow_Tensor_Tensor_out.table[(_k(input) | _k(exponent) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
             _ks = (input._keys if input.__class__ is _T else _k(input)) | (exponent._keys if exponent.__class__ is _T else _k(exponent))
-            return _tb_pow_Tensor_Tensor[(_ks | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_pow_Tensor_Tensor[(_ks | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            if out is not None: return _ops.pow_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, exponent, out)
-            return _tb_pow_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            if out is not None: return _ops.pow_Tensor_Scalar_out.table[(_k(input) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, exponent, out)
+            return _tb_pow_Tensor_Scalar[((input._keys if input.__class__ is _T else _k(input)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('pow', (_ops.pow_Tensor_Tensor, _ops.pow_Tensor_Scalar, _ops.pow_Tensor_Tensor_out, _ops.pow_Tensor_Scalar_out), locals(), _e)
 
@@ -881,17 +881,17 @@ _tb_pow__Tensor_Scalar = _ops.pow__Tensor_Scalar.table
 def pow_(input, exponent):
     try:
         if input is not _M and exponent is not _M and isinstance(exponent, _TI):
-            return _tb_pow__Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_pow__Tensor_Tensor[(input._keys | (exponent._keys if exponent.__class__ is _T else _k(exponent)) | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         if input is not _M and exponent is not _M and not isinstance(exponent, _TI):
             if exponent.__class__ not in _NUMS: exponent = _sc(exponent)
-            return _tb_pow__Tensor_Scalar[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, exponent)
+            return _tb_pow__Tensor_Scalar[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, exponent)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('pow_', (_ops.pow__Tensor_Tensor, _ops.pow__Tensor_Scalar), locals(), _e)
 
 _tb_put_ = _ops.put_.table
 def put_(input, index, source, accumulate=False):
     try:
-        return _tb_put_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_put_[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (source._keys if source.__class__ is _T else _k(source)) | (_d := _st().dk)[0]) & _d[1]](
             input, index, source, accumulate)
     except _ARG_ERRORS as _e: return _fallback('put_', (_ops.put_,), locals(), _e)
 
@@ -901,7 +901,7 @@ def random_(*args, **kwargs):
 _tb_remainder__Tensor = _ops.remainder__Tensor.table
 def remainder_(input, other):
     try:
-        return _tb_remainder__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_remainder__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('remainder_', (_ops.remainder__Tensor,), locals(), _e)
 
 _tb_renorm_ = _ops.renorm_.table
@@ -911,7 +911,7 @@ def renorm_(input, p, dim=_M, maxnorm=_M, **_kw):
         if p.__class__ not in _NUMS: p = _sc(p)
         if dim.__class__ is not int: dim = _int(dim)
         if maxnorm.__class__ not in _NUMS: maxnorm = _sc(maxnorm)
-        return _tb_renorm_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, p, dim, maxnorm)
+        return _tb_renorm_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, p, dim, maxnorm)
     except _ARG_ERRORS as _e: return _fallback('renorm_', (_ops.renorm_,), locals(), _e)
 
 _tb_repeat = _ops.repeat.table
@@ -921,14 +921,14 @@ def repeat(input, *_repeats, repeats=None):
         if repeats is None: repeats = _repeats[0] if len(_repeats) == 1 and not _is_int(_repeats[0]) else _repeats
         elif _repeats: raise TypeError('repeats given twice')
         if repeats is not None: repeats = _il(repeats)
-        return _tb_repeat[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, repeats)
+        return _tb_repeat[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, repeats)
     except _ARG_ERRORS as _e:
         return _fallback('repeat', (_ops.repeat,), locals(), _e, (input,) + ((repeats,) if repeats is not None else (_repeats[0],) if len(_repeats) == 1 else (tuple(_repeats),)), ('input', 'repeats'))
 
 _tb_reshape_as = _ops.reshape_as.table
 def reshape_as(input, other):
     try:
-        return _tb_reshape_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_reshape_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('reshape_as', (_ops.reshape_as,), locals(), _e)
 
 _tb_resize_ = _ops.resize_.table
@@ -938,7 +938,7 @@ def resize_(input, *_size, size=None, memory_format=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _tb_resize_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size, memory_format)
+        return _tb_resize_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size, memory_format)
     except _ARG_ERRORS as _e:
         return _fallback('resize_', (_ops.resize_,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
@@ -951,7 +951,7 @@ def scatter_add_(input, dim=_M, index=_M, src=_M, **_kw):
         if _kw or dim is _M or index is _M or src is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
         _ks = input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src))
-        return _tb_scatter_add_[(_ks | (_d := _st.dk)[0]) & _d[1]](input, dim, index, src)
+        return _tb_scatter_add_[(_ks | (_d := _st().dk)[0]) & _d[1]](input, dim, index, src)
     except _ARG_ERRORS as _e: return _fallback('scatter_add_', (_ops.scatter_add_,), locals(), _e)
 
 _tb_scatter_reduce__two = _ops.scatter_reduce__two.table
@@ -959,38 +959,38 @@ def scatter_reduce_(input, dim=_M, index=_M, src=_M, reduce=_M, *, include_self=
     try:
         if _kw or dim is _M or index is _M or src is _M or reduce is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_scatter_reduce__two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st.dk)[0]) & _d[1]](
+        return _tb_scatter_reduce__two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, src, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('scatter_reduce_', (_ops.scatter_reduce__two,), locals(), _e)
 
 _tb_sgn_ = _ops.sgn_.table
 def sgn_(input):
     try:
-        return _tb_sgn_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sgn_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sgn_', (_ops.sgn_,), locals(), _e)
 
 _tb_sign_ = _ops.sign_.table
 def sign_(input):
     try:
-        return _tb_sign_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sign_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sign_', (_ops.sign_,), locals(), _e)
 
 _tb_sinc_ = _ops.sinc_.table
 def sinc_(input):
     try:
-        return _tb_sinc_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sinc_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sinc_', (_ops.sinc_,), locals(), _e)
 
 _tb_sparse_dim = _ops.sparse_dim.table
 def sparse_dim(input):
     try:
-        return _tb_sparse_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_sparse_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('sparse_dim', (_ops.sparse_dim,), locals(), _e)
 
 _tb_sparse_mask = _ops.sparse_mask.table
 def sparse_mask(input, mask):
     try:
-        return _tb_sparse_mask[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st.dk)[0]) & _d[1]](input, mask)
+        return _tb_sparse_mask[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | (_d := _st().dk)[0]) & _d[1]](input, mask)
     except _ARG_ERRORS as _e: return _fallback('sparse_mask', (_ops.sparse_mask,), locals(), _e)
 
 def squeeze_(*args, **kwargs):
@@ -1000,14 +1000,14 @@ _tb_sub__Tensor = _ops.sub__Tensor.table
 def sub_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_sub__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        return _tb_sub__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('sub_', (_ops.sub__Tensor,), locals(), _e)
 
 _tb_subtract__Tensor = _ops.subtract__Tensor.table
 def subtract_(input, other, *, alpha=1):
     try:
         if alpha.__class__ not in _NUMS: alpha = _sc(alpha)
-        return _tb_subtract__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other, alpha)
+        return _tb_subtract__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other, alpha)
     except _ARG_ERRORS as _e: return _fallback('subtract_', (_ops.subtract__Tensor,), locals(), _e)
 
 _tb_sum_to_size = _ops.sum_to_size.table
@@ -1017,7 +1017,7 @@ def sum_to_size(input, *_size, size=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _tb_sum_to_size[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size)
+        return _tb_sum_to_size[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size)
     except _ARG_ERRORS as _e:
         return _fallback('sum_to_size', (_ops.sum_to_size,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
@@ -1026,7 +1026,7 @@ def swapaxes_(input, axis0, axis1):
     try:
         if axis0.__class__ is not int: axis0 = _int(axis0)
         if axis1.__class__ is not int: axis1 = _int(axis1)
-        return _tb_swapaxes_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, axis0, axis1)
+        return _tb_swapaxes_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, axis0, axis1)
     except _ARG_ERRORS as _e: return _fallback('swapaxes_', (_ops.swapaxes_,), locals(), _e)
 
 _tb_swapdims_ = _ops.swapdims_.table
@@ -1034,13 +1034,13 @@ def swapdims_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _tb_swapdims_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim0, dim1)
+        return _tb_swapdims_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim0, dim1)
     except _ARG_ERRORS as _e: return _fallback('swapdims_', (_ops.swapdims_,), locals(), _e)
 
 _tb_t_ = _ops.t_.table
 def t_(input):
     try:
-        return _tb_t_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_t_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('t_', (_ops.t_,), locals(), _e)
 
 _tb_to_sparse_sparse_dim = _ops.to_sparse_sparse_dim.table
@@ -1049,14 +1049,14 @@ def to_sparse(input, sparse_dim=_M, *, layout=_M, blocksize=_M, dense_dim=_M):
     try:
         if input is not _M and sparse_dim is not _M and layout is _M and blocksize is _M and dense_dim is _M:
             if sparse_dim.__class__ is not int: sparse_dim = _int(sparse_dim)
-            return _tb_to_sparse_sparse_dim[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, sparse_dim)
+            return _tb_to_sparse_sparse_dim[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, sparse_dim)
         if input is not _M and sparse_dim is _M:
             if layout is _M: layout = None
             if blocksize is _M: blocksize = None
             if dense_dim is _M: dense_dim = None
             if blocksize is not None: blocksize = _il(blocksize, 1)
             if dense_dim is not None and dense_dim.__class__ is not int: dense_dim = _int(dense_dim)
-            return _tb_to_sparse[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, layout, blocksize, dense_dim)
+            return _tb_to_sparse[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, layout, blocksize, dense_dim)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('to_sparse', (_ops.to_sparse_sparse_dim, _ops.to_sparse), locals(), _e)
 
@@ -1064,7 +1064,7 @@ _tb_to_sparse_csr = _ops.to_sparse_csr.table
 def to_sparse_csr(input, dense_dim=None):
     try:
         if dense_dim is not None and dense_dim.__class__ is not int: dense_dim = _int(dense_dim)
-        return _tb_to_sparse_csr[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dense_dim)
+        return _tb_to_sparse_csr[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dense_dim)
     except _ARG_ERRORS as _e: return _fallback('to_sparse_csr', (_ops.to_sparse_csr,), locals(), _e)
 
 _tb_transpose_ = _ops.transpose_.table
@@ -1072,27 +1072,27 @@ def transpose_(input, dim0, dim1):
     try:
         if dim0.__class__ is not int: dim0 = _int(dim0)
         if dim1.__class__ is not int: dim1 = _int(dim1)
-        return _tb_transpose_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim0, dim1)
+        return _tb_transpose_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim0, dim1)
     except _ARG_ERRORS as _e: return _fallback('transpose_', (_ops.transpose_,), locals(), _e)
 
 _tb_tril_ = _ops.tril_.table
 def tril_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _tb_tril_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, diagonal)
+        return _tb_tril_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, diagonal)
     except _ARG_ERRORS as _e: return _fallback('tril_', (_ops.tril_,), locals(), _e)
 
 _tb_triu_ = _ops.triu_.table
 def triu_(input, diagonal=0):
     try:
         if diagonal.__class__ is not int: diagonal = _int(diagonal)
-        return _tb_triu_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, diagonal)
+        return _tb_triu_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, diagonal)
     except _ARG_ERRORS as _e: return _fallback('triu_', (_ops.triu_,), locals(), _e)
 
 _tb_true_divide__Tensor = _ops.true_divide__Tensor.table
 def true_divide_(input, other):
     try:
-        return _tb_true_divide__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_true_divide__Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('true_divide_', (_ops.true_divide__Tensor,), locals(), _e)
 
 _tb_unfold = _ops.unfold.table
@@ -1101,13 +1101,13 @@ def unfold(input, dimension, size, step):
         if dimension.__class__ is not int: dimension = _int(dimension)
         if size.__class__ is not int: size = _int(size)
         if step.__class__ is not int: step = _int(step)
-        return _tb_unfold[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dimension, size, step)
+        return _tb_unfold[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dimension, size, step)
     except _ARG_ERRORS as _e: return _fallback('unfold', (_ops.unfold,), locals(), _e)
 
 _tb_uniform_ = _ops.uniform_.table
 def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     try:
-        return _tb_uniform_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, from_, to, generator)
+        return _tb_uniform_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, from_, to, generator)
     except _ARG_ERRORS as _e: return _fallback('uniform_', (_ops.uniform_,), locals(), _e)
 
 _tb_unsqueeze_ = _ops.unsqueeze_.table
@@ -1115,13 +1115,13 @@ def unsqueeze_(input, dim=_M, **_kw):
     try:
         if _kw or dim is _M: raise TypeError('no overload matched')
         if dim.__class__ is not int: dim = _int(dim)
-        return _tb_unsqueeze_[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, dim)
+        return _tb_unsqueeze_[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim)
     except _ARG_ERRORS as _e: return _fallback('unsqueeze_', (_ops.unsqueeze_,), locals(), _e)
 
 _tb_values = _ops.values.table
 def values(input):
     try:
-        return _tb_values[(input._keys | (_d := _st.dk)[0]) & _d[1]](input)
+        return _tb_values[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
     except _ARG_ERRORS as _e: return _fallback('values', (_ops.values,), locals(), _e)
 
 _tb_view = _ops.view.table
@@ -1131,13 +1131,13 @@ def view(input, *_size, size=None):
         if size is None: size = _size[0] if len(_size) == 1 and not _is_int(_size[0]) else _size
         elif _size: raise TypeError('size given twice')
         if size is not None: size = _il(size)
-        return _tb_view[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, size)
+        return _tb_view[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, size)
     except _ARG_ERRORS as _e: return _fallback('view', (_ops.view,), locals(), _e, (input,) + ((size,) if size is not None else (_size[0],) if len(_size) == 1 else (tuple(_size),)), ('input', 'size'))
 
 _tb_view_as = _ops.view_as.table
 def view_as(input, other):
     try:
-        return _tb_view_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+        return _tb_view_as[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
     except _ARG_ERRORS as _e: return _fallback('view_as', (_ops.view_as,), locals(), _e)
 
 def where(self, *args, **kwargs):
@@ -1148,12 +1148,12 @@ _tb_xlogy_Scalar_Other = _ops.xlogy_Scalar_Other.table
 def xlogy(input, other, *, out=None):
     try:
         if input is not _M and other is not _M and isinstance(other, _TI):
-            if out is not None: return _ops.xlogy_OutTensor.table[(input._keys | _k(other) | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_xlogy_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.xlogy_OutTensor.table[(input._keys | _k(other) | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_xlogy_Tensor[(input._keys | (other._keys if other.__class__ is _T else _k(other)) | (_d := _st().dk)[0]) & _d[1]](input, other)
         if input is not _M and other is not _M and not isinstance(other, _TI):
             if other.__class__ not in _NUMS: other = _sc(other)
-            if out is not None: return _ops.xlogy_OutScalar_Other.table[(input._keys | _k(out) | (_d := _st.dk)[0]) & _d[1]](input, other, out)
-            return _tb_xlogy_Scalar_Other[(input._keys | (_d := _st.dk)[0]) & _d[1]](input, other)
+            if out is not None: return _ops.xlogy_OutScalar_Other.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, other, out)
+            return _tb_xlogy_Scalar_Other[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, other)
         raise TypeError('no overload matched')
     except _ARG_ERRORS as _e: return _fallback('xlogy', (_ops.xlogy_Tensor, _ops.xlogy_Scalar_Other, _ops.xlogy_OutTensor, _ops.xlogy_OutScalar_Other), locals(), _e)
 

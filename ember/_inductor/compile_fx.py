@@ -674,10 +674,10 @@ def compile_backward(nodes, ins, outs, values, name, mode, options, replay):
     fn = compile_nodes(nodes, ins, outs, values, name, mode, options)
     if fn.kernels == 0 and getattr(fn, "externs", 0) == 0:
         return replay
-    st = tls.state
+    current = tls.current
 
     def backward(*args):
-        if st._grad:
+        if current()._grad:
             return replay(*args)
         return fn(*args)
     backward.source = fn.source

@@ -36,7 +36,7 @@ def retain_grad(self):
 
 def _grad_on():
     from ember.core import tls
-    return tls.state.grad_enabled
+    return tls.current().grad_enabled
 
 
 def register_post_accumulate_grad_hook(self, hook):

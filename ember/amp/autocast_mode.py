@@ -12,7 +12,7 @@ from ember.core.keys import DispatchKey as K
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.operator import OPERATORS
 
-_state = tls.state
+_state = tls.current
 
 # --- PyTorch's lists (aten/src/ATen/autocast_mode.cpp), by operator name ------------------------
 LOWER = {
@@ -61,10 +61,10 @@ _KEY = {"cpu": K.AutocastCPU, "cuda": K.AutocastCUDA}
 
 
 def _region():
-    st = _state.__dict__
-    r = st.get("_autocast")
+    st = _state()
+    r = st.autocast
     if r is None:
-        r = st["_autocast"] = {"cpu": [False, _dt.bfloat16], "cuda": [False, _dt.float16],
+        r = st.autocast = {"cpu": [False, _dt.bfloat16], "cuda": [False, _dt.float16],
                                "cache": {}, "cache_enabled": True, "depth": 0}
     return r
 
@@ -118,12 +118,12 @@ def _kernel(policy, device_type, key):
             if widest is not None:
                 args = _map(args, lambda a: _cast(a, widest, region)
                             if isinstance(a, TensorImpl) and a._dtype.category == _dt.FLOAT else a)
-        prev = _state.dk
-        _state.dk = (prev[0], prev[1] & ~mask)  # ops called below do not autocast again
+        prev = _state().dk
+        _state().dk = (prev[0], prev[1] & ~mask)  # ops called below do not autocast again
         try:
             return below(*args)
         finally:
-            _state.dk = prev
+            _state().dk = prev
     autocast.__name__ = f"autocast_{policy}"
     return autocast
 
@@ -170,19 +170,19 @@ class autocast:
     def __enter__(self):
         r = _region()
         dev = r[self.device_type]
-        self.prev = (dev[0], dev[1], r["cache_enabled"], _state.excluded)
+        self.prev = (dev[0], dev[1], r["cache_enabled"], _state().excluded)
         dev[0], dev[1] = self._enabled, self.fast_dtype
         if self._cache_enabled is not None:
             r["cache_enabled"] = self._cache_enabled
         bit = 1 << _KEY[self.device_type]
-        _state.excluded = (_state.excluded & ~bit) if self._enabled else (_state.excluded | bit)
+        _state().excluded = (_state().excluded & ~bit) if self._enabled else (_state().excluded | bit)
         r["depth"] += 1
         return self
 
     def __exit__(self, *exc):
         r = _region()
         dev = r[self.device_type]
-        dev[0], dev[1], r["cache_enabled"], _state.excluded = self.prev
+        dev[0], dev[1], r["cache_enabled"], _state().excluded = self.prev
         r["depth"] -= 1
         if r["depth"] == 0:
             r["cache"].clear()  # casts of weights live for one outermost region

@@ -5,7 +5,7 @@ import warnings
 
 from ember.core import tls
 
-_state = tls.state
+_state = tls.current
 
 
 def record_forward_trace(node):
@@ -32,11 +32,11 @@ class detect_anomaly:
                       "only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
-        self.prev = (_state.anomaly, _state.anomaly_check_nan)
-        _state.anomaly, _state.anomaly_check_nan = True, self.check_nan
+        self.prev = (_state().anomaly, _state().anomaly_check_nan)
+        _state().anomaly, _state().anomaly_check_nan = True, self.check_nan
 
     def __exit__(self, *a):
-        _state.anomaly, _state.anomaly_check_nan = self.prev
+        _state().anomaly, _state().anomaly_check_nan = self.prev
 
     def __call__(self, fn):
         import functools
@@ -50,19 +50,19 @@ class detect_anomaly:
 
 class set_detect_anomaly:
     def __init__(self, mode, check_nan=True):
-        self.prev = (_state.anomaly, _state.anomaly_check_nan)
-        _state.anomaly, _state.anomaly_check_nan = bool(mode), check_nan
+        self.prev = (_state().anomaly, _state().anomaly_check_nan)
+        _state().anomaly, _state().anomaly_check_nan = bool(mode), check_nan
 
     def __enter__(self):
         return self
 
     def __exit__(self, *a):
-        _state.anomaly, _state.anomaly_check_nan = self.prev
+        _state().anomaly, _state().anomaly_check_nan = self.prev
 
 
 def is_anomaly_enabled():
-    return _state.anomaly
+    return _state().anomaly
 
 
 def is_anomaly_check_nan_enabled():
-    return _state.anomaly_check_nan
+    return _state().anomaly_check_nan

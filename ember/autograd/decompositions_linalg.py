@@ -15,14 +15,14 @@ from ember.dispatch.operator import Kernel as _Kernel
 from ember.kernels.meta import linalg as _M
 from ember.kernels.meta.linalg import _einsum as _run_einsum, chain_order, numel
 
-_st = _tls.state
+_st = _tls.current
 
 
 def _autograd(fn):
     """The Autograd-key kernel of a decomposition: with grad mode off (inference with parameters
     that require grad) the call goes straight to the backend kernel below."""
     def kernel(below, *args):
-        if _st.ag:  # grad mode on
+        if _st().ag:  # grad mode on
             return fn(*args)
         return below(*args)
     kernel.__name__ = kernel.__qualname__ = fn.__name__

@@ -16,7 +16,7 @@ from ember.autograd.graph import AccumulateGrad, Node
 from ember.core import tls
 from ember.core.keys import AUTOGRAD_MASK as _AUTOGRAD_MASK, DispatchKey as _K
 
-_state = tls.state
+_state = tls.current
 _getrefcount = sys.getrefcount
 _nd = np.ndarray
 _np_add = np.add
@@ -75,7 +75,7 @@ def execute(roots, grads, keep_graph, create_graph, accumulate_grad=True, output
     task = None if outputs is None and accumulate_grad else _GraphTask(outputs, deps, accumulate_grad)
 
     # 3. run the formulas in grad mode only for create_graph
-    st = _state
+    st = _state()
     prev_grad = st._grad
     if create_graph:
         st.grad_enabled = True
@@ -151,7 +151,7 @@ def _run(ready, buffers, deps, keep_graph, inplace_ok, task):
     neither the heap nor the buffer dict. Anomaly mode and hooks take _call_node."""
     push, pop = _heappush, _heappop
     pop_buffer = buffers.pop
-    plain = not _state._anomaly and node_hook[0] is None  # a profiler takes _call_node
+    plain = not _state()._anomaly and node_hook[0] is None  # a profiler takes _call_node
     if ready:
         node = pop(ready)[1]
         buf = pop_buffer(node, None)
@@ -361,7 +361,7 @@ def _call_node(node, buf, keep_graph):
             from ember.autograd.anomaly import report  # lazy: anomaly mode only
             report(node)
         raise
-    if _state._anomaly and _state.anomaly_check_nan:
+    if _state()._anomaly and _state().anomaly_check_nan:
         from ember.autograd.anomaly import check_nan  # lazy: anomaly mode only
         check_nan(node, outs)
     if node._post_hooks:

@@ -22,7 +22,7 @@ __all__ = [
     "idx_index_reduce_backward", "idx_not_implemented",
 ]
 
-_st = _tls.state
+_st = _tls.current
 
 
 _BATCHED = 1 << DispatchKey.FuncTorchBatched
@@ -42,7 +42,7 @@ def idx_not_implemented(op):
 # ---- views ----------------------------------------------------------------------------------------
 def _differentiable(grad):
     """create_graph=True: the backward itself is being recorded."""
-    return bool(_st.ag) and grad.requires_grad
+    return bool(_st().ag) and grad.requires_grad
 
 
 def idx_select_backward(grad, sizes, dim, index):
@@ -263,7 +263,7 @@ def _reduce_backward(grad, self, dim, index, src, reduce, include_self, result, 
                                                   include_self=include_self)
         grad_src1 = ember.where(src_single_zero, pick(grad * masked_src_result),
                                 pick(grad * result) / src.masked_fill(src_zero, 1))
-        if _st.grad_enabled and self._device.type != "meta" and bool((src_num_zeros > 1).any()):
+        if _st().grad_enabled and self._device.type != "meta" and bool((src_num_zeros > 1).any()):
             grad_src = _DelayedError.apply(
                 f"{name}(): Double backward is unsupported for {arg} when >1 zeros in {arg} are "
                 "scattered to the same position in self", grad_src1)

@@ -25,11 +25,11 @@ __all__ = [
     "spatial_im2col", "spatial_col2im", "spatial_pixel_shuffle", "spatial_pixel_unshuffle",
 ]
 
-_st = _tls.state
+_st = _tls.current
 
 
 def _records(*ts):
-    if not _st.ag:  # grad mode off
+    if not _st().ag:  # grad mode off
         return False
     for t in ts:
         m = getattr(t, "_ameta", None)

@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 _COMPLEX = _dt.COMPLEX
-_st = _tls.state
+_st = _tls.current
 PW_LN2 = 0.6931471805599453
 PW_LN10 = 2.3025850929940456
 PW_2_SQRTPI = 2.0 / math.sqrt(math.pi)      # erf'

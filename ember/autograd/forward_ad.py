@@ -21,7 +21,7 @@ __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_du
            "dual_level"]
 
 FW = 1 << K.ForwardAD
-_st = tls.state
+_st = tls.current
 _current_level = -1
 _duals = []   # weak references to the tensors holding a tangent at the open level
 
@@ -91,12 +91,12 @@ def make_dual(tensor, tangent, *, level=None):
     if getattr(tangent, "_fw_grad", None) is not None:
         raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} "
                            "is not supported.")
-    prev = _st.dk
-    _st.dk = (prev[0], prev[1] & ~FW)
+    prev = _st().dk
+    _st().dk = (prev[0], prev[1] & ~FW)
     try:
         d = _ops().alias.call(tensor)
     finally:
-        _st.dk = prev
+        _st().dk = prev
     _set_tangent(d, tangent)
     return d
 
@@ -108,12 +108,12 @@ def unpack_dual(tensor, *, level=None):
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     tangent = getattr(tensor, "_fw_grad", None)
-    prev = _st.dk
-    _st.dk = (prev[0], prev[1] & ~FW)
+    prev = _st().dk
+    _st().dk = (prev[0], prev[1] & ~FW)
     try:
         primal = _ops().alias.call(tensor)
     finally:
-        _st.dk = prev
+        _st().dk = prev
     primal._keys &= ~FW
     return UnpackedDualTensor(primal, tangent)
 
@@ -229,8 +229,8 @@ def _kernel(op, below, args):
         return _strip(below(*args))
     if kind == _DECOMP:
         return _strip(plan[1](*args) if _any_tangent(args) else below(*args))
-    prev = _st.dk
-    _st.dk = (prev[0], prev[1] & ~FW)
+    prev = _st().dk
+    _st().dk = (prev[0], prev[1] & ~FW)
     try:
         if not _any_tangent(args) or kind == _NONDIFF:
             return _strip(below(*args))
@@ -249,7 +249,7 @@ def _kernel(op, below, args):
             return out
         return _inplace(op, plan, below, args)
     finally:
-        _st.dk = prev
+        _st().dk = prev
 
 
 def _zero_tangent(a):

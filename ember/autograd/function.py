@@ -6,7 +6,7 @@ from ember.autograd.graph import Node, SavedVariable, edge, set_history
 from ember.core import tls
 from ember.core.tensor_impl import TensorImpl
 
-_state = tls.state
+_state = tls.current
 
 
 class FunctionCtx:
@@ -41,7 +41,7 @@ class BackwardCFunction(Node, FunctionCtx):
             import ember
             grads = [g if g is not None else ember.zeros(m[0], dtype=m[1], device=m[2])
                      for g, m in zip(grads, self._input_meta)]
-        with _grad_mode(_state.grad_enabled):
+        with _grad_mode(_state().grad_enabled):
             res = self._cls.backward(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)
@@ -79,11 +79,11 @@ class _grad_mode:
         self.m = m
 
     def __enter__(self):
-        self.prev = _state.grad_enabled
-        _state.grad_enabled = self.m
+        self.prev = _state().grad_enabled
+        _state().grad_enabled = self.m
 
     def __exit__(self, *a):
-        _state.grad_enabled = self.prev
+        _state().grad_enabled = self.prev
 
 
 class FunctionMeta(type):
@@ -124,7 +124,7 @@ class Function(metaclass=FunctionMeta):
         tensor_args = [a for a in args if isinstance(a, TensorImpl)]
         needs = tuple(isinstance(a, TensorImpl) and a.requires_grad for a in args)
         node.needs_input_grad = needs
-        record = _state.grad_enabled and any(needs)
+        record = _state().grad_enabled and any(needs)
         with _grad_mode(False):
             if setup:
                 out = cls.forward(*args)

@@ -23,7 +23,7 @@ _FORWARD_AD = 1 << _DK.ForwardAD
 _NOT_AUTOGRAD = ~_AUTOGRAD_MASK
 _NUMBERS = frozenset((bool, int, float, complex))
 
-_state = tls.state
+_state = tls.current
 _seq = itertools.count()
 _new = object.__new__
 _getrefcount = sys.getrefcount
@@ -141,7 +141,7 @@ class AccumulateGrad(Node):
         m = var._ameta
         old = m.grad
         if old is None:
-            if _state.ag:  # grad mode on
+            if _state().ag:  # grad mode on
                 m.grad = g if _obeys_layout_contract(g, var) else _clone_obey_contract(g, var)
             elif g._keys & _SPARSE_BIT:
                 # torch stores _sparse_coo_tensor_unsafe(g._indices(), g._values()): a shallow copy whose
@@ -152,7 +152,7 @@ class AccumulateGrad(Node):
                 m.grad = g  # nobody else holds it: take it, as PyTorch steals a use_count()==1 grad
             else:
                 m.grad = _clone_obey_contract(g, var)  # shared with another leaf, or a view: own a copy
-        elif _state.ag:
+        elif _state().ag:
             m.grad = old + g
         else:
             a, b = old._np, g._np
@@ -349,7 +349,7 @@ def set_history(t, node, output_nr=0):
         while len(im) <= output_nr:
             im.append(None)
         im[output_nr] = (t._shape, t._dtype, t._device)
-    if _state._anomaly:
+    if _state()._anomaly:
         from ember.autograd.anomaly import record_forward_trace
         record_forward_trace(node)
 
@@ -448,14 +448,14 @@ class SavedVariable:
             else:
                 self.data = t
                 self.grad_fn_name = None  # only an output's is reported (see _version_error)
-        hooks = _state.saved_hooks
+        hooks = _state().saved_hooks
         if hooks:
             pack, unpack = hooks[-1]
-            _state.saved_hooks = ()  # ops inside a pack hook do not re-enter it
+            _state().saved_hooks = ()  # ops inside a pack hook do not re-enter it
             try:
                 self.packed = pack(t)
             finally:
-                _state.saved_hooks = hooks
+                _state().saved_hooks = hooks
             self.unpack_hook = unpack
             self.data = None
         else:
@@ -479,7 +479,7 @@ class SavedVariable:
         vc = d._vc if d._vc is not None else d._version_counter()
         if vc[0] != self.version:
             raise RuntimeError(self._version_error(d, vc[0]))
-        if self.is_output and node is not None and self.requires_grad and _state.ag:
+        if self.is_output and node is not None and self.requires_grad and _state().ag:
             # reconnect the output to the node that produced it (double backward)
             r = alias(d)
             set_history_quiet(r, node, self.output_nr)
@@ -567,7 +567,7 @@ FREED = _Freed()
 
 def save(t, is_output=False):
     """What a node keeps for a tensor it needs in backward: the tuple form or a SavedVariable."""
-    if not is_output and not _state._hooks and isinstance(t, TensorImpl):
+    if not is_output and not _state()._hooks and isinstance(t, TensorImpl):
         vc = t._vc
         m = t._ameta
         return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
@@ -631,12 +631,12 @@ class saved_tensors_hooks:
         self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
 
     def __enter__(self):
-        self.prev = _state.saved_hooks
-        _state.saved_hooks = tuple(self.prev) + ((self.pack_hook, self.unpack_hook),)
+        self.prev = _state().saved_hooks
+        _state().saved_hooks = tuple(self.prev) + ((self.pack_hook, self.unpack_hook),)
         return self
 
     def __exit__(self, *a):
-        _state.saved_hooks = self.prev
+        _state().saved_hooks = self.prev
 
 
 class save_on_cpu(saved_tensors_hooks):
@@ -655,11 +655,11 @@ class disable_saved_tensors_hooks:
         self.msg = error_message
 
     def __enter__(self):
-        self.prev = _state.saved_hooks
+        self.prev = _state().saved_hooks
 
         def refuse(t):
             raise RuntimeError(self.msg)
-        _state.saved_hooks = ((refuse, None),)
+        _state().saved_hooks = ((refuse, None),)
 
     def __exit__(self, *a):
-        _state.saved_hooks = self.prev
+        _state().saved_hooks = self.prev

@@ -9,7 +9,7 @@ from ember.core import tls as _tls
 from ember.core.errors import wrap_dim
 from ember.dispatch.operator import reaches_autograd
 
-_st = _tls.state
+_st = _tls.current
 
 
 # ---- in-place views: new metadata, same storage -------------------------------------------------
@@ -29,7 +29,7 @@ def _become(self, r):
 def _records(self):
     """Whether an in-place view op on `self` records a node (grad mode on, self requires grad)."""
     m = self._ameta
-    return m is not None and m.requires_grad and _st.ag and reaches_autograd(self)
+    return m is not None and m.requires_grad and _st().ag and reaches_autograd(self)
 
 
 def _inplace_view(self, op, args, node):
@@ -98,7 +98,7 @@ def as_strided_autograd(self, size, stride, storage_offset=None):
     """as_strided's Autograd kernel: f.AsStridedBackward0 keeps the input's geometry (PyTorch's
     TensorGeometry), so writes into the input after the call do not invalidate the node."""
     r = _ops.as_strided.call_below_autograd(self, size, stride, storage_offset)
-    if _st.ag:  # grad mode on
+    if _st().ag:  # grad mode on
         e = edge(self)
         if e is not None:
             n = f.AsStridedBackward0((tuple(self._shape), tuple(self.stride()), self.storage_offset()),

@@ -15,7 +15,7 @@ from ember.core import tls
 from ember.core.tensor_impl import TensorImpl, tensor_class
 
 _tensor_class = tensor_class
-_state = tls.state
+_state = tls.current
 _autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a slow attribute read
 
 
@@ -45,7 +45,7 @@ def record_inplace_1(cls):
     saves nothing (sign_, fill_, the random fills...): the generated layer names it in one line. Its
     *args costs ~50 ns a call; these ops are off the hot path (optimizers write under no_grad)."""
     def kernel(below, self, *args):
-        if not _state.ag or not (edges := collect_next_edges_1(self)):
+        if not _state().ag or not (edges := collect_next_edges_1(self)):
             return below(self, *args)
         views.check_inplace(self)
         node = cls()

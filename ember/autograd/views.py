@@ -9,7 +9,7 @@ from ember.core import tls
 from ember.core.keys import DispatchKey
 from ember.core.tensor_impl import TensorImpl, contiguous_strides
 
-_state = tls.state
+_state = tls.current
 _BATCHED = 1 << DispatchKey.FuncTorchBatched
 
 
@@ -111,7 +111,7 @@ def rebase_history(t, node):
 
 def out_kernel(name):
     def run(below, *args):
-        if _state.ag:  # grad mode on
+        if _state().ag:  # grad mode on
             for a in args:
                 if isinstance(a, TensorImpl) and a._ameta is not None and (
                         a._ameta.requires_grad or a._ameta.grad_fn is not None):

@@ -371,7 +371,7 @@ def emit_kernel(e, info, decl, kind):
     else:
         edges = f"_collect_next_edges(({', '.join(inputs)}))"
     # grad mode off, or no input needs a gradient: nothing to record
-    e(f"    if not (_ag := _st.ag) or not (_next := {edges}):")
+    e(f"    if not (_ag := _st().ag) or not (_next := {edges}):")
     e(f"        return {call}")
     if info.diff_cond is not None:
         e(f"    if not ({info.diff_cond}):")
@@ -458,7 +458,7 @@ from ember.core.dtype import float32 as _REAL
 from ember.core.tensor_impl import TensorImpl as _TI, tensor_class as _tcls
 import ember  # noqa: F401
 
-_st = _tls.state
+_st = _tls.current
 _T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
 """
 

@@ -387,7 +387,7 @@ def keyset_parts(d, names, numbers_first):
 
 def keyset(parts):
     """The key set of a call: its arguments' keys with the thread-local include/exclude sets, read once."""
-    return f"({' | '.join(parts)} | (_d := _st.dk)[0]) & _d[1]"
+    return f"({' | '.join(parts)} | (_d := _st().dk)[0]) & _d[1]"
 
 
 def convert_lines(d, names, indent):
@@ -709,7 +709,7 @@ from ember._bindings import (NUMS as _NUMS, dev_keys as _dk, keys_of as _k, keys
                              factory_requires_grad as _rgf, ARG_ERRORS as _ARG_ERRORS)
 from ember._generated import ops as _ops
 
-_st = _tls.state
+_st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 '''
 

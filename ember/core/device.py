@@ -68,12 +68,12 @@ class device:
 
     def __enter__(self):
         from ember.core import tls
-        tls.state.device_stack.append(self)
+        tls.current().device_stack.append(self)
         return self
 
     def __exit__(self, *a):
         from ember.core import tls
-        tls.state.device_stack.pop()
+        tls.current().device_stack.pop()
 
 
 def _parse(cls, type, index):

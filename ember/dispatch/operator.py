@@ -218,7 +218,7 @@ class OperatorHandle:
         """No tensor argument: the backend comes from device= (BackendSelect's rule)."""
         from ember.dispatch.backend_select import dev_keys
         dev = next((v for a, v in zip(self.schema.arguments, args) if a.base == "Device"), None)
-        d = tls.state.dk
+        d = tls.current().dk
         return (keyset_of(args) | dev_keys(dev) | d[0]) & d[1]
 
     def redispatch(self, ks, *args):
@@ -325,8 +325,8 @@ def _typed_call(op, drop):
         dev = next((n for n, a in zip(names, args) if a.base == "Device"), "None")
         body = f"    ks = dev_keys({dev})\n"
     src = (f"def call({', '.join(params)}):\n{body}"
-           f"    d = st.dk\n    return table[(ks | d[0]) & d[1]{mask}]({', '.join(names)})\n")
-    ns = dict(defaults, table=op.table, st=tls.state, dev_keys=dev_keys, _keys_of=_keys_of, _NO_KEYS=_NO_KEYS,
+           f"    d = st().dk\n    return table[(ks | d[0]) & d[1]{mask}]({', '.join(names)})\n")
+    ns = dict(defaults, table=op.table, st=tls.current, dev_keys=dev_keys, _keys_of=_keys_of, _NO_KEYS=_NO_KEYS,
               list_keys=list_keys)
     exec(compile(src, f"<front door of {op.qualname}>", "exec"), ns)
     call = ns["call"]
@@ -351,9 +351,10 @@ _BELOW_AUTOGRAD = sum(1 << k for k in AUTOGRAD_KEYS) | (1 << K.ADInplaceOrView)
 
 
 def _below_autograd(entry):
-    st = tls.state
+    current = tls.current
 
     def below(*args):
+        st = current()
         prev = st.dk
         st.dk = (prev[0], prev[1] & ~_BELOW_AUTOGRAD)
         try:
@@ -437,7 +438,7 @@ def reaches_autograd(t):
     """Whether a call on Tensor `t` would pass through an Autograd key now: `t` carries one and the
     thread's exclusions (a below-autograd region, backward with grad mode off) keep it. For
     composites that record their own node, or pick their inner call, by where they run."""
-    d = tls.state.dk
+    d = tls.current().dk
     return ((t._keys | d[0]) & d[1] & AUTOGRAD_MASK) != 0
 
 
@@ -445,7 +446,7 @@ def keyset_of(args):
     ks = 0
     for a in _iter_tensors(args):
         ks |= a._keys
-    d = tls.state.dk
+    d = tls.current().dk
     return (ks | d[0]) & d[1]
 
 

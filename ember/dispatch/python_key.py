@@ -26,7 +26,7 @@ TORCH_FUNCTION = 1 << K.PythonTorchFunction
 # the layers above the Python key that a __torch_dispatch__ handler runs below
 _ABOVE_PYTHON = sum(1 << k for k in (K.FuncTorchBatched, K.ADInplaceOrView, K.ForwardAD, *AUTOGRAD_KEYS,
                                      *AUTOCAST_KEYS))
-_state = tls.state
+_state = tls.current
 
 
 def torch_args(op, args):
@@ -76,14 +76,14 @@ def _overriding(args, bit):
 # ---- modes ---------------------------------------------------------------------------------------
 # Each stack lives on the thread state; a non-empty stack includes its key in every dispatch.
 def _push(attr, bit, mode):
-    st = _state
+    st = _state()
     setattr(st, attr, getattr(st, attr) + (mode,))
     d = st.dk
     st.dk = (d[0] | bit, d[1] | bit)
 
 
 def _pop(attr, bit):
-    st = _state
+    st = _state()
     modes = getattr(st, attr)
     if not modes:
         raise RuntimeError("trying to pop from empty mode stack")
@@ -119,11 +119,11 @@ class _Below:
 
     def __enter__(self):
         self.mode = self.pop() if self.pop is not None else None
-        self.prev = d = _state.dk
-        _state.dk = (d[0], d[1] & ~self.mask)
+        self.prev = d = _state().dk
+        _state().dk = (d[0], d[1] & ~self.mask)
 
     def __exit__(self, *exc):
-        st = _state
+        st = _state()
         d = st.dk
         # keep what the handler did to the mode masks; restore only the layers excluded here
         st.dk = (d[0], (d[1] & ~self.mask) | (self.prev[1] & self.mask))
@@ -132,7 +132,7 @@ class _Below:
 
 
 def _python_fallback(op, below, args):
-    modes = _state.dispatch_modes
+    modes = _state().dispatch_modes
     if modes:
         types = _overriding(args, PYTHON)
         a, kw = torch_args(op, args)
@@ -171,7 +171,7 @@ def public_function(op):
 
 
 def _torch_function_fallback(op, below, args):
-    modes = _state.function_modes
+    modes = _state().function_modes
     func = None
     if modes:
         func = public_function(op)
@@ -199,15 +199,15 @@ class DisableTorchFunctionSubclass:
     __slots__ = ("prev",)
 
     def __enter__(self):
-        self.prev = d = _state.dk
-        _state.dk = (d[0] & ~TORCH_FUNCTION, d[1] & ~TORCH_FUNCTION)
+        self.prev = d = _state().dk
+        _state().dk = (d[0] & ~TORCH_FUNCTION, d[1] & ~TORCH_FUNCTION)
 
     def __exit__(self, *exc):
-        _state.dk = self.prev
+        _state().dk = self.prev
 
 
 def torch_function_enabled():
-    d = _state.dk
+    d = _state().dk
     return bool(d[1] & TORCH_FUNCTION)
 
 
@@ -253,7 +253,7 @@ def handle_objects(name, ops, objs, args, kwargs):
     args = tuple(args)
     func = getattr(ember, name, None) or getattr(ember.Tensor, name, None)
     types = tuple(type(o) for o in objs)
-    modes = _state.function_modes
+    modes = _state().function_modes
     if modes:
         with _Below(TORCH_FUNCTION, pop_function_mode, push_function_mode):
             r = modes[-1].__torch_function__(func, types, args, kwargs)

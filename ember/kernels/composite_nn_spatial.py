@@ -19,7 +19,7 @@ from ember.core.errors import fmt_shape
 from ember.kernels.meta import nn_spatial as _m
 from ember.kernels.sparse import coo as _sparse_coo
 
-_st = _tls.state
+_st = _tls.current
 
 
 # ---- convolution ------------------------------------------------------------------------------------
@@ -247,7 +247,7 @@ def max_pool1d(self, kernel_size, stride=(), padding=(0,), dilation=(1,), ceil_m
     if not ((n == 2 and sh[0] != 0 and sh[1] != 0) or (n == 3 and sh[1] != 0 and sh[2] != 0)):
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
                            f"size for input, but got:{fmt_shape(sh)}")
-    if self.requires_grad and _st.grad_enabled or self._device.type != "cpu":
+    if self.requires_grad and _st().grad_enabled or self._device.type != "cpu":
         return max_pool1d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
     _check_max_pool1d(self, kernel_size, stride, padding, dilation, ceil_mode)
     _m.check_dtype("max_pool1d_impl", self._dtype, _m._FLOATS)

@@ -6,7 +6,7 @@ from ember.core.errors import fmt_shape, wrap_dim
 from ember.core.tensor_impl import make_view_cpu, make_view_meta
 from ember.kernels.meta import views as _mv
 
-_st = _tls.state
+_st = _tls.current
 
 
 # ---- views -------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ def _use_grad_for_differentiable(func):
     """Run `step` with grad mode set to the optimizer's `differentiable` flag."""
     @functools.wraps(func)
     def _use_grad(self, *args, **kwargs):
-        state = _tls.state
+        state = _tls.current()
         prev = state.grad_enabled
         lifted = 0
         try:

@@ -36,16 +36,16 @@ class TorchDispatchMode:
 
 
 def _get_current_dispatch_mode():
-    modes = tls.state.dispatch_modes
+    modes = tls.current().dispatch_modes
     return modes[-1] if modes else None
 
 
 def _get_current_dispatch_mode_stack():
-    return list(tls.state.dispatch_modes)
+    return list(tls.current().dispatch_modes)
 
 
 def _len_torch_dispatch_stack():
-    return len(tls.state.dispatch_modes)
+    return len(tls.current().dispatch_modes)
 
 
 def _push_mode(mode):
@@ -68,7 +68,7 @@ def _pop_mode_temporarily(k=None):
 @contextlib.contextmanager
 def _disable_current_modes():
     popped = []
-    while tls.state.dispatch_modes:
+    while tls.current().dispatch_modes:
         popped.append(_pk.pop_dispatch_mode())
     try:
         yield list(reversed(popped))
@@ -78,7 +78,7 @@ def _disable_current_modes():
 
 
 def is_in_torch_dispatch_mode(include_infra_modes=True):
-    return bool(tls.state.dispatch_modes)
+    return bool(tls.current().dispatch_modes)
 
 
 def is_traceable_wrapper_subclass(t):

@@ -93,13 +93,48 @@ def test_fields_are_per_thread():
     seen = {}
 
     def worker():
-        seen["dk"], seen["ag"] = st.dk, st.ag
+        mine = tls.current()  # before the thread's first access: the default, which finds its state
+        seen["dk"], seen["ag"] = mine.dk, mine.ag
         with ember.no_grad():
-            seen["inner"] = st.ag
+            seen["inner"] = mine.ag
+        seen["same"] = tls.current() is tls.state and tls.current() is not st
 
     with ember.no_grad(), tls.ExcludeKeys(AUTOGRAD_MASK):
         t = threading.Thread(target=worker)
         t.start()
         t.join()
         assert st.ag == 0
-    assert seen == {"dk": (0, ~AUTOCAST_MASK), "ag": 1, "inner": 0}
+    assert seen == {"dk": (0, ~AUTOCAST_MASK), "ag": 1, "inner": 0, "same": True}
+
+
+def test_a_thread_that_writes_first_gets_its_own_state():
+    seen = []
+
+    def worker():
+        ember.set_grad_enabled(False)  # the first touch is a write, through the context's default
+        seen.append((ember.is_grad_enabled(), tls.current().ag))
+        ember.set_grad_enabled(True)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert seen == [(False, 0)] and st.ag == 1 and ember.is_grad_enabled()
+
+
+def test_every_context_of_a_thread_shares_its_state():
+    """A copied context (an asyncio task, a notebook cell) sees and changes its thread's state, as a
+    thread-local does in PyTorch."""
+    import asyncio
+    import contextvars
+
+    async def task():
+        ember.set_grad_enabled(False)
+        return tls.current() is st
+
+    try:
+        assert asyncio.run(task()) is True
+        assert not ember.is_grad_enabled()  # the task's change is the thread's
+    finally:
+        ember.set_grad_enabled(True)
+    assert contextvars.Context().run(lambda: tls.current().ag) == 1  # an empty context: same state
+    assert contextvars.Context().run(lambda: tls.state) is st

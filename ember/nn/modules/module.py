@@ -29,7 +29,7 @@ __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_module_registration_hook",
            "register_module_parameter_registration_hook", "Module", "RemovableHandle"]
 
-_state = _tls.state
+_state = _tls.current
 
 
 class BackwardHookFunction(Function):
@@ -95,7 +95,7 @@ class BackwardHook:
                 tensors_idx.append(i)
                 tensors.append(arg)
                 requires_grad |= arg.requires_grad
-        if not (requires_grad and _state.ag):  # ag: grad mode, one plain read
+        if not (requires_grad and _state().ag):  # ag: grad mode, one plain read
             return args, None
         new_tensors = BackwardHookFunction.apply(*tensors)
         if len(new_tensors) == 0:

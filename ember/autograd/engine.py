@@ -162,7 +162,7 @@ def _run(ready, buffers, deps, keep_graph, inplace_ok, task):
             buf = task.take(node, buf)
         if buf is None:
             outs = ()
-        elif len(buf) == 1 and plain and not node._has_hooks and node._anomaly is None:
+        elif len(buf) == 1 and plain and not node._has_hooks:
             if buf[0] is None:
                 outs = ()
             else:

@@ -38,7 +38,7 @@ class Node:
     _metadata = None
     _released = False
     _anomaly = None
-    _has_hooks = False
+    _has_hooks = False  # True: the engine runs the node through _call_node (hooks, an anomaly trace)
     _saves = True  # False: release_variables has nothing to free (the engine skips the call)
 
     def __init__(self):

@@ -44,7 +44,7 @@ class AddBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_add_Tensor(below, self, other, alpha):
+def _ag_add_Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = AddBackward0()
@@ -54,7 +54,7 @@ def _ag_add_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-def _ag_add__Tensor(below, self, other, alpha):
+def _ag_add__Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
@@ -79,7 +79,7 @@ class SubBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_sub_Tensor(below, self, other, alpha):
+def _ag_sub_Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = SubBackward0()
@@ -89,7 +89,7 @@ def _ag_sub_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-def _ag_sub__Tensor(below, self, other, alpha):
+def _ag_sub__Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
@@ -116,7 +116,7 @@ class MulBackward0(TraceableFunction, saved=2):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_mul_Tensor(below, self, other):
+def _ag_mul_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0()
@@ -126,7 +126,7 @@ def _ag_mul_Tensor(below, self, other):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-def _ag_mul__Tensor(below, self, other):
+def _ag_mul__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -141,7 +141,7 @@ class NegBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (-grads[0],)
-def _ag_neg(below, self):
+def _ag_neg(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0()
@@ -153,7 +153,7 @@ class TransposeBackward0(TraceableFunction):
     __slots__ = ('dim0_', 'dim1_')
     def apply(_node, grads):
         return (grads[0].transpose(_node.dim0_, _node.dim1_),)
-def _ag_transpose_int(below, self, dim0, dim1):
+def _ag_transpose_int(self, dim0, dim1, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim0, dim1)
     _n = TransposeBackward0()
@@ -164,7 +164,7 @@ class ViewBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
-def _ag_view(below, self, size):
+def _ag_view(self, size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
     _n = ViewBackward0()
@@ -175,7 +175,7 @@ class CloneBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-def _ag_clone(below, self, memory_format):
+def _ag_clone(self, memory_format, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, memory_format)
     _n = CloneBackward0()
@@ -186,7 +186,7 @@ class ToCopyBackward0(TraceableFunction):
     def apply(_node, grads):
         self_dtype = _node.self_dtype
         return (handle_r_to_c(self_dtype, grads[0]).to(dtype=self_dtype, device=_node.self_device),)
-def _ag__to_copy(below, self, dtype, layout, device, pin_memory, non_blocking, memory_format):
+def _ag__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
     if not (dtype is None or dtype.is_floating_point or dtype.is_complex):
@@ -206,7 +206,7 @@ class torch__autograd__CopyBackwards(TraceableFunction):
         if _nf[1] is not None:
             _o1 = grad.to(dtype=_node.src_dtype, device=_node.src_device)
         return (_o0, _o1)
-def _ag_copy_(below, self, src, non_blocking):
+def _ag_copy_(self, src, non_blocking, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, src, non_blocking)
     _check_inplace(self)
@@ -219,7 +219,7 @@ class ConjPhysicalBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].conj_physical(),)
-def _ag_conj_physical(below, self):
+def _ag_conj_physical(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ConjPhysicalBackward0()
@@ -232,8 +232,8 @@ class SparseCooTensorWithDimsAndTensorsBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].to_dense()[indices.unbind(0)],)
-def _ag__sparse_coo_tensor_with_dims_and_tensors(below, sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory,
-        is_coalesced):
+def _ag__sparse_coo_tensor_with_dims_and_tensors(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced,
+        below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(values)):
         return below(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced)
     _n = SparseCooTensorWithDimsAndTensorsBackward0()
@@ -244,7 +244,7 @@ class ToSparseBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].to_dense(),)
-def _ag_to_sparse_sparse_dim(below, self, sparse_dim):
+def _ag_to_sparse_sparse_dim(self, sparse_dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, sparse_dim)
     _n = ToSparseBackward0()
@@ -254,7 +254,7 @@ class ToSparseBackward1(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].to_dense(),)
-def _ag_to_sparse(below, self, layout, blocksize, dense_dim):
+def _ag_to_sparse(self, layout, blocksize, dense_dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, layout, blocksize, dense_dim)
     _n = ToSparseBackward1()
@@ -265,7 +265,7 @@ class ToDenseBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].sparse_mask(self.coalesce() if self.is_sparse else self),)
-def _ag__to_dense(below, self, dtype, masked_grad):
+def _ag__to_dense(self, dtype, masked_grad, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype, masked_grad)
     _n = ToDenseBackward0()
@@ -276,7 +276,7 @@ class CoalesceBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-def _ag__coalesce(below, self):
+def _ag__coalesce(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CoalesceBackward0()
@@ -287,7 +287,7 @@ class ValuesBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (values_backward(grads[0], self),)
-def _ag_values(below, self):
+def _ag_values(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ValuesBackward0()
@@ -298,7 +298,7 @@ class SparseMaskBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].to_dense(),)
-def _ag_sparse_mask(below, self, mask):
+def _ag_sparse_mask(self, mask, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask)
     _n = SparseMaskBackward0()
@@ -320,7 +320,7 @@ class SparseAddmmBackward0(TraceableFunction, saved=2):
             mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(mat1.t().mm(grad), _node.alpha_)
         return (_o0, _o1, _o2)
-def _ag__sparse_addmm(below, self, mat1, mat2, beta, alpha):
+def _ag__sparse_addmm(self, mat1, mat2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _n = SparseAddmmBackward0()
@@ -333,7 +333,7 @@ class SparseSumBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_),)
-def _ag__sparse_sum_dim(below, self, dim):
+def _ag__sparse_sum_dim(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SparseSumBackward0()
@@ -346,7 +346,7 @@ class SparseSumBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_).to(self.dtype),)
-def _ag__sparse_sum_dim_dtype(below, self, dim, dtype):
+def _ag__sparse_sum_dim_dtype(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SparseSumBackward1()
@@ -360,7 +360,7 @@ class SparseSoftmaxBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
-def _ag__sparse_softmax(below, self, dim, half_to_float):
+def _ag__sparse_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SparseSoftmaxBackward0()
@@ -376,7 +376,7 @@ class SparseLogSoftmaxBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
-def _ag__sparse_log_softmax(below, self, dim, half_to_float):
+def _ag__sparse_log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SparseLogSoftmaxBackward0()
@@ -392,7 +392,7 @@ class SparseCompressedTensorBackward0(TraceableFunction, saved=2):
         crow_indices = _s if (_s := _node.crow_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         col_indices = _s if (_s := _node.col_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].to_dense()[ember.arange(crow_indices.numel() - 1).repeat_interleave(crow_indices.diff()), col_indices],)
-def _ag__sparse_csr_tensor_unsafe(below, crow_indices, col_indices, values, size, dtype, layout, device, pin_memory):
+def _ag__sparse_csr_tensor_unsafe(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(values)):
         return below(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory)
     _n = SparseCompressedTensorBackward0()
@@ -403,7 +403,7 @@ class ToSparseCsrBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].to_dense(),)
-def _ag_to_sparse_csr(below, self, dense_dim):
+def _ag_to_sparse_csr(self, dense_dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dense_dim)
     _n = ToSparseCsrBackward0()
@@ -414,7 +414,7 @@ class MaskedFillBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
-def _ag_masked_fill_Scalar(below, self, mask, value):
+def _ag_masked_fill_Scalar(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
     _n = MaskedFillBackward0()
@@ -433,7 +433,7 @@ class MaskedFillBackward1(TraceableFunction, saved=1):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
-def _ag_masked_fill_Tensor(below, self, mask, value):
+def _ag_masked_fill_Tensor(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
     _n = MaskedFillBackward1()
@@ -446,7 +446,7 @@ class MaskedFillBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
-def _ag_masked_fill__Scalar(below, self, mask, value):
+def _ag_masked_fill__Scalar(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask, value)
     _check_inplace(self)
@@ -468,7 +468,7 @@ class MaskedFillBackward1_1(TraceableFunction, saved=1):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
-def _ag_masked_fill__Tensor(below, self, mask, value):
+def _ag_masked_fill__Tensor(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, mask, value)
     _check_inplace(self)
@@ -489,7 +489,7 @@ class WhereBackward0(TraceableFunction, saved=1):
             condition = _s if (_s := _node.condition_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(condition, 0, grad)
         return (_o0, _o1)
-def _ag_where_self(below, condition, self, other):
+def _ag_where_self(condition, self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(condition, self, other)
     _n = WhereBackward0()
@@ -501,7 +501,7 @@ class HardsigmoidBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
-def _ag_hardsigmoid(below, self):
+def _ag_hardsigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = HardsigmoidBackward0()
@@ -514,7 +514,7 @@ class HardsigmoidBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
-def _ag_hardsigmoid_(below, self):
+def _ag_hardsigmoid_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -528,7 +528,7 @@ class HardswishBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
-def _ag_hardswish(below, self):
+def _ag_hardswish(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = HardswishBackward0()
@@ -541,7 +541,7 @@ class HardswishBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
-def _ag_hardswish_(below, self):
+def _ag_hardswish_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -563,7 +563,7 @@ class HardswishBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = hardswish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-def _ag_hardswish_backward(below, grad_output, self):
+def _ag_hardswish_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = HardswishBackwardBackward0()
@@ -575,14 +575,14 @@ class ReluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (threshold_backward(grads[0], result, 0),)
-def _ag_relu(below, self):
+def _ag_relu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReluBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_relu_(below, self):
+def _ag_relu_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -597,7 +597,7 @@ class SiluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
-def _ag_silu(below, self):
+def _ag_silu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SiluBackward0()
@@ -610,7 +610,7 @@ class SiluBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
-def _ag_silu_(below, self):
+def _ag_silu_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -624,7 +624,7 @@ class MishBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
-def _ag_mish(below, self):
+def _ag_mish(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MishBackward0()
@@ -637,7 +637,7 @@ class MishBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
-def _ag_mish_(below, self):
+def _ag_mish_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -651,7 +651,7 @@ class EluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, False, self),)
-def _ag_elu(below, self, alpha, scale, input_scale):
+def _ag_elu(self, alpha, scale, input_scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
     _n = EluBackward0()
@@ -664,7 +664,7 @@ class EluBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
-def _ag_elu_(below, self, alpha, scale, input_scale):
+def _ag_elu_(self, alpha, scale, input_scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha, scale, input_scale)
     _check_inplace(self)
@@ -680,7 +680,7 @@ class CeluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (celu_backward(grads[0], self, _node.alpha_, False),)
-def _ag_celu(below, self, alpha):
+def _ag_celu(self, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
     _n = CeluBackward0()
@@ -693,7 +693,7 @@ class CeluBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
-def _ag_celu_(below, self, alpha):
+def _ag_celu_(self, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, alpha)
     _check_inplace(self)
@@ -709,7 +709,7 @@ class GeluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
-def _ag_gelu(below, self, approximate):
+def _ag_gelu(self, approximate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
     _n = GeluBackward0()
@@ -723,7 +723,7 @@ class GeluBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
-def _ag_gelu_(below, self, approximate):
+def _ag_gelu_(self, approximate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, approximate)
     _check_inplace(self)
@@ -746,7 +746,7 @@ class GeluBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = gelu_double_backward(grad, grad_output, self, _node.approximate_)
         return (_o0, _o1)
-def _ag_gelu_backward(below, grad_output, self, approximate):
+def _ag_gelu_backward(grad_output, self, approximate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, approximate)
     _n = GeluBackwardBackward0()
@@ -759,7 +759,7 @@ class GluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (glu_backward(grads[0], self, _node.dim_),)
-def _ag_glu(below, self, dim):
+def _ag_glu(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = GluBackward0()
@@ -772,7 +772,7 @@ class HardshrinkBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardshrink_backward(grads[0], self, _node.lambd_),)
-def _ag_hardshrink(below, self, lambd):
+def _ag_hardshrink(self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
     _n = HardshrinkBackward0()
@@ -791,7 +791,7 @@ class HardshrinkBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_hardshrink_backward(below, grad_out, self, lambd):
+def _ag_hardshrink_backward(grad_out, self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_out, self)):
         return below(grad_out, self, lambd)
     _n = HardshrinkBackwardBackward0()
@@ -804,7 +804,7 @@ class HardtanhBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
-def _ag_hardtanh(below, self, min_val, max_val):
+def _ag_hardtanh(self, min_val, max_val, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
     _n = HardtanhBackward0()
@@ -818,7 +818,7 @@ class HardtanhBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
-def _ag_hardtanh_(below, self, min_val, max_val):
+def _ag_hardtanh_(self, min_val, max_val, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min_val, max_val)
     _check_inplace(self)
@@ -833,7 +833,7 @@ class LeakyReluBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (leaky_relu_backward(grads[0], self, _node.negative_slope_, False),)
-def _ag_leaky_relu(below, self, negative_slope):
+def _ag_leaky_relu(self, negative_slope, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
     _n = LeakyReluBackward0()
@@ -846,7 +846,7 @@ class LeakyReluBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
-def _ag_leaky_relu_(below, self, negative_slope):
+def _ag_leaky_relu_(self, negative_slope, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, negative_slope)
     _check_inplace(self)
@@ -862,7 +862,7 @@ class LogSigmoidBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (log_sigmoid_backward(grads[0], self),)
-def _ag_log_sigmoid(below, self):
+def _ag_log_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LogSigmoidBackward0()
@@ -879,7 +879,7 @@ class PreluKernelBackward0(TraceableFunction, saved=2):
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o0, _o1, *_ = prelu_backward(grad, self, weight)
         return (_o0, _o1)
-def _ag_prelu(below, self, weight):
+def _ag_prelu(self, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, weight)):
         return below(self, weight)
     _n = PreluKernelBackward0()
@@ -892,7 +892,7 @@ class RreluWithNoiseBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
-def _ag_rrelu(below, self, lower, upper, training, generator):
+def _ag_rrelu(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
     _n = RreluWithNoiseBackward0()
@@ -908,7 +908,7 @@ class RreluWithNoiseBackward1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
-def _ag_rrelu_(below, self, lower, upper, training, generator):
+def _ag_rrelu_(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lower, upper, training, generator)
     _check_inplace(self)
@@ -925,7 +925,7 @@ class SoftplusBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softplus_backward(grads[0], self, _node.beta_, _node.threshold_),)
-def _ag_softplus(below, self, beta, threshold):
+def _ag_softplus(self, beta, threshold, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, beta, threshold)
     _n = SoftplusBackward0()
@@ -938,7 +938,7 @@ class SoftshrinkBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (softshrink_backward(grads[0], self, _node.lambd_),)
-def _ag_softshrink(below, self, lambd):
+def _ag_softshrink(self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, lambd)
     _n = SoftshrinkBackward0()
@@ -951,7 +951,7 @@ class ThresholdBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
-def _ag_threshold(below, self, threshold, value):
+def _ag_threshold(self, threshold, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
     _n = ThresholdBackward0()
@@ -964,7 +964,7 @@ class ThresholdBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
-def _ag_threshold_(below, self, threshold, value):
+def _ag_threshold_(self, threshold, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, threshold, value)
     _check_inplace(self)
@@ -987,7 +987,7 @@ class TanhBackwardBackward0(TraceableFunction, saved=2):
             output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_conj(grad) * (-2 * pw_conj(output) * grad_output)
         return (_o0, _o1)
-def _ag_tanh_backward(below, grad_output, output):
+def _ag_tanh_backward(grad_output, output, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, output)):
         return below(grad_output, output)
     _n = TanhBackwardBackward0()
@@ -1007,7 +1007,7 @@ class SigmoidBackwardBackward0(TraceableFunction, saved=2):
             output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_conj(grad) * grad_output * (-2 * pw_conj(output) + 1)
         return (_o0, _o1)
-def _ag_sigmoid_backward(below, grad_output, output):
+def _ag_sigmoid_backward(grad_output, output, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, output)):
         return below(grad_output, output)
     _n = SigmoidBackwardBackward0()
@@ -1027,7 +1027,7 @@ class EluBackwardBackward0(TraceableFunction, saved=2):
             self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = elu_double_backward(grad, grad_output, _node.alpha_, _node.scale_, _node.input_scale_, _node.is_result_, self_or_result)
         return (_o0, _o1)
-def _ag_elu_backward(below, grad_output, alpha, scale, input_scale, is_result, self_or_result):
+def _ag_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self_or_result)):
         return below(grad_output, alpha, scale, input_scale, is_result, self_or_result)
     _n = EluBackwardBackward0()
@@ -1048,7 +1048,7 @@ class GluBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = glu_double_backward(grad, grad_output, self, _node.dim_)
         return (_o0, _o1)
-def _ag_glu_backward(below, grad_output, self, dim):
+def _ag_glu_backward(grad_output, self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, dim)
     _n = GluBackwardBackward0()
@@ -1067,7 +1067,7 @@ class HardtanhBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_hardtanh_backward(below, grad_output, self, min_val, max_val):
+def _ag_hardtanh_backward(grad_output, self, min_val, max_val, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, min_val, max_val)
     _n = HardtanhBackwardBackward0()
@@ -1089,7 +1089,7 @@ class LogSigmoidBackwardBackward0(TraceableFunction, saved=3):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = log_sigmoid_double_backward(grad * grad_output, self)
         return (_o0, _o1)
-def _ag_log_sigmoid_backward(below, grad_output, self, buffer):
+def _ag_log_sigmoid_backward(grad_output, self, buffer, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, buffer)
     _n = LogSigmoidBackwardBackward0()
@@ -1107,7 +1107,7 @@ class LeakyReluBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_leaky_relu_backward(below, grad_output, self, negative_slope, self_is_result):
+def _ag_leaky_relu_backward(grad_output, self, negative_slope, self_is_result, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, negative_slope, self_is_result)
     _n = LeakyReluBackwardBackward0()
@@ -1128,7 +1128,7 @@ class SoftplusBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = softplus_double_backward(grad * grad_output, self, _node.beta_, _node.threshold_)
         return (_o0, _o1)
-def _ag_softplus_backward(below, grad_output, self, beta, threshold):
+def _ag_softplus_backward(grad_output, self, beta, threshold, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, beta, threshold)
     _n = SoftplusBackwardBackward0()
@@ -1147,7 +1147,7 @@ class SoftshrinkBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_softshrink_backward(below, grad_output, self, lambd):
+def _ag_softshrink_backward(grad_output, self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, lambd)
     _n = SoftshrinkBackwardBackward0()
@@ -1166,7 +1166,7 @@ class ThresholdBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_threshold_backward(below, grad_output, self, threshold):
+def _ag_threshold_backward(grad_output, self, threshold, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, threshold)
     _n = ThresholdBackwardBackward0()
@@ -1187,7 +1187,7 @@ class SiluBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = silu_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-def _ag_silu_backward(below, grad_output, self):
+def _ag_silu_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = SiluBackwardBackward0()
@@ -1207,7 +1207,7 @@ class MishBackwardBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = mish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
-def _ag_mish_backward(below, grad_output, self):
+def _ag_mish_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = MishBackwardBackward0()
@@ -1225,7 +1225,7 @@ class PreluKernelBackwardBackward0(TraceableFunction, saved=3):
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o0, _o1, _o2, *_ = prelu_kernel_double_backward(grads, grad_output, self, weight)
         return (_o0, _o1, _o2)
-def _ag__prelu_kernel_backward(below, grad_output, self, weight):
+def _ag__prelu_kernel_backward(grad_output, self, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_output, self, weight))):
         return below(grad_output, self, weight)
     _n = PreluKernelBackwardBackward0()
@@ -1242,7 +1242,7 @@ class HardsigmoidBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = hardsigmoid_double_backward()
         return (_o0, _o1)
-def _ag_hardsigmoid_backward(below, grad_output, self):
+def _ag_hardsigmoid_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = HardsigmoidBackwardBackward0()
@@ -1252,7 +1252,7 @@ class FftR2CBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'normalization_', 'onesided_')
     def apply(_node, grads):
         return (fft_r2c_backward(grads[0], _node.dim_, _node.normalization_, _node.onesided_, _node.self_sizes),)
-def _ag__fft_r2c(below, self, dim, normalization, onesided):
+def _ag__fft_r2c(self, dim, normalization, onesided, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, onesided)
     _n = FftR2CBackward0()
@@ -1264,7 +1264,7 @@ class FftC2RBackward0(TraceableFunction):
     __slots__ = ('dim_', 'normalization_')
     def apply(_node, grads):
         return (fft_c2r_backward(grads[0], _node.dim_, _node.normalization_),)
-def _ag__fft_c2r(below, self, dim, normalization, last_dim_size):
+def _ag__fft_c2r(self, dim, normalization, last_dim_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, last_dim_size)
     _n = FftC2RBackward0()
@@ -1275,7 +1275,7 @@ class FftC2CBackward0(TraceableFunction):
     __slots__ = ('dim_', 'normalization_', 'forward_')
     def apply(_node, grads):
         return (ember._fft_c2c(grads[0], _node.dim_, _node.normalization_, not _node.forward_),)
-def _ag__fft_c2c(below, self, dim, normalization, forward):
+def _ag__fft_c2c(self, dim, normalization, forward, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, normalization, forward)
     _n = FftC2CBackward0()
@@ -1286,7 +1286,7 @@ class AliasBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-def _ag_alias(below, self):
+def _ag_alias(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AliasBackward0()
@@ -1296,7 +1296,7 @@ class SelectBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'index_')
     def apply(_node, grads):
         return (idx_select_backward(grads[0], _node.self_sizes, _node.dim_, _node.index_),)
-def _ag_select_int(below, self, dim, index):
+def _ag_select_int(self, dim, index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
     _n = SelectBackward0()
@@ -1308,7 +1308,7 @@ class SliceBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'start_', 'end_', 'step_')
     def apply(_node, grads):
         return (idx_slice_backward(grads[0], _node.self_sizes, _node.dim_, _node.start_, _node.end_, _node.step_),)
-def _ag_slice_Tensor(below, self, dim, start, end, step):
+def _ag_slice_Tensor(self, dim, start, end, step, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, start, end, step)
     _n = SliceBackward0()
@@ -1320,7 +1320,7 @@ class UnsqueezeBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (idx_unsqueeze_backward(grads[0], _node.self_sizes),)
-def _ag_unsqueeze(below, self, dim):
+def _ag_unsqueeze(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = UnsqueezeBackward0()
@@ -1329,7 +1329,7 @@ def _ag_unsqueeze(below, self, dim):
 
 class FillBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_fill_Scalar(below, self, value):
+def _ag_fill_Scalar(self, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, value)
     _n = FillBackward0()
@@ -1345,7 +1345,7 @@ class FillBackward1(TraceableFunction):
         if _nf[1] is not None:
             _o1 = grad.sum()
         return (_o0, _o1)
-def _ag_fill_Tensor(below, self, value):
+def _ag_fill_Tensor(self, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
     _n = FillBackward1()
@@ -1366,7 +1366,7 @@ class FillBackward3(TraceableFunction):
         if _nf[1] is not None:
             _o1 = grad.sum()
         return (_o0, _o1)
-def _ag_fill__Tensor(below, self, value):
+def _ag_fill__Tensor(self, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, value)
     _check_inplace(self)
@@ -1384,7 +1384,7 @@ class GatherBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_gather_backward(grads[0], _node.self_sizes, _node.dim_, index),)
-def _ag_gather(below, self, dim, index, sparse_grad):
+def _ag_gather(self, dim, index, sparse_grad, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, sparse_grad)
     _n = GatherBackward0()
@@ -1398,7 +1398,7 @@ class IndexBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _unpack_list(_node.indices_, _node)
         return (idx_index_backward(grads[0], _node.self_sizes, indices),)
-def _ag_index_Tensor(below, self, indices):
+def _ag_index_Tensor(self, indices, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices)
     _n = IndexBackward0()
@@ -1417,7 +1417,7 @@ class IndexAddBackward0(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
-def _ag_index_add(below, self, dim, index, source, alpha):
+def _ag_index_add(self, dim, index, source, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
     _n = IndexAddBackward0()
@@ -1438,7 +1438,7 @@ class IndexAddBackward0_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
-def _ag_index_add_(below, self, dim, index, source, alpha):
+def _ag_index_add_(self, dim, index, source, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, alpha)
     _check_inplace(self)
@@ -1461,7 +1461,7 @@ class IndexReduceBackward0(TraceableFunction, saved=4):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-def _ag_index_reduce(below, self, dim, index, source, reduce, include_self):
+def _ag_index_reduce(self, dim, index, source, reduce, include_self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
     _n = IndexReduceBackward0()
@@ -1484,7 +1484,7 @@ class IndexReduceBackward0_1(TraceableFunction, saved=4):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-def _ag_index_reduce_(below, self, dim, index, source, reduce, include_self):
+def _ag_index_reduce_(self, dim, index, source, reduce, include_self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source, reduce, include_self)
     _check_inplace(self)
@@ -1508,7 +1508,7 @@ class IndexCopyBackward0(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
-def _ag_index_copy(below, self, dim, index, source):
+def _ag_index_copy(self, dim, index, source, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
     _n = IndexCopyBackward0()
@@ -1530,7 +1530,7 @@ class IndexCopyBackward0_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
-def _ag_index_copy_(below, self, dim, index, source):
+def _ag_index_copy_(self, dim, index, source, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, dim, index, source)
     _check_inplace(self)
@@ -1546,7 +1546,7 @@ class IndexFillBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
-def _ag_index_fill_int_Scalar(below, self, dim, index, value):
+def _ag_index_fill_int_Scalar(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _n = IndexFillBackward0()
@@ -1566,7 +1566,7 @@ class IndexFillBackward1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
-def _ag_index_fill_int_Tensor(below, self, dim, index, value):
+def _ag_index_fill_int_Tensor(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
     _n = IndexFillBackward1()
@@ -1580,7 +1580,7 @@ class IndexFillBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
-def _ag_index_fill__int_Scalar(below, self, dim, index, value):
+def _ag_index_fill__int_Scalar(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _check_inplace(self)
@@ -1603,7 +1603,7 @@ class IndexFillBackward1_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
-def _ag_index_fill__int_Tensor(below, self, dim, index, value):
+def _ag_index_fill__int_Tensor(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, value)):
         return below(self, dim, index, value)
     _check_inplace(self)
@@ -1625,7 +1625,7 @@ class IndexPutBackward0(TraceableFunction, saved=1):
             indices = _unpack_list(_node.indices_, _node)
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
-def _ag_index_put(below, self, indices, values, accumulate):
+def _ag_index_put(self, indices, values, accumulate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
     _n = IndexPutBackward0()
@@ -1646,7 +1646,7 @@ class IndexPutBackward0_1(TraceableFunction, saved=1):
             indices = _unpack_list(_node.indices_, _node)
             _o1 = idx_index(grad, indices)
         return (_o0, _o1)
-def _ag_index_put_(below, self, indices, values, accumulate):
+def _ag_index_put_(self, indices, values, accumulate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, indices, values, accumulate)
     _check_inplace(self)
@@ -1661,7 +1661,7 @@ class IndexSelectBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_index_select_backward(grads[0], _node.self_sizes, _node.dim_, index),)
-def _ag_index_select(below, self, dim, index):
+def _ag_index_select(self, dim, index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index)
     _n = IndexSelectBackward0()
@@ -1682,7 +1682,7 @@ class MaskedScatterBackward0(TraceableFunction, saved=1):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
-def _ag_masked_scatter(below, self, mask, source):
+def _ag_masked_scatter(self, mask, source, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
     _n = MaskedScatterBackward0()
@@ -1703,7 +1703,7 @@ class MaskedScatterBackward0_1(TraceableFunction, saved=1):
             mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
-def _ag_masked_scatter_(below, self, mask, source):
+def _ag_masked_scatter_(self, mask, source, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, mask, source)
     _check_inplace(self)
@@ -1718,7 +1718,7 @@ class MaskedSelectBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_masked_select_backward(grads[0], _node.self_sizes, mask),)
-def _ag_masked_select(below, self, mask):
+def _ag_masked_select(self, mask, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, mask)
     _n = MaskedSelectBackward0()
@@ -1738,7 +1738,7 @@ class PutBackward0(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
-def _ag_put(below, self, index, source, accumulate):
+def _ag_put(self, index, source, accumulate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
     _n = PutBackward0()
@@ -1760,7 +1760,7 @@ class PutBackward0_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
-def _ag_put_(below, self, index, source, accumulate):
+def _ag_put_(self, index, source, accumulate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, source)):
         return below(self, index, source, accumulate)
     _check_inplace(self)
@@ -1783,7 +1783,7 @@ class ScatterBackward0(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-def _ag_scatter_src(below, self, dim, index, src):
+def _ag_scatter_src(self, dim, index, src, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _n = ScatterBackward0()
@@ -1796,7 +1796,7 @@ class ScatterBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
-def _ag_scatter_value(below, self, dim, index, value):
+def _ag_scatter_value(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _n = ScatterBackward1()
@@ -1817,7 +1817,7 @@ class ScatterBackward0_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-def _ag_scatter__src(below, self, dim, index, src):
+def _ag_scatter__src(self, dim, index, src, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _check_inplace(self)
@@ -1833,7 +1833,7 @@ class ScatterBackward1_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
-def _ag_scatter__value(below, self, dim, index, value):
+def _ag_scatter__value(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value)
     _check_inplace(self)
@@ -1851,7 +1851,7 @@ class ScatterBackward2(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = idx_not_implemented("scatter")
         return (_o0, _o1)
-def _ag_scatter_reduce(below, self, dim, index, src, reduce):
+def _ag_scatter_reduce(self, dim, index, src, reduce, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
     _n = ScatterBackward2()
@@ -1861,7 +1861,7 @@ class ScatterBackward3(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (idx_not_implemented('scatter'),)
-def _ag_scatter_value_reduce(below, self, dim, index, value, reduce):
+def _ag_scatter_value_reduce(self, dim, index, value, reduce, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, index, value, reduce)
     _n = ScatterBackward3()
@@ -1876,7 +1876,7 @@ class ScatterBackward2_1(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = idx_not_implemented("scatter_")
         return (_o0, _o1)
-def _ag_scatter__reduce(below, self, dim, index, src, reduce):
+def _ag_scatter__reduce(self, dim, index, src, reduce, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce)
     _check_inplace(self)
@@ -1903,7 +1903,7 @@ class ScatterAddBackward0(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-def _ag_scatter_add(below, self, dim, index, src):
+def _ag_scatter_add(self, dim, index, src, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _n = ScatterAddBackward0()
@@ -1923,7 +1923,7 @@ class ScatterAddBackward0_1(TraceableFunction, saved=1):
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
-def _ag_scatter_add_(below, self, dim, index, src):
+def _ag_scatter_add_(self, dim, index, src, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src)
     _check_inplace(self)
@@ -1945,7 +1945,7 @@ class ScatterReduceBackward0(TraceableFunction, saved=4):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-def _ag_scatter_reduce_two(below, self, dim, index, src, reduce, include_self):
+def _ag_scatter_reduce_two(self, dim, index, src, reduce, include_self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
     _n = ScatterReduceBackward0()
@@ -1968,7 +1968,7 @@ class ScatterReduceBackward0_1(TraceableFunction, saved=4):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
-def _ag_scatter_reduce__two(below, self, dim, index, src, reduce, include_self):
+def _ag_scatter_reduce__two(self, dim, index, src, reduce, include_self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, src)):
         return below(self, dim, index, src, reduce, include_self)
     _check_inplace(self)
@@ -1985,7 +1985,7 @@ class TakeBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_backward(grads[0], _node.self_sizes, index),)
-def _ag_take(below, self, index):
+def _ag_take(self, index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, index)
     _n = TakeBackward0()
@@ -1999,7 +1999,7 @@ class GatherBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (idx_take_along_dim_backward(grads[0], _node.self_sizes, indices, _node.dim_),)
-def _ag_take_along_dim(below, self, indices, dim):
+def _ag_take_along_dim(self, indices, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, dim)
     _n = GatherBackward0_1()
@@ -2022,14 +2022,14 @@ class AddbmmBackward0(TraceableFunction, saved=2):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(ember.matmul(conj(batch1.transpose(1, 2)), grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_addbmm(below, self, batch1, batch2, beta, alpha):
+def _ag_addbmm(self, batch1, batch2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _n = AddbmmBackward0()
     _n.beta_, _n.alpha_ = beta, alpha
     _n.batch1_, _n.batch2_ = _save_input(batch1, _ag) if _next[2] is not None else None, _save_input(batch2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, batch1, batch2, beta, alpha), _next, _ag)
-def _ag_addbmm_(below, self, batch1, batch2, beta, alpha):
+def _ag_addbmm_(self, batch1, batch2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _check_inplace(self)
@@ -2053,7 +2053,7 @@ class AddmmBackward0(TraceableFunction, saved=2):
             mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
-def _ag_addmm(below, self, mat1, mat2, beta, alpha):
+def _ag_addmm(self, mat1, mat2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _n = AddmmBackward0()
@@ -2080,7 +2080,7 @@ class AddmmBackward0_1(TraceableFunction, saved=2):
             mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
-def _ag_addmm_(below, self, mat1, mat2, beta, alpha):
+def _ag_addmm_(self, mat1, mat2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat1, mat2))):
         return below(self, mat1, mat2, beta, alpha)
     _check_inplace(self)
@@ -2108,7 +2108,7 @@ class AddmvBackward0(TraceableFunction, saved=2):
             mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_addmv(below, self, mat, vec, beta, alpha):
+def _ag_addmv(self, mat, vec, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
     _n = AddmvBackward0()
@@ -2131,7 +2131,7 @@ class AddmvBackward0_1(TraceableFunction, saved=2):
             mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_addmv_(below, self, mat, vec, beta, alpha):
+def _ag_addmv_(self, mat, vec, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, mat, vec))):
         return below(self, mat, vec, beta, alpha)
     _check_inplace(self)
@@ -2155,7 +2155,7 @@ class AddrBackward0(TraceableFunction, saved=2):
             vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_addr(below, self, vec1, vec2, beta, alpha):
+def _ag_addr(self, vec1, vec2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
     _n = AddrBackward0()
@@ -2178,7 +2178,7 @@ class AddrBackward0_1(TraceableFunction, saved=2):
             vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_addr_(below, self, vec1, vec2, beta, alpha):
+def _ag_addr_(self, vec1, vec2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, vec1, vec2))):
         return below(self, vec1, vec2, beta, alpha)
     _check_inplace(self)
@@ -2202,7 +2202,7 @@ class BaddbmmBackward0(TraceableFunction, saved=2):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_baddbmm(below, self, batch1, batch2, beta, alpha):
+def _ag_baddbmm(self, batch1, batch2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _n = BaddbmmBackward0()
@@ -2225,7 +2225,7 @@ class BaddbmmBackward0_1(TraceableFunction, saved=2):
             batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
-def _ag_baddbmm_(below, self, batch1, batch2, beta, alpha):
+def _ag_baddbmm_(self, batch1, batch2, beta, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, batch1, batch2))):
         return below(self, batch1, batch2, beta, alpha)
     _check_inplace(self)
@@ -2247,7 +2247,7 @@ class BmmBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = conj(self.transpose(1, 2)).bmm(grad)
         return (_o0, _o1)
-def _ag_bmm(below, self, mat2):
+def _ag_bmm(self, mat2, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = BmmBackward0()
@@ -2259,7 +2259,7 @@ class CholeskyBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
-def _ag_cholesky(below, self, upper):
+def _ag_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = CholeskyBackward0()
@@ -2279,7 +2279,7 @@ class CholeskySolveBackward0(TraceableFunction, saved=3):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
-def _ag_cholesky_solve(below, self, input2, upper):
+def _ag_cholesky_solve(self, input2, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, input2)):
         return below(self, input2, upper)
     _n = CholeskySolveBackward0()
@@ -2295,7 +2295,7 @@ class CholeskyInverseBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
-def _ag_cholesky_inverse(below, self, upper):
+def _ag_cholesky_inverse(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = CholeskyInverseBackward0()
@@ -2319,7 +2319,7 @@ class LinalgCrossBackward0(TraceableFunction, saved=2):
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=la_cross_dim(_node.dim_,
                     _node.self_sizes))
         return (_o0, _o1)
-def _ag_cross(below, self, other, dim):
+def _ag_cross(self, other, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
     _n = LinalgCrossBackward0()
@@ -2341,7 +2341,7 @@ class LinalgCrossBackward0_1(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=_node.dim_)
         return (_o0, _o1)
-def _ag_linalg_cross(below, self, other, dim):
+def _ag_linalg_cross(self, other, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, dim)
     _n = LinalgCrossBackward0_1()
@@ -2355,7 +2355,7 @@ class LinalgDetBackward0(TraceableFunction, saved=2):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], A, result),)
-def _ag_linalg_det(below, A):
+def _ag_linalg_det(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgDetBackward0()
@@ -2371,7 +2371,7 @@ class LinalgDetBackward0_1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_det_backward(grads[0], self, result),)
-def _ag_det(below, self):
+def _ag_det(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgDetBackward0_1()
@@ -2384,7 +2384,7 @@ class DiagEmbedBackward0(TraceableFunction):
     __slots__ = ('offset_', 'dim1_', 'dim2_')
     def apply(_node, grads):
         return (grads[0].diagonal(_node.offset_, _node.dim1_, _node.dim2_),)
-def _ag_diag_embed(below, self, offset, dim1, dim2):
+def _ag_diag_embed(self, offset, dim1, dim2, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
     _n = DiagEmbedBackward0()
@@ -2395,7 +2395,7 @@ class DiagonalBackward0_copy(TraceableFunction):
     __slots__ = ('self_sizes', 'offset_')
     def apply(_node, grads):
         return (la_diagonal_copy_backward(grads[0], _node.self_sizes, _node.offset_),)
-def _ag__la_diagonal_copy(below, self, offset):
+def _ag__la_diagonal_copy(self, offset, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset)
     _n = DiagonalBackward0_copy()
@@ -2415,7 +2415,7 @@ class DotBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
         return (_o0, _o1)
-def _ag_dot(below, self, tensor):
+def _ag_dot(self, tensor, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, tensor)):
         return below(self, tensor)
     _n = DotBackward0()
@@ -2434,7 +2434,7 @@ class VdotBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self
         return (_o0, _o1)
-def _ag_vdot(below, self, other):
+def _ag_vdot(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = VdotBackward0()
@@ -2446,7 +2446,7 @@ class LinalgInvExBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
-def _ag_linalg_inv(below, A):
+def _ag_linalg_inv(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgInvExBackward0()
@@ -2460,7 +2460,7 @@ class LinalgInvExBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_inv_backward(grads[0], result),)
-def _ag_inverse(below, self):
+def _ag_inverse(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgInvExBackward0_1()
@@ -2474,7 +2474,7 @@ class LinalgInvExBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         inverse = _node.inverse_.unpack(_node)
         return (la_inv_backward(grads[0], inverse),)
-def _ag_linalg_inv_ex(below, A, check_errors):
+def _ag_linalg_inv_ex(A, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, check_errors)
     _n = LinalgInvExBackward0_2()
@@ -2496,7 +2496,7 @@ class UnsafeViewBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = la_kron_backward(grad, self, other, 1)
         return (_o0, _o1)
-def _ag_kron(below, self, other):
+def _ag_kron(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = UnsafeViewBackward0()
@@ -2508,7 +2508,7 @@ class LinalgMatrixExpBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
-def _ag_matrix_exp(below, self):
+def _ag_matrix_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgMatrixExpBackward0()
@@ -2521,7 +2521,7 @@ class LinalgMatrixExpBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
-def _ag_linalg_matrix_exp(below, self):
+def _ag_linalg_matrix_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgMatrixExpBackward0_1()
@@ -2543,7 +2543,7 @@ class UnsafeViewBackward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = la_matmul_backward(grad, self, other, 1)
         return (_o0, _o1)
-def _ag__la_matmul(below, self, other):
+def _ag__la_matmul(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = UnsafeViewBackward0_1()
@@ -2557,7 +2557,7 @@ class LinalgLuBackward0(TraceableFunction, saved=3):
         L = _node.L_.unpack(_node)
         U = _node.U_.unpack(_node)
         return (la_lu_backward(grads[1], grads[2], P, L, U, _node.pivot_),)
-def _ag_linalg_lu(below, A, pivot):
+def _ag_linalg_lu(A, pivot, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
     _n = LinalgLuBackward0()
@@ -2573,7 +2573,7 @@ class LinalgLuFactorExBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
-def _ag_linalg_lu_factor(below, A, pivot):
+def _ag_linalg_lu_factor(A, pivot, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot)
     _n = LinalgLuFactorExBackward0()
@@ -2587,7 +2587,7 @@ class LinalgLuFactorExBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
-def _ag_linalg_lu_factor_ex(below, A, pivot, check_errors):
+def _ag_linalg_lu_factor_ex(A, pivot, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, pivot, check_errors)
     _n = LinalgLuFactorExBackward0_1()
@@ -2610,7 +2610,7 @@ class LinalgLuSolveBackward0(TraceableFunction, saved=3):
             pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.linalg.lu_solve(LU, pivots, grad, left=_node.left_, adjoint=not _node.adjoint_)
         return (_o0, _o1)
-def _ag_linalg_lu_solve(below, LU, pivots, B, left, adjoint):
+def _ag_linalg_lu_solve(LU, pivots, B, left, adjoint, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(LU, B)):
         return below(LU, pivots, B, left, adjoint)
     _n = LinalgLuSolveBackward0()
@@ -2632,7 +2632,7 @@ class MmBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = mm_mat2_backward(grad, self, _node.mat2_sizes, _node.mat2_strides)
         return (_o0, _o1)
-def _ag_mm(below, self, mat2):
+def _ag_mm(self, mat2, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, mat2)):
         return below(self, mat2)
     _n = MmBackward0()
@@ -2655,7 +2655,7 @@ class MvBackward0(TraceableFunction, saved=2):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = conj(self.t()).mv(grad)
         return (_o0, _o1)
-def _ag_mv(below, self, vec):
+def _ag_mv(self, vec, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, vec)):
         return below(self, vec)
     _n = MvBackward0()
@@ -2668,7 +2668,7 @@ class LinalgPinvBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
-def _ag_linalg_pinv_atol_rtol_float(below, self, atol, rtol, hermitian):
+def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, atol, rtol, hermitian)
     _n = LinalgPinvBackward0()
@@ -2684,7 +2684,7 @@ class LinalgPinvBackward0_1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (la_pinv_backward(grads[0], result, self),)
-def _ag_pinverse(below, self, rcond):
+def _ag_pinverse(self, rcond, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, rcond)
     _n = LinalgPinvBackward0_1()
@@ -2699,7 +2699,7 @@ class LinalgQrBackward0(TraceableFunction, saved=2):
         Q = _node.Q_.unpack(_node)
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, _node.mode_),)
-def _ag_linalg_qr(below, A, mode):
+def _ag_linalg_qr(A, mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, mode)
     _n = LinalgQrBackward0()
@@ -2716,7 +2716,7 @@ class LinalgQrBackward0_1(TraceableFunction, saved=2):
         Q = _node.Q_.unpack(_node)
         R = _node.R_.unpack(_node)
         return (la_qr_backward(grads[0], grads[1], Q, R, 'reduced' if _node.some_ else 'complete'),)
-def _ag_qr(below, self, some):
+def _ag_qr(self, some, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, some)
     _n = LinalgQrBackward0_1()
@@ -2732,7 +2732,7 @@ class LinalgSlogdetBackward0(TraceableFunction, saved=2):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
-def _ag_linalg_slogdet(below, A):
+def _ag_linalg_slogdet(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgSlogdetBackward0()
@@ -2748,7 +2748,7 @@ class LinalgSlogdetBackward0_1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         sign = _node.sign_.unpack(_node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
-def _ag_slogdet(below, self):
+def _ag_slogdet(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgSlogdetBackward0_1()
@@ -2767,7 +2767,7 @@ class LinalgSolveExBackward0(TraceableFunction, saved=2):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
-def _ag_linalg_solve(below, A, B, left):
+def _ag_linalg_solve(A, B, left, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left)
     _n = LinalgSolveExBackward0()
@@ -2789,7 +2789,7 @@ class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
-def _ag_linalg_solve_ex(below, A, B, left, check_errors):
+def _ag_linalg_solve_ex(A, B, left, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(A, B)):
         return below(A, B, left, check_errors)
     _n = LinalgSolveExBackward0_1()
@@ -2810,7 +2810,7 @@ class LinalgSolveTriangularBackward0(TraceableFunction, saved=2):
             result = _node.result_.unpack(_node)
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
-def _ag_linalg_solve_triangular(below, self, B, upper, left, unitriangular):
+def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, B)):
         return below(self, B, upper, left, unitriangular)
     _n = LinalgSolveTriangularBackward0()
@@ -2825,7 +2825,7 @@ class LinalgCholeskyExBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         L = _node.L_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
-def _ag_linalg_cholesky_ex(below, self, upper, check_errors):
+def _ag_linalg_cholesky_ex(self, upper, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper, check_errors)
     _n = LinalgCholeskyExBackward0()
@@ -2840,7 +2840,7 @@ class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
-def _ag_linalg_cholesky(below, self, upper):
+def _ag_linalg_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upper)
     _n = LinalgCholeskyExBackward0_1()
@@ -2856,7 +2856,7 @@ class LinalgSvdBackward0(TraceableFunction, saved=3):
         S = _node.S_.unpack(_node)
         Vh = _node.Vh_.unpack(_node)
         return (la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, _node.full_matrices_),)
-def _ag_linalg_svd(below, A, full_matrices, driver):
+def _ag_linalg_svd(A, full_matrices, driver, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, full_matrices, driver)
     _n = LinalgSvdBackward0()
@@ -2873,7 +2873,7 @@ class LinalgSvdBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_svdvals_backward(grads[0], A),)
-def _ag_linalg_svdvals(below, A, driver):
+def _ag_linalg_svdvals(A, driver, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A, driver)
     _n = LinalgSvdBackward0_1()
@@ -2886,7 +2886,7 @@ class LinalgEighBackward0(TraceableFunction, saved=2):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors),)
-def _ag_linalg_eigh(below, self, UPLO):
+def _ag_linalg_eigh(self, UPLO, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
     _n = LinalgEighBackward0()
@@ -2901,7 +2901,7 @@ class LinalgEighBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvalsh_backward(grads[0], self, _node.UPLO_),)
-def _ag_linalg_eigvalsh(below, self, UPLO):
+def _ag_linalg_eigvalsh(self, UPLO, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, UPLO)
     _n = LinalgEighBackward0_1()
@@ -2915,7 +2915,7 @@ class LinalgEigBackward0(TraceableFunction, saved=2):
         eigenvalues = _node.eigenvalues_.unpack(_node)
         eigenvectors = _node.eigenvectors_.unpack(_node)
         return (la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, _node.self_dtype),)
-def _ag_linalg_eig(below, self):
+def _ag_linalg_eig(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgEigBackward0()
@@ -2931,7 +2931,7 @@ class LinalgEigBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (la_eigvals_backward(grads[0], self),)
-def _ag_linalg_eigvals(below, self):
+def _ag_linalg_eigvals(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgEigBackward0_1()
@@ -2942,7 +2942,7 @@ class TraceBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (la_trace_backward(grads[0], _node.self_sizes),)
-def _ag_trace(below, self):
+def _ag_trace(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TraceBackward0()
@@ -2953,7 +2953,7 @@ class GeqrfBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented("geqrf"),)
-def _ag_geqrf(below, self):
+def _ag_geqrf(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = GeqrfBackward0()
@@ -2967,7 +2967,7 @@ class HeavisideBackward0(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("heaviside")
         return (_o0, _o1)
-def _ag_heaviside(below, self, values):
+def _ag_heaviside(self, values, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, values)):
         return below(self, values)
     _n = HeavisideBackward0()
@@ -2977,7 +2977,7 @@ class ConstantPadNdBackward0(TraceableFunction):
     __slots__ = ('pad_',)
     def apply(_node, grads):
         return (ember.constant_pad_nd(grads[0], [-p for p in _node.pad_]),)
-def _ag_constant_pad_nd(below, self, pad, value):
+def _ag_constant_pad_nd(self, pad, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, pad, value)
     _n = ConstantPadNdBackward0()
@@ -2992,7 +2992,7 @@ class NllLossBackward0(TraceableFunction, saved=4):
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
-def _ag_nll_loss_forward(below, self, target, weight, reduction, ignore_index):
+def _ag_nll_loss_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
     _n = NllLossBackward0()
@@ -3014,7 +3014,7 @@ class NllLossBackwardBackward0(TraceableFunction, saved=2):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_nll_loss_backward(below, grad_output, self, target, weight, reduction, ignore_index, total_weight):
+def _ag_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, weight, reduction, ignore_index, total_weight)
     _n = NllLossBackwardBackward0()
@@ -3030,7 +3030,7 @@ class NllLoss2DBackward0(TraceableFunction, saved=4):
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         total_weight = _node.total_weight_.unpack(_node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
-def _ag_nll_loss2d_forward(below, self, target, weight, reduction, ignore_index):
+def _ag_nll_loss2d_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, weight, reduction, ignore_index)
     _n = NllLoss2DBackward0()
@@ -3053,7 +3053,7 @@ class NativeLayerNormBackward0(TraceableFunction, saved=5):
             result2 = _node.result2_.unpack(_node)
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
         return (_o0, _o1, _o2)
-def _ag_native_layer_norm(below, input, normalized_shape, weight, bias, eps):
+def _ag_native_layer_norm(input, normalized_shape, weight, bias, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, normalized_shape, weight, bias, eps)
     _n = NativeLayerNormBackward0()
@@ -3080,7 +3080,7 @@ class NativeBatchNormBackward0(TraceableFunction, saved=7):
             _o0, _o1, _o2, *_ = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, _node.training_, _node.eps_,
                     result1, result2)
         return (_o0, _o1, _o2)
-def _ag_native_batch_norm(below, input, weight, bias, running_mean, running_var, training, momentum, eps):
+def _ag_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, running_mean, running_var, training, momentum, eps)
     _n = NativeBatchNormBackward0()
@@ -3109,7 +3109,7 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5):
             _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1,
                     result2, grads[1], grads[2])
         return (_o0, _o1, _o2)
-def _ag_native_group_norm(below, input, weight, bias, N, C, HxW, group, eps):
+def _ag_native_group_norm(input, weight, bias, N, C, HxW, group, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, N, C, HxW, group, eps)
     _n = NativeGroupNormBackward0()
@@ -3134,7 +3134,7 @@ class MseLossBackward0(TraceableFunction, saved=2):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_mse_loss_backward(grad, target, self, _node.reduction_)
         return (_o0, _o1)
-def _ag_mse_loss(below, self, target, reduction):
+def _ag_mse_loss(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction)
     _n = MseLossBackward0()
@@ -3156,7 +3156,7 @@ class SmoothL1LossBackward0(TraceableFunction, saved=2):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_smooth_l1_loss_backward(grad, target, self, _node.reduction_, _node.beta_)
         return (_o0, _o1)
-def _ag_smooth_l1_loss(below, self, target, reduction, beta):
+def _ag_smooth_l1_loss(self, target, reduction, beta, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, beta)
     _n = SmoothL1LossBackward0()
@@ -3178,7 +3178,7 @@ class HuberLossBackward0(TraceableFunction, saved=2):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_huber_loss_backward(grad, target, self, _node.reduction_, _node.delta_)
         return (_o0, _o1)
-def _ag_huber_loss(below, self, target, reduction, delta):
+def _ag_huber_loss(self, target, reduction, delta, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, reduction, delta)
     _n = HuberLossBackward0()
@@ -3202,7 +3202,7 @@ class BinaryCrossEntropyBackward0(TraceableFunction, saved=3):
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_bce_target_backward(grad, self, target, weight, _node.reduction_)
         return (_o0, _o1)
-def _ag_binary_cross_entropy(below, self, target, weight, reduction):
+def _ag_binary_cross_entropy(self, target, weight, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, reduction)
     _n = BinaryCrossEntropyBackward0()
@@ -3228,7 +3228,7 @@ class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction, saved=4):
             pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, _node.reduction_)
         return (_o0, _o1)
-def _ag_binary_cross_entropy_with_logits(below, self, target, weight, pos_weight, reduction):
+def _ag_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, target)):
         return below(self, target, weight, pos_weight, reduction)
     _n = BinaryCrossEntropyWithLogitsBackward0()
@@ -3252,7 +3252,7 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
             _o0, _o1, _o2, *_ = nnl_sdpa_flash_backward(grads[0], query, key, value, output, logsumexp, _node.dropout_p_, _node.is_causal_,
                     attn_mask, _node.scale_)
         return (_o0, _o1, _o2)
-def _ag__scaled_dot_product_flash_attention_for_cpu(below, query, key, value, dropout_p, is_causal, attn_mask, scale):
+def _ag__scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p, is_causal, attn_mask, scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((query, key, value))):
         return below(query, key, value, dropout_p, is_causal, attn_mask, scale)
     _n = ScaledDotProductFlashAttentionForCpuBackward0()
@@ -3272,8 +3272,8 @@ class ScaledDotProductFlashAttentionForCpuBackwardBackward0(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None or _nf[3] is not None:
             _o0, _o1, _o2, _o3, *_ = nnl_not_implemented("_scaled_dot_product_flash_attention_for_cpu_backward")
         return (_o0, _o1, _o2, _o3)
-def _ag__scaled_dot_product_flash_attention_for_cpu_backward(below, grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask,
-        scale):
+def _ag__scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale,
+        below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_out, query, key, value))):
         return below(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale)
     _n = ScaledDotProductFlashAttentionForCpuBackwardBackward0()
@@ -3285,7 +3285,7 @@ class SoftMarginLossBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops.soft_margin_loss_backward.call(grads[0], self, target, _node.reduction_),)
-def _ag_soft_margin_loss(below, self, target, reduction):
+def _ag_soft_margin_loss(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, reduction)
     _n = SoftMarginLossBackward0()
@@ -3312,7 +3312,7 @@ class SoftMarginLossBackwardBackward0(TraceableFunction, saved=3):
             target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * grad_output * target * target * (-target * self).exp() / ((-target * self).exp() + 1) ** 2 / (self.numel() if _node.reduction_ == 1 else 1)
         return (_o0, _o1)
-def _ag_soft_margin_loss_backward(below, grad_output, self, target, reduction):
+def _ag_soft_margin_loss_backward(grad_output, self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, reduction)
     _n = SoftMarginLossBackwardBackward0()
@@ -3327,7 +3327,7 @@ class MultiMarginLossBackward0(TraceableFunction, saved=3):
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops.multi_margin_loss_backward.call(grads[0], self, target, _node.p_, _node.margin_, weight, _node.reduction_),)
-def _ag_multi_margin_loss(below, self, target, p, margin, weight, reduction):
+def _ag_multi_margin_loss(self, target, p, margin, weight, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, p, margin, weight, reduction)
     _n = MultiMarginLossBackward0()
@@ -3344,7 +3344,7 @@ class torch__autograd__NotImplemented(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = nnl_not_implemented("multi_margin_loss_backward")
         return (_o0, _o1)
-def _ag_multi_margin_loss_backward(below, grad_output, self, target, p, margin, weight, reduction):
+def _ag_multi_margin_loss_backward(grad_output, self, target, p, margin, weight, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, p, margin, weight, reduction)
     _n = torch__autograd__NotImplemented()
@@ -3357,7 +3357,7 @@ class MultilabelMarginLossBackward0(TraceableFunction, saved=3):
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         is_target = _node.is_target_.unpack(_node)
         return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
-def _ag_multilabel_margin_loss_forward(below, self, target, reduction):
+def _ag_multilabel_margin_loss_forward(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, target, reduction)
     _n = MultilabelMarginLossBackward0()
@@ -3376,7 +3376,7 @@ class torch__autograd__NotImplemented_1(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = nnl_not_implemented("multilabel_margin_loss_backward")
         return (_o0, _o1)
-def _ag_multilabel_margin_loss_backward(below, grad_output, self, target, reduction, is_target):
+def _ag_multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, target, reduction, is_target)
     _n = torch__autograd__NotImplemented_1()
@@ -3393,7 +3393,7 @@ class ConvolutionBackward0(TraceableFunction, saved=2):
             _o0, _o1, _o2, *_ = spatial_convolution_backward(grad, input, weight, _node.stride_, _node.padding_, _node.dilation_, _node.transposed_,
                     _node.output_padding_, _node.groups_, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
-def _ag_convolution(below, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+def _ag_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((input, weight, bias))):
         return below(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     _n = ConvolutionBackward0()
@@ -3414,8 +3414,8 @@ class ConvolutionBackwardBackward0(TraceableFunction, saved=3):
                     _node.padding_, _node.dilation_, _node.transposed_, _node.output_padding_, _node.groups_, (_nf[0] is not None,
                     _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
-def _ag_convolution_backward(below, grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
-        output_mask):
+def _ag_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,
+        below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((grad_output, input, weight))):
         return below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)
     _n = ConvolutionBackwardBackward0()
@@ -3431,7 +3431,7 @@ class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2):
         indices = _node.indices_.unpack(_node)
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
-def _ag_max_pool2d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
+def _ag_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n = MaxPool2DWithIndicesBackward0()
@@ -3452,7 +3452,7 @@ class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_max_pool2d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+def _ag_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     _n = MaxPool2DWithIndicesBackwardBackward0()
@@ -3465,7 +3465,7 @@ class AvgPool2DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
-def _ag_avg_pool2d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _ag_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackward0()
@@ -3484,7 +3484,7 @@ class AvgPool2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_avg_pool2d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _ag_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool2DBackwardBackward0()
@@ -3498,7 +3498,7 @@ class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2):
         indices = _node.indices_.unpack(_node)
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
-def _ag_max_pool3d_with_indices(below, self, kernel_size, stride, padding, dilation, ceil_mode):
+def _ag_max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, dilation, ceil_mode)
     _n = MaxPool3DWithIndicesBackward0()
@@ -3519,7 +3519,7 @@ class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_max_pool3d_with_indices_backward(below, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
+def _ag_max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices)
     _n = MaxPool3DWithIndicesBackwardBackward0()
@@ -3532,7 +3532,7 @@ class AvgPool3DBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_avg_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
-def _ag_avg_pool3d(below, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _ag_avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackward0()
@@ -3551,7 +3551,7 @@ class AvgPool3DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_avg_pool3d_backward(below, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def _ag_avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
     _n = AvgPool3DBackwardBackward0()
@@ -3563,7 +3563,7 @@ class AdaptiveAvgPool2DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_adaptive_avg_pool2d_backward(grads[0], self),)
-def _ag__adaptive_avg_pool2d(below, self, output_size):
+def _ag__adaptive_avg_pool2d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveAvgPool2DBackward0()
@@ -3580,7 +3580,7 @@ class AdaptiveAvgPool2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag__adaptive_avg_pool2d_backward(below, grad_output, self):
+def _ag__adaptive_avg_pool2d_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = AdaptiveAvgPool2DBackwardBackward0()
@@ -3593,7 +3593,7 @@ class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
-def _ag_adaptive_max_pool2d(below, self, output_size):
+def _ag_adaptive_max_pool2d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveMaxPool2DBackward0()
@@ -3613,7 +3613,7 @@ class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_adaptive_max_pool2d_backward(below, grad_output, self, indices):
+def _ag_adaptive_max_pool2d_backward(grad_output, self, indices, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, indices)
     _n = AdaptiveMaxPool2DBackwardBackward0()
@@ -3625,7 +3625,7 @@ class EmbeddingBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_backward(grads[0], indices, _node.weight_sizes[0], _node.padding_idx_, _node.scale_grad_by_freq_, _node.sparse_),)
-def _ag_embedding(below, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+def _ag_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(weight)):
         return below(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     _n = EmbeddingBackward0()
@@ -3639,7 +3639,7 @@ class EmbeddingDenseBackwardBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_embedding_dense_double_backward(grads[0], indices, _node.padding_idx_),)
-def _ag_embedding_dense_backward(below, grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+def _ag_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
     _n = EmbeddingDenseBackwardBackward0()
@@ -3669,7 +3669,7 @@ class EmbeddingBagBackward0(TraceableFunction, saved=7):
             result1 = _node.result1_.unpack(_node)
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
-def _ag__embedding_bag(below, weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx):
+def _ag__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(weight, per_sample_weights)):
         return below(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx)
     _n = EmbeddingBagBackward0()
@@ -3691,7 +3691,7 @@ class ReflectionPad1DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad1d', _node.padding_),)
-def _ag_reflection_pad1d(below, self, padding):
+def _ag_reflection_pad1d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad1DBackward0()
@@ -3704,7 +3704,7 @@ class ReflectionPad2DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad2d', _node.padding_),)
-def _ag_reflection_pad2d(below, self, padding):
+def _ag_reflection_pad2d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad2DBackward0()
@@ -3717,7 +3717,7 @@ class ReflectionPad3DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad3d', _node.padding_),)
-def _ag_reflection_pad3d(below, self, padding):
+def _ag_reflection_pad3d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReflectionPad3DBackward0()
@@ -3730,7 +3730,7 @@ class ReplicationPad1DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad1d', _node.padding_),)
-def _ag_replication_pad1d(below, self, padding):
+def _ag_replication_pad1d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad1DBackward0()
@@ -3743,7 +3743,7 @@ class ReplicationPad2DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad2d', _node.padding_),)
-def _ag_replication_pad2d(below, self, padding):
+def _ag_replication_pad2d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad2DBackward0()
@@ -3756,7 +3756,7 @@ class ReplicationPad3DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad3d', _node.padding_),)
-def _ag_replication_pad3d(below, self, padding):
+def _ag_replication_pad3d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, padding)
     _n = ReplicationPad3DBackward0()
@@ -3774,7 +3774,7 @@ class ReflectionPad1DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_reflection_pad1d_backward(below, grad_output, self, padding):
+def _ag_reflection_pad1d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad1DBackwardBackward0()
@@ -3791,7 +3791,7 @@ class ReflectionPad2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_reflection_pad2d_backward(below, grad_output, self, padding):
+def _ag_reflection_pad2d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad2DBackwardBackward0()
@@ -3808,7 +3808,7 @@ class ReflectionPad3DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_reflection_pad3d_backward(below, grad_output, self, padding):
+def _ag_reflection_pad3d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReflectionPad3DBackwardBackward0()
@@ -3825,7 +3825,7 @@ class ReplicationPad1DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_replication_pad1d_backward(below, grad_output, self, padding):
+def _ag_replication_pad1d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad1DBackwardBackward0()
@@ -3842,7 +3842,7 @@ class ReplicationPad2DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_replication_pad2d_backward(below, grad_output, self, padding):
+def _ag_replication_pad2d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad2DBackwardBackward0()
@@ -3859,7 +3859,7 @@ class ReplicationPad3DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_replication_pad3d_backward(below, grad_output, self, padding):
+def _ag_replication_pad3d_backward(grad_output, self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, padding)
     _n = ReplicationPad3DBackwardBackward0()
@@ -3870,7 +3870,7 @@ class UpsampleNearest1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest1d', _node.output_size_, _node.self_sizes, _node.scales_),)
-def _ag_upsample_nearest1d(below, self, output_size, scales):
+def _ag_upsample_nearest1d(self, output_size, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
     _n = UpsampleNearest1DBackward0()
@@ -3882,7 +3882,7 @@ class UpsampleNearest2DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest2d', _node.output_size_, _node.self_sizes, _node.scales_h_, _node.scales_w_),)
-def _ag_upsample_nearest2d(below, self, output_size, scales_h, scales_w):
+def _ag_upsample_nearest2d(self, output_size, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearest2DBackward0()
@@ -3894,7 +3894,7 @@ class UpsampleNearestExact1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.self_sizes, _node.scales_),)
-def _ag__upsample_nearest_exact1d(below, self, output_size, scales):
+def _ag__upsample_nearest_exact1d(self, output_size, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales)
     _n = UpsampleNearestExact1DBackward0()
@@ -3907,7 +3907,7 @@ class UpsampleNearestExact2DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.self_sizes, _node.scales_h_,
                 _node.scales_w_),)
-def _ag__upsample_nearest_exact2d(below, self, output_size, scales_h, scales_w):
+def _ag__upsample_nearest_exact2d(self, output_size, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, scales_h, scales_w)
     _n = UpsampleNearestExact2DBackward0()
@@ -3919,7 +3919,7 @@ class UpsampleLinear1DBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_linear1d', _node.output_size_, _node.self_sizes, _node.align_corners_, _node.scales_),)
-def _ag_upsample_linear1d(below, self, output_size, align_corners, scales):
+def _ag_upsample_linear1d(self, output_size, align_corners, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales)
     _n = UpsampleLinear1DBackward0()
@@ -3932,7 +3932,7 @@ class UpsampleBilinear2DBackward0(TraceableFunction):
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.self_sizes, _node.align_corners_,
                 _node.scales_h_, _node.scales_w_),)
-def _ag_upsample_bilinear2d(below, self, output_size, align_corners, scales_h, scales_w):
+def _ag_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, align_corners, scales_h, scales_w)
     _n = UpsampleBilinear2DBackward0()
@@ -3944,7 +3944,7 @@ class UpsampleNearest1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest1d', _node.output_size_, _node.scales_),)
-def _ag_upsample_nearest1d_backward(below, grad_output, output_size, input_size, scales):
+def _ag_upsample_nearest1d_backward(grad_output, output_size, input_size, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
     _n = UpsampleNearest1DBackwardBackward0()
@@ -3955,7 +3955,7 @@ class UpsampleNearest2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_nearest2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
-def _ag_upsample_nearest2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
+def _ag_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     _n = UpsampleNearest2DBackwardBackward0()
@@ -3966,7 +3966,7 @@ class UpsampleNearestExact1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.scales_),)
-def _ag__upsample_nearest_exact1d_backward(below, grad_output, output_size, input_size, scales):
+def _ag__upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales)
     _n = UpsampleNearestExact1DBackwardBackward0()
@@ -3977,7 +3977,7 @@ class UpsampleNearestExact2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.scales_h_, _node.scales_w_),)
-def _ag__upsample_nearest_exact2d_backward(below, grad_output, output_size, input_size, scales_h, scales_w):
+def _ag__upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, scales_h, scales_w)
     _n = UpsampleNearestExact2DBackwardBackward0()
@@ -3988,7 +3988,7 @@ class UpsampleLinear1DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'align_corners_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_linear1d', _node.output_size_, _node.align_corners_, _node.scales_),)
-def _ag_upsample_linear1d_backward(below, grad_output, output_size, input_size, align_corners, scales):
+def _ag_upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales)
     _n = UpsampleLinear1DBackwardBackward0()
@@ -3999,7 +3999,7 @@ class UpsampleBilinear2DBackwardBackward0(TraceableFunction):
     __slots__ = ('output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.align_corners_, _node.scales_h_, _node.scales_w_),)
-def _ag_upsample_bilinear2d_backward(below, grad_output, output_size, input_size, align_corners, scales_h, scales_w):
+def _ag_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
         return below(grad_output, output_size, input_size, align_corners, scales_h, scales_w)
     _n = UpsampleBilinear2DBackwardBackward0()
@@ -4010,7 +4010,7 @@ class Im2ColBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'kernel_size_', 'dilation_', 'padding_', 'stride_')
     def apply(_node, grads):
         return (spatial_col2im(grads[0], _node.self_sizes[-2:], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
-def _ag_im2col(below, self, kernel_size, dilation, padding, stride):
+def _ag_im2col(self, kernel_size, dilation, padding, stride, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, kernel_size, dilation, padding, stride)
     _n = Im2ColBackward0()
@@ -4022,7 +4022,7 @@ class Col2ImBackward0(TraceableFunction):
     __slots__ = ('kernel_size_', 'dilation_', 'padding_', 'stride_')
     def apply(_node, grads):
         return (spatial_im2col(grads[0], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
-def _ag_col2im(below, self, output_size, kernel_size, dilation, padding, stride):
+def _ag_col2im(self, output_size, kernel_size, dilation, padding, stride, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size, kernel_size, dilation, padding, stride)
     _n = Col2ImBackward0()
@@ -4033,7 +4033,7 @@ class PixelShuffleBackward0(TraceableFunction):
     __slots__ = ('upscale_factor_',)
     def apply(_node, grads):
         return (spatial_pixel_unshuffle(grads[0], _node.upscale_factor_),)
-def _ag_pixel_shuffle(below, self, upscale_factor):
+def _ag_pixel_shuffle(self, upscale_factor, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, upscale_factor)
     _n = PixelShuffleBackward0()
@@ -4044,7 +4044,7 @@ class PixelUnshuffleBackward0(TraceableFunction):
     __slots__ = ('downscale_factor_',)
     def apply(_node, grads):
         return (spatial_pixel_shuffle(grads[0], _node.downscale_factor_),)
-def _ag_pixel_unshuffle(below, self, downscale_factor):
+def _ag_pixel_unshuffle(self, downscale_factor, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, downscale_factor)
     _n = PixelUnshuffleBackward0()
@@ -4056,7 +4056,7 @@ class AdaptiveAvgPool3DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember._generated.ops._adaptive_avg_pool3d_backward.call(grads[0], self),)
-def _ag__adaptive_avg_pool3d(below, self, output_size):
+def _ag__adaptive_avg_pool3d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveAvgPool3DBackward0()
@@ -4073,7 +4073,7 @@ class AdaptiveAvgPool3DBackwardBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag__adaptive_avg_pool3d_backward(below, grad_output, self):
+def _ag__adaptive_avg_pool3d_backward(grad_output, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self)
     _n = AdaptiveAvgPool3DBackwardBackward0()
@@ -4086,7 +4086,7 @@ class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result1 = _node.result1_.unpack(_node)
         return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
-def _ag_adaptive_max_pool3d(below, self, output_size):
+def _ag_adaptive_max_pool3d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, output_size)
     _n = AdaptiveMaxPool3DBackward0()
@@ -4106,7 +4106,7 @@ class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction, saved=1):
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
         return (_o0, _o1)
-def _ag_adaptive_max_pool3d_backward(below, grad_output, self, indices):
+def _ag_adaptive_max_pool3d_backward(grad_output, self, indices, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(grad_output, self)):
         return below(grad_output, self, indices)
     _n = AdaptiveMaxPool3DBackwardBackward0()
@@ -4118,7 +4118,7 @@ class MaxUnpool2DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 2),)
-def _ag_max_unpool2d(below, self, indices, output_size):
+def _ag_max_unpool2d(self, indices, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, output_size)
     _n = MaxUnpool2DBackward0()
@@ -4130,7 +4130,7 @@ class MaxUnpool3DBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 3),)
-def _ag_max_unpool3d(below, self, indices, output_size, stride, padding):
+def _ag_max_unpool3d(self, indices, output_size, stride, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, indices, output_size, stride, padding)
     _n = MaxUnpool3DBackward0()
@@ -4142,7 +4142,7 @@ class ChannelShuffleBackward0(TraceableFunction):
     def apply(_node, grads):
         grad = grads[0]
         return (ember.channel_shuffle(grad, grad.size(1) // _node.groups_),)
-def _ag_channel_shuffle(below, self, groups):
+def _ag_channel_shuffle(self, groups, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, groups)
     _n = ChannelShuffleBackward0()
@@ -4154,7 +4154,7 @@ class torch__autograd__NotImplemented_2(TraceableFunction):
     _node_name = 'torch::autograd::NotImplemented'
     def apply(_node, grads):
         return (nnl_not_implemented('native_channel_shuffle'),)
-def _ag_native_channel_shuffle(below, self, groups):
+def _ag_native_channel_shuffle(self, groups, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, groups)
     _n = torch__autograd__NotImplemented_2()
@@ -4175,7 +4175,7 @@ class SubBackward0_1(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_subtract_Tensor(below, self, other, alpha):
+def _ag_subtract_Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = SubBackward0_1()
@@ -4185,7 +4185,7 @@ def _ag_subtract_Tensor(below, self, other, alpha):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-def _ag_subtract__Tensor(below, self, other, alpha):
+def _ag_subtract__Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _check_inplace(self)
@@ -4210,7 +4210,7 @@ class RsubBackward0(TraceableFunction):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_rsub_Tensor(below, self, other, alpha):
+def _ag_rsub_Tensor(self, other, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, alpha)
     _n = RsubBackward0()
@@ -4238,7 +4238,7 @@ class MulBackward0_1(TraceableFunction, saved=2):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_multiply_Tensor(below, self, other):
+def _ag_multiply_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MulBackward0_1()
@@ -4248,7 +4248,7 @@ def _ag_multiply_Tensor(below, self, other):
         _n._other_dtype = other._dtype if other.__class__ is _T or isinstance(other, _TI) else _dtype_of(other)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
-def _ag_multiply__Tensor(below, self, other):
+def _ag_multiply__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4264,7 +4264,7 @@ class NegBackward0_1(TraceableFunction):
     _node_name = 'NegBackward0'
     def apply(_node, grads):
         return (-grads[0],)
-def _ag_negative(below, self):
+def _ag_negative(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NegBackward0_1()
@@ -4285,14 +4285,14 @@ class DivBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-def _ag_div_Tensor(below, self, other):
+def _ag_div_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_div__Tensor(below, self, other):
+def _ag_div__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4315,7 +4315,7 @@ class DivBackward2(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
-def _ag_div_Tensor_mode(below, self, other, rounding_mode):
+def _ag_div_Tensor_mode(self, other, rounding_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _n = DivBackward2()
@@ -4323,7 +4323,7 @@ def _ag_div_Tensor_mode(below, self, other, rounding_mode):
     _n.rounding_mode_ = rounding_mode
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
-def _ag_div__Tensor_mode(below, self, other, rounding_mode):
+def _ag_div__Tensor_mode(self, other, rounding_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _check_inplace(self)
@@ -4348,14 +4348,14 @@ class DivBackward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-def _ag_divide_Tensor(below, self, other):
+def _ag_divide_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0_1()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_divide__Tensor(below, self, other):
+def _ag_divide__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4379,7 +4379,7 @@ class DivBackward2_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
-def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
+def _ag_divide_Tensor_mode(self, other, rounding_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _n = DivBackward2_1()
@@ -4387,7 +4387,7 @@ def _ag_divide_Tensor_mode(below, self, other, rounding_mode):
     _n.rounding_mode_ = rounding_mode
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other, rounding_mode), _next, _ag)
-def _ag_divide__Tensor_mode(below, self, other, rounding_mode):
+def _ag_divide__Tensor_mode(self, other, rounding_mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other, rounding_mode)
     _check_inplace(self)
@@ -4412,14 +4412,14 @@ class DivBackward0_2(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
-def _ag_true_divide_Tensor(below, self, other):
+def _ag_true_divide_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = DivBackward0_2()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_true_divide__Tensor(below, self, other):
+def _ag_true_divide__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4437,7 +4437,7 @@ class FloorDivideBackward0(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("floor_divide")
         return (_o0, _o1)
-def _ag_floor_divide(below, self, other):
+def _ag_floor_divide(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FloorDivideBackward0()
@@ -4452,7 +4452,7 @@ class FloorDivideBackward0_1(TraceableFunction):
         if _nf[0] is not None or _nf[1] is not None:
             _o0, _o1, *_ = pw_not_implemented("floor_divide_")
         return (_o0, _o1)
-def _ag_floor_divide_(below, self, other):
+def _ag_floor_divide_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4472,13 +4472,13 @@ class RemainderBackward1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "floor", "remainder")
         return (_o0, _o1)
-def _ag_remainder_Tensor(below, self, other):
+def _ag_remainder_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = RemainderBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_remainder__Tensor(below, self, other):
+def _ag_remainder__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4499,13 +4499,13 @@ class FmodBackward1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "trunc", "fmod")
         return (_o0, _o1)
-def _ag_fmod_Tensor(below, self, other):
+def _ag_fmod_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmodBackward1()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_fmod__Tensor(below, self, other):
+def _ag_fmod__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -4519,14 +4519,14 @@ class PowBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
-def _ag_pow_Tensor_Scalar(below, self, exponent):
+def _ag_pow_Tensor_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _n = PowBackward0()
     _n.exponent_ = exponent
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, exponent), _next, _ag)
-def _ag_pow__Tensor_Scalar(below, self, exponent):
+def _ag_pow__Tensor_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _check_inplace(self)
@@ -4551,7 +4551,7 @@ class PowBackward1(TraceableFunction, saved=3):
             result = _node.result_.unpack(_node)
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
-def _ag_pow_Tensor_Tensor(below, self, exponent):
+def _ag_pow_Tensor_Tensor(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _n = PowBackward1()
@@ -4559,7 +4559,7 @@ def _ag_pow_Tensor_Tensor(below, self, exponent):
     result = _n._set_history(below(self, exponent), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_pow__Tensor_Tensor(below, self, exponent):
+def _ag_pow__Tensor_Tensor(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _check_inplace(self)
@@ -4576,7 +4576,7 @@ class PowBackward2(TraceableFunction, saved=2):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
-def _ag_pow_Scalar(below, self, exponent):
+def _ag_pow_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
     _n = PowBackward2()
@@ -4592,13 +4592,13 @@ class PowBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, 2),)
-def _ag_square(below, self):
+def _ag_square(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = PowBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_square_(below, self):
+def _ag_square_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4617,7 +4617,7 @@ class PowBackward0_2(TraceableFunction, saved=1):
         if _o0 is not None and _o0._dtype.category == 3:
             _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         return (_o0,)
-def _ag_float_power_Tensor_Scalar(below, self, exponent):
+def _ag_float_power_Tensor_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _n = PowBackward0_2()
@@ -4648,7 +4648,7 @@ class PowBackward1_1(TraceableFunction, saved=3):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_float_power_Tensor_Tensor(below, self, exponent):
+def _ag_float_power_Tensor_Tensor(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _n = PowBackward1_1()
@@ -4672,7 +4672,7 @@ class PowBackward2_1(TraceableFunction, saved=2):
         if _o0 is not None and _o0._dtype.category == 3:
             _o0 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o0)
         return (_o0,)
-def _ag_float_power_Scalar(below, self, exponent):
+def _ag_float_power_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
         return below(self, exponent)
     _n = PowBackward2_1()
@@ -4691,7 +4691,7 @@ class PowBackward0_3(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
-def _ag_float_power__Scalar(below, self, exponent):
+def _ag_float_power__Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, exponent)
     _check_inplace(self)
@@ -4719,7 +4719,7 @@ class PowBackward1_2(TraceableFunction, saved=3):
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
         return (_o0, _o1)
-def _ag_float_power__Tensor(below, self, exponent):
+def _ag_float_power__Tensor(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
     _check_inplace(self)
@@ -4736,7 +4736,7 @@ class AbsBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-def _ag_abs(below, self):
+def _ag_abs(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AbsBackward0()
@@ -4749,7 +4749,7 @@ class AbsBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-def _ag_absolute(below, self):
+def _ag_absolute(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AbsBackward0_1()
@@ -4762,7 +4762,7 @@ class AbsBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-def _ag_abs_(below, self):
+def _ag_abs_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4777,7 +4777,7 @@ class AbsBackward0_3(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
-def _ag_absolute_(below, self):
+def _ag_absolute_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4791,13 +4791,13 @@ class AcosBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
-def _ag_acos(below, self):
+def _ag_acos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_acos_(below, self):
+def _ag_acos_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4812,13 +4812,13 @@ class AcosBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
-def _ag_arccos(below, self):
+def _ag_arccos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcosBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_arccos_(below, self):
+def _ag_arccos_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4833,7 +4833,7 @@ class AcoshBackward0(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
-def _ag_acosh(below, self):
+def _ag_acosh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcoshBackward0()
@@ -4847,7 +4847,7 @@ class AcoshBackward0_1(TraceableFunction, saved=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
-def _ag_arccosh(below, self):
+def _ag_arccosh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AcoshBackward0_1()
@@ -4874,7 +4874,7 @@ class AsinhBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
-def _ag_asinh(below, self):
+def _ag_asinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinhBackward0()
@@ -4887,7 +4887,7 @@ class AsinhBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
-def _ag_arcsinh(below, self):
+def _ag_arcsinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinhBackward0_1()
@@ -4914,7 +4914,7 @@ class AtanhBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
-def _ag_atanh(below, self):
+def _ag_atanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanhBackward0()
@@ -4927,7 +4927,7 @@ class AtanhBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
-def _ag_arctanh(below, self):
+def _ag_arctanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanhBackward0_1()
@@ -4954,13 +4954,13 @@ class AsinBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
-def _ag_asin(below, self):
+def _ag_asin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_asin_(below, self):
+def _ag_asin_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4975,13 +4975,13 @@ class AsinBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
-def _ag_arcsin(below, self):
+def _ag_arcsin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AsinBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_arcsin_(below, self):
+def _ag_arcsin_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -4995,13 +4995,13 @@ class AtanBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
-def _ag_atan(below, self):
+def _ag_atan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_atan_(below, self):
+def _ag_atan_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5016,13 +5016,13 @@ class AtanBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
-def _ag_arctan(below, self):
+def _ag_arctan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = AtanBackward0_1()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_arctan_(below, self):
+def _ag_arctan_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5045,13 +5045,13 @@ class Atan2Backward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
-def _ag_atan2(below, self, other):
+def _ag_atan2(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_atan2_(below, self, other):
+def _ag_atan2_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -5075,13 +5075,13 @@ class Atan2Backward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
-def _ag_arctan2(below, self, other):
+def _ag_arctan2(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = Atan2Backward0_1()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_arctan2_(below, self, other):
+def _ag_arctan2_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -5092,7 +5092,7 @@ def _ag_arctan2_(below, self, other):
 
 class CeilBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_ceil(below, self):
+def _ag_ceil(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CeilBackward0()
@@ -5121,13 +5121,13 @@ class ClampBackward0(TraceableFunction, saved=3):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
-def _ag_clamp_Tensor(below, self, min, max):
+def _ag_clamp_Tensor(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-def _ag_clamp__Tensor(below, self, min, max):
+def _ag_clamp__Tensor(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _check_inplace(self)
@@ -5141,14 +5141,14 @@ class ClampBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
-def _ag_clamp(below, self, min, max):
+def _ag_clamp(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _n = ClampBackward1()
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-def _ag_clamp_(below, self, min, max):
+def _ag_clamp_(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _check_inplace(self)
@@ -5180,13 +5180,13 @@ class ClampBackward0_1(TraceableFunction, saved=3):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
-def _ag_clip_Tensor(below, self, min, max):
+def _ag_clip_Tensor(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _n = ClampBackward0_1()
     _n.self_, _n.min_, _n.max_ = _save_input(self, _ag), _save_input(min, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-def _ag_clip__Tensor(below, self, min, max):
+def _ag_clip__Tensor(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, min, max))):
         return below(self, min, max)
     _check_inplace(self)
@@ -5201,14 +5201,14 @@ class ClampBackward1_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
-def _ag_clip(below, self, min, max):
+def _ag_clip(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _n = ClampBackward1_1()
     _n.min_, _n.max_ = min, max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min, max), _next, _ag)
-def _ag_clip_(below, self, min, max):
+def _ag_clip_(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min, max)
     _check_inplace(self)
@@ -5223,14 +5223,14 @@ class ClampMinBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self >= _node.min_, grads[0], 0.0),)
-def _ag_clamp_min(below, self, min):
+def _ag_clamp_min(self, min, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
     _n = ClampMinBackward0()
     _n.min_ = min
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, min), _next, _ag)
-def _ag_clamp_min_(below, self, min):
+def _ag_clamp_min_(self, min, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, min)
     _check_inplace(self)
@@ -5254,13 +5254,13 @@ class ClampMinBackward1(TraceableFunction, saved=2):
             min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self < min, grad, 0.0)
         return (_o0, _o1)
-def _ag_clamp_min_Tensor(below, self, min):
+def _ag_clamp_min_Tensor(self, min, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
     _n = ClampMinBackward1()
     _n.self_, _n.min_ = _save_input(self, _ag), _save_input(min, _ag)
     return _n._set_history(below(self, min), _next, _ag)
-def _ag_clamp_min__Tensor(below, self, min):
+def _ag_clamp_min__Tensor(self, min, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, min)):
         return below(self, min)
     _check_inplace(self)
@@ -5274,14 +5274,14 @@ class ClampMaxBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (ember.where(self <= _node.max_, grads[0], 0.0),)
-def _ag_clamp_max(below, self, max):
+def _ag_clamp_max(self, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
     _n = ClampMaxBackward0()
     _n.max_ = max
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, max), _next, _ag)
-def _ag_clamp_max_(below, self, max):
+def _ag_clamp_max_(self, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, max)
     _check_inplace(self)
@@ -5305,13 +5305,13 @@ class ClampMaxBackward1(TraceableFunction, saved=2):
             max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self > max, grad, 0.0)
         return (_o0, _o1)
-def _ag_clamp_max_Tensor(below, self, max):
+def _ag_clamp_max_Tensor(self, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
     _n = ClampMaxBackward1()
     _n.self_, _n.max_ = _save_input(self, _ag), _save_input(max, _ag)
     return _n._set_history(below(self, max), _next, _ag)
-def _ag_clamp_max__Tensor(below, self, max):
+def _ag_clamp_max__Tensor(self, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, max)):
         return below(self, max)
     _check_inplace(self)
@@ -5333,7 +5333,7 @@ class CopysignBackward0(TraceableFunction, saved=3):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = zeros_like(other)
         return (_o0, _o1)
-def _ag_copysign_Tensor(below, self, other):
+def _ag_copysign_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = CopysignBackward0()
@@ -5341,7 +5341,7 @@ def _ag_copysign_Tensor(below, self, other):
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_copysign__Tensor(below, self, other):
+def _ag_copysign__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -5357,13 +5357,13 @@ class CosBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -pw_conj(self.sin()),)
-def _ag_cos(below, self):
+def _ag_cos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CosBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_cos_(below, self):
+def _ag_cos_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5377,13 +5377,13 @@ class CoshBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.sinh()),)
-def _ag_cosh(below, self):
+def _ag_cosh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = CoshBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_cosh_(below, self):
+def _ag_cosh_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5396,7 +5396,7 @@ class Deg2RadBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0] * PW_PI_180,)
-def _ag_deg2rad(below, self):
+def _ag_deg2rad(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Deg2RadBackward0()
@@ -5409,13 +5409,13 @@ class ErfBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
-def _ag_erf(below, self):
+def _ag_erf(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_erf_(below, self):
+def _ag_erf_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5429,13 +5429,13 @@ class ErfcBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (-PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
-def _ag_erfc(below, self):
+def _ag_erfc(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfcBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_erfc_(below, self):
+def _ag_erfc_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5449,13 +5449,13 @@ class ErfinvBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grads[0],)
-def _ag_erfinv(below, self):
+def _ag_erfinv(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ErfinvBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_erfinv_(below, self):
+def _ag_erfinv_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5469,14 +5469,14 @@ class ExpBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result),)
-def _ag_exp(below, self):
+def _ag_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ExpBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_exp_(below, self):
+def _ag_exp_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5491,14 +5491,14 @@ class Exp2Backward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
-def _ag_exp2(below, self):
+def _ag_exp2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Exp2Backward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_exp2_(below, self):
+def _ag_exp2_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5513,14 +5513,14 @@ class Expm1Backward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * (pw_conj(result) + 1),)
-def _ag_expm1(below, self):
+def _ag_expm1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Expm1Backward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_expm1_(below, self):
+def _ag_expm1_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5532,7 +5532,7 @@ def _ag_expm1_(below, self):
 
 class FloorBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_floor(below, self):
+def _ag_floor(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FloorBackward0()
@@ -5544,7 +5544,7 @@ class FracBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0],)
-def _ag_frac(below, self):
+def _ag_frac(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = FracBackward0()
@@ -5565,13 +5565,13 @@ class NextafterBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = zeros_like(other)
         return (_o0, _o1)
-def _ag_nextafter(below, self, other):
+def _ag_nextafter(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = NextafterBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_nextafter_(below, self, other):
+def _ag_nextafter_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -5594,7 +5594,7 @@ class HypotBackward0(TraceableFunction, saved=3):
             result = _node.result_.unpack(_node)
             _o1 = grad * other / result
         return (_o0, _o1)
-def _ag_hypot(below, self, other):
+def _ag_hypot(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = HypotBackward0()
@@ -5602,7 +5602,7 @@ def _ag_hypot(below, self, other):
     result = _n._set_history(below(self, other), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_hypot_(below, self, other):
+def _ag_hypot_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -5623,13 +5623,13 @@ class LerpBackward0(TraceableFunction):
         if _nf[1] is not None:
             _o1 = grad * pw_conj(_node.weight_)
         return (_o0, _o1)
-def _ag_lerp_Scalar(below, self, end, weight):
+def _ag_lerp_Scalar(self, end, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
     _n = LerpBackward0()
     _n.weight_ = weight
     return _n._set_history(below(self, end, weight), _next, _ag)
-def _ag_lerp__Scalar(below, self, end, weight):
+def _ag_lerp__Scalar(self, end, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, end)):
         return below(self, end, weight)
     _check_inplace(self)
@@ -5654,14 +5654,14 @@ class LerpBackward1(TraceableFunction, saved=3):
             end = _s if (_s := _node.end_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o2 = grad * pw_conj(end - self)
         return (_o0, _o1, _o2)
-def _ag_lerp_Tensor(below, self, end, weight):
+def _ag_lerp_Tensor(self, end, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _n = LerpBackward1()
     _n.self_, _n.end_, _n.weight_ = _save_input(self, _ag) if _next[2] is not None else None, _save_input(end,
             _ag) if _next[2] is not None else None, _save_input(weight, _ag)
     return _n._set_history(below(self, end, weight), _next, _ag)
-def _ag_lerp__Tensor(below, self, end, weight):
+def _ag_lerp__Tensor(self, end, weight, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, end, weight))):
         return below(self, end, weight)
     _check_inplace(self)
@@ -5675,13 +5675,13 @@ class LogBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0].div(pw_conj(self)),)
-def _ag_log(below, self):
+def _ag_log(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LogBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_log_(below, self):
+def _ag_log_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5695,13 +5695,13 @@ class Log10Backward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN10),)
-def _ag_log10(below, self):
+def _ag_log10(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log10Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_log10_(below, self):
+def _ag_log10_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5715,13 +5715,13 @@ class Log1PBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / pw_conj(self + 1),)
-def _ag_log1p(below, self):
+def _ag_log1p(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log1PBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_log1p_(below, self):
+def _ag_log1p_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5735,13 +5735,13 @@ class Log2Backward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN2),)
-def _ag_log2(below, self):
+def _ag_log2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Log2Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_log2_(below, self):
+def _ag_log2_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5764,7 +5764,7 @@ class MaximumBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
-def _ag_maximum(below, self, other):
+def _ag_maximum(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MaximumBackward0()
@@ -5785,7 +5785,7 @@ class FmaxBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
-def _ag_fmax(below, self, other):
+def _ag_fmax(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FmaxBackward0()
@@ -5806,7 +5806,7 @@ class MinimumBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
-def _ag_minimum(below, self, other):
+def _ag_minimum(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MinimumBackward0()
@@ -5827,7 +5827,7 @@ class FminBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
-def _ag_fmin(below, self, other):
+def _ag_fmin(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = FminBackward0()
@@ -5839,13 +5839,13 @@ class NanToNumBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.isfinite(self),)
-def _ag_nan_to_num(below, self, nan, posinf, neginf):
+def _ag_nan_to_num(self, nan, posinf, neginf, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
     _n = NanToNumBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, nan, posinf, neginf), _next, _ag)
-def _ag_nan_to_num_(below, self, nan, posinf, neginf):
+def _ag_nan_to_num_(self, nan, posinf, neginf, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, nan, posinf, neginf)
     _check_inplace(self)
@@ -5858,7 +5858,7 @@ class Rad2DegBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0] * PW_180_PI,)
-def _ag_rad2deg(below, self):
+def _ag_rad2deg(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Rad2DegBackward0()
@@ -5871,14 +5871,14 @@ class ReciprocalBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-grads[0] * pw_conj(result * result),)
-def _ag_reciprocal(below, self):
+def _ag_reciprocal(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReciprocalBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_reciprocal_(below, self):
+def _ag_reciprocal_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5890,7 +5890,7 @@ def _ag_reciprocal_(below, self):
 
 class RoundBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_round(below, self):
+def _ag_round(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RoundBackward0()
@@ -5900,7 +5900,7 @@ _ag_round_ = _record_inplace_1(RoundBackward0)
 
 class RoundBackward1(ZerosLikeGrad):
     __slots__ = ()
-def _ag_round_decimals(below, self, decimals):
+def _ag_round_decimals(self, decimals, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, decimals)
     _n = RoundBackward1()
@@ -5913,14 +5913,14 @@ class RsqrtBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
-def _ag_rsqrt(below, self):
+def _ag_rsqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RsqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_rsqrt_(below, self):
+def _ag_rsqrt_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5935,14 +5935,14 @@ class SigmoidBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (sigmoid_backward(grads[0], result),)
-def _ag_sigmoid(below, self):
+def _ag_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SigmoidBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_sigmoid_(below, self):
+def _ag_sigmoid_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -5957,14 +5957,14 @@ class LogitBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (pw_logit_backward(grads[0], self, _node.eps_),)
-def _ag_logit(below, self, eps):
+def _ag_logit(self, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
     _n = LogitBackward0()
     _n.eps_ = eps
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, eps), _next, _ag)
-def _ag_logit_(below, self, eps):
+def _ag_logit_(self, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, eps)
     _check_inplace(self)
@@ -5976,7 +5976,7 @@ def _ag_logit_(below, self, eps):
 
 class SignBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_sign(below, self):
+def _ag_sign(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SignBackward0()
@@ -5990,7 +5990,7 @@ class SgnBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (pw_sgn_backward(self, grads[0], result),)
-def _ag_sgn(below, self):
+def _ag_sgn(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SgnBackward0()
@@ -5998,7 +5998,7 @@ def _ag_sgn(below, self):
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_sgn_(below, self):
+def _ag_sgn_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6014,13 +6014,13 @@ class SinBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cos()),)
-def _ag_sin(below, self):
+def _ag_sin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_sin_(below, self):
+def _ag_sin_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6034,13 +6034,13 @@ class SinhBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cosh()),)
-def _ag_sinh(below, self):
+def _ag_sinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SinhBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_sinh_(below, self):
+def _ag_sinh_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6054,14 +6054,14 @@ class SqrtBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] / (2 * pw_conj(result)),)
-def _ag_sqrt(below, self):
+def _ag_sqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SqrtBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_sqrt_(below, self):
+def _ag_sqrt_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6076,14 +6076,14 @@ class TanBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
-def _ag_tan(below, self):
+def _ag_tan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_tan_(below, self):
+def _ag_tan_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6098,14 +6098,14 @@ class TanhBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (tanh_backward(grads[0], result),)
-def _ag_tanh(below, self):
+def _ag_tanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanhBackward0()
     result = _n._set_history(below(self), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_tanh_(below, self):
+def _ag_tanh_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -6117,7 +6117,7 @@ def _ag_tanh_(below, self):
 
 class TruncBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_trunc(below, self):
+def _ag_trunc(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0()
@@ -6130,7 +6130,7 @@ class TruncBackward0_1(TraceableFunction):
     _node_name = 'TruncBackward0'
     def apply(_node, grads):
         return (zeros_like(grads[0]),)
-def _ag_fix(below, self):
+def _ag_fix(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TruncBackward0_1()
@@ -6159,7 +6159,7 @@ class AddcdivBackward0(TraceableFunction, saved=2):
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
-def _ag_addcdiv(below, self, tensor1, tensor2, value):
+def _ag_addcdiv(self, tensor1, tensor2, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _n = AddcdivBackward0()
@@ -6171,7 +6171,7 @@ def _ag_addcdiv(below, self, tensor1, tensor2, value):
         _n._tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
-def _ag_addcdiv_(below, self, tensor1, tensor2, value):
+def _ag_addcdiv_(self, tensor1, tensor2, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _check_inplace(self)
@@ -6204,7 +6204,7 @@ class AddcmulBackward0(TraceableFunction, saved=2):
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
         return (_o0, _o1, _o2)
-def _ag_addcmul(below, self, tensor1, tensor2, value):
+def _ag_addcmul(self, tensor1, tensor2, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _n = AddcmulBackward0()
@@ -6217,7 +6217,7 @@ def _ag_addcmul(below, self, tensor1, tensor2, value):
         _n._tensor1_dtype = tensor1._dtype if tensor1.__class__ is _T or isinstance(tensor1, _TI) else _dtype_of(tensor1)
         _n._tensor2_dtype = tensor2._dtype if tensor2.__class__ is _T or isinstance(tensor2, _TI) else _dtype_of(tensor2)
     return _n._set_history(result, _next, _ag)
-def _ag_addcmul_(below, self, tensor1, tensor2, value):
+def _ag_addcmul_(self, tensor1, tensor2, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges((self, tensor1, tensor2))):
         return below(self, tensor1, tensor2, value)
     _check_inplace(self)
@@ -6239,7 +6239,7 @@ class NormalBackward1(TraceableFunction):
     __slots__ = ('mean_sizes',)
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.mean_sizes),)
-def _ag_normal_Tensor_float(below, mean, std, generator):
+def _ag_normal_Tensor_float(mean, std, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(mean)):
         return below(mean, std, generator)
     _n = NormalBackward1()
@@ -6250,7 +6250,7 @@ class NormalBackward2(TraceableFunction):
     __slots__ = ('std_sizes',)
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.std_sizes),)
-def _ag_normal_float_Tensor(below, mean, std, generator):
+def _ag_normal_float_Tensor(mean, std, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(std)):
         return below(mean, std, generator)
     _n = NormalBackward2()
@@ -6267,7 +6267,7 @@ class NormalBackward3(TraceableFunction):
         if _nf[1] is not None:
             _o1 = grad.new_zeros(_node.std_sizes)
         return (_o0, _o1)
-def _ag_normal_Tensor_Tensor(below, mean, std, generator):
+def _ag_normal_Tensor_Tensor(mean, std, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(mean, std)):
         return below(mean, std, generator)
     _n = NormalBackward3()
@@ -6277,7 +6277,7 @@ def _ag_normal_Tensor_Tensor(below, mean, std, generator):
 
 class BernoulliBackward0(ZerosLikeGrad):
     __slots__ = ()
-def _ag_bernoulli(below, self, generator):
+def _ag_bernoulli(self, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, generator)
     _n = BernoulliBackward0()
@@ -6288,7 +6288,7 @@ class torch__autograd__NotImplemented_3(TraceableFunction):
     _node_name = 'torch::autograd::NotImplemented'
     def apply(_node, grads):
         return (pw_not_implemented('bernoulli'),)
-def _ag_bernoulli_p(below, self, p, generator):
+def _ag_bernoulli_p(self, p, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, generator)
     _n = torch__autograd__NotImplemented_3()
@@ -6305,7 +6305,7 @@ class BernoulliBackward1(TraceableFunction, saved=1):
             p = _s if (_s := _node.p_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = zeros_like(p)
         return (_o0, _o1)
-def _ag_bernoulli__Tensor(below, self, p, generator):
+def _ag_bernoulli__Tensor(self, p, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, p)):
         return below(self, p, generator)
     _check_inplace(self)
@@ -6363,7 +6363,7 @@ class SumBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes),)
-def _ag_sum(below, self, dtype):
+def _ag_sum(self, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = SumBackward0()
@@ -6374,7 +6374,7 @@ class SumBackward1(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (sum_backward(grads[0], _node.self_sizes, _node.dim_, _node.keepdim_),)
-def _ag_sum_dim_IntList(below, self, dim, keepdim, dtype):
+def _ag_sum_dim_IntList(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = SumBackward1()
@@ -6387,7 +6387,7 @@ class NansumBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nansum_backward(grads[0], self, _node.dim_, _node.keepdim_),)
-def _ag_nansum(below, self, dim, keepdim, dtype):
+def _ag_nansum(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = NansumBackward0()
@@ -6399,7 +6399,7 @@ class MeanBackward0(TraceableFunction):
     __slots__ = ('self_numel', 'self_sizes')
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes) / _node.self_numel,)
-def _ag_mean(below, self, dtype):
+def _ag_mean(self, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = MeanBackward0()
@@ -6410,7 +6410,7 @@ class MeanBackward1(TraceableFunction):
     __slots__ = ('self_numel', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (red_mean_backward(grads[0], _node.self_sizes, _node.dim_, _node.self_numel, _node.keepdim_),)
-def _ag_mean_dim(below, self, dim, keepdim, dtype):
+def _ag_mean_dim(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = MeanBackward1()
@@ -6423,7 +6423,7 @@ class NanmeanBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_nanmean_backward(grads[0], self, _node.dim_, _node.keepdim_),)
-def _ag_nanmean(below, self, dim, keepdim, dtype):
+def _ag_nanmean(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = NanmeanBackward0()
@@ -6437,7 +6437,7 @@ class ProdBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_prod_backward(grads[0], self, result),)
-def _ag_prod(below, self, dtype):
+def _ag_prod(self, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dtype)
     _n = ProdBackward0()
@@ -6452,7 +6452,7 @@ class ProdBackward1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-def _ag_prod_dim_int(below, self, dim, keepdim, dtype):
+def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim, dtype)
     _n = ProdBackward1()
@@ -6467,7 +6467,7 @@ class MaxBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_max_dim(below, self, dim, keepdim):
+def _ag_max_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MaxBackward0()
@@ -6483,7 +6483,7 @@ class MaxBackward1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-def _ag_max(below, self):
+def _ag_max(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MaxBackward1()
@@ -6507,7 +6507,7 @@ class MaximumBackward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         return (_o0, _o1)
-def _ag_max_other(below, self, other):
+def _ag_max_other(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MaximumBackward0_1()
@@ -6519,7 +6519,7 @@ class MinBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_min_dim(below, self, dim, keepdim):
+def _ag_min_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MinBackward0()
@@ -6535,7 +6535,7 @@ class MinBackward1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-def _ag_min(below, self):
+def _ag_min(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MinBackward1()
@@ -6559,7 +6559,7 @@ class MinimumBackward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         return (_o0, _o1)
-def _ag_min_other(below, self, other):
+def _ag_min_other(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = MinimumBackward0_1()
@@ -6572,7 +6572,7 @@ class AmaxBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-def _ag_amax(below, self, dim, keepdim):
+def _ag_amax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AmaxBackward0()
@@ -6588,7 +6588,7 @@ class AminBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-def _ag_amin(below, self, dim, keepdim):
+def _ag_amin(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AminBackward0()
@@ -6605,7 +6605,7 @@ class AminmaxBackward0(TraceableFunction, saved=3):
         min = _node.min_.unpack(_node)
         max = _node.max_.unpack(_node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
-def _ag_aminmax(below, self, dim, keepdim):
+def _ag_aminmax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = AminmaxBackward0()
@@ -6621,7 +6621,7 @@ class VarBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
-def _ag_var(below, self, unbiased):
+def _ag_var(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = VarBackward0()
@@ -6635,7 +6635,7 @@ class VarBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-def _ag_var_dim(below, self, dim, unbiased, keepdim):
+def _ag_var_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = VarBackward0_1()
@@ -6649,7 +6649,7 @@ class VarBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
-def _ag_var_correction(below, self, dim, correction, keepdim):
+def _ag_var_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = VarBackward0_2()
@@ -6663,7 +6663,7 @@ class StdBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
-def _ag_std(below, self, unbiased):
+def _ag_std(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = StdBackward0()
@@ -6680,7 +6680,7 @@ class StdBackward0_1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-def _ag_std_dim(below, self, dim, unbiased, keepdim):
+def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = StdBackward0_1()
@@ -6697,7 +6697,7 @@ class StdBackward0_2(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
-def _ag_std_correction(below, self, dim, correction, keepdim):
+def _ag_std_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = StdBackward0_2()
@@ -6712,7 +6712,7 @@ class VarMeanBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, None, 1 if _node.unbiased_ else 0, False),)
-def _ag_var_mean(below, self, unbiased):
+def _ag_var_mean(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = VarMeanBackward0()
@@ -6726,7 +6726,7 @@ class VarMeanBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-def _ag_var_mean_dim(below, self, dim, unbiased, keepdim):
+def _ag_var_mean_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = VarMeanBackward0_1()
@@ -6740,7 +6740,7 @@ class VarMeanBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, _node.correction_, _node.keepdim_),)
-def _ag_var_mean_correction(below, self, dim, correction, keepdim):
+def _ag_var_mean_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = VarMeanBackward0_2()
@@ -6754,7 +6754,7 @@ class StdMeanBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
-def _ag_std_mean(below, self, unbiased):
+def _ag_std_mean(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, unbiased)
     _n = StdMeanBackward0()
@@ -6771,7 +6771,7 @@ class StdMeanBackward0_1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
-def _ag_std_mean_dim(below, self, dim, unbiased, keepdim):
+def _ag_std_mean_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, unbiased, keepdim)
     _n = StdMeanBackward0_1()
@@ -6788,7 +6788,7 @@ class StdMeanBackward0_2(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result0 = _node.result0_.unpack(_node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
-def _ag_std_mean_correction(below, self, dim, correction, keepdim):
+def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, correction, keepdim)
     _n = StdMeanBackward0_2()
@@ -6804,7 +6804,7 @@ class MedianBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-def _ag_median(below, self):
+def _ag_median(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MedianBackward0()
@@ -6818,7 +6818,7 @@ class MedianBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_median_dim(below, self, dim, keepdim):
+def _ag_median_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = MedianBackward1()
@@ -6834,7 +6834,7 @@ class NanmedianBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
-def _ag_nanmedian(below, self):
+def _ag_nanmedian(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = NanmedianBackward0()
@@ -6848,7 +6848,7 @@ class NanmedianBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_nanmedian_dim(below, self, dim, keepdim):
+def _ag_nanmedian_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = NanmedianBackward1()
@@ -6863,7 +6863,7 @@ class ModeBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_mode(below, self, dim, keepdim):
+def _ag_mode(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = ModeBackward0()
@@ -6878,7 +6878,7 @@ class KthvalueBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
-def _ag_kthvalue(below, self, k, dim, keepdim):
+def _ag_kthvalue(self, k, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, keepdim)
     _n = KthvalueBackward0()
@@ -6894,7 +6894,7 @@ class NormBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
-def _ag_norm_Scalar(below, self, p):
+def _ag_norm_Scalar(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = NormBackward0()
@@ -6910,7 +6910,7 @@ class NormBackward1(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
-def _ag_norm_ScalarOpt_dim(below, self, p, dim, keepdim):
+def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim)
     _n = NormBackward1()
@@ -6926,7 +6926,7 @@ class NormBackward2(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
-def _ag_norm_ScalarOpt_dtype(below, self, p, dtype):
+def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dtype)
     _n = NormBackward2()
@@ -6942,7 +6942,7 @@ class NormBackward3(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
-def _ag_norm_ScalarOpt_dim_dtype(below, self, p, dim, keepdim, dtype):
+def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p, dim, keepdim, dtype)
     _n = NormBackward3()
@@ -6958,7 +6958,7 @@ class LinalgVectorNormBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
-def _ag_linalg_vector_norm(below, self, ord, dim, keepdim, dtype):
+def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, ord, dim, keepdim, dtype)
     _n = LinalgVectorNormBackward0()
@@ -6974,7 +6974,7 @@ class LogsumexpBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
-def _ag_logsumexp(below, self, dim, keepdim):
+def _ag_logsumexp(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, keepdim)
     _n = LogsumexpBackward0()
@@ -6989,7 +6989,7 @@ class SoftmaxBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-def _ag__softmax(below, self, dim, half_to_float):
+def _ag__softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = SoftmaxBackward0()
@@ -7004,7 +7004,7 @@ class SoftmaxBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-def _ag_softmax_int(below, self, dim, dtype):
+def _ag_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_1()
@@ -7019,7 +7019,7 @@ class SoftmaxBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
-def _ag_special_softmax(below, self, dim, dtype):
+def _ag_special_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_2()
@@ -7033,7 +7033,7 @@ class LogSoftmaxBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-def _ag__log_softmax(below, self, dim, half_to_float):
+def _ag__log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, half_to_float)
     _n = LogSoftmaxBackward0()
@@ -7048,7 +7048,7 @@ class LogSoftmaxBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-def _ag_log_softmax_int(below, self, dim, dtype):
+def _ag_log_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_1()
@@ -7063,7 +7063,7 @@ class LogSoftmaxBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
-def _ag_special_log_softmax(below, self, dim, dtype):
+def _ag_special_log_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_2()
@@ -7076,14 +7076,14 @@ class CumsumBackward0(TraceableFunction):
     __slots__ = ('self_dtype', 'dim_')
     def apply(_node, grads):
         return (red_cumsum_backward(grads[0], _node.dim_, _node.self_dtype),)
-def _ag_cumsum(below, self, dim, dtype):
+def _ag_cumsum(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = CumsumBackward0()
     _n.self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     _n.dim_ = dim
     return _n._set_history(below(self, dim, dtype), _next, _ag)
-def _ag_cumsum_(below, self, dim, dtype):
+def _ag_cumsum_(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _check_inplace(self)
@@ -7099,7 +7099,7 @@ class CumprodBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
-def _ag_cumprod(below, self, dim, dtype):
+def _ag_cumprod(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _n = CumprodBackward0()
@@ -7108,7 +7108,7 @@ def _ag_cumprod(below, self, dim, dtype):
     result = _n._set_history(below(self, dim, dtype), _next, _ag)
     _n.result_ = _save_output(result, _ag)
     return result
-def _ag_cumprod_(below, self, dim, dtype):
+def _ag_cumprod_(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
     _check_inplace(self)
@@ -7126,7 +7126,7 @@ class CummaxBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
-def _ag_cummax(below, self, dim):
+def _ag_cummax(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = CummaxBackward0()
@@ -7142,7 +7142,7 @@ class CumminBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         indices = _node.indices_.unpack(_node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
-def _ag_cummin(below, self, dim):
+def _ag_cummin(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = CumminBackward0()
@@ -7158,7 +7158,7 @@ class LogcumsumexpBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
-def _ag_logcumsumexp(below, self, dim):
+def _ag_logcumsumexp(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = LogcumsumexpBackward0()
@@ -7173,7 +7173,7 @@ class SortBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-def _ag_sort(below, self, dim, descending):
+def _ag_sort(self, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, descending)
     _n = SortBackward0()
@@ -7188,7 +7188,7 @@ class SortBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-def _ag_sort_stable(below, self, stable, dim, descending):
+def _ag_sort_stable(self, stable, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, stable, dim, descending)
     _n = SortBackward1()
@@ -7204,7 +7204,7 @@ class SortBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (red_msort_backward(grads[0], self),)
-def _ag_msort(below, self):
+def _ag_msort(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SortBackward0_1()
@@ -7216,7 +7216,7 @@ class TopkBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         indices = _node.indices_.unpack(_node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
-def _ag_topk(below, self, k, dim, largest, sorted):
+def _ag_topk(self, k, dim, largest, sorted, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dim, largest, sorted)
     _n = TopkBackward0()
@@ -7230,7 +7230,7 @@ class DiagonalBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'offset_', 'dim1_', 'dim2_')
     def apply(_node, grads):
         return (shp_diagonal_backward(grads[0], _node.self_sizes, _node.offset_, _node.dim1_, _node.dim2_),)
-def _ag_diagonal(below, self, offset, dim1, dim2):
+def _ag_diagonal(self, offset, dim1, dim2, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, offset, dim1, dim2)
     _n = DiagonalBackward0()
@@ -7242,7 +7242,7 @@ class ExpandBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (sum_to(grads[0], _node.self_sizes),)
-def _ag_expand(below, self, size, implicit):
+def _ag_expand(self, size, implicit, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size, implicit)
     _n = ExpandBackward0()
@@ -7253,7 +7253,7 @@ class PermuteBackward0(TraceableFunction):
     __slots__ = ('dims_',)
     def apply(_node, grads):
         return (shp_permute_backward(grads[0], _node.dims_),)
-def _ag_permute(below, self, dims):
+def _ag_permute(self, dims, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
     _n = PermuteBackward0()
@@ -7264,7 +7264,7 @@ class SplitBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'split_size_', 'dim_')
     def apply(_node, grads):
         return (shp_split_backward(grads, _node.split_size_, _node.dim_, _node.self_sizes),)
-def _ag_split_Tensor(below, self, split_size, dim):
+def _ag_split_Tensor(self, split_size, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_size, dim)
     _n = SplitBackward0()
@@ -7276,7 +7276,7 @@ class SplitWithSizesBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'split_sizes_', 'dim_')
     def apply(_node, grads):
         return (shp_split_with_sizes_backward(grads, _node.split_sizes_, _node.dim_, _node.self_sizes),)
-def _ag_split_with_sizes(below, self, split_sizes, dim):
+def _ag_split_with_sizes(self, split_sizes, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, split_sizes, dim)
     _n = SplitWithSizesBackward0()
@@ -7288,7 +7288,7 @@ class SqueezeBackward0(TraceableFunction):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes),)
-def _ag_squeeze(below, self):
+def _ag_squeeze(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SqueezeBackward0()
@@ -7299,7 +7299,7 @@ class SqueezeBackward1(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
-def _ag_squeeze_dim(below, self, dim):
+def _ag_squeeze_dim(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SqueezeBackward1()
@@ -7311,7 +7311,7 @@ class SqueezeBackward2(TraceableFunction):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
-def _ag_squeeze_dims(below, self, dim):
+def _ag_squeeze_dims(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = SqueezeBackward2()
@@ -7323,7 +7323,7 @@ class TBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (grads[0].t(),)
-def _ag_t(below, self):
+def _ag_t(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TBackward0()
@@ -7333,7 +7333,7 @@ class UnbindBackward0(TraceableFunction):
     __slots__ = ('dim_',)
     def apply(_node, grads):
         return (shp_unbind_backward(grads, _node.dim_),)
-def _ag_unbind_int(below, self, dim):
+def _ag_unbind_int(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim)
     _n = UnbindBackward0()
@@ -7344,7 +7344,7 @@ class UnfoldBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'dimension_', 'size_', 'step_')
     def apply(_node, grads):
         return (shp_unfold_backward(grads[0], _node.self_sizes, _node.dimension_, _node.size_, _node.step_),)
-def _ag_unfold(below, self, dimension, size, step):
+def _ag_unfold(self, dimension, size, step, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dimension, size, step)
     _n = UnfoldBackward0()
@@ -7357,7 +7357,7 @@ class UnsafeViewBackward0_2(TraceableFunction):
     _node_name = 'UnsafeViewBackward0'
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
-def _ag__unsafe_view(below, self, size):
+def _ag__unsafe_view(self, size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, size)
     _n = UnsafeViewBackward0_2()
@@ -7368,7 +7368,7 @@ class ViewAsRealBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (shp_view_as_real_backward(grads[0]),)
-def _ag_view_as_real(below, self):
+def _ag_view_as_real(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ViewAsRealBackward0()
@@ -7378,7 +7378,7 @@ class ViewAsComplexBackward0(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (shp_view_as_complex_backward(grads[0]),)
-def _ag_view_as_complex(below, self):
+def _ag_view_as_complex(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ViewAsComplexBackward0()
@@ -7393,7 +7393,7 @@ class CatBackward0(TraceableFunction):
         if any(x is not None for x in _nf[0:0 + _k]):
             _out[0:0 + _k] = shp_cat_backward(grad, _node.tensors_sizes, _node.tensors_dtype, _node.dim_)
         return _out
-def _ag_cat(below, tensors, dim):
+def _ag_cat(tensors, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = CatBackward0()
@@ -7406,7 +7406,7 @@ class FlipBackward0(TraceableFunction):
     __slots__ = ('dims_',)
     def apply(_node, grads):
         return (grads[0].flip(_node.dims_),)
-def _ag_flip(below, self, dims):
+def _ag_flip(self, dims, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dims)
     _n = FlipBackward0()
@@ -7417,7 +7417,7 @@ class RollBackward0(TraceableFunction):
     __slots__ = ('shifts_', 'dims_')
     def apply(_node, grads):
         return (shp_roll_backward(grads[0], _node.shifts_, _node.dims_),)
-def _ag_roll(below, self, shifts, dims):
+def _ag_roll(self, shifts, dims, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, shifts, dims)
     _n = RollBackward0()
@@ -7428,7 +7428,7 @@ class Rot90Backward0(TraceableFunction):
     __slots__ = ('k_', 'dims_')
     def apply(_node, grads):
         return (grads[0].rot90(-_node.k_, _node.dims_),)
-def _ag_rot90(below, self, k, dims):
+def _ag_rot90(self, k, dims, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, k, dims)
     _n = Rot90Backward0()
@@ -7439,7 +7439,7 @@ class RepeatBackward0(TraceableFunction):
     __slots__ = ('self_sizes', 'repeats_')
     def apply(_node, grads):
         return (shp_repeat_backward(grads[0], _node.repeats_, _node.self_sizes),)
-def _ag_repeat(below, self, repeats):
+def _ag_repeat(self, repeats, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, repeats)
     _n = RepeatBackward0()
@@ -7456,7 +7456,7 @@ class StackBackward0(TraceableFunction):
         if any(x is not None for x in _nf[0:0 + _k]):
             _out[0:0 + _k] = shp_stack_backward(grad, _node.dim_, _node.tensors_dtype)
         return _out
-def _ag_stack(below, tensors, dim):
+def _ag_stack(tensors, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = StackBackward0()
@@ -7469,13 +7469,13 @@ class TrilBackward0(TraceableFunction):
     __slots__ = ('diagonal_',)
     def apply(_node, grads):
         return (grads[0].tril(_node.diagonal_),)
-def _ag_tril(below, self, diagonal):
+def _ag_tril(self, diagonal, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TrilBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
-def _ag_tril_(below, self, diagonal):
+def _ag_tril_(self, diagonal, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _check_inplace(self)
@@ -7488,13 +7488,13 @@ class TriuBackward0(TraceableFunction):
     __slots__ = ('diagonal_',)
     def apply(_node, grads):
         return (grads[0].triu(_node.diagonal_),)
-def _ag_triu(below, self, diagonal):
+def _ag_triu(self, diagonal, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _n = TriuBackward0()
     _n.diagonal_ = diagonal
     return _n._set_history(below(self, diagonal), _next, _ag)
-def _ag_triu_(below, self, diagonal):
+def _ag_triu_(self, diagonal, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, diagonal)
     _check_inplace(self)
@@ -7508,13 +7508,13 @@ class LgammaBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
-def _ag_lgamma(below, self):
+def _ag_lgamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LgammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_lgamma_(below, self):
+def _ag_lgamma_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -7529,7 +7529,7 @@ class LgammaBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
-def _ag_special_gammaln(below, self):
+def _ag_special_gammaln(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LgammaBackward0_1()
@@ -7541,13 +7541,13 @@ class DigammaBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-def _ag_digamma(below, self):
+def _ag_digamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_digamma_(below, self):
+def _ag_digamma_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -7562,7 +7562,7 @@ class DigammaBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-def _ag_special_psi(below, self):
+def _ag_special_psi(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0_1()
@@ -7575,7 +7575,7 @@ class DigammaBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
-def _ag_special_digamma(below, self):
+def _ag_special_digamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = DigammaBackward0_2()
@@ -7587,7 +7587,7 @@ class PolygammaBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-def _ag_polygamma(below, n, self):
+def _ag_polygamma(n, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
     _n = PolygammaBackward0()
@@ -7601,7 +7601,7 @@ class PolygammaBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-def _ag_polygamma_(below, self, n):
+def _ag_polygamma_(self, n, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, n)
     _check_inplace(self)
@@ -7617,7 +7617,7 @@ class PolygammaBackward0_2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
-def _ag_special_polygamma(below, n, self):
+def _ag_special_polygamma(n, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(n, self)
     _n = PolygammaBackward0_2()
@@ -7630,14 +7630,14 @@ class MvlgammaBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
-def _ag_mvlgamma(below, self, p):
+def _ag_mvlgamma(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = MvlgammaBackward0()
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, p), _next, _ag)
-def _ag_mvlgamma_(below, self, p):
+def _ag_mvlgamma_(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _check_inplace(self)
@@ -7653,7 +7653,7 @@ class MvlgammaBackward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
-def _ag_special_multigammaln(below, self, p):
+def _ag_special_multigammaln(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, p)
     _n = MvlgammaBackward0_1()
@@ -7666,13 +7666,13 @@ class I0Backward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
-def _ag_i0(below, self):
+def _ag_i0(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = I0Backward0()
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
-def _ag_i0_(below, self):
+def _ag_i0_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _check_inplace(self)
@@ -7687,7 +7687,7 @@ class I0Backward0_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
-def _ag_special_i0(below, self):
+def _ag_special_i0(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = I0Backward0_1()
@@ -7700,7 +7700,7 @@ class SpecialI0EBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
-def _ag_special_i0e(below, self):
+def _ag_special_i0e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI0EBackward0()
@@ -7715,7 +7715,7 @@ class SpecialI1Backward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, False),)
-def _ag_special_i1(below, self):
+def _ag_special_i1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI1Backward0()
@@ -7730,7 +7730,7 @@ class SpecialI1EBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (sp_i1_backward(grads[0], self, result, True),)
-def _ag_special_i1e(below, self):
+def _ag_special_i1e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialI1EBackward0()
@@ -7744,7 +7744,7 @@ class SpecialEntrBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * -(1 + self.log()),)
-def _ag_special_entr(below, self):
+def _ag_special_entr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialEntrBackward0()
@@ -7756,7 +7756,7 @@ class MulBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (self * self * -0.5).exp(),)
-def _ag_special_ndtr(below, self):
+def _ag_special_ndtr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = MulBackward1()
@@ -7768,7 +7768,7 @@ class SpecialNdtriBackward0(TraceableFunction, saved=1):
     def apply(_node, grads):
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
-def _ag_special_ndtri(below, self):
+def _ag_special_ndtri(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialNdtriBackward0()
@@ -7782,7 +7782,7 @@ class SpecialLogNdtrBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
-def _ag_special_log_ndtr(below, self):
+def _ag_special_log_ndtr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialLogNdtrBackward0()
@@ -7805,13 +7805,13 @@ class XlogyBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
-def _ag_xlogy_Tensor(below, self, other):
+def _ag_xlogy_Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = XlogyBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_xlogy__Tensor(below, self, other):
+def _ag_xlogy__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -7825,7 +7825,7 @@ class XlogyBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
-def _ag_xlogy_Scalar_Self(below, self, other):
+def _ag_xlogy_Scalar_Self(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = XlogyBackward1()
@@ -7838,14 +7838,14 @@ class XlogyBackward2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
-def _ag_xlogy_Scalar_Other(below, self, other):
+def _ag_xlogy_Scalar_Other(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = XlogyBackward2()
     _n.other_ = other
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_xlogy__Scalar_Other(below, self, other):
+def _ag_xlogy__Scalar_Other(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _check_inplace(self)
@@ -7870,7 +7870,7 @@ class XlogyBackward0_1(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
-def _ag_special_xlogy(below, self, other):
+def _ag_special_xlogy(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = XlogyBackward0_1()
@@ -7883,7 +7883,7 @@ class XlogyBackward1_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
-def _ag_special_xlogy_self_scalar(below, self, other):
+def _ag_special_xlogy_self_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = XlogyBackward1_1()
@@ -7897,7 +7897,7 @@ class XlogyBackward2_1(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
-def _ag_special_xlogy_other_scalar(below, self, other):
+def _ag_special_xlogy_other_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = XlogyBackward2_1()
@@ -7919,7 +7919,7 @@ class SpecialXlog1PyBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * self / (other + 1)
         return (_o0, _o1)
-def _ag_special_xlog1py(below, self, other):
+def _ag_special_xlog1py(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = SpecialXlog1PyBackward0()
@@ -7931,7 +7931,7 @@ class SpecialXlog1PyBackward1(TraceableFunction, saved=1):
     def apply(_node, grads):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (grads[0] * _node.self_ / (other + 1),)
-def _ag_special_xlog1py_self_scalar(below, self, other):
+def _ag_special_xlog1py_self_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = SpecialXlog1PyBackward1()
@@ -7944,7 +7944,7 @@ class SpecialXlog1PyBackward2(TraceableFunction, saved=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.special.xlog1py, grads[0], self, _node.other_, -1.0),)
-def _ag_special_xlog1py_other_scalar(below, self, other):
+def _ag_special_xlog1py_other_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = SpecialXlog1PyBackward2()
@@ -7964,7 +7964,7 @@ class SpecialZetaBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * -self * ember.special.zeta(self + 1.0, other)
         return (_o0, _o1)
-def _ag_special_zeta(below, self, other):
+def _ag_special_zeta(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = SpecialZetaBackward0()
@@ -7977,7 +7977,7 @@ class SpecialZetaBackward1(TraceableFunction, saved=1):
         other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         self = _node.self_
         return (grads[0] * -self * ember.special.zeta(self + 1.0, other),)
-def _ag_special_zeta_self_scalar(below, self, other):
+def _ag_special_zeta_self_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
         return below(self, other)
     _n = SpecialZetaBackward1()
@@ -7989,7 +7989,7 @@ class SpecialZetaBackward2(TraceableFunction):
     __slots__ = ()
     def apply(_node, grads):
         return (not_implemented('zeta'),)
-def _ag_special_zeta_other_scalar(below, self, other):
+def _ag_special_zeta_other_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, other)
     _n = SpecialZetaBackward2()
@@ -8001,7 +8001,7 @@ class SpecialErfcxBackward0(TraceableFunction, saved=2):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         result = _node.result_.unpack(_node)
         return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
-def _ag_special_erfcx(below, self):
+def _ag_special_erfcx(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialErfcxBackward0()
@@ -8022,13 +8022,13 @@ class IgammaBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
-def _ag_igamma(below, self, other):
+def _ag_igamma(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammaBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_igamma_(below, self, other):
+def _ag_igamma_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)
@@ -8049,13 +8049,13 @@ class IgammacBackward0(TraceableFunction, saved=2):
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             _o1 = -grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
-def _ag_igammac(below, self, other):
+def _ag_igammac(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _n = IgammacBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
-def _ag_igammac_(below, self, other):
+def _ag_igammac_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
     _check_inplace(self)

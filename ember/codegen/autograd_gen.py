@@ -363,7 +363,7 @@ def emit_kernel(e, info, decl, kind):
         e(f"{fn} = _record_inplace_1({info.cls})")
         e()
         return fn
-    e(f"def {fn}(below, {', '.join(params)}):")
+    e(f"def {fn}({', '.join(params)}, below=None):")  # below: bound by the dispatcher (operator._bind_below)
     if len(inputs) == 1 and inputs[0][0] == "*":
         edges = f"_collect_next_edges({inputs[0][1:]})"  # a Tensor[]
     elif len(inputs) <= 2 and not any(x[0] == "*" for x in inputs):

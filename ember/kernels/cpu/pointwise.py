@@ -112,8 +112,12 @@ def _fast_scalar(a, b):
 # exactly the branch the kernels below take first, without their calls and wrapping.
 _ANY = frozenset(_NP2DT.values()) - {_dt.complex32}  # complex32 has no NumPy ufunc loops
 _NOT_BOOL = _ANY - {_dt.bool_}
-add_same = (np.add, _ANY)
-sub_same = (np.subtract, _NOT_BOOL)
+# torch's add/sub compute self + alpha * other, and for complex that product is a complex one even
+# for alpha 1, so a non-finite part gives NaN ((inf+0j) * (1+0j) = inf+nanj): complex takes _add
+_REAL = _NOT_BOOL - {_dt.complex64, _dt.complex128}
+_CPLX = frozenset((_C64, _C128))
+add_same = (np.add, _ANY - {_dt.complex64, _dt.complex128})
+sub_same = (np.subtract, _REAL)
 mul_same = (np.multiply, _ANY)
 div_same = (np.true_divide, frozenset(_NP2DT[d] for d in _NATIVE))
 neg_same = (np.negative, _NOT_BOOL)
@@ -123,7 +127,7 @@ def _rsubtract(a, b):
     return np.subtract(b, a)
 
 
-rsub_same = (_rsubtract, _NOT_BOOL)  # 1 - x: the kernel's sub(number, array) takes the slow _add
+rsub_same = (_rsubtract, _REAL)  # 1 - x: the kernel's sub(number, array) takes the slow _add
 
 # In-place fast paths (optimizer updates): write straight into `a` when the out-of-place result
 # would have a's dtype and shape anyway; None tells the caller to take the general path.
@@ -161,7 +165,7 @@ def mul_inplace(a, b):
 
 def add(a, b, alpha=1):
     try:
-        if alpha is _ONE and a.__class__ is _nd:
+        if alpha is _ONE and a.__class__ is _nd and a.dtype not in _CPLX:
             if b.__class__ is _nd:
                 if a.dtype is b.dtype:
                     return np.add(a, b)
@@ -179,7 +183,7 @@ def add(a, b, alpha=1):
 
 def sub(a, b, alpha=1):
     try:
-        if alpha is _ONE and a.__class__ is _nd:
+        if alpha is _ONE and a.__class__ is _nd and a.dtype not in _CPLX:
             if b.__class__ is _nd:
                 if a.dtype is b.dtype and a.dtype is not _B:
                     return np.subtract(a, b)
@@ -215,8 +219,19 @@ def _add(a, b, alpha, is_sub):
     if alpha.__class__ is not int or alpha != 1:
         _m.alpha_check(rt, alpha)
         _m.checked(alpha, rt)
+        if ct in _CPLX:
+            return _add_complex(x, y, alpha, is_sub, ct, npd)
         y = y * _scalar(alpha, ct)
+    elif ct in _CPLX:
+        return _add_complex(x, y, alpha, is_sub, ct, npd)
     r = np.subtract(x, y) if is_sub else np.add(x, y)
+    return r if ct is npd else r.astype(npd)
+
+
+def _add_complex(x, y, alpha, is_sub, ct, npd):
+    """Complex add/sub as torch computes them: x + (alpha or -alpha) * y, a complex product even
+    for alpha 1, so inf * (1+0j) gives a NaN part and signed zeros follow the product."""
+    r = np.add(x, np.multiply(y, _scalar(-alpha if is_sub else alpha, ct)))
     return r if ct is npd else r.astype(npd)
 
 

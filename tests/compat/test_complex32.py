@@ -434,3 +434,68 @@ def test_refused_like_torch_square(op):
 def test_isin_number_and_empty():
     for f in [lambda L, x: L.isin(x, 3.0), lambda L, x: L.isin(x, 3.0, invert=True), lambda L, x: L.isin(x[:0], x)]:
         same(f(ember, ember.arange(6).to(ember.chalf)), f(torch, torch.arange(6).to(torch.chalf)))
+
+
+# ---- kernels torch has no ComplexHalf instance of, where NumPy would have copied values --------------
+_X3 = [[1 + 2j, 3 - 1j, 0.5j], [-2, 1, 1j], [0.25 - 0.5j, 2, -1 - 1j]]
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, L: L.gather(x, 1, L.tensor([[0, 1], [1, 0], [2, 2]])),
+    lambda x, L: L.take_along_dim(x, L.tensor([[0], [1], [2]]), 1), lambda x, L: L.take_along_dim(x, L.tensor([0, 4])),
+    lambda x, L: x.clone().scatter_(1, L.tensor([[0], [1], [2]]), x[:, :1].clone()),
+    lambda x, L: L.scatter(x, 1, L.tensor([[0], [1], [2]]), 2.0),
+    lambda x, L: x.clone().scatter_(1, L.tensor([[0], [1], [2]]), x.clone(), reduce="add"),
+    lambda x, L: x.clone().scatter_add_(1, L.tensor([[0], [1], [2]]), x.clone()),
+    lambda x, L: x.clone().scatter_reduce_(1, L.tensor([[0], [1], [2]]), x.clone(), "sum"),
+    lambda x, L: L.take(x, L.tensor([0, 4])), lambda x, L: x.clone().put_(L.tensor([0, 4]), x[0, :2].clone()),
+    lambda x, L: x.put(L.tensor([0]), x[0, :1]),
+    lambda x, L: x.masked_scatter(L.tensor([True, False, True]), x),
+    lambda x, L: x.masked_scatter(L.zeros(3, dtype=L.bool), x), lambda x, L: x.clone().masked_scatter_(x.real > 0, x),
+    lambda x, L: L.unique(x), lambda x, L: L.unique(x[:0]), lambda x, L: L.unique(x, sorted=False, return_counts=True),
+    lambda x, L: L.unique_consecutive(x), lambda x, L: L.unique(x, dim=0), lambda x, L: L.unique_consecutive(x, dim=1),
+    lambda x, L: x.flip(1), lambda x, L: x.flip(-1, 0), lambda x, L: x.t().flip(0), lambda x, L: x[0].flip(0),
+    lambda x, L: L.fliplr(x), lambda x, L: L.rot90(x), lambda x, L: x[:, :1].flip(0),
+    lambda x, L: L.ldexp(x, L.tensor([1, 2, 3])), lambda x, L: L.ldexp(x[:0], L.tensor([1])),
+    lambda x, L: L.ldexp(L.ones(3), x), lambda x, L: x.clone().ldexp_(L.tensor([1, 2, 3])),
+])
+def test_refused_indexing_like_torch(op):
+    same_error(lambda L: op(L.tensor(_X3, dtype=L.chalf), L))
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, L: x.flip(0), lambda x, L: x.t().flip(1), lambda x, L: x[:, :1].flip(1), lambda x, L: x[:0].flip(1),
+    lambda x, L: x[0, 0].flip(()), lambda x, L: x[:1, :1].flip(0, 1), lambda x, L: L.flipud(x),
+    lambda x, L: L.gather(x, 1, L.zeros(3, 0, dtype=L.long)), lambda x, L: L.take(x, L.zeros(0, dtype=L.long)),
+    lambda x, L: x.clone().scatter_(1, L.zeros(3, 0, dtype=L.long), 1.0),
+    lambda x, L: x.clone().put_(L.zeros(0, dtype=L.long), x[0, :0]),
+    lambda x, L: L.ldexp(x, L.tensor([1.0, 2.0, 3.0])), lambda x, L: x.clone().ldexp_(L.tensor([1.0, 2.0, 3.0])),
+])
+def test_computed_like_torch(op):
+    e, t = op(ember.tensor(_X3, dtype=ember.chalf), ember), op(torch.tensor(_X3, dtype=torch.chalf), torch)
+    same(e, t, strides=False)
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("stride,padding,dilation,groups,bias", [(1, 0, 1, 1, False), (2, 1, 1, 1, True),
+                                                                 (1, 1, 2, 2, True)])
+def test_convolution_like_torch(rng, dim, transposed, stride, padding, dilation, groups, bias):
+    """torch convolves complex inputs as three real convolutions of the parts (Gauss's trick), which
+    for complex32 run in float16: the combination is bit for bit; the float16 kernels under it are
+    ember's (its transposed ones round differently from torch's)."""
+    def make(shape):
+        return pair(rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
+    x = make((2, 4) + (7, 6, 5)[:dim])
+    w = make(((4, 6 // groups) if transposed else (6, 4 // groups)) + (3,) * dim)
+    b = make((6,)) if bias else (None, None)
+    kw = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    name = f"conv_transpose{dim}d" if transposed else f"conv{dim}d"
+    e = getattr(ember.nn.functional, name)(x[0], w[0], b[0], **kw)
+    t = getattr(torch.nn.functional, name)(x[1], w[1], b[1], **kw)
+    assert e.dtype == ember.chalf and e.shape == t.shape
+    ev, tv = e.to(ember.complex64).numpy(), t.to(torch.complex64).numpy()
+    if not transposed and dim == 1:
+        np.testing.assert_array_equal(ev, tv)
+    tol = 2e-2 if transposed else 2e-3  # torch's float16 transposed kernels round as they accumulate
+    np.testing.assert_allclose(ev, tv, rtol=tol, atol=tol * np.abs(tv).max())

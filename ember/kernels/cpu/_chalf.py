@@ -100,8 +100,7 @@ REFUSED = {
     "linalg_cross": "cross", "mv": "addmv_impl_cpu", "addmv": "addmv_impl_cpu", "addr": "addr_cpu",
     "baddbmm": "baddbmm", "addbmm": "addmm_impl_cpu_", "matrix_exp": "bmm", "linalg_matrix_exp": "bmm",
     "logsumexp": "exp_vml_cpu", "logcumsumexp": "logcumsumexp_out_cpu", "silu": "silu_cpu",
-    "scatter_add": "scatter_gather_tensor_cpu", "scatter_reduce": "scatter_gather_tensor_cpu",
-    "put": "take_put_cpu", "linalg_vecdot": "sum_cpu",
+    "linalg_vecdot": "sum_cpu",
 }
 
 # how NumPy's plain TypeErrors begin (its UFuncTypeError and subclasses aside)

@@ -346,6 +346,8 @@ def _as1d(x):
 def _gather(a, d, index):
     if index.size == 0:
         return contig(np.empty(index.shape, dtype=a.dtype))
+    if a.dtype == _chalf.C32:  # torch's gather kernels have no ComplexHalf instance; NumPy would copy
+        raise _chalf.refuse("scatter_gather_tensor_cpu")
     a1, i1 = _as1d(a), _as1d(index)
     size = a1.shape[d]
     bad = first_out_of_range(i1, 0, size)
@@ -405,6 +407,8 @@ def _scatter(a, dim, index, src, reduce, inplace, warn=True, add=False):
     out = _destination(a, inplace, index, *((src,) if is_t else ()))
     if index.size == 0:
         return out
+    if a.dtype == _chalf.C32:
+        raise _chalf.refuse("scatter_gather_tensor_cpu" if is_t else "scatter_gather_scalar_cpu")
     o, i1 = _as1d(out), _as1d(index)
     key = _scatter_prepare(o, d, i1)
     vals = _src_box(src, i1) if is_t else scalar_array(src, a.dtype)
@@ -482,6 +486,8 @@ def _scatter_reduce(a, dim, index, src, reduce, include_self, inplace):
     out = _destination(a, inplace, index, src)
     if index.size == 0:
         return out
+    if a.dtype == _chalf.C32:
+        raise _chalf.refuse("scatter_gather_tensor_cpu")
     o, i1 = _as1d(out), _as1d(index)
     key = _scatter_prepare(o, d, i1)
     _reduce_at(o, key, _src_box(src, i1), reduce, include_self)
@@ -716,6 +722,8 @@ def _masked_scatter_into(o, m, source):
 def masked_scatter(a, mask, source):
     shape = M.infer_size(mask.shape, a.shape)
     M.masked_scatter_check(_dt_of(a), _dt_of(mask), _dt_of(source))
+    if a.dtype == _chalf.C32:  # refused even when nothing is selected, as torch does
+        raise _chalf.refuse("masked_scatter")
     out = copy_c(np.broadcast_to(a, shape))
     _masked_scatter_into(out, np.broadcast_to(mask, shape), source)
     return out
@@ -724,6 +732,8 @@ def masked_scatter(a, mask, source):
 def masked_scatter_(a, mask, source):
     M.masked_scatter_inplace_check(a.shape, estrides(a), _dt_of(a), mask.shape, _dt_of(mask),
                                    _dt_of(source))
+    if a.dtype == _chalf.C32:
+        raise _chalf.refuse("masked_scatter")
     check_writeable(a)
     _masked_scatter_into(a, np.broadcast_to(mask, a.shape), source)
 
@@ -755,6 +765,8 @@ def take(a, index):
     M.take_check(a.shape, index.shape, _dt_of(index))
     if index.size == 0:
         return contig(np.empty(index.shape, dtype=a.dtype))
+    if a.dtype == _chalf.C32:
+        raise _chalf.refuse("take_cpu")
     n = a.size
     bad = first_out_of_range(index, -n, n)
     if bad is not None:
@@ -785,6 +797,8 @@ def _put(a, index, source, accumulate, inplace):
     out = _destination(a, inplace, index, source, copy=clone_preserve)
     if index.size == 0:
         return out
+    if a.dtype == _chalf.C32:
+        raise _chalf.refuse("take_put_cpu")
     n = out.size
     idx = index.reshape(-1)
     bad = first_out_of_range(idx, -n, n)

@@ -17,6 +17,8 @@ from ember.core import dtype as _dt
 from ember.kernels.cpu._glue import _OVERLAP
 from ember.kernels.meta import nn_spatial as _m
 
+_C32 = _dt.CHALF_NP
+
 _NP2DT = _dt.NP2DT
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -267,6 +269,8 @@ def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, 
         return np.zeros(out_shape, x.dtype)
     _m.conv_kernel_checks(x.shape, _NP2DT[x.dtype], w.shape, _NP2DT[w.dtype], st, pd, dl, transposed,
                           op, out_shape)
+    if x.dtype == _C32:
+        return _chalf_convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
     xc, wc = _comp(x), _comp(w)
     if transposed:
         r = _conv_bwd_input(xc, wc, out_shape[2:], st, pd, dl, groups,
@@ -276,6 +280,23 @@ def convolution(x, w, b, stride, padding, dilation, transposed, output_padding, 
     if b is not None:
         r += _comp(b).astype(r.dtype, copy=False).reshape((-1,) + (1,) * (x.ndim - 2))
     return _back(r, x.dtype)
+
+
+def _chalf_convolution(x, w, b, *params):
+    """complex32 as torch's complex_convolution computes it: three float16 convolutions of the parts
+    (Gauss's trick), a = conv(xr, wr, br), b = conv(xi, wi), c = conv(xr + xi, wr + wi, br + bi),
+    then a - b + i (c - a - b), every step rounded to float16."""
+    xr, xi, wr, wi = x["real"], x["imag"], w["real"], w["imag"]
+    br = bi = None
+    if b is not None:
+        br, bi = b["real"], b["imag"]
+    a = convolution(xr, wr, br, *params)
+    bb = convolution(xi, wi, None, *params)
+    c = convolution(xr + xi, wr + wi, None if b is None else br + bi, *params)
+    r = np.empty(a.shape, _C32)
+    r["real"] = a - bb
+    r["imag"] = c - a - bb
+    return r
 
 
 def convolution_backward(go, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding,

@@ -811,6 +811,8 @@ _EMPTY_I64 = np.zeros(0, _I64)
 def _unique_check(a, kernel="unique"):
     if a.dtype.kind == "c":
         raise M._not_impl(kernel, _dtype(a))
+    if a.dtype == _chalf.C32:  # a structured dtype to NumPy, which would sort it
+        raise _chalf.refuse(kernel)
 
 
 def _unique_flat(a, return_inverse, return_counts):

@@ -135,6 +135,9 @@ def _stack(arrays, dim=0):
 
 def flip(a, dims):
     axes = _m.flip_dims(a.ndim, dims)
+    if a.dtype == _C32 and a.size and _flips_innermost(a, axes):
+        from ember.kernels.cpu._chalf import refuse  # lazy: complex32 only
+        raise refuse("flip_cpu")
     if a.ndim and a.size and a.flags.c_contiguous and (1 not in a.shape or _c_exact(a)):
         return np.flip(a, axes).copy() if axes else a.copy()
     isz = a.itemsize
@@ -143,6 +146,14 @@ def flip(a, dims):
     if out.size:
         np.copyto(out, np.flip(a, axes) if axes and a.ndim else a)
     return out
+
+
+def _flips_innermost(a, axes):
+    """Whether a flipped dim is the one that moves fastest in memory (of those longer than 1): torch
+    copies such a flip with its flip_cpu kernel, which has no ComplexHalf instance; any other flip is
+    a strided copy."""
+    live = [k for k in range(a.ndim) if a.shape[k] > 1]
+    return bool(live) and min(live, key=lambda k: abs(a.strides[k])) in {k % a.ndim for k in axes}
 
 
 def roll(a, shifts, dims=()):

@@ -6,6 +6,7 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
+from ember.autograd.graph import unpack_output as _unpack_output
 from ember.autograd.record import TraceableFunction, record_inplace_1 as _record_inplace_1, save_input as _save_input
 from ember.autograd.record import save_inputs as _save_inputs
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd
@@ -354,11 +355,11 @@ def _ag__sparse_sum_dim_dtype(self, dim, dtype, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, dtype), _next, _ag)
 
-class SparseSoftmaxBackward0(TraceableFunction, saved=2):
+class SparseSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -370,11 +371,11 @@ def _ag__sparse_softmax(self, dim, half_to_float, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SparseLogSoftmaxBackward0(TraceableFunction, saved=2):
+class SparseLogSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -570,10 +571,10 @@ def _ag_hardswish_backward(grad_output, self, below=None):
     _n.grad_output_, _n.self_ = _save_input(grad_output, _ag), _save_input(self, _ag)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class ReluBackward0(TraceableFunction, saved=1):
+class ReluBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (threshold_backward(grads[0], result, 0),)
 def _ag_relu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -659,10 +660,10 @@ def _ag_elu(self, alpha, scale, input_scale, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, alpha, scale, input_scale), _next, _ag)
 
-class EluBackward1(TraceableFunction, saved=1):
+class EluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'alpha_', 'scale_', 'input_scale_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
 def _ag_elu_(self, alpha, scale, input_scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -688,10 +689,10 @@ def _ag_celu(self, alpha, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, alpha), _next, _ag)
 
-class CeluBackward1(TraceableFunction, saved=1):
+class CeluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'alpha_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
 def _ag_celu_(self, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -841,10 +842,10 @@ def _ag_leaky_relu(self, negative_slope, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, negative_slope), _next, _ag)
 
-class LeakyReluBackward1(TraceableFunction, saved=1):
+class LeakyReluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'negative_slope_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
 def _ag_leaky_relu_(self, negative_slope, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -886,11 +887,11 @@ def _ag_prelu(self, weight, below=None):
     _n.self_, _n.weight_ = _save_input(self, _ag), _save_input(weight, _ag)
     return _n._set_history(below(self, weight), _next, _ag)
 
-class RreluWithNoiseBackward0(TraceableFunction, saved=2):
+class RreluWithNoiseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
 def _ag_rrelu(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -902,11 +903,11 @@ def _ag_rrelu(self, lower, upper, training, generator, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class RreluWithNoiseBackward1(TraceableFunction, saved=2):
+class RreluWithNoiseBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
 def _ag_rrelu_(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1449,7 +1450,7 @@ def _ag_index_add_(self, dim, index, source, alpha, below=None):
     below(self, dim, index, source, alpha)
     return _n._rebase_history(self, _next)
 
-class IndexReduceBackward0(TraceableFunction, saved=4):
+class IndexReduceBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1458,7 +1459,7 @@ class IndexReduceBackward0(TraceableFunction, saved=4):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce(self, dim, index, source, reduce, include_self, below=None):
@@ -1471,7 +1472,7 @@ def _ag_index_reduce(self, dim, index, source, reduce, include_self, below=None)
     _n.result_ = _save_output(result, _ag)
     return result
 
-class IndexReduceBackward0_1(TraceableFunction, saved=4):
+class IndexReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
     _node_name = 'IndexReduceBackward0'
     def apply(_node, grads):
@@ -1481,7 +1482,7 @@ class IndexReduceBackward0_1(TraceableFunction, saved=4):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce_(self, dim, index, source, reduce, include_self, below=None):
@@ -1933,7 +1934,7 @@ def _ag_scatter_add_(self, dim, index, src, below=None):
     below(self, dim, index, src)
     return _n._rebase_history(self, _next)
 
-class ScatterReduceBackward0(TraceableFunction, saved=4):
+class ScatterReduceBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1942,7 +1943,7 @@ class ScatterReduceBackward0(TraceableFunction, saved=4):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce_two(self, dim, index, src, reduce, include_self, below=None):
@@ -1955,7 +1956,7 @@ def _ag_scatter_reduce_two(self, dim, index, src, reduce, include_self, below=No
     _n.result_ = _save_output(result, _ag)
     return result
 
-class ScatterReduceBackward0_1(TraceableFunction, saved=4):
+class ScatterReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
     _node_name = 'ScatterReduceBackward0'
     def apply(_node, grads):
@@ -1965,7 +1966,7 @@ class ScatterReduceBackward0_1(TraceableFunction, saved=4):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce__two(self, dim, index, src, reduce, include_self, below=None):
@@ -2254,10 +2255,10 @@ def _ag_bmm(self, mat2, below=None):
     _n.self_, _n.mat2_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(mat2, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, mat2), _next, _ag)
 
-class CholeskyBackward0(TraceableFunction, saved=1):
+class CholeskyBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'upper_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2268,7 +2269,7 @@ def _ag_cholesky(self, upper, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class CholeskySolveBackward0(TraceableFunction, saved=3):
+class CholeskySolveBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'input2_', 'result_', 'upper_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2276,7 +2277,7 @@ class CholeskySolveBackward0(TraceableFunction, saved=3):
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             input2 = _s if (_s := _node.input2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
 def _ag_cholesky_solve(self, input2, upper, below=None):
@@ -2289,11 +2290,11 @@ def _ag_cholesky_solve(self, input2, upper, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class CholeskyInverseBackward0(TraceableFunction, saved=2):
+class CholeskyInverseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'upper_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
 def _ag_cholesky_inverse(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2349,11 +2350,11 @@ def _ag_linalg_cross(self, other, dim, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, other, dim), _next, _ag)
 
-class LinalgDetBackward0(TraceableFunction, saved=2):
+class LinalgDetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], A, result),)
 def _ag_linalg_det(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2364,12 +2365,12 @@ def _ag_linalg_det(A, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgDetBackward0_1(TraceableFunction, saved=2):
+class LinalgDetBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     _node_name = 'LinalgDetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], self, result),)
 def _ag_det(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2441,10 +2442,10 @@ def _ag_vdot(self, other, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(other, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, other), _next, _ag)
 
-class LinalgInvExBackward0(TraceableFunction, saved=1):
+class LinalgInvExBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], result),)
 def _ag_linalg_inv(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2454,11 +2455,11 @@ def _ag_linalg_inv(A, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgInvExBackward0_1(TraceableFunction, saved=1):
+class LinalgInvExBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], result),)
 def _ag_inverse(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2468,11 +2469,11 @@ def _ag_inverse(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgInvExBackward0_2(TraceableFunction, saved=1):
+class LinalgInvExBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('inverse_',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
-        inverse = _node.inverse_.unpack(_node)
+        inverse = _s if (_s := _node.inverse_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], inverse),)
 def _ag_linalg_inv_ex(A, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2550,12 +2551,12 @@ def _ag__la_matmul(self, other, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class LinalgLuBackward0(TraceableFunction, saved=3):
+class LinalgLuBackward0(TraceableFunction, saved=3, outputs=3):
     __slots__ = ('P_', 'L_', 'U_', 'pivot_')
     def apply(_node, grads):
-        P = _node.P_.unpack(_node)
-        L = _node.L_.unpack(_node)
-        U = _node.U_.unpack(_node)
+        P = _s if (_s := _node.P_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_lu_backward(grads[1], grads[2], P, L, U, _node.pivot_),)
 def _ag_linalg_lu(A, pivot, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2595,7 +2596,7 @@ def _ag_linalg_lu_factor_ex(A, pivot, check_errors, below=None):
     _n.A_ = _save_input(A, _ag)
     return _n._set_outputs_history(below(A, pivot, check_errors), _next, (0,))
 
-class LinalgLuSolveBackward0(TraceableFunction, saved=3):
+class LinalgLuSolveBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('LU_', 'pivots_', 'result_', 'left_', 'adjoint_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2603,7 +2604,7 @@ class LinalgLuSolveBackward0(TraceableFunction, saved=3):
         if _nf[0] is not None:
             LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0 = la_lu_solve_LU(grad, LU, pivots, result, _node.left_, _node.adjoint_)
         if _nf[1] is not None:
             LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2662,11 +2663,11 @@ def _ag_mv(self, vec, below=None):
     _n.self_, _n.vec_ = _save_input(self, _ag) if _next[1] is not None else None, _save_input(vec, _ag) if _next[0] is not None else None
     return _n._set_history(below(self, vec), _next, _ag)
 
-class LinalgPinvBackward0(TraceableFunction, saved=2):
+class LinalgPinvBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2677,12 +2678,12 @@ def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgPinvBackward0_1(TraceableFunction, saved=2):
+class LinalgPinvBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     _node_name = 'LinalgPinvBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_pinverse(self, rcond, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2693,11 +2694,11 @@ def _ag_pinverse(self, rcond, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgQrBackward0(TraceableFunction, saved=2):
+class LinalgQrBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('Q_', 'R_', 'mode_')
     def apply(_node, grads):
-        Q = _node.Q_.unpack(_node)
-        R = _node.R_.unpack(_node)
+        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_qr_backward(grads[0], grads[1], Q, R, _node.mode_),)
 def _ag_linalg_qr(A, mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2709,12 +2710,12 @@ def _ag_linalg_qr(A, mode, below=None):
     _n.R_ = _save_output(result[1], _ag)
     return result
 
-class LinalgQrBackward0_1(TraceableFunction, saved=2):
+class LinalgQrBackward0_1(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('Q_', 'R_', 'some_')
     _node_name = 'LinalgQrBackward0'
     def apply(_node, grads):
-        Q = _node.Q_.unpack(_node)
-        R = _node.R_.unpack(_node)
+        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_qr_backward(grads[0], grads[1], Q, R, 'reduced' if _node.some_ else 'complete'),)
 def _ag_qr(self, some, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2726,11 +2727,11 @@ def _ag_qr(self, some, below=None):
     _n.R_ = _save_output(result[1], _ag)
     return result
 
-class LinalgSlogdetBackward0(TraceableFunction, saved=2):
+class LinalgSlogdetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'sign_')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        sign = _node.sign_.unpack(_node)
+        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
 def _ag_linalg_slogdet(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2741,12 +2742,12 @@ def _ag_linalg_slogdet(A, below=None):
     _n.sign_ = _save_output(result[0], _ag)
     return result
 
-class LinalgSlogdetBackward0_1(TraceableFunction, saved=2):
+class LinalgSlogdetBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'sign_')
     _node_name = 'LinalgSlogdetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        sign = _node.sign_.unpack(_node)
+        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
 def _ag_slogdet(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2757,14 +2758,14 @@ def _ag_slogdet(self, below=None):
     _n.sign_ = _save_output(result[0], _ag)
     return result
 
-class LinalgSolveExBackward0(TraceableFunction, saved=2):
+class LinalgSolveExBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve(A, B, left, below=None):
@@ -2778,7 +2779,7 @@ def _ag_linalg_solve(A, B, left, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
+class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
     _node_name = 'LinalgSolveExBackward0'
     def apply(_node, grads):
@@ -2786,7 +2787,7 @@ class LinalgSolveExBackward0_1(TraceableFunction, saved=2):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve_ex(A, B, left, check_errors, below=None):
@@ -2800,14 +2801,14 @@ def _ag_linalg_solve_ex(A, B, left, check_errors, below=None):
     _n.result_ = _save_output(result[0], _ag)
     return result
 
-class LinalgSolveTriangularBackward0(TraceableFunction, saved=2):
+class LinalgSolveTriangularBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'upper_', 'left_', 'unitriangular_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
 def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None):
@@ -2820,10 +2821,10 @@ def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None)
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgCholeskyExBackward0(TraceableFunction, saved=1):
+class LinalgCholeskyExBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('L_', 'upper_')
     def apply(_node, grads):
-        L = _node.L_.unpack(_node)
+        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
 def _ag_linalg_cholesky_ex(self, upper, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2834,11 +2835,11 @@ def _ag_linalg_cholesky_ex(self, upper, check_errors, below=None):
     _n.L_ = _save_output(result[0], _ag)
     return result
 
-class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1):
+class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'upper_')
     _node_name = 'LinalgCholeskyExBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_linalg_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2849,12 +2850,12 @@ def _ag_linalg_cholesky(self, upper, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgSvdBackward0(TraceableFunction, saved=3):
+class LinalgSvdBackward0(TraceableFunction, saved=3, outputs=3):
     __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_')
     def apply(_node, grads):
-        U = _node.U_.unpack(_node)
-        S = _node.S_.unpack(_node)
-        Vh = _node.Vh_.unpack(_node)
+        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        S = _s if (_s := _node.S_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        Vh = _s if (_s := _node.Vh_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, _node.full_matrices_),)
 def _ag_linalg_svd(A, full_matrices, driver, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2880,11 +2881,11 @@ def _ag_linalg_svdvals(A, driver, below=None):
     _n.A_ = _save_input(A, _ag)
     return _n._set_history(below(A, driver), _next, _ag)
 
-class LinalgEighBackward0(TraceableFunction, saved=2):
+class LinalgEighBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_')
     def apply(_node, grads):
-        eigenvalues = _node.eigenvalues_.unpack(_node)
-        eigenvectors = _node.eigenvectors_.unpack(_node)
+        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors),)
 def _ag_linalg_eigh(self, UPLO, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2909,11 +2910,11 @@ def _ag_linalg_eigvalsh(self, UPLO, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, UPLO), _next, _ag)
 
-class LinalgEigBackward0(TraceableFunction, saved=2):
+class LinalgEigBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_', 'self_dtype')
     def apply(_node, grads):
-        eigenvalues = _node.eigenvalues_.unpack(_node)
-        eigenvectors = _node.eigenvectors_.unpack(_node)
+        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, _node.self_dtype),)
 def _ag_linalg_eig(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2984,13 +2985,13 @@ def _ag_constant_pad_nd(self, pad, value, below=None):
     _n.pad_ = pad
     return _n._set_history(below(self, pad, value), _next, _ag)
 
-class NllLossBackward0(TraceableFunction, saved=4):
+class NllLossBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        total_weight = _node.total_weight_.unpack(_node)
+        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3022,13 +3023,13 @@ def _ag_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_i
     _n.target_, _n.weight_ = _save_input(target, _ag), _save_input(weight, _ag)
     return _n._set_history(below(grad_output, self, target, weight, reduction, ignore_index, total_weight), _next, _ag)
 
-class NllLoss2DBackward0(TraceableFunction, saved=4):
+class NllLoss2DBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        total_weight = _node.total_weight_.unpack(_node)
+        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss2d_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3040,7 +3041,7 @@ def _ag_nll_loss2d_forward(self, target, weight, reduction, ignore_index, below=
     _n.total_weight_ = _save_output(result[1], _ag)
     return result
 
-class NativeLayerNormBackward0(TraceableFunction, saved=5):
+class NativeLayerNormBackward0(TraceableFunction, saved=5, outputs=2):
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'normalized_shape_', 'eps_')
     def apply(_node, grads):
         _nf = _node._next
@@ -3049,8 +3050,8 @@ class NativeLayerNormBackward0(TraceableFunction, saved=5):
             input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _node.result1_.unpack(_node)
-            result2 = _node.result2_.unpack(_node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
         return (_o0, _o1, _o2)
 def _ag_native_layer_norm(input, normalized_shape, weight, bias, eps, below=None):
@@ -3064,7 +3065,7 @@ def _ag_native_layer_norm(input, normalized_shape, weight, bias, eps, below=None
     _n.result2_ = _save_output(result[2], _ag)
     return result
 
-class NativeBatchNormBackward0(TraceableFunction, saved=7):
+class NativeBatchNormBackward0(TraceableFunction, saved=7, outputs=2):
     __slots__ = ('input_', 'weight_', 'bias_', 'running_mean_', 'running_var_', 'result1_', 'result2_', 'training_', 'eps_')
     def apply(_node, grads):
         _nf = _node._next
@@ -3075,8 +3076,8 @@ class NativeBatchNormBackward0(TraceableFunction, saved=7):
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             running_mean = _s if (_s := _node.running_mean_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             running_var = _s if (_s := _node.running_var_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _node.result1_.unpack(_node)
-            result2 = _node.result2_.unpack(_node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, _node.training_, _node.eps_,
                     result1, result2)
         return (_o0, _o1, _o2)
@@ -3095,7 +3096,7 @@ def _ag_native_batch_norm(input, weight, bias, running_mean, running_var, traini
     _n.result2_ = _save_output(result[2], _ag)
     return result
 
-class NativeGroupNormBackward0(TraceableFunction, saved=5):
+class NativeGroupNormBackward0(TraceableFunction, saved=5, outputs=2):
     __slots__ = ('input_', 'weight_', 'bias_', 'result1_', 'result2_', 'N_', 'C_', 'group_', 'eps_')
     def apply(_node, grads):
         _nf = _node._next
@@ -3104,8 +3105,8 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5):
             input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _node.result1_.unpack(_node)
-            result2 = _node.result2_.unpack(_node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1,
                     result2, grads[1], grads[2])
         return (_o0, _o1, _o2)
@@ -3237,7 +3238,7 @@ def _ag_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduc
             _ag), _save_input(pos_weight, _ag)
     return _n._set_history(below(self, target, weight, pos_weight, reduction), _next, _ag)
 
-class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
+class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6, outputs=2):
     __slots__ = ('query_', 'key_', 'value_', 'attn_mask_', 'output_', 'logsumexp_', 'dropout_p_', 'is_causal_', 'scale_')
     def apply(_node, grads):
         _nf = _node._next
@@ -3247,8 +3248,8 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6):
             key = _s if (_s := _node.key_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             value = _s if (_s := _node.value_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             attn_mask = _s if (_s := _node.attn_mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            output = _node.output_.unpack(_node)
-            logsumexp = _node.logsumexp_.unpack(_node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            logsumexp = _s if (_s := _node.logsumexp_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_sdpa_flash_backward(grads[0], query, key, value, output, logsumexp, _node.dropout_p_, _node.is_causal_,
                     attn_mask, _node.scale_)
         return (_o0, _o1, _o2)
@@ -3350,12 +3351,12 @@ def _ag_multi_margin_loss_backward(grad_output, self, target, p, margin, weight,
     _n = torch__autograd__NotImplemented()
     return _n._set_history(below(grad_output, self, target, p, margin, weight, reduction), _next, _ag)
 
-class MultilabelMarginLossBackward0(TraceableFunction, saved=3):
+class MultilabelMarginLossBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'target_', 'is_target_', 'reduction_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        is_target = _node.is_target_.unpack(_node)
+        is_target = _s if (_s := _node.is_target_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
 def _ag_multilabel_margin_loss_forward(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3424,11 +3425,11 @@ def _ag_convolution_backward(grad_output, input, weight, bias_sizes, stride, pad
     return _n._set_outputs_history(below(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
             output_mask), _next)
 
-class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2):
+class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
@@ -3491,11 +3492,11 @@ def _ag_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, cei
     _n.kernel_size_, _n.stride_, _n.padding_, _n.ceil_mode_, _n.count_include_pad_, _n.divisor_override_ = kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override
     return _n._set_history(below(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), _next, _ag)
 
-class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2):
+class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
@@ -3587,11 +3588,11 @@ def _ag__adaptive_avg_pool2d_backward(grad_output, self, below=None):
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2):
+class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
 def _ag_adaptive_max_pool2d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3647,7 +3648,7 @@ def _ag_embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), _next, _ag)
 
-class EmbeddingBagBackward0(TraceableFunction, saved=7):
+class EmbeddingBagBackward0(TraceableFunction, saved=7, outputs=3):
     __slots__ = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result1_', 'result2_', 'result3_', 'weight_sizes', 'scale_grad_by_freq_',
             'mode_', 'sparse_', 'padding_idx_')
     def apply(_node, grads):
@@ -3657,16 +3658,16 @@ class EmbeddingBagBackward0(TraceableFunction, saved=7):
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             per_sample_weights = _s if (_s := _node.per_sample_weights_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _node.result1_.unpack(_node)
-            result2 = _node.result2_.unpack(_node)
-            result3 = _node.result3_.unpack(_node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result3 = _s if (_s := _node.result3_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0 = spatial_embedding_bag_backward(grads[0], indices, offsets, result1, result2, result3, _node.weight_sizes[0],
                     _node.scale_grad_by_freq_, _node.mode_, _node.sparse_, per_sample_weights, _node.padding_idx_)
         if _nf[1] is not None:
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _node.result1_.unpack(_node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
 def _ag__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx, below=None):
@@ -4080,11 +4081,11 @@ def _ag__adaptive_avg_pool3d_backward(grad_output, self, below=None):
     _n.grad_output_sizes = grad_output._shape if grad_output.__class__ is _T or isinstance(grad_output, _TI) else _sizes_of(grad_output)
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2):
+class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result1_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result1 = _node.result1_.unpack(_node)
+        result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
 def _ag_adaptive_max_pool3d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4536,7 +4537,7 @@ def _ag_pow__Tensor_Scalar(self, exponent, below=None):
     below(self, exponent)
     return _n._rebase_history(self, _next)
 
-class PowBackward1(TraceableFunction, saved=3):
+class PowBackward1(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'exponent_', 'result_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4548,7 +4549,7 @@ class PowBackward1(TraceableFunction, saved=3):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
 def _ag_pow_Tensor_Tensor(self, exponent, below=None):
@@ -4570,11 +4571,11 @@ def _ag_pow__Tensor_Tensor(self, exponent, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class PowBackward2(TraceableFunction, saved=2):
+class PowBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('exponent_', 'result_', 'self_')
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
 def _ag_pow_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
@@ -4628,7 +4629,7 @@ def _ag_float_power_Tensor_Scalar(self, exponent, below=None):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 
-class PowBackward1_1(TraceableFunction, saved=3):
+class PowBackward1_1(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype', '_self_dtype')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
@@ -4643,7 +4644,7 @@ class PowBackward1_1(TraceableFunction, saved=3):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
@@ -4661,12 +4662,12 @@ def _ag_float_power_Tensor_Tensor(self, exponent, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class PowBackward2_1(TraceableFunction, saved=2):
+class PowBackward2_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('exponent_', 'result_', '_exponent_dtype', 'self_')
     _node_name = 'PowBackward2'
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         self = _node.self_
         _o0 = pw_pow_backward_exponent(grads[0], pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
         if _o0 is not None and _o0._dtype.category == 3:
@@ -4701,7 +4702,7 @@ def _ag_float_power__Scalar(self, exponent, below=None):
     below(self, exponent)
     return _n._rebase_history(self, _next)
 
-class PowBackward1_2(TraceableFunction, saved=3):
+class PowBackward1_2(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
@@ -4714,7 +4715,7 @@ class PowBackward1_2(TraceableFunction, saved=3):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
@@ -5320,14 +5321,14 @@ def _ag_clamp_max__Tensor(self, max, below=None):
     below(self, max)
     return _n._rebase_history(self, _next)
 
-class CopysignBackward0(TraceableFunction, saved=3):
+class CopysignBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'other_', 'result_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0 = pw_copysign_backward(grad, self, result)
         if _nf[1] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5464,10 +5465,10 @@ def _ag_erfinv_(self, below=None):
     below(self)
     return _n._rebase_history(self, _next)
 
-class ExpBackward0(TraceableFunction, saved=1):
+class ExpBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(result),)
 def _ag_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5486,10 +5487,10 @@ def _ag_exp_(self, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class Exp2Backward0(TraceableFunction, saved=1):
+class Exp2Backward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
 def _ag_exp2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5508,10 +5509,10 @@ def _ag_exp2_(self, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class Expm1Backward0(TraceableFunction, saved=1):
+class Expm1Backward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * (pw_conj(result) + 1),)
 def _ag_expm1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5580,18 +5581,18 @@ def _ag_nextafter_(self, other, below=None):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class HypotBackward0(TraceableFunction, saved=3):
+class HypotBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'other_', 'result_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o0 = grad * self / result
         if _nf[1] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _node.result_.unpack(_node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
             _o1 = grad * other / result
         return (_o0, _o1)
 def _ag_hypot(self, other, below=None):
@@ -5866,10 +5867,10 @@ def _ag_rad2deg(self, below=None):
 
 _ag_rad2deg_ = _record_inplace_1(Rad2DegBackward0)
 
-class ReciprocalBackward0(TraceableFunction, saved=1):
+class ReciprocalBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (-grads[0] * pw_conj(result * result),)
 def _ag_reciprocal(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5908,10 +5909,10 @@ def _ag_round_decimals(self, decimals, below=None):
 
 _ag_round__decimals = _record_inplace_1(RoundBackward1)
 
-class RsqrtBackward0(TraceableFunction, saved=1):
+class RsqrtBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
 def _ag_rsqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5930,10 +5931,10 @@ def _ag_rsqrt_(self, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class SigmoidBackward0(TraceableFunction, saved=1):
+class SigmoidBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (sigmoid_backward(grads[0], result),)
 def _ag_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5984,11 +5985,11 @@ def _ag_sign(self, below=None):
 
 _ag_sign_ = _record_inplace_1(SignBackward0)
 
-class SgnBackward0(TraceableFunction, saved=2):
+class SgnBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (pw_sgn_backward(self, grads[0], result),)
 def _ag_sgn(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6049,10 +6050,10 @@ def _ag_sinh_(self, below=None):
     below(self)
     return _n._rebase_history(self, _next)
 
-class SqrtBackward0(TraceableFunction, saved=1):
+class SqrtBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] / (2 * pw_conj(result)),)
 def _ag_sqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6071,10 +6072,10 @@ def _ag_sqrt_(self, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class TanBackward0(TraceableFunction, saved=1):
+class TanBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
 def _ag_tan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6093,10 +6094,10 @@ def _ag_tan_(self, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class TanhBackward0(TraceableFunction, saved=1):
+class TanhBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (tanh_backward(grads[0], result),)
 def _ag_tanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6431,11 +6432,11 @@ def _ag_nanmean(self, dim, keepdim, dtype, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
-class ProdBackward0(TraceableFunction, saved=2):
+class ProdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_prod_backward(grads[0], self, result),)
 def _ag_prod(self, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6446,11 +6447,11 @@ def _ag_prod(self, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class ProdBackward1(TraceableFunction, saved=2):
+class ProdBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6462,10 +6463,10 @@ def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class MaxBackward0(TraceableFunction, saved=1):
+class MaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_max_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6477,11 +6478,11 @@ def _ag_max_dim(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class MaxBackward1(TraceableFunction, saved=2):
+class MaxBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_max(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6514,10 +6515,10 @@ def _ag_max_other(self, other, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class MinBackward0(TraceableFunction, saved=1):
+class MinBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_min_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6529,11 +6530,11 @@ def _ag_min_dim(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class MinBackward1(TraceableFunction, saved=2):
+class MinBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_min(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6566,11 +6567,11 @@ def _ag_min_other(self, other, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class AmaxBackward0(TraceableFunction, saved=2):
+class AmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6582,11 +6583,11 @@ def _ag_amax(self, dim, keepdim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class AminBackward0(TraceableFunction, saved=2):
+class AminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amin(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6598,12 +6599,12 @@ def _ag_amin(self, dim, keepdim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class AminmaxBackward0(TraceableFunction, saved=3):
+class AminmaxBackward0(TraceableFunction, saved=3, outputs=2):
     __slots__ = ('self_', 'min_', 'max_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        min = _node.min_.unpack(_node)
-        max = _node.max_.unpack(_node)
+        min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
 def _ag_aminmax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6657,11 +6658,11 @@ def _ag_var_correction(self, dim, correction, keepdim, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, correction, keepdim), _next, _ag)
 
-class StdBackward0(TraceableFunction, saved=2):
+class StdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'unbiased_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6673,12 +6674,12 @@ def _ag_std(self, unbiased, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class StdBackward0_1(TraceableFunction, saved=2):
+class StdBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6690,12 +6691,12 @@ def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class StdBackward0_2(TraceableFunction, saved=2):
+class StdBackward0_2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6748,11 +6749,11 @@ def _ag_var_mean_correction(self, dim, correction, keepdim, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_outputs_history(below(self, dim, correction, keepdim), _next)
 
-class StdMeanBackward0(TraceableFunction, saved=2):
+class StdMeanBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'unbiased_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _node.result0_.unpack(_node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std_mean(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6764,12 +6765,12 @@ def _ag_std_mean(self, unbiased, below=None):
     _n.result0_ = _save_output(result[0], _ag)
     return result
 
-class StdMeanBackward0_1(TraceableFunction, saved=2):
+class StdMeanBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _node.result0_.unpack(_node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_mean_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6781,12 +6782,12 @@ def _ag_std_mean_dim(self, dim, unbiased, keepdim, below=None):
     _n.result0_ = _save_output(result[0], _ag)
     return result
 
-class StdMeanBackward0_2(TraceableFunction, saved=2):
+class StdMeanBackward0_2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _node.result0_.unpack(_node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6798,11 +6799,11 @@ def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
     _n.result0_ = _save_output(result[0], _ag)
     return result
 
-class MedianBackward0(TraceableFunction, saved=2):
+class MedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_median(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6813,10 +6814,10 @@ def _ag_median(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class MedianBackward1(TraceableFunction, saved=1):
+class MedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_median_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6828,11 +6829,11 @@ def _ag_median_dim(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class NanmedianBackward0(TraceableFunction, saved=2):
+class NanmedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_nanmedian(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6843,10 +6844,10 @@ def _ag_nanmedian(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class NanmedianBackward1(TraceableFunction, saved=1):
+class NanmedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_nanmedian_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6858,10 +6859,10 @@ def _ag_nanmedian_dim(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class ModeBackward0(TraceableFunction, saved=1):
+class ModeBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_mode(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6873,10 +6874,10 @@ def _ag_mode(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class KthvalueBackward0(TraceableFunction, saved=1):
+class KthvalueBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_kthvalue(self, k, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6888,11 +6889,11 @@ def _ag_kthvalue(self, k, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class NormBackward0(TraceableFunction, saved=2):
+class NormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
 def _ag_norm_Scalar(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6904,11 +6905,11 @@ def _ag_norm_Scalar(self, p, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class NormBackward1(TraceableFunction, saved=2):
+class NormBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
 def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6920,11 +6921,11 @@ def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class NormBackward2(TraceableFunction, saved=2):
+class NormBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
 def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6936,11 +6937,11 @@ def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class NormBackward3(TraceableFunction, saved=2):
+class NormBackward3(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
 def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6952,11 +6953,11 @@ def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LinalgVectorNormBackward0(TraceableFunction, saved=2):
+class LinalgVectorNormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
 def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6968,11 +6969,11 @@ def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LogsumexpBackward0(TraceableFunction, saved=2):
+class LogsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_logsumexp(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6984,10 +6985,10 @@ def _ag_logsumexp(self, dim, keepdim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SoftmaxBackward0(TraceableFunction, saved=1):
+class SoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6998,11 +6999,11 @@ def _ag__softmax(self, dim, half_to_float, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SoftmaxBackward0_1(TraceableFunction, saved=1):
+class SoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7013,11 +7014,11 @@ def _ag_softmax_int(self, dim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SoftmaxBackward0_2(TraceableFunction, saved=1):
+class SoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7028,10 +7029,10 @@ def _ag_special_softmax(self, dim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LogSoftmaxBackward0(TraceableFunction, saved=1):
+class LogSoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7042,11 +7043,11 @@ def _ag__log_softmax(self, dim, half_to_float, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LogSoftmaxBackward0_1(TraceableFunction, saved=1):
+class LogSoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_log_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7057,11 +7058,11 @@ def _ag_log_softmax_int(self, dim, dtype, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class LogSoftmaxBackward0_2(TraceableFunction, saved=1):
+class LogSoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_log_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7093,11 +7094,11 @@ def _ag_cumsum_(self, dim, dtype, below=None):
     below(self, dim, dtype)
     return _n._rebase_history(self, _next)
 
-class CumprodBackward0(TraceableFunction, saved=2):
+class CumprodBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
 def _ag_cumprod(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7120,11 +7121,11 @@ def _ag_cumprod_(self, dim, dtype, below=None):
     _n.result_ = _save_output(self, _ag)
     return self
 
-class CummaxBackward0(TraceableFunction, saved=2):
+class CummaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummax(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7136,11 +7137,11 @@ def _ag_cummax(self, dim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class CumminBackward0(TraceableFunction, saved=2):
+class CumminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummin(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7152,11 +7153,11 @@ def _ag_cummin(self, dim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class LogcumsumexpBackward0(TraceableFunction, saved=2):
+class LogcumsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
 def _ag_logcumsumexp(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7168,10 +7169,10 @@ def _ag_logcumsumexp(self, dim, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SortBackward0(TraceableFunction, saved=1):
+class SortBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort(self, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7183,10 +7184,10 @@ def _ag_sort(self, dim, descending, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class SortBackward1(TraceableFunction, saved=1):
+class SortBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort_stable(self, stable, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7211,10 +7212,10 @@ def _ag_msort(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class TopkBackward0(TraceableFunction, saved=1):
+class TopkBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _node.indices_.unpack(_node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_topk(self, k, dim, largest, sorted, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7694,11 +7695,11 @@ def _ag_special_i0(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class SpecialI0EBackward0(TraceableFunction, saved=2):
+class SpecialI0EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
 def _ag_special_i0e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7709,11 +7710,11 @@ def _ag_special_i0e(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SpecialI1Backward0(TraceableFunction, saved=2):
+class SpecialI1Backward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, False),)
 def _ag_special_i1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7724,11 +7725,11 @@ def _ag_special_i1(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SpecialI1EBackward0(TraceableFunction, saved=2):
+class SpecialI1EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, True),)
 def _ag_special_i1e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7763,10 +7764,10 @@ def _ag_special_ndtr(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class SpecialNdtriBackward0(TraceableFunction, saved=1):
+class SpecialNdtriBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
 def _ag_special_ndtri(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7776,11 +7777,11 @@ def _ag_special_ndtri(self, below=None):
     _n.result_ = _save_output(result, _ag)
     return result
 
-class SpecialLogNdtrBackward0(TraceableFunction, saved=2):
+class SpecialLogNdtrBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
 def _ag_special_log_ndtr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7995,11 +7996,11 @@ def _ag_special_zeta_other_scalar(self, other, below=None):
     _n = SpecialZetaBackward2()
     return _n._set_history(below(self, other), _next, _ag)
 
-class SpecialErfcxBackward0(TraceableFunction, saved=2):
+class SpecialErfcxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _node.result_.unpack(_node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
         return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
 def _ag_special_erfcx(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):

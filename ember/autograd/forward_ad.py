@@ -15,6 +15,7 @@ from ember.core import tls
 from ember.core.keys import DispatchKey as K
 from ember.autograd import graph as _graph
 from ember.autograd.graph import SavedVariable as _SavedVariable
+from ember.core.tensor_impl import TensorImpl as _TensorImpl
 from ember.dispatch import operator as _operator
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
@@ -125,21 +126,27 @@ def _set_tangent(t, tangent):
 
 
 def _share_with_saved_output(out, tangent):
-    """The node that produced `out` saved it as an alias (a SavedVariable for an output) before this
-    layer computed the tangent: the alias gets it too, as PyTorch's SavedVariable keeps the forward grad,
-    so the backward formulas (forward-over-reverse, hessian = jacfwd(jacrev)) see it."""
+    """The node that produced `out` saved it as an alias (save_output: the alias, (alias, version) or a
+    SavedVariable) before this layer computed the tangent: the alias gets it too, as PyTorch's
+    SavedVariable keeps the forward grad, so the backward formulas (forward-over-reverse,
+    hessian = jacfwd(jacrev)) see it."""
     m = out._ameta
     node = None if m is None else m.grad_fn
     if node is None:
         return
+    outputs = getattr(node, "_output_slots", ())
     for cls in type(node).__mro__:
         for name in getattr(cls, "__slots__", ()):
             sv = getattr(node, name, None)
-            if sv.__class__ is _SavedVariable and not sv.raw and sv.is_output:
-                d = sv.data
-                if d is not None and d._shape == out._shape and (
-                        d._np is out._np if d._np is not None else d._vc is out._vc):
-                    _set_tangent(d, tangent)
+            if sv.__class__ is _SavedVariable:
+                d = sv.data if not sv.raw and sv.is_output else None
+            elif name in outputs:
+                d = sv[0] if sv.__class__ is tuple else sv
+            else:
+                continue
+            if isinstance(d, _TensorImpl) and d._shape == out._shape and (  # not FREED, None
+                    d._np is out._np if d._np is not None else d._vc is out._vc):
+                _set_tangent(d, tangent)
 
 
 # ---- the ForwardAD layer -------------------------------------------------------------------------

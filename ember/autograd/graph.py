@@ -489,10 +489,8 @@ class SavedVariable:
         return d
 
     def _version_error(self, d, now):
-        name = self.grad_fn_name
-        if name.__class__ is type:  # save_output keeps the class (TraceableFunction.name's rule)
-            name = name._node_name or name.__name__
-        return _version_error(d, now, self.version, self.output_nr, name if self.is_output else _grad_fn_name(d))
+        name = self.grad_fn_name if self.is_output else _grad_fn_name(d)
+        return _version_error(d, now, self.version, self.output_nr, name)
 
     def release(self):
         self._released = True
@@ -501,23 +499,17 @@ class SavedVariable:
 
 
 def save_output(t, ag):
-    """SavedVariable(t, is_output=True) for a result its node has just recorded. Without saved-tensor
-    hooks (ag == 1) and for a plain Tensor on the CPU, the same object filled without __init__'s
-    checks and alias()'s look-ups: a tanh or sigmoid records one per call."""
-    if ag != 1 or t.__class__ is not _tensor_class[0] or t._np is None or t._ameta is None:
+    """What a node keeps of its result t to read in backward (SavedVariable(t, is_output=True)). Without
+    saved-tensor hooks (ag == 1), for output 0 that is a plain Tensor on the CPU: an alias of t alone,
+    or (alias, version) when t is past version 0 (an in-place op's result); unpack_output reads them.
+    An alias, not t: saving t would make a cycle (output -> grad_fn -> saved output). A tanh or
+    sigmoid records one per call: no SavedVariable to fill and free."""
+    if ag != 1 or t.__class__ is not _tensor_class[0] or t._np is None or (m := t._ameta) is None or m.output_nr:
         return SavedVariable(t, True)
-    s = _new(SavedVariable)
-    s._released = s.raw = False
-    s.is_output = s.requires_grad = True
     vc = t._vc
     if vc is None:
         vc = t._vc = [0] if t._base is None else t._version_counter()
-    s.version = vc[0]
-    m = t._ameta
-    s.output_nr = m.output_nr
-    s.grad_fn_name = m.grad_fn.__class__  # a generated node's class: its name is read on an error only
-    s.leaf_grad_fn = s.packed = s.unpack_hook = None
-    r = s.data = _new(t.__class__)  # alias(t)
+    r = _new(t.__class__)  # alias(t)
     r._np = t._np
     r._shape = t._shape
     r._dtype = t._dtype
@@ -526,7 +518,40 @@ def save_output(t, ag):
     r._base = t._base
     r._vc = vc
     r._ameta = None
-    return s
+    return (r, v) if (v := vc[0]) else r
+
+
+def unpack_output(s, node):
+    """A saved output (save_output's forms) for node's backward, version-checked. The generated apply()
+    tests the common case inline (a bare alias at version 0, grad mode off: the alias itself) and
+    calls this for the others. With grad mode on (create_graph), a new alias that is output 0 of node
+    again, as SavedVariable.unpack gives: double backward reaches node through it."""
+    if s.__class__ is tuple:
+        d, version = s
+    elif isinstance(s, TensorImpl):
+        d, version = s, 0
+    else:
+        return s.unpack(node)  # FREED, or a SavedVariable (saved-tensor hooks, anomaly mode, ...)
+    if (now := d._vc[0]) != version:
+        raise RuntimeError(_version_error(d, now, version, 0, node.name()))
+    if not _state.ag:
+        return d
+    r = alias(d)
+    set_history_quiet(r, node, 0)
+    if copy_tangent[0] is not None and d._keys & _FORWARD_AD:
+        copy_tangent[0](d, r)  # the alias keeps the saved output's forward-mode tangent
+    return r
+
+
+def unpack_saved_output(s, node):
+    """A saved output as its `_saved_<name>` accessor shows it: version-checked (a version error names
+    node, as torch's does), not reconnected (as SavedVariable.unpack without a node)."""
+    if s.__class__ is tuple or isinstance(s, TensorImpl):
+        d, version = s if s.__class__ is tuple else (s, 0)
+        if (now := d._vc[0]) != version:
+            raise RuntimeError(_version_error(d, now, version, 0, node.name()))
+        return d
+    return unpack_saved(s)  # None, FREED or a SavedVariable
 
 
 def _grad_fn_name(d):
@@ -543,16 +568,21 @@ def _version_error(d, now, version, output_nr, fn_name):
     where = ""
     if fn_name is not None:
         where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', fn_name)},"
+    if _state._anomaly:  # anomaly mode has already warned with the forward traceback of the node
+        hint = ("the backtrace further above shows the operation that failed to compute its gradient. "
+                "The variable in question was changed in there or anywhere later. Good luck!")
+    else:
+        hint = ("enable anomaly detection to find the operation that failed to compute its gradient, "
+                "with torch.autograd.set_detect_anomaly(True, check_nan=False).")
     return ("one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{tname} [{shape}]]{where} is at version {now}; expected version "
-            f"{version} instead. Hint: enable anomaly detection to find the operation that "
-            "failed to compute its gradient, with torch.autograd.set_detect_anomaly(True, "
-            "check_nan=False).")
+            f"{version} instead. Hint: {hint}")
 
 
 # A saved input tensor is, in the common case (no saved-tensor hooks), the tuple
 # (tensor, version when saved, output_nr when saved): generated nodes store it in a slot and check
-# the version inline. Anything else (outputs, Python numbers, None, hooks) is a SavedVariable.
+# the version inline. A saved output is save_output's alias or (alias, version) (unpack_output reads
+# them). Anything else (Python numbers, None, hooks) is a SavedVariable.
 # Releasing a node puts FREED in its slots.
 
 class _Freed:

@@ -9,6 +9,7 @@ import types
 
 from ember.autograd import views
 from ember.autograd.graph import _NUMBERS, _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
+from ember.autograd.graph import unpack_saved_output
 from ember.autograd.graph import collect_next_edges_1, set_history as _set_history
 from ember.autograd.meta import _WITH_AUTOGRAD, AutogradMeta, with_autograd_key
 from ember.core import tls
@@ -82,18 +83,20 @@ class TraceableFunction(Node):
     """The base of the generated nodes (as in PyTorch's generated Functions.h). A generated node is
     made without __init__: the Autograd kernel fills its fields. It declares its saved fields as
     slots, `<name>_` for a saved tensor (the first `saved` slots, `class XBackward0(TraceableFunction,
-    saved=2)`, listed in `_saved_tensors_names`) or argument value and
-    `<tensor>_sizes` (`_dtype`, ...) for saved metadata; each gets PyTorch's `_saved_<name>`
-    accessor, and release_variables frees the saved tensors."""
+    saved=2)`, listed in `_saved_tensors_names`; the last `outputs` of them hold saved outputs, in
+    save_output's forms) or argument value and `<tensor>_sizes` (`_dtype`, ...) for saved metadata;
+    each gets PyTorch's `_saved_<name>` accessor, and release_variables frees the saved tensors."""
     __init__ = object.__init__  # a C-level call: the cheapest way to make one per recorded op
     _saved_tensors_names = ()
     _tensor_slots = ()  # the slots release_variables frees
+    _output_slots = ()  # those that hold a saved output (save_output)
     _node_name = None  # PyTorch's name of the node, where the class name differs
 
-    def __init_subclass__(cls, saved=0, **kwargs):
+    def __init_subclass__(cls, saved=0, outputs=0, **kwargs):
         super().__init_subclass__(**kwargs)
         if saved:  # a generated node's class line: its first `saved` slots hold saved tensors
             cls._saved_tensors_names = tuple(slot[:-1] for slot in cls.__slots__[:saved])
+            cls._output_slots = cls.__slots__[saved - outputs:saved]
         tensors = cls._saved_tensors_names
         cls._tensor_slots = tuple(n + "_" for n in tensors)
         cls._saves = bool(tensors)
@@ -102,7 +105,10 @@ class TraceableFunction(Node):
                 continue  # bookkeeping, not a saved field
             name = slot[:-1] if slot.endswith("_") else slot
             get = operator.attrgetter(slot)
-            acc = (lambda node, get=get: unpack_saved(get(node))) if name in tensors else get
+            if slot in cls._output_slots:
+                acc = lambda node, get=get: unpack_saved_output(get(node), node)  # noqa: E731
+            else:
+                acc = (lambda node, get=get: unpack_saved(get(node))) if name in tensors else get
             setattr(cls, "_saved_" + name, property(acc))
 
     def name(self):

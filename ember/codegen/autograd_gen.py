@@ -225,7 +225,9 @@ def _formula_body(info, expr, names, grad=False):
             if n in info.list_args:
                 pre.append(f"{v} = _unpack_list(_node.{slot}, _node)")
             elif n in info.saved_outputs:
-                pre.append(f"{v} = _node.{slot}.unpack(_node)")  # a SavedVariable
+                # inline: a bare alias at version 0 read with grad mode off (no double backward)
+                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and not (_s._vc[0] or _st.ag) "
+                           f"else _unpack_output(_s, _node)")
             else:  # inline: a tensor saved bare that no in-place op has touched since (no counter yet)
                 pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and _s._vc is None "
                            f"else _unpack(_s, _node)")
@@ -256,15 +258,17 @@ def emit_node(e, info):
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         slots.append("_nlist")
-    # saved=k: the first k slots hold saved tensors (TraceableFunction.__init_subclass__)
+    # saved=k: the first k slots hold saved tensors, outputs=m: the last m of them outputs
+    # (TraceableFunction.__init_subclass__)
     k = len(info.saved_tensors + info.saved_outputs)
+    m = len(info.saved_outputs)
     if (not slots and len(info.diff_inputs) == 1 and info.formulas[0][1].strip() == "zeros_like(grad)"
             and getattr(info, "node_name", info.cls) == info.cls):
         e(f"class {info.cls}(ZerosLikeGrad):")  # formulas.py: apply returns (zeros_like(grad),)
         e("    __slots__ = ()")
         e()
         return
-    e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}):")
+    e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}{f', outputs={m}' if m else ''}):")
     e(f"    __slots__ = {tuple(slots)!r}")
     if getattr(info, "node_name", info.cls) != info.cls:
         e(f"    _node_name = {info.node_name!r}")
@@ -449,6 +453,7 @@ from ember.autograd.formulas import _device_of, _dim_of, _dtype_of, _numel_of, _
 from ember.autograd.graph import collect_next_edges as _collect_next_edges, save_output as _save_output
 from ember.autograd.graph import collect_next_edges_1 as _collect_next_edges_1, unpack as _unpack
 from ember.autograd.graph import collect_next_edges_2 as _collect_next_edges_2, unpack_list as _unpack_list
+from ember.autograd.graph import unpack_output as _unpack_output
 from ember.autograd.record import TraceableFunction, record_inplace_1 as _record_inplace_1, save_input as _save_input
 from ember.autograd.record import save_inputs as _save_inputs
 from ember.autograd.views import check_inplace as _check_inplace, clone_nograd as _clone_nograd

@@ -359,7 +359,7 @@ class SparseSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -375,7 +375,7 @@ class SparseLogSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -574,7 +574,7 @@ def _ag_hardswish_backward(grad_output, self, below=None):
 class ReluBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (threshold_backward(grads[0], result, 0),)
 def _ag_relu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -663,7 +663,7 @@ def _ag_elu(self, alpha, scale, input_scale, below=None):
 class EluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'alpha_', 'scale_', 'input_scale_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, True, result),)
 def _ag_elu_(self, alpha, scale, input_scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -692,7 +692,7 @@ def _ag_celu(self, alpha, below=None):
 class CeluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'alpha_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (celu_backward(grads[0], result, _node.alpha_, True),)
 def _ag_celu_(self, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -845,7 +845,7 @@ def _ag_leaky_relu(self, negative_slope, below=None):
 class LeakyReluBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'negative_slope_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (leaky_relu_backward(grads[0], result, _node.negative_slope_, True),)
 def _ag_leaky_relu_(self, negative_slope, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -891,7 +891,7 @@ class RreluWithNoiseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
 def _ag_rrelu(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -907,7 +907,7 @@ class RreluWithNoiseBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
 def _ag_rrelu_(self, lower, upper, training, generator, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1459,7 +1459,7 @@ class IndexReduceBackward0(TraceableFunction, saved=4, outputs=1):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce(self, dim, index, source, reduce, include_self, below=None):
@@ -1482,7 +1482,7 @@ class IndexReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_index_reduce_(self, dim, index, source, reduce, include_self, below=None):
@@ -1943,7 +1943,7 @@ class ScatterReduceBackward0(TraceableFunction, saved=4, outputs=1):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce_two(self, dim, index, src, reduce, include_self, below=None):
@@ -1966,7 +1966,7 @@ class ScatterReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
 def _ag_scatter_reduce__two(self, dim, index, src, reduce, include_self, below=None):
@@ -2258,7 +2258,7 @@ def _ag_bmm(self, mat2, below=None):
 class CholeskyBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'upper_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2277,7 +2277,7 @@ class CholeskySolveBackward0(TraceableFunction, saved=3, outputs=1):
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             input2 = _s if (_s := _node.input2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
 def _ag_cholesky_solve(self, input2, upper, below=None):
@@ -2294,7 +2294,7 @@ class CholeskyInverseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'upper_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
 def _ag_cholesky_inverse(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2354,7 +2354,7 @@ class LinalgDetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], A, result),)
 def _ag_linalg_det(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2370,7 +2370,7 @@ class LinalgDetBackward0_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'LinalgDetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], self, result),)
 def _ag_det(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2445,7 +2445,7 @@ def _ag_vdot(self, other, below=None):
 class LinalgInvExBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], result),)
 def _ag_linalg_inv(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2459,7 +2459,7 @@ class LinalgInvExBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], result),)
 def _ag_inverse(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2473,7 +2473,7 @@ class LinalgInvExBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('inverse_',)
     _node_name = 'LinalgInvExBackward0'
     def apply(_node, grads):
-        inverse = _s if (_s := _node.inverse_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        inverse = _s if (_s := _node.inverse_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_inv_backward(grads[0], inverse),)
 def _ag_linalg_inv_ex(A, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2554,9 +2554,9 @@ def _ag__la_matmul(self, other, below=None):
 class LinalgLuBackward0(TraceableFunction, saved=3, outputs=3):
     __slots__ = ('P_', 'L_', 'U_', 'pivot_')
     def apply(_node, grads):
-        P = _s if (_s := _node.P_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        P = _s if (_s := _node.P_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_lu_backward(grads[1], grads[2], P, L, U, _node.pivot_),)
 def _ag_linalg_lu(A, pivot, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2604,7 +2604,7 @@ class LinalgLuSolveBackward0(TraceableFunction, saved=3, outputs=1):
         if _nf[0] is not None:
             LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = la_lu_solve_LU(grad, LU, pivots, result, _node.left_, _node.adjoint_)
         if _nf[1] is not None:
             LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -2667,7 +2667,7 @@ class LinalgPinvBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2683,7 +2683,7 @@ class LinalgPinvBackward0_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'LinalgPinvBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_pinverse(self, rcond, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2697,8 +2697,8 @@ def _ag_pinverse(self, rcond, below=None):
 class LinalgQrBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('Q_', 'R_', 'mode_')
     def apply(_node, grads):
-        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_qr_backward(grads[0], grads[1], Q, R, _node.mode_),)
 def _ag_linalg_qr(A, mode, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2714,8 +2714,8 @@ class LinalgQrBackward0_1(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('Q_', 'R_', 'some_')
     _node_name = 'LinalgQrBackward0'
     def apply(_node, grads):
-        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        Q = _s if (_s := _node.Q_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        R = _s if (_s := _node.R_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_qr_backward(grads[0], grads[1], Q, R, 'reduced' if _node.some_ else 'complete'),)
 def _ag_qr(self, some, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2731,7 +2731,7 @@ class LinalgSlogdetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'sign_')
     def apply(_node, grads):
         A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
 def _ag_linalg_slogdet(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2747,7 +2747,7 @@ class LinalgSlogdetBackward0_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'LinalgSlogdetBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
 def _ag_slogdet(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2765,7 +2765,7 @@ class LinalgSolveExBackward0(TraceableFunction, saved=2, outputs=1):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve(A, B, left, below=None):
@@ -2787,7 +2787,7 @@ class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
 def _ag_linalg_solve_ex(A, B, left, check_errors, below=None):
@@ -2808,7 +2808,7 @@ class LinalgSolveTriangularBackward0(TraceableFunction, saved=2, outputs=1):
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
 def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None):
@@ -2824,7 +2824,7 @@ def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None)
 class LinalgCholeskyExBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('L_', 'upper_')
     def apply(_node, grads):
-        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        L = _s if (_s := _node.L_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, L),)
 def _ag_linalg_cholesky_ex(self, upper, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2839,7 +2839,7 @@ class LinalgCholeskyExBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'upper_')
     _node_name = 'LinalgCholeskyExBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_cholesky_backward(grads[0], _node.upper_, result),)
 def _ag_linalg_cholesky(self, upper, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2853,9 +2853,9 @@ def _ag_linalg_cholesky(self, upper, below=None):
 class LinalgSvdBackward0(TraceableFunction, saved=3, outputs=3):
     __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_')
     def apply(_node, grads):
-        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        S = _s if (_s := _node.S_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        Vh = _s if (_s := _node.Vh_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        U = _s if (_s := _node.U_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        S = _s if (_s := _node.S_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        Vh = _s if (_s := _node.Vh_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_svd_backward(grads[0], grads[1], grads[2], U, S, Vh, _node.full_matrices_),)
 def _ag_linalg_svd(A, full_matrices, driver, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2884,8 +2884,8 @@ def _ag_linalg_svdvals(A, driver, below=None):
 class LinalgEighBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_')
     def apply(_node, grads):
-        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_eigh_backward(grads[0], grads[1], eigenvalues, eigenvectors),)
 def _ag_linalg_eigh(self, UPLO, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2913,8 +2913,8 @@ def _ag_linalg_eigvalsh(self, UPLO, below=None):
 class LinalgEigBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('eigenvalues_', 'eigenvectors_', 'self_dtype')
     def apply(_node, grads):
-        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        eigenvectors = _s if (_s := _node.eigenvectors_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, _node.self_dtype),)
 def _ag_linalg_eig(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2991,7 +2991,7 @@ class NllLossBackward0(TraceableFunction, saved=4, outputs=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3029,7 +3029,7 @@ class NllLoss2DBackward0(TraceableFunction, saved=4, outputs=1):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss2d_forward(self, target, weight, reduction, ignore_index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3050,8 +3050,8 @@ class NativeLayerNormBackward0(TraceableFunction, saved=5, outputs=2):
             input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
         return (_o0, _o1, _o2)
 def _ag_native_layer_norm(input, normalized_shape, weight, bias, eps, below=None):
@@ -3076,8 +3076,8 @@ class NativeBatchNormBackward0(TraceableFunction, saved=7, outputs=2):
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             running_mean = _s if (_s := _node.running_mean_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             running_var = _s if (_s := _node.running_var_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, _node.training_, _node.eps_,
                     result1, result2)
         return (_o0, _o1, _o2)
@@ -3105,8 +3105,8 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5, outputs=2):
             input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1,
                     result2, grads[1], grads[2])
         return (_o0, _o1, _o2)
@@ -3248,8 +3248,8 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6, 
             key = _s if (_s := _node.key_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             value = _s if (_s := _node.value_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             attn_mask = _s if (_s := _node.attn_mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            logsumexp = _s if (_s := _node.logsumexp_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            logsumexp = _s if (_s := _node.logsumexp_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_sdpa_flash_backward(grads[0], query, key, value, output, logsumexp, _node.dropout_p_, _node.is_causal_,
                     attn_mask, _node.scale_)
         return (_o0, _o1, _o2)
@@ -3356,7 +3356,7 @@ class MultilabelMarginLossBackward0(TraceableFunction, saved=3, outputs=1):
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
         target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        is_target = _s if (_s := _node.is_target_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        is_target = _s if (_s := _node.is_target_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
 def _ag_multilabel_margin_loss_forward(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3429,7 +3429,7 @@ class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
@@ -3496,7 +3496,7 @@ class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
 def _ag_max_pool3d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, below=None):
@@ -3592,7 +3592,7 @@ class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
 def _ag_adaptive_max_pool2d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3658,16 +3658,16 @@ class EmbeddingBagBackward0(TraceableFunction, saved=7, outputs=3):
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             per_sample_weights = _s if (_s := _node.per_sample_weights_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-            result3 = _s if (_s := _node.result3_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            result3 = _s if (_s := _node.result3_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = spatial_embedding_bag_backward(grads[0], indices, offsets, result1, result2, result3, _node.weight_sizes[0],
                     _node.scale_grad_by_freq_, _node.mode_, _node.sparse_, per_sample_weights, _node.padding_idx_)
         if _nf[1] is not None:
             weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
 def _ag__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx, below=None):
@@ -4085,7 +4085,7 @@ class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result1_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
 def _ag_adaptive_max_pool3d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4549,7 +4549,7 @@ class PowBackward1(TraceableFunction, saved=3, outputs=1):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
 def _ag_pow_Tensor_Tensor(self, exponent, below=None):
@@ -4575,7 +4575,7 @@ class PowBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('exponent_', 'result_', 'self_')
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
 def _ag_pow_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(exponent)):
@@ -4644,7 +4644,7 @@ class PowBackward1_1(TraceableFunction, saved=3, outputs=1):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
@@ -4667,7 +4667,7 @@ class PowBackward2_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'PowBackward2'
     def apply(_node, grads):
         exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         self = _node.self_
         _o0 = pw_pow_backward_exponent(grads[0], pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
         if _o0 is not None and _o0._dtype.category == 3:
@@ -4715,7 +4715,7 @@ class PowBackward1_2(TraceableFunction, saved=3, outputs=1):
         if _nf[1] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
             exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_exponent_dtype', _REAL), _o1)
@@ -5328,7 +5328,7 @@ class CopysignBackward0(TraceableFunction, saved=3, outputs=1):
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = pw_copysign_backward(grad, self, result)
         if _nf[1] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
@@ -5468,7 +5468,7 @@ def _ag_erfinv_(self, below=None):
 class ExpBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(result),)
 def _ag_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5490,7 +5490,7 @@ def _ag_exp_(self, below=None):
 class Exp2Backward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(result) * PW_LN2,)
 def _ag_exp2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5512,7 +5512,7 @@ def _ag_exp2_(self, below=None):
 class Expm1Backward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * (pw_conj(result) + 1),)
 def _ag_expm1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5588,11 +5588,11 @@ class HypotBackward0(TraceableFunction, saved=3, outputs=1):
         _o0 = _o1 = None
         if _nf[0] is not None:
             self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = grad * self / result
         if _nf[1] is not None:
             other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = grad * other / result
         return (_o0, _o1)
 def _ag_hypot(self, other, below=None):
@@ -5870,7 +5870,7 @@ _ag_rad2deg_ = _record_inplace_1(Rad2DegBackward0)
 class ReciprocalBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (-grads[0] * pw_conj(result * result),)
 def _ag_reciprocal(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5912,7 +5912,7 @@ _ag_round__decimals = _record_inplace_1(RoundBackward1)
 class RsqrtBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (-0.5 * grads[0] * pw_conj(result.pow(3)),)
 def _ag_rsqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5934,7 +5934,7 @@ def _ag_rsqrt_(self, below=None):
 class SigmoidBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (sigmoid_backward(grads[0], result),)
 def _ag_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5989,7 +5989,7 @@ class SgnBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (pw_sgn_backward(self, grads[0], result),)
 def _ag_sgn(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6053,7 +6053,7 @@ def _ag_sinh_(self, below=None):
 class SqrtBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] / (2 * pw_conj(result)),)
 def _ag_sqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6075,7 +6075,7 @@ def _ag_sqrt_(self, below=None):
 class TanBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * pw_conj(1 + result.pow(2)),)
 def _ag_tan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6097,7 +6097,7 @@ def _ag_tan_(self, below=None):
 class TanhBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (tanh_backward(grads[0], result),)
 def _ag_tanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6436,7 +6436,7 @@ class ProdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_prod_backward(grads[0], self, result),)
 def _ag_prod(self, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6451,7 +6451,7 @@ class ProdBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6466,7 +6466,7 @@ def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
 class MaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_max_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6482,7 +6482,7 @@ class MaxBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_max(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6518,7 +6518,7 @@ def _ag_max_other(self, other, below=None):
 class MinBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_min_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6534,7 +6534,7 @@ class MinBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_min(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6571,7 +6571,7 @@ class AmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6587,7 +6587,7 @@ class AminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amin(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6603,8 +6603,8 @@ class AminmaxBackward0(TraceableFunction, saved=3, outputs=2):
     __slots__ = ('self_', 'min_', 'max_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
-        max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+        max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
 def _ag_aminmax(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6662,7 +6662,7 @@ class StdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'unbiased_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6679,7 +6679,7 @@ class StdBackward0_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6696,7 +6696,7 @@ class StdBackward0_2(TraceableFunction, saved=2, outputs=1):
     _node_name = 'StdBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6753,7 +6753,7 @@ class StdMeanBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'unbiased_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std_mean(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6770,7 +6770,7 @@ class StdMeanBackward0_1(TraceableFunction, saved=2, outputs=1):
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_mean_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6787,7 +6787,7 @@ class StdMeanBackward0_2(TraceableFunction, saved=2, outputs=1):
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6803,7 +6803,7 @@ class MedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_median(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6817,7 +6817,7 @@ def _ag_median(self, below=None):
 class MedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_median_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6833,7 +6833,7 @@ class NanmedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_nanmedian(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6847,7 +6847,7 @@ def _ag_nanmedian(self, below=None):
 class NanmedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_nanmedian_dim(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6862,7 +6862,7 @@ def _ag_nanmedian_dim(self, dim, keepdim, below=None):
 class ModeBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_mode(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6877,7 +6877,7 @@ def _ag_mode(self, dim, keepdim, below=None):
 class KthvalueBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, _node.keepdim_),)
 def _ag_kthvalue(self, k, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6893,7 +6893,7 @@ class NormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
 def _ag_norm_Scalar(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6909,7 +6909,7 @@ class NormBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
 def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6925,7 +6925,7 @@ class NormBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
 def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6941,7 +6941,7 @@ class NormBackward3(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
 def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6957,7 +6957,7 @@ class LinalgVectorNormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
 def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6973,7 +6973,7 @@ class LogsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_logsumexp(self, dim, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6988,7 +6988,7 @@ def _ag_logsumexp(self, dim, keepdim, below=None):
 class SoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7003,7 +7003,7 @@ class SoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7018,7 +7018,7 @@ class SoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'SoftmaxBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7032,7 +7032,7 @@ def _ag_special_softmax(self, dim, dtype, below=None):
 class LogSoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag__log_softmax(self, dim, half_to_float, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7047,7 +7047,7 @@ class LogSoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_log_softmax_int(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7062,7 +7062,7 @@ class LogSoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
     _node_name = 'LogSoftmaxBackward0'
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_log_softmax_backward(grads[0], result, _node.dim_),)
 def _ag_special_log_softmax(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7098,7 +7098,7 @@ class CumprodBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
 def _ag_cumprod(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7125,7 +7125,7 @@ class CummaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummax(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7141,7 +7141,7 @@ class CumminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummin(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7157,7 +7157,7 @@ class LogcumsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
 def _ag_logcumsumexp(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7172,7 +7172,7 @@ def _ag_logcumsumexp(self, dim, below=None):
 class SortBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort(self, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7187,7 +7187,7 @@ def _ag_sort(self, dim, descending, below=None):
 class SortBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_sort_stable(self, stable, dim, descending, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7215,7 +7215,7 @@ def _ag_msort(self, below=None):
 class TopkBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_value_selecting_backward(grads[0], _node.dim_, indices, _node.self_sizes, True),)
 def _ag_topk(self, k, dim, largest, sorted, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7699,7 +7699,7 @@ class SpecialI0EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
 def _ag_special_i0e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7714,7 +7714,7 @@ class SpecialI1Backward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, False),)
 def _ag_special_i1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7729,7 +7729,7 @@ class SpecialI1EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, True),)
 def _ag_special_i1e(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7767,7 +7767,7 @@ def _ag_special_ndtr(self, below=None):
 class SpecialNdtriBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
     def apply(_node, grads):
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * SP_SQRT_2PI * (result.square() / 2).exp(),)
 def _ag_special_ndtri(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7781,7 +7781,7 @@ class SpecialLogNdtrBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
 def _ag_special_log_ndtr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -8000,7 +8000,7 @@ class SpecialErfcxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
         self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st.ag) else _unpack_output(_s, _node)
+        result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
 def _ag_special_erfcx(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):

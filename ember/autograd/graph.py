@@ -534,7 +534,7 @@ def unpack_output(s, node):
         return s.unpack(node)  # FREED, or a SavedVariable (saved-tensor hooks, anomaly mode, ...)
     if (now := d._vc[0]) != version:
         raise RuntimeError(_version_error(d, now, version, 0, node.name()))
-    if not _state.ag:
+    if not _state().ag:
         return d
     r = alias(d)
     set_history_quiet(r, node, 0)
@@ -568,7 +568,7 @@ def _version_error(d, now, version, output_nr, fn_name):
     where = ""
     if fn_name is not None:
         where = f", which is output {output_nr} of {re.sub(r'Backward[0-9]*$', '', fn_name)},"
-    if _state._anomaly:  # anomaly mode has already warned with the forward traceback of the node
+    if _state()._anomaly:  # anomaly mode has already warned with the forward traceback of the node
         hint = ("the backtrace further above shows the operation that failed to compute its gradient. "
                 "The variable in question was changed in there or anywhere later. Good luck!")
     else:

@@ -226,7 +226,7 @@ def _formula_body(info, expr, names, grad=False):
                 pre.append(f"{v} = _unpack_list(_node.{slot}, _node)")
             elif n in info.saved_outputs:
                 # inline: a bare alias at version 0 read with grad mode off (no double backward)
-                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and not (_s._vc[0] or _st.ag) "
+                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and not (_s._vc[0] or _st().ag) "
                            f"else _unpack_output(_s, _node)")
             else:  # inline: a tensor saved bare that no in-place op has touched since (no counter yet)
                 pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and _s._vc is None "

@@ -15,15 +15,14 @@ from ember.core.keys import AUTOCAST_MASK
 
 class _State:
     # The dispatch masks in one field, dk = (included, ~excluded): a call's key set is
-    # (tensor keys | dk[0]) & dk[1], one thread-local read per call (each costs ~50 ns).
+    # (tensor keys | dk[0]) & dk[1], one read of this thread's state per call.
     # `included` and `excluded` are properties over it.
     # Autocast keys sit on every tensor but are excluded until an autocast region lifts them,
     # as in PyTorch: the key-set OR stays one operation and no tensor is touched on entry.
     dk = (0, ~AUTOCAST_MASK)
     inference_mode = False
     anomaly_check_nan = True
-    # What the generated Autograd kernels need, in one field: an attribute read on a
-    # threading.local costs ~50 ns, three per recorded op were a tenth of its cost.
+    # What the generated Autograd kernels need, in one field (one read per recorded op):
     #   0: grad mode off; 1: on; 2: on, with saved-tensor hooks or anomaly mode (the slow paths)
     # grad_enabled, saved_hooks and anomaly are properties that keep it in step.
     ag = 1

@@ -4,7 +4,8 @@ Each OperatorHandle maps a runtime key set to a ready-to-call entry. The entry f
 computed once, from PyTorch's precedence, and cached; a call is the key-set OR done by the
 binding, one dict look-up, and one Python call per layer actually present. Layer kernels
 (Autograd, ADInplaceOrView, Autocast, Python) are registered with `redispatch=True`: they
-receive the entry for the keys below them as their first argument, bound once in the table.
+receive the entry for the keys below them, bound once in the table, as their first argument or,
+for the generated Autograd kernels, as the default of a last `below` parameter (_bind_below).
 """
 import functools
 import inspect

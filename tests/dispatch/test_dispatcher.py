@@ -160,3 +160,30 @@ def test_trace_records_layers_and_costs_nothing_after():
 def test_bad_arguments_list_signatures():
     with pytest.raises(TypeError, match=r"add\(\): argument 'other' \(position 2\) must be Tensor, not str"):
         ember.add(x(), "nope")
+
+
+def test_generated_autograd_kernels_get_below_as_a_default():
+    """operator._bind_below: a kernel whose last parameter is `below=None` is bound as a copy of the
+    function with that default (a plain Python call); one taking `below` first keeps a partial."""
+    import functools
+
+    from ember.dispatch.operator import _bind_below
+
+    def last(x, below=None):
+        return below(x) + 1
+
+    def first(below, x):
+        return below(x) * 2
+
+    def below(x):
+        return x + 10
+
+    g = _bind_below(last, below)
+    assert g.__class__ is last.__class__ and g is not last and g.__defaults__ == (below,)
+    assert g(1) == 12 and last.__defaults__ == (None,)
+    p = _bind_below(first, below)
+    assert isinstance(p, functools.partial) and p(1) == 22
+    x = ember.ones(2, requires_grad=True)
+    entry = ember.ops.aten.tanh.default.table[x._keys]
+    assert not isinstance(entry, functools.partial) and entry.__defaults__[0] is not None
+    assert (x.tanh()).grad_fn.name() == "TanhBackward0"

@@ -107,7 +107,16 @@ def test_path_output_and_names(tmp_path):
 
 def test_default_names_and_dynamic_batch():
     ember.manual_seed(0)
-    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Flatten(), nn.Linear(8, 2))
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Flatten(), nn.Linear(8, 2))
+
+        def forward(self, x):
+            y = self.body(x)
+            return y.view(x.shape[0], 2, 1).expand(x.shape[0], 2, 3).reshape(x.shape[0], -1)
+
+    model = Net()
     data = _export(model, ember.randn(5, 4), dynamic_axes={"input_0": {0: "batch"},
                                                             "output_0": [0]})
     proto = onnx.load_from_string(data)

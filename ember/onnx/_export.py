@@ -264,7 +264,11 @@ def _squeeze(c, node, x, dim=None):
 
 @_register("expand")
 def _expand(c, node, x, size, *, implicit=False):
-    return c.emit("Expand", [c.value(x), c.ints(_reshape_shape(c, x, _meta(node).shape))])
+    # Expand broadcasts: where Reshape's shape says 0 (keep the input's size), Expand's says 1
+    shape = [1 if s == 0 else s for s in _reshape_shape(c, x, _meta(node).shape)]
+    if not c.dynamic_batch:
+        shape = [int(s) for s in _meta(node).shape]
+    return c.emit("Expand", [c.value(x), c.ints(shape)])
 
 
 @_register("cat")

@@ -81,16 +81,18 @@ def test_profile_fn_writes_one_self_contained_page(tmp_path, monkeypatch):
     for i in ("op-table", "ops", "widgets", "trace", "download-trace", "trace-data", "timeline", "memory",
               "memory-chart", "env", "js-errors", "workload"):
         assert i in p.ids, i
-    for name in ("aten::addmm", "aten::relu", "autograd::engine::evaluate_function: AddmmBackward0",
-                 "Optimizer.step#SGD.step"):
-        assert f">{name}<" in text, name
+    # the op table shows the top 30 by self CPU time: the matmul ranks first whatever the machine's
+    # load; others (aten::relu ranks 15th-18th of 37) can drop out under load, so the trace below,
+    # which has every event, is where the rest are checked
+    assert ">aten::addmm<" in text
     for col in ("Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "CPU Mem", "Self CPU Mem",
                 "# of Calls"):
         assert f"<th>{col}</th>" in text
     # the embedded trace is the profiler's Chrome trace: valid JSON, spans and [memory] events
     trace = json.loads(p.scripts["trace-data"])
     names = {e["name"] for e in trace["traceEvents"]}
-    assert {"aten::addmm", "[memory]"} <= names
+    assert {"aten::addmm", "aten::relu", "autograd::engine::evaluate_function: AddmmBackward0",
+            "Optimizer.step#SGD.step", "[memory]"} <= names
     assert p.counts["timeline"]["rect"] > 10
     assert p.counts["memory-chart"]["path"] == 1
     # the representative op came from the run (a matmul of the recorded shapes)

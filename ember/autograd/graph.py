@@ -521,19 +521,28 @@ def save_output(t, ag):
     return (r, v) if (v := vc[0]) else r
 
 
-def unpack_output(s, node):
-    """A saved output (save_output's forms) for node's backward, version-checked. The generated apply()
-    tests the common case inline (a bare alias at version 0, grad mode off: the alias itself) and
-    calls this for the others. With grad mode on (create_graph), a new alias that is output 0 of node
-    again, as SavedVariable.unpack gives: double backward reaches node through it."""
+def _saved_alias(s, node):
+    """The alias in save_output's own forms (alias, or (alias, version)), version-checked: the error
+    names node, as torch's does. None for anything else (FREED, a SavedVariable, None)."""
     if s.__class__ is tuple:
         d, version = s
     elif isinstance(s, TensorImpl):
         d, version = s, 0
     else:
-        return s.unpack(node)  # FREED, or a SavedVariable (saved-tensor hooks, anomaly mode, ...)
+        return None
     if (now := d._vc[0]) != version:
         raise RuntimeError(_version_error(d, now, version, 0, node.name()))
+    return d
+
+
+def unpack_output(s, node):
+    """A saved output (save_output's forms) for node's backward, version-checked. The generated apply()
+    tests the common case inline (a bare alias at version 0, grad mode off: the alias itself) and
+    calls this for the others. With grad mode on (create_graph), a new alias that is output 0 of node
+    again, as SavedVariable.unpack gives: double backward reaches node through it."""
+    d = _saved_alias(s, node)
+    if d is None:
+        return s.unpack(node)  # FREED, or a SavedVariable (saved-tensor hooks, anomaly mode, ...)
     if not _state().ag:
         return d
     r = alias(d)
@@ -544,14 +553,10 @@ def unpack_output(s, node):
 
 
 def unpack_saved_output(s, node):
-    """A saved output as its `_saved_<name>` accessor shows it: version-checked (a version error names
-    node, as torch's does), not reconnected (as SavedVariable.unpack without a node)."""
-    if s.__class__ is tuple or isinstance(s, TensorImpl):
-        d, version = s if s.__class__ is tuple else (s, 0)
-        if (now := d._vc[0]) != version:
-            raise RuntimeError(_version_error(d, now, version, 0, node.name()))
-        return d
-    return unpack_saved(s)  # None, FREED or a SavedVariable
+    """A saved output as its `_saved_<name>` accessor shows it: version-checked, not reconnected (as
+    SavedVariable.unpack without a node)."""
+    d = _saved_alias(s, node)
+    return unpack_saved(s) if d is None else d  # None, FREED or a SavedVariable
 
 
 def _grad_fn_name(d):

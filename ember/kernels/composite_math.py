@@ -593,19 +593,23 @@ def heaviside_(self, values):
     return self.copy_(ember.heaviside(self.clone(), values))
 
 
+def _ldexp_dtype(input, other):
+    """The floating dtype ldexp computes in. torch raises 2 ** other in it, and pow has no
+    ComplexHalf kernel."""
+    dtype = _float_dtype(ember.result_type(input, other))
+    if dtype is ember.complex32:
+        raise NotImplementedError('"pow" not implemented for \'ComplexHalf\'')
+    return dtype
+
+
 def ldexp(input, other):
     """input * 2^other, in the floating dtype the two promote to."""
     _tensor_arg("ldexp", "other", 2, other)
-    dtype = _float_dtype(ember.result_type(input, other))
-    if dtype is ember.complex32:  # torch raises 2 ** other in the result dtype, which pow refuses
-        raise NotImplementedError('"pow" not implemented for \'ComplexHalf\'')
+    dtype = _ldexp_dtype(input, other)
     return input.to(dtype) * ember.pow(2.0, other).to(dtype)
 
 
 def ldexp_(self, other):
     _tensor_arg("ldexp_", "other", 1, other)
-    dtype = _float_dtype(ember.result_type(self, other))
-    _cant_cast("ldexp", self, dtype)
-    if dtype is ember.complex32:
-        raise NotImplementedError('"pow" not implemented for \'ComplexHalf\'')
+    _cant_cast("ldexp", self, _ldexp_dtype(self, other))
     return self.mul_(ember.pow(2.0, other))

@@ -115,8 +115,8 @@ _NOT_BOOL = _ANY - {_dt.bool_}
 # torch's add/sub compute self + alpha * other, and for complex that product is a complex one even
 # for alpha 1, so a non-finite part gives NaN ((inf+0j) * (1+0j) = inf+nanj): complex takes _add
 _REAL = _NOT_BOOL - {_dt.complex64, _dt.complex128}
-_CPLX = frozenset((_C64, _C128))
-add_same = (np.add, _ANY - {_dt.complex64, _dt.complex128})
+_CPLX = frozenset((_C64, _C128))  # their NumPy dtypes, for the kernels' own tests
+add_same = (np.add, _REAL | {_dt.bool_})
 sub_same = (np.subtract, _REAL)
 mul_same = (np.multiply, _ANY)
 div_same = (np.true_divide, frozenset(_NP2DT[d] for d in _NATIVE))

@@ -18,6 +18,7 @@ import ember  # noqa: F401
 
 _st = _tls.current
 _T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
+_V0 = (0,)  # the version of a tensor without a counter yet (apply's inline check of a bare input)
 
 from ember.autograd.formulas_activation import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_indexing import *  # noqa: F401,F403,E402
@@ -107,12 +108,12 @@ class MulBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * (other if other.__class__ is _T and other._dtype.category != 3 else conj(other))
             if _o0 is not None and _o0._dtype.category == 3:
                 _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
@@ -231,7 +232,7 @@ _ag_conj_physical_ = _record_inplace_1(ConjPhysicalBackward0)
 class SparseCooTensorWithDimsAndTensorsBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].to_dense()[indices.unbind(0)],)
 def _ag__sparse_coo_tensor_with_dims_and_tensors(sparse_dim, dense_dim, size, indices, values, dtype, layout, device, pin_memory, is_coalesced,
         below=None):
@@ -264,7 +265,7 @@ def _ag_to_sparse(self, layout, blocksize, dense_dim, below=None):
 class ToDenseBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].sparse_mask(self.coalesce() if self.is_sparse else self),)
 def _ag__to_dense(self, dtype, masked_grad, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -286,7 +287,7 @@ def _ag__coalesce(self, below=None):
 class ValuesBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (values_backward(grads[0], self),)
 def _ag_values(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -314,11 +315,11 @@ class SparseAddmmBackward0(TraceableFunction, saved=2):
             beta = _node.beta_
             _o0 = grad if (beta.__class__ is int or beta.__class__ is float) and beta == 1 else maybe_multiply(grad, beta)
         if _nf[1] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.mm(mat2.t()).sparse_mask(mat1.coalesce()), _node.alpha_)
         if _nf[2] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(mat1.t().mm(grad), _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag__sparse_addmm(self, mat1, mat2, beta, alpha, below=None):
@@ -332,7 +333,7 @@ def _ag__sparse_addmm(self, mat1, mat2, beta, alpha, below=None):
 class SparseSumBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_),)
 def _ag__sparse_sum_dim(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -345,7 +346,7 @@ def _ag__sparse_sum_dim(self, dim, below=None):
 class SparseSumBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember._sparse_sum_backward(grads[0], self, _node.dim_).to(self.dtype),)
 def _ag__sparse_sum_dim_dtype(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -358,7 +359,7 @@ def _ag__sparse_sum_dim_dtype(self, dim, dtype, below=None):
 class SparseSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._sparse_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_softmax(self, dim, half_to_float, below=None):
@@ -367,14 +368,12 @@ def _ag__sparse_softmax(self, dim, half_to_float, below=None):
     _n = SparseSoftmaxBackward0()
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, half_to_float), _next, _ag)
 
 class SparseLogSoftmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._sparse_log_softmax_backward_data(grads[0], result, _node.dim_, self),)
 def _ag__sparse_log_softmax(self, dim, half_to_float, below=None):
@@ -383,15 +382,13 @@ def _ag__sparse_log_softmax(self, dim, half_to_float, below=None):
     _n = SparseLogSoftmaxBackward0()
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, half_to_float), _next, _ag)
 
 class SparseCompressedTensorBackward0(TraceableFunction, saved=2):
     __slots__ = ('crow_indices_', 'col_indices_')
     def apply(_node, grads):
-        crow_indices = _s if (_s := _node.crow_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        col_indices = _s if (_s := _node.col_indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        crow_indices = _s if (_s := _node.crow_indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        col_indices = _s if (_s := _node.col_indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].to_dense()[ember.arange(crow_indices.numel() - 1).repeat_interleave(crow_indices.diff()), col_indices],)
 def _ag__sparse_csr_tensor_unsafe(crow_indices, col_indices, values, size, dtype, layout, device, pin_memory, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(values)):
@@ -413,7 +410,7 @@ def _ag_to_sparse_csr(self, dense_dim, below=None):
 class MaskedFillBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
     def apply(_node, grads):
-        mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
 def _ag_masked_fill_Scalar(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -428,10 +425,10 @@ class MaskedFillBackward1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
 def _ag_masked_fill_Tensor(self, mask, value, below=None):
@@ -445,7 +442,7 @@ class MaskedFillBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('mask_',)
     _node_name = 'MaskedFillBackward0'
     def apply(_node, grads):
-        mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].masked_fill(mask, 0),)
 def _ag_masked_fill__Scalar(self, mask, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -463,10 +460,10 @@ class MaskedFillBackward1_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = masked_fill_backward(grad, mask)
         return (_o0, _o1)
 def _ag_masked_fill__Tensor(self, mask, value, below=None):
@@ -484,10 +481,10 @@ class WhereBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            condition = _s if (_s := _node.condition_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            condition = _s if (_s := _node.condition_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(condition, grad, 0)
         if _nf[1] is not None:
-            condition = _s if (_s := _node.condition_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            condition = _s if (_s := _node.condition_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.where(condition, 0, grad)
         return (_o0, _o1)
 def _ag_where_self(condition, self, other, below=None):
@@ -500,7 +497,7 @@ def _ag_where_self(condition, self, other, below=None):
 class HardsigmoidBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
 def _ag_hardsigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -513,7 +510,7 @@ class HardsigmoidBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'HardsigmoidBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardsigmoid_backward(grads[0], self),)
 def _ag_hardsigmoid_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -527,7 +524,7 @@ def _ag_hardsigmoid_(self, below=None):
 class HardswishBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
 def _ag_hardswish(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -540,7 +537,7 @@ class HardswishBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'HardswishBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardswish_backward(grads[0], self),)
 def _ag_hardswish_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -557,11 +554,11 @@ class HardswishBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = hardswish_backward(grad, self)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = hardswish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_hardswish_backward(grad_output, self, below=None):
@@ -580,9 +577,7 @@ def _ag_relu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReluBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_relu_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -596,7 +591,7 @@ def _ag_relu_(self, below=None):
 class SiluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
 def _ag_silu(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -609,7 +604,7 @@ class SiluBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'SiluBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (silu_backward(grads[0], self),)
 def _ag_silu_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -623,7 +618,7 @@ def _ag_silu_(self, below=None):
 class MishBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
 def _ag_mish(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -636,7 +631,7 @@ class MishBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'MishBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (mish_backward(grads[0], self),)
 def _ag_mish_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -650,7 +645,7 @@ def _ag_mish_(self, below=None):
 class EluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'alpha_', 'scale_', 'input_scale_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (elu_backward(grads[0], _node.alpha_, _node.scale_, _node.input_scale_, False, self),)
 def _ag_elu(self, alpha, scale, input_scale, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -679,7 +674,7 @@ def _ag_elu_(self, alpha, scale, input_scale, below=None):
 class CeluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'alpha_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (celu_backward(grads[0], self, _node.alpha_, False),)
 def _ag_celu(self, alpha, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -708,7 +703,7 @@ def _ag_celu_(self, alpha, below=None):
 class GeluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'approximate_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
 def _ag_gelu(self, approximate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -722,7 +717,7 @@ class GeluBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'approximate_')
     _node_name = 'GeluBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (gelu_backward(grads[0], self, _node.approximate_),)
 def _ag_gelu_(self, approximate, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -740,11 +735,11 @@ class GeluBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = gelu_backward(grad, self, _node.approximate_)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = gelu_double_backward(grad, grad_output, self, _node.approximate_)
         return (_o0, _o1)
 def _ag_gelu_backward(grad_output, self, approximate, below=None):
@@ -758,7 +753,7 @@ def _ag_gelu_backward(grad_output, self, approximate, below=None):
 class GluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (glu_backward(grads[0], self, _node.dim_),)
 def _ag_glu(self, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -771,7 +766,7 @@ def _ag_glu(self, dim, below=None):
 class HardshrinkBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardshrink_backward(grads[0], self, _node.lambd_),)
 def _ag_hardshrink(self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -787,7 +782,7 @@ class HardshrinkBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = hardshrink_backward(grad, self, _node.lambd_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -803,7 +798,7 @@ def _ag_hardshrink_backward(grad_out, self, lambd, below=None):
 class HardtanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_val_', 'max_val_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
 def _ag_hardtanh(self, min_val, max_val, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -817,7 +812,7 @@ class HardtanhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_val_', 'max_val_')
     _node_name = 'HardtanhBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (hardtanh_backward(grads[0], self, _node.min_val_, _node.max_val_),)
 def _ag_hardtanh_(self, min_val, max_val, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -832,7 +827,7 @@ def _ag_hardtanh_(self, min_val, max_val, below=None):
 class LeakyReluBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'negative_slope_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (leaky_relu_backward(grads[0], self, _node.negative_slope_, False),)
 def _ag_leaky_relu(self, negative_slope, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -861,7 +856,7 @@ def _ag_leaky_relu_(self, negative_slope, below=None):
 class LogSigmoidBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (log_sigmoid_backward(grads[0], self),)
 def _ag_log_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -876,8 +871,8 @@ class PreluKernelBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0, _o1, *_ = prelu_backward(grad, self, weight)
         return (_o0, _o1)
 def _ag_prelu(self, weight, below=None):
@@ -890,7 +885,7 @@ def _ag_prelu(self, weight, below=None):
 class RreluWithNoiseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, False),)
 def _ag_rrelu(self, lower, upper, training, generator, below=None):
@@ -899,14 +894,12 @@ def _ag_rrelu(self, lower, upper, training, generator, below=None):
     _n = RreluWithNoiseBackward0()
     _n.lower_, _n.upper_, _n.training_ = lower, upper, training
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, lower, upper, training, generator), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, lower, upper, training, generator), _next, _ag)
 
 class RreluWithNoiseBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'lower_', 'upper_', 'training_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (rrelu_backward(grads[0], self, result, _node.lower_, _node.upper_, _node.training_, True),)
 def _ag_rrelu_(self, lower, upper, training, generator, below=None):
@@ -924,7 +917,7 @@ def _ag_rrelu_(self, lower, upper, training, generator, below=None):
 class SoftplusBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'beta_', 'threshold_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (softplus_backward(grads[0], self, _node.beta_, _node.threshold_),)
 def _ag_softplus(self, beta, threshold, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -937,7 +930,7 @@ def _ag_softplus(self, beta, threshold, below=None):
 class SoftshrinkBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'lambd_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (softshrink_backward(grads[0], self, _node.lambd_),)
 def _ag_softshrink(self, lambd, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -950,7 +943,7 @@ def _ag_softshrink(self, lambd, below=None):
 class ThresholdBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'threshold_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
 def _ag_threshold(self, threshold, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -963,7 +956,7 @@ def _ag_threshold(self, threshold, value, below=None):
 class ThresholdBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'threshold_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (threshold_backward(grads[0], self, _node.threshold_),)
 def _ag_threshold_(self, threshold, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -981,11 +974,11 @@ class TanhBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = tanh_backward(grad, pw_conj(output))
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_conj(grad) * (-2 * pw_conj(output) * grad_output)
         return (_o0, _o1)
 def _ag_tanh_backward(grad_output, output, below=None):
@@ -1001,11 +994,11 @@ class SigmoidBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = sigmoid_backward(grad, pw_conj(output))
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            output = _s if (_s := _node.output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_conj(grad) * grad_output * (-2 * pw_conj(output) + 1)
         return (_o0, _o1)
 def _ag_sigmoid_backward(grad_output, output, below=None):
@@ -1021,11 +1014,11 @@ class EluBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = elu_backward(grad, _node.alpha_, _node.scale_, _node.input_scale_, _node.is_result_, self_or_result)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self_or_result = _s if (_s := _node.self_or_result_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = elu_double_backward(grad, grad_output, _node.alpha_, _node.scale_, _node.input_scale_, _node.is_result_, self_or_result)
         return (_o0, _o1)
 def _ag_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, below=None):
@@ -1042,11 +1035,11 @@ class GluBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = glu_double_backward_grad_output(grad, self, _node.dim_)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = glu_double_backward(grad, grad_output, self, _node.dim_)
         return (_o0, _o1)
 def _ag_glu_backward(grad_output, self, dim, below=None):
@@ -1063,7 +1056,7 @@ class HardtanhBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = hardtanh_backward(grad, self, _node.min_val_, _node.max_val_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -1082,12 +1075,12 @@ class LogSigmoidBackwardBackward0(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            buffer = _s if (_s := _node.buffer_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            buffer = _s if (_s := _node.buffer_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = log_sigmoid_backward(grad, self, buffer)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = log_sigmoid_double_backward(grad * grad_output, self)
         return (_o0, _o1)
 def _ag_log_sigmoid_backward(grad_output, self, buffer, below=None):
@@ -1103,7 +1096,7 @@ class LeakyReluBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = leaky_relu_backward(grad, self, _node.negative_slope_, False)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -1122,11 +1115,11 @@ class SoftplusBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = softplus_backward(grad, self, _node.beta_, _node.threshold_)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = softplus_double_backward(grad * grad_output, self, _node.beta_, _node.threshold_)
         return (_o0, _o1)
 def _ag_softplus_backward(grad_output, self, beta, threshold, below=None):
@@ -1143,7 +1136,7 @@ class SoftshrinkBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = softshrink_backward(grad, self, _node.lambd_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -1162,7 +1155,7 @@ class ThresholdBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = threshold_backward(grad, self, _node.threshold_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -1181,11 +1174,11 @@ class SiluBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = silu_backward(grad, self)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = silu_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_silu_backward(grad_output, self, below=None):
@@ -1201,11 +1194,11 @@ class MishBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = mish_backward(grad, self)
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = mish_double_backward(grad, grad_output, self)
         return (_o0, _o1)
 def _ag_mish_backward(grad_output, self, below=None):
@@ -1221,9 +1214,9 @@ class PreluKernelBackwardBackward0(TraceableFunction, saved=3):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0, _o1, _o2, *_ = prelu_kernel_double_backward(grads, grad_output, self, weight)
         return (_o0, _o1, _o2)
 def _ag__prelu_kernel_backward(grad_output, self, weight, below=None):
@@ -1383,7 +1376,7 @@ _ag_zero_ = _record_inplace_1(ZeroBackward0)
 class GatherBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (idx_gather_backward(grads[0], _node.self_sizes, _node.dim_, index),)
 def _ag_gather(self, dim, index, sparse_grad, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1415,7 +1408,7 @@ class IndexAddBackward0(TraceableFunction, saved=1):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
 def _ag_index_add(self, dim, index, source, alpha, below=None):
@@ -1436,7 +1429,7 @@ class IndexAddBackward0_1(TraceableFunction, saved=1):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes, _node.alpha_)
         return (_o0, _o1)
 def _ag_index_add_(self, dim, index, source, alpha, below=None):
@@ -1456,9 +1449,9 @@ class IndexReduceBackward0(TraceableFunction, saved=4, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            source = _s if (_s := _node.source_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
@@ -1468,9 +1461,7 @@ def _ag_index_reduce(self, dim, index, source, reduce, include_self, below=None)
     _n = IndexReduceBackward0()
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
     _n.self_, _n.index_, _n.source_ = _save_input(self, _ag), _save_input(index, _ag), _save_input(source, _ag)
-    result = _n._set_history(below(self, dim, index, source, reduce, include_self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, index, source, reduce, include_self), _next, _ag)
 
 class IndexReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'source_', 'result_', 'dim_', 'reduce_', 'include_self_')
@@ -1479,9 +1470,9 @@ class IndexReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            source = _s if (_s := _node.source_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            source = _s if (_s := _node.source_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_index_reduce_backward(grad, self, _node.dim_, index, source, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
@@ -1503,10 +1494,10 @@ class IndexCopyBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.index_fill(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
 def _ag_index_copy(self, dim, index, source, below=None):
@@ -1525,10 +1516,10 @@ class IndexCopyBackward0_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.index_fill(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_source_backward(grad, _node.dim_, index, _node.source_sizes)
         return (_o0, _o1)
 def _ag_index_copy_(self, dim, index, source, below=None):
@@ -1545,7 +1536,7 @@ def _ag_index_copy_(self, dim, index, source, below=None):
 class IndexFillBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
 def _ag_index_fill_int_Scalar(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1561,10 +1552,10 @@ class IndexFillBackward1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.index_fill(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
 def _ag_index_fill_int_Tensor(self, dim, index, value, below=None):
@@ -1579,7 +1570,7 @@ class IndexFillBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
     _node_name = 'IndexFillBackward0'
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].index_fill(_node.dim_, index, 0),)
 def _ag_index_fill__int_Scalar(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1598,10 +1589,10 @@ class IndexFillBackward1_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.index_fill(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_index_fill_value_backward(grad, _node.dim_, index)
         return (_o0, _o1)
 def _ag_index_fill__int_Tensor(self, dim, index, value, below=None):
@@ -1660,7 +1651,7 @@ def _ag_index_put_(self, indices, values, accumulate, below=None):
 class IndexSelectBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (idx_index_select_backward(grads[0], _node.self_sizes, _node.dim_, index),)
 def _ag_index_select(self, dim, index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1677,10 +1668,10 @@ class MaskedScatterBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
 def _ag_masked_scatter(self, mask, source, below=None):
@@ -1698,10 +1689,10 @@ class MaskedScatterBackward0_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.masked_fill(mask, 0)
         if _nf[1] is not None:
-            mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = idx_masked_scatter_backward(grad, mask, _node.source_sizes)
         return (_o0, _o1)
 def _ag_masked_scatter_(self, mask, source, below=None):
@@ -1717,7 +1708,7 @@ def _ag_masked_scatter_(self, mask, source, below=None):
 class MaskedSelectBackward0(TraceableFunction, saved=1):
     __slots__ = ('mask_', 'self_sizes')
     def apply(_node, grads):
-        mask = _s if (_s := _node.mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (idx_masked_select_backward(grads[0], _node.self_sizes, mask),)
 def _ag_masked_select(self, mask, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1733,10 +1724,10 @@ class PutBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = idx_put_self_backward(grad, index, _node.accumulate_)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
 def _ag_put(self, index, source, accumulate, below=None):
@@ -1755,10 +1746,10 @@ class PutBackward0_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = idx_put_self_backward(grad, index, _node.accumulate_)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.take(index).reshape(_node.source_sizes)
         return (_o0, _o1)
 def _ag_put_(self, index, source, accumulate, below=None):
@@ -1778,10 +1769,10 @@ class ScatterBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.scatter(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_src(self, dim, index, src, below=None):
@@ -1795,7 +1786,7 @@ def _ag_scatter_src(self, dim, index, src, below=None):
 class ScatterBackward1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
 def _ag_scatter_value(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1812,10 +1803,10 @@ class ScatterBackward0_1(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.scatter(_node.dim_, index, 0)
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter__src(self, dim, index, src, below=None):
@@ -1832,7 +1823,7 @@ class ScatterBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('index_', 'dim_')
     _node_name = 'ScatterBackward1'
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].scatter(_node.dim_, index, 0),)
 def _ag_scatter__value(self, dim, index, value, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1901,7 +1892,7 @@ class ScatterAddBackward0(TraceableFunction, saved=1):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_add(self, dim, index, src, below=None):
@@ -1921,7 +1912,7 @@ class ScatterAddBackward0_1(TraceableFunction, saved=1):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad.gather(_node.dim_, index)
         return (_o0, _o1)
 def _ag_scatter_add_(self, dim, index, src, below=None):
@@ -1940,9 +1931,9 @@ class ScatterReduceBackward0(TraceableFunction, saved=4, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            src = _s if (_s := _node.src_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
@@ -1952,9 +1943,7 @@ def _ag_scatter_reduce_two(self, dim, index, src, reduce, include_self, below=No
     _n = ScatterReduceBackward0()
     _n.dim_, _n.reduce_, _n.include_self_ = dim, reduce, include_self
     _n.self_, _n.index_, _n.src_ = _save_input(self, _ag), _save_input(index, _ag), _save_input(src, _ag)
-    result = _n._set_history(below(self, dim, index, src, reduce, include_self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, index, src, reduce, include_self), _next, _ag)
 
 class ScatterReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'index_', 'src_', 'result_', 'dim_', 'reduce_', 'include_self_')
@@ -1963,9 +1952,9 @@ class ScatterReduceBackward0_1(TraceableFunction, saved=4, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            src = _s if (_s := _node.src_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            src = _s if (_s := _node.src_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = idx_scatter_reduce_backward(grad, self, _node.dim_, index, src, _node.reduce_, _node.include_self_, result)
         return (_o0, _o1)
@@ -1984,7 +1973,7 @@ def _ag_scatter_reduce__two(self, dim, index, src, reduce, include_self, below=N
 class TakeBackward0(TraceableFunction, saved=1):
     __slots__ = ('index_', 'self_sizes')
     def apply(_node, grads):
-        index = _s if (_s := _node.index_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (idx_take_backward(grads[0], _node.self_sizes, index),)
 def _ag_take(self, index, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -1998,7 +1987,7 @@ class GatherBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     _node_name = 'GatherBackward0'
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (idx_take_along_dim_backward(grads[0], _node.self_sizes, indices, _node.dim_),)
 def _ag_take_along_dim(self, indices, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2017,10 +2006,10 @@ class AddbmmBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            batch2 = _s if (_s := _node.batch2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch2 = _s if (_s := _node.batch2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(ember.matmul(grad, conj(batch2.transpose(1, 2))), conj(_node.alpha_))
         if _nf[2] is not None:
-            batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch1 = _s if (_s := _node.batch1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(ember.matmul(conj(batch1.transpose(1, 2)), grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addbmm(self, batch1, batch2, beta, alpha, below=None):
@@ -2048,10 +2037,10 @@ class AddmmBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = mm_mat1_backward(grad, mat2, _node.mat1_sizes, _node.mat1_strides, _node.alpha_)
         if _nf[2] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm(self, mat1, mat2, beta, alpha, below=None):
@@ -2075,10 +2064,10 @@ class AddmmBackward0_1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = mm_mat1_backward(grad, mat2, _node.mat1_sizes, _node.mat1_strides, _node.alpha_)
         if _nf[2] is not None:
-            mat1 = _s if (_s := _node.mat1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat1 = _s if (_s := _node.mat1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = mm_mat2_backward(grad, mat1, _node.mat2_sizes, _node.mat2_strides, _node.alpha_)
         return (_o0, _o1, _o2)
 def _ag_addmm_(self, mat1, mat2, beta, alpha, below=None):
@@ -2103,10 +2092,10 @@ class AddmvBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            vec = _s if (_s := _node.vec_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec = _s if (_s := _node.vec_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(_node.alpha_))
         if _nf[2] is not None:
-            mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat = _s if (_s := _node.mat_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addmv(self, mat, vec, beta, alpha, below=None):
@@ -2126,10 +2115,10 @@ class AddmvBackward0_1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            vec = _s if (_s := _node.vec_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec = _s if (_s := _node.vec_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec)), conj(_node.alpha_))
         if _nf[2] is not None:
-            mat = _s if (_s := _node.mat_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat = _s if (_s := _node.mat_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(mat.t()).mv(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addmv_(self, mat, vec, beta, alpha, below=None):
@@ -2150,10 +2139,10 @@ class AddrBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            vec2 = _s if (_s := _node.vec2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec2 = _s if (_s := _node.vec2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(_node.alpha_))
         if _nf[2] is not None:
-            vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec1 = _s if (_s := _node.vec1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addr(self, vec1, vec2, beta, alpha, below=None):
@@ -2173,10 +2162,10 @@ class AddrBackward0_1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            vec2 = _s if (_s := _node.vec2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec2 = _s if (_s := _node.vec2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.mv(vec2 if vec2.__class__ is _T and vec2._dtype.category != 3 else conj(vec2)), conj(_node.alpha_))
         if _nf[2] is not None:
-            vec1 = _s if (_s := _node.vec1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec1 = _s if (_s := _node.vec1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(grad.t().mv(vec1 if vec1.__class__ is _T and vec1._dtype.category != 3 else conj(vec1)), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_addr_(self, vec1, vec2, beta, alpha, below=None):
@@ -2197,10 +2186,10 @@ class BaddbmmBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            batch2 = _s if (_s := _node.batch2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch2 = _s if (_s := _node.batch2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(_node.alpha_))
         if _nf[2] is not None:
-            batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch1 = _s if (_s := _node.batch1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_baddbmm(self, batch1, batch2, beta, alpha, below=None):
@@ -2220,10 +2209,10 @@ class BaddbmmBackward0_1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = maybe_multiply(grad, conj(_node.beta_))
         if _nf[1] is not None:
-            batch2 = _s if (_s := _node.batch2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch2 = _s if (_s := _node.batch2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = maybe_multiply(grad.bmm(conj(batch2.transpose(1, 2))), conj(_node.alpha_))
         if _nf[2] is not None:
-            batch1 = _s if (_s := _node.batch1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            batch1 = _s if (_s := _node.batch1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = maybe_multiply(conj(batch1.transpose(1, 2)).bmm(grad), conj(_node.alpha_))
         return (_o0, _o1, _o2)
 def _ag_baddbmm_(self, batch1, batch2, beta, alpha, below=None):
@@ -2242,10 +2231,10 @@ class BmmBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.bmm(conj(mat2.transpose(1, 2)))
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = conj(self.transpose(1, 2)).bmm(grad)
         return (_o0, _o1)
 def _ag_bmm(self, mat2, below=None):
@@ -2265,9 +2254,7 @@ def _ag_cholesky(self, upper, below=None):
         return below(self, upper)
     _n = CholeskyBackward0()
     _n.upper_ = upper
-    result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, upper), _next, _ag)
 
 class CholeskySolveBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'input2_', 'result_', 'upper_')
@@ -2275,8 +2262,8 @@ class CholeskySolveBackward0(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            input2 = _s if (_s := _node.input2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            input2 = _s if (_s := _node.input2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_cholesky_solve_backward(grad, self, input2, result, _node.upper_)
         return (_o0, _o1)
@@ -2286,14 +2273,12 @@ def _ag_cholesky_solve(self, input2, upper, below=None):
     _n = CholeskySolveBackward0()
     _n.upper_ = upper
     _n.self_, _n.input2_ = _save_input(self, _ag), _save_input(input2, _ag)
-    result = _n._set_history(below(self, input2, upper), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, input2, upper), _next, _ag)
 
 class CholeskyInverseBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'upper_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_cholesky_inverse_backward(grads[0], self, _node.upper_, result),)
 def _ag_cholesky_inverse(self, upper, below=None):
@@ -2302,9 +2287,7 @@ def _ag_cholesky_inverse(self, upper, below=None):
     _n = CholeskyInverseBackward0()
     _n.upper_ = upper
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, upper), _next, _ag)
 
 class LinalgCrossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_', 'self_sizes', 'dim_')
@@ -2312,11 +2295,11 @@ class LinalgCrossBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad,
                     dim=la_cross_dim(_node.dim_, _node.self_sizes))
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=la_cross_dim(_node.dim_,
                     _node.self_sizes))
         return (_o0, _o1)
@@ -2336,10 +2319,10 @@ class LinalgCrossBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.linalg.cross(other if other.__class__ is _T and other._dtype.category != 3 else conj(other), grad, dim=_node.dim_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.linalg.cross(grad, self if self.__class__ is _T and self._dtype.category != 3 else conj(self), dim=_node.dim_)
         return (_o0, _o1)
 def _ag_linalg_cross(self, other, dim, below=None):
@@ -2353,7 +2336,7 @@ def _ag_linalg_cross(self, other, dim, below=None):
 class LinalgDetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_')
     def apply(_node, grads):
-        A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], A, result),)
 def _ag_linalg_det(A, below=None):
@@ -2361,15 +2344,13 @@ def _ag_linalg_det(A, below=None):
         return below(A)
     _n = LinalgDetBackward0()
     _n.A_ = _save_input(A, _ag)
-    result = _n._set_history(below(A), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(A), _next, _ag)
 
 class LinalgDetBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     _node_name = 'LinalgDetBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_det_backward(grads[0], self, result),)
 def _ag_det(self, below=None):
@@ -2377,9 +2358,7 @@ def _ag_det(self, below=None):
         return below(self)
     _n = LinalgDetBackward0_1()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class DiagEmbedBackward0(TraceableFunction):
     __slots__ = ('offset_', 'dim1_', 'dim2_')
@@ -2410,10 +2389,10 @@ class DotBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            tensor = _s if (_s := _node.tensor_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            tensor = _s if (_s := _node.tensor_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * (tensor if tensor.__class__ is _T and tensor._dtype.category != 3 else conj(tensor))
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * (self if self.__class__ is _T and self._dtype.category != 3 else conj(self))
         return (_o0, _o1)
 def _ag_dot(self, tensor, below=None):
@@ -2429,10 +2408,10 @@ class VdotBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = conj(grad) * other
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * self
         return (_o0, _o1)
 def _ag_vdot(self, other, below=None):
@@ -2451,9 +2430,7 @@ def _ag_linalg_inv(A, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
         return below(A)
     _n = LinalgInvExBackward0()
-    result = _n._set_history(below(A), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(A), _next, _ag)
 
 class LinalgInvExBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_',)
@@ -2465,9 +2442,7 @@ def _ag_inverse(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = LinalgInvExBackward0_1()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class LinalgInvExBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('inverse_',)
@@ -2489,12 +2464,12 @@ class UnsafeViewBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = la_kron_backward(grad, self, other, 0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = la_kron_backward(grad, self, other, 1)
         return (_o0, _o1)
 def _ag_kron(self, other, below=None):
@@ -2507,7 +2482,7 @@ def _ag_kron(self, other, below=None):
 class LinalgMatrixExpBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
 def _ag_matrix_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2520,7 +2495,7 @@ class LinalgMatrixExpBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'LinalgMatrixExpBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_matrix_exp_backward(self, grads[0]),)
 def _ag_linalg_matrix_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2536,12 +2511,12 @@ class UnsafeViewBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = la_matmul_backward(grad, self, other, 0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = la_matmul_backward(grad, self, other, 1)
         return (_o0, _o1)
 def _ag__la_matmul(self, other, below=None):
@@ -2572,7 +2547,7 @@ def _ag_linalg_lu(A, pivot, below=None):
 class LinalgLuFactorExBackward0(TraceableFunction, saved=1):
     __slots__ = ('A_', 'pivot_')
     def apply(_node, grads):
-        A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
 def _ag_linalg_lu_factor(A, pivot, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2586,7 +2561,7 @@ class LinalgLuFactorExBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('A_', 'pivot_')
     _node_name = 'LinalgLuFactorExBackward0'
     def apply(_node, grads):
-        A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_lu_factor_backward(grads[0], A, _node.pivot_),)
 def _ag_linalg_lu_factor_ex(A, pivot, check_errors, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2602,13 +2577,13 @@ class LinalgLuSolveBackward0(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            LU = _s if (_s := _node.LU_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            pivots = _s if (_s := _node.pivots_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = la_lu_solve_LU(grad, LU, pivots, result, _node.left_, _node.adjoint_)
         if _nf[1] is not None:
-            LU = _s if (_s := _node.LU_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            pivots = _s if (_s := _node.pivots_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            LU = _s if (_s := _node.LU_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            pivots = _s if (_s := _node.pivots_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.linalg.lu_solve(LU, pivots, grad, left=_node.left_, adjoint=not _node.adjoint_)
         return (_o0, _o1)
 def _ag_linalg_lu_solve(LU, pivots, B, left, adjoint, below=None):
@@ -2617,9 +2592,7 @@ def _ag_linalg_lu_solve(LU, pivots, B, left, adjoint, below=None):
     _n = LinalgLuSolveBackward0()
     _n.left_, _n.adjoint_ = left, adjoint
     _n.LU_, _n.pivots_ = _save_input(LU, _ag), _save_input(pivots, _ag)
-    result = _n._set_history(below(LU, pivots, B, left, adjoint), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(LU, pivots, B, left, adjoint), _next, _ag)
 
 class MmBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'mat2_', 'mat2_sizes', 'mat2_strides', 'self_sizes', 'self_strides')
@@ -2627,10 +2600,10 @@ class MmBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            mat2 = _s if (_s := _node.mat2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            mat2 = _s if (_s := _node.mat2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = mm_mat1_backward(grad, mat2, _node.self_sizes, _node.self_strides)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = mm_mat2_backward(grad, self, _node.mat2_sizes, _node.mat2_strides)
         return (_o0, _o1)
 def _ag_mm(self, mat2, below=None):
@@ -2650,10 +2623,10 @@ class MvBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            vec = _s if (_s := _node.vec_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            vec = _s if (_s := _node.vec_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad.outer(vec if vec.__class__ is _T and vec._dtype.category != 3 else conj(vec))
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = conj(self.t()).mv(grad)
         return (_o0, _o1)
 def _ag_mv(self, vec, below=None):
@@ -2666,7 +2639,7 @@ def _ag_mv(self, vec, below=None):
 class LinalgPinvBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
@@ -2674,15 +2647,13 @@ def _ag_linalg_pinv_atol_rtol_float(self, atol, rtol, hermitian, below=None):
         return below(self, atol, rtol, hermitian)
     _n = LinalgPinvBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, atol, rtol, hermitian), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, atol, rtol, hermitian), _next, _ag)
 
 class LinalgPinvBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     _node_name = 'LinalgPinvBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_pinv_backward(grads[0], result, self),)
 def _ag_pinverse(self, rcond, below=None):
@@ -2690,9 +2661,7 @@ def _ag_pinverse(self, rcond, below=None):
         return below(self, rcond)
     _n = LinalgPinvBackward0_1()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, rcond), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, rcond), _next, _ag)
 
 class LinalgQrBackward0(TraceableFunction, saved=2, outputs=2):
     __slots__ = ('Q_', 'R_', 'mode_')
@@ -2730,7 +2699,7 @@ def _ag_qr(self, some, below=None):
 class LinalgSlogdetBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'sign_')
     def apply(_node, grads):
-        A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], A, sign),)
 def _ag_linalg_slogdet(A, below=None):
@@ -2746,7 +2715,7 @@ class LinalgSlogdetBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'sign_')
     _node_name = 'LinalgSlogdetBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         sign = _s if (_s := _node.sign_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (la_slogdet_backward(grads[0], grads[1], self, sign),)
 def _ag_slogdet(self, below=None):
@@ -2764,7 +2733,7 @@ class LinalgSolveExBackward0(TraceableFunction, saved=2, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grad, result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
@@ -2775,9 +2744,7 @@ def _ag_linalg_solve(A, B, left, below=None):
     _n.B_sizes = B._shape if B.__class__ is _T or isinstance(B, _TI) else _sizes_of(B)
     _n.left_ = left
     _n.A_ = _save_input(A, _ag)
-    result = _n._set_history(below(A, B, left), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(A, B, left), _next, _ag)
 
 class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
@@ -2786,7 +2753,7 @@ class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1):
         _nf = _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_backward(grads[0], result, A, _node.B_sizes, _node.left_)
         return (_o0, _o1)
@@ -2807,7 +2774,7 @@ class LinalgSolveTriangularBackward0(TraceableFunction, saved=2, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None or _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, *_ = la_solve_triangular_backward(grad, self, result, _node.upper_, _node.left_, _node.unitriangular_)
         return (_o0, _o1)
@@ -2817,9 +2784,7 @@ def _ag_linalg_solve_triangular(self, B, upper, left, unitriangular, below=None)
     _n = LinalgSolveTriangularBackward0()
     _n.upper_, _n.left_, _n.unitriangular_ = upper, left, unitriangular
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, B, upper, left, unitriangular), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, B, upper, left, unitriangular), _next, _ag)
 
 class LinalgCholeskyExBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('L_', 'upper_')
@@ -2846,9 +2811,7 @@ def _ag_linalg_cholesky(self, upper, below=None):
         return below(self, upper)
     _n = LinalgCholeskyExBackward0_1()
     _n.upper_ = upper
-    result = _n._set_history(below(self, upper), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, upper), _next, _ag)
 
 class LinalgSvdBackward0(TraceableFunction, saved=3, outputs=3):
     __slots__ = ('U_', 'S_', 'Vh_', 'full_matrices_')
@@ -2872,7 +2835,7 @@ class LinalgSvdBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('A_',)
     _node_name = 'LinalgSvdBackward0'
     def apply(_node, grads):
-        A = _s if (_s := _node.A_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        A = _s if (_s := _node.A_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_svdvals_backward(grads[0], A),)
 def _ag_linalg_svdvals(A, driver, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(A)):
@@ -2900,7 +2863,7 @@ class LinalgEighBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'UPLO_')
     _node_name = 'LinalgEighBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_eigvalsh_backward(grads[0], self, _node.UPLO_),)
 def _ag_linalg_eigvalsh(self, UPLO, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2930,7 +2893,7 @@ class LinalgEigBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'LinalgEigBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (la_eigvals_backward(grads[0], self),)
 def _ag_linalg_eigvals(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -2988,9 +2951,9 @@ def _ag_constant_pad_nd(self, pad, value, below=None):
 class NllLossBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss_forward(self, target, weight, reduction, ignore_index, below=None):
@@ -3009,8 +2972,8 @@ class NllLossBackwardBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_nll_loss_double(grad, target, weight, _node.reduction_, _node.ignore_index_)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -3026,9 +2989,9 @@ def _ag_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_i
 class NllLoss2DBackward0(TraceableFunction, saved=4, outputs=1):
     __slots__ = ('self_', 'target_', 'weight_', 'total_weight_', 'reduction_', 'ignore_index_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         total_weight = _s if (_s := _node.total_weight_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (nnl_nll_loss_backward(grads[0], self, target, weight, _node.reduction_, _node.ignore_index_, total_weight),)
 def _ag_nll_loss2d_forward(self, target, weight, reduction, ignore_index, below=None):
@@ -3047,9 +3010,9 @@ class NativeLayerNormBackward0(TraceableFunction, saved=5, outputs=2):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            input = _s if (_s := _node.input_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            bias = _s if (_s := _node.bias_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_layer_norm_backward(grads[0], input, _node.normalized_shape_, result1, result2, weight, bias, _node.eps_)
@@ -3071,11 +3034,11 @@ class NativeBatchNormBackward0(TraceableFunction, saved=7, outputs=2):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            running_mean = _s if (_s := _node.running_mean_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            running_var = _s if (_s := _node.running_var_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            input = _s if (_s := _node.input_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            bias = _s if (_s := _node.bias_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            running_mean = _s if (_s := _node.running_mean_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            running_var = _s if (_s := _node.running_var_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_batch_norm_backward(grads[0], input, weight, bias, running_mean, running_var, _node.training_, _node.eps_,
@@ -3102,9 +3065,9 @@ class NativeGroupNormBackward0(TraceableFunction, saved=5, outputs=2):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            bias = _s if (_s := _node.bias_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            input = _s if (_s := _node.input_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            bias = _s if (_s := _node.bias_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_group_norm_backward(grads[0], input, weight, bias, _node.N_, _node.C_, _node.group_, _node.eps_, result1,
@@ -3127,12 +3090,12 @@ class MseLossBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_mse_loss_backward(grad, self, target, _node.reduction_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = nnl_mse_loss_backward(grad, target, self, _node.reduction_)
         return (_o0, _o1)
 def _ag_mse_loss(self, target, reduction, below=None):
@@ -3149,12 +3112,12 @@ class SmoothL1LossBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_smooth_l1_loss_backward(grad, self, target, _node.reduction_, _node.beta_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = nnl_smooth_l1_loss_backward(grad, target, self, _node.reduction_, _node.beta_)
         return (_o0, _o1)
 def _ag_smooth_l1_loss(self, target, reduction, beta, below=None):
@@ -3171,12 +3134,12 @@ class HuberLossBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_huber_loss_backward(grad, self, target, _node.reduction_, _node.delta_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = nnl_huber_loss_backward(grad, target, self, _node.reduction_, _node.delta_)
         return (_o0, _o1)
 def _ag_huber_loss(self, target, reduction, delta, below=None):
@@ -3193,14 +3156,14 @@ class BinaryCrossEntropyBackward0(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_bce_backward(grad, self, target, weight, _node.reduction_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = nnl_bce_target_backward(grad, self, target, weight, _node.reduction_)
         return (_o0, _o1)
 def _ag_binary_cross_entropy(self, target, weight, reduction, below=None):
@@ -3217,16 +3180,16 @@ class BinaryCrossEntropyWithLogitsBackward0(TraceableFunction, saved=4):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = nnl_bce_logits_backward(grad, self, target, weight, pos_weight, _node.reduction_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            pos_weight = _s if (_s := _node.pos_weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = nnl_bce_logits_target_backward(grad, self, target, weight, pos_weight, _node.reduction_)
         return (_o0, _o1)
 def _ag_binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction, below=None):
@@ -3244,10 +3207,10 @@ class ScaledDotProductFlashAttentionForCpuBackward0(TraceableFunction, saved=6, 
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            query = _s if (_s := _node.query_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            key = _s if (_s := _node.key_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            value = _s if (_s := _node.value_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            attn_mask = _s if (_s := _node.attn_mask_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            query = _s if (_s := _node.query_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            key = _s if (_s := _node.key_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            value = _s if (_s := _node.value_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            attn_mask = _s if (_s := _node.attn_mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             output = _s if (_s := _node.output_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             logsumexp = _s if (_s := _node.logsumexp_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0, _o1, _o2, *_ = nnl_sdpa_flash_backward(grads[0], query, key, value, output, logsumexp, _node.dropout_p_, _node.is_causal_,
@@ -3283,8 +3246,8 @@ def _ag__scaled_dot_product_flash_attention_for_cpu_backward(grad_out, query, ke
 class SoftMarginLossBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'target_', 'reduction_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember._generated.ops.soft_margin_loss_backward.call(grads[0], self, target, _node.reduction_),)
 def _ag_soft_margin_loss(self, target, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3300,17 +3263,17 @@ class SoftMarginLossBackwardBackward0(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             reduction = _node.reduction_
             _o0 = ember._generated.ops.soft_margin_loss_backward.call(grad, self, target,
                     reduction) if reduction == 0 else (ember._generated.ops.soft_margin_loss_backward.call(ember.ones_like(grad_output), self,
                     target, reduction) * grad).sum()
         if _nf[1] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * grad_output * target * target * (-target * self).exp() / ((-target * self).exp() + 1) ** 2 / (self.numel() if _node.reduction_ == 1 else 1)
         return (_o0, _o1)
 def _ag_soft_margin_loss_backward(grad_output, self, target, reduction, below=None):
@@ -3324,9 +3287,9 @@ def _ag_soft_margin_loss_backward(grad_output, self, target, reduction, below=No
 class MultiMarginLossBackward0(TraceableFunction, saved=3):
     __slots__ = ('self_', 'target_', 'weight_', 'p_', 'margin_', 'reduction_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember._generated.ops.multi_margin_loss_backward.call(grads[0], self, target, _node.p_, _node.margin_, weight, _node.reduction_),)
 def _ag_multi_margin_loss(self, target, p, margin, weight, reduction, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3354,8 +3317,8 @@ def _ag_multi_margin_loss_backward(grad_output, self, target, p, margin, weight,
 class MultilabelMarginLossBackward0(TraceableFunction, saved=3, outputs=1):
     __slots__ = ('self_', 'target_', 'is_target_', 'reduction_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-        target = _s if (_s := _node.target_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        target = _s if (_s := _node.target_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         is_target = _s if (_s := _node.is_target_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.multilabel_margin_loss_backward.call(grads[0], self, target, _node.reduction_, is_target),)
 def _ag_multilabel_margin_loss_forward(self, target, reduction, below=None):
@@ -3389,8 +3352,8 @@ class ConvolutionBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            input = _s if (_s := _node.input_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0, _o1, _o2, *_ = spatial_convolution_backward(grad, input, weight, _node.stride_, _node.padding_, _node.dilation_, _node.transposed_,
                     _node.output_padding_, _node.groups_, (_nf[0] is not None, _nf[1] is not None, _nf[2] is not None))
         return (_o0, _o1, _o2)
@@ -3408,9 +3371,9 @@ class ConvolutionBackwardBackward0(TraceableFunction, saved=3):
         _nf = _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None or _nf[1] is not None or _nf[2] is not None:
-            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            input = _s if (_s := _node.input_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            grad_output = _s if (_s := _node.grad_output_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            input = _s if (_s := _node.input_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0, _o1, _o2, *_ = spatial_convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, input, _node.stride_,
                     _node.padding_, _node.dilation_, _node.transposed_, _node.output_padding_, _node.groups_, (_nf[0] is not None,
                     _nf[1] is not None, _nf[2] is not None))
@@ -3428,7 +3391,7 @@ def _ag_convolution_backward(grad_output, input, weight, bias_sizes, stride, pad
 class MaxPool2DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_max_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
@@ -3448,7 +3411,7 @@ class MaxPool2DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = spatial_max_pool_double_backward(grad, indices, 2)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -3463,7 +3426,7 @@ def _ag_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride,
 class AvgPool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_avg_pool2d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
 def _ag_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
@@ -3495,7 +3458,7 @@ def _ag_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, cei
 class MaxPool3DWithIndicesBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'kernel_size_', 'stride_', 'padding_', 'dilation_', 'ceil_mode_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_max_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.dilation_, _node.ceil_mode_,
                 indices),)
@@ -3515,7 +3478,7 @@ class MaxPool3DWithIndicesBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = spatial_max_pool_double_backward(grad, indices, 3)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -3530,7 +3493,7 @@ def _ag_max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride,
 class AvgPool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'kernel_size_', 'stride_', 'padding_', 'ceil_mode_', 'count_include_pad_', 'divisor_override_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_avg_pool3d_backward(grads[0], self, _node.kernel_size_, _node.stride_, _node.padding_, _node.ceil_mode_,
                 _node.count_include_pad_, _node.divisor_override_),)
 def _ag_avg_pool3d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, below=None):
@@ -3562,7 +3525,7 @@ def _ag_avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, cei
 class AdaptiveAvgPool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_adaptive_avg_pool2d_backward(grads[0], self),)
 def _ag__adaptive_avg_pool2d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3591,7 +3554,7 @@ def _ag__adaptive_avg_pool2d_backward(grad_output, self, below=None):
 class AdaptiveMaxPool2DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (spatial_adaptive_max_pool2d_backward(grads[0], self, indices),)
 def _ag_adaptive_max_pool2d(self, output_size, below=None):
@@ -3609,7 +3572,7 @@ class AdaptiveMaxPool2DBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = spatial_max_pool_double_backward(grad, indices, 2)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -3624,7 +3587,7 @@ def _ag_adaptive_max_pool2d_backward(grad_output, self, indices, below=None):
 class EmbeddingBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'weight_sizes', 'padding_idx_', 'scale_grad_by_freq_', 'sparse_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_embedding_backward(grads[0], indices, _node.weight_sizes[0], _node.padding_idx_, _node.scale_grad_by_freq_, _node.sparse_),)
 def _ag_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(weight)):
@@ -3638,7 +3601,7 @@ def _ag_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, belo
 class EmbeddingDenseBackwardBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_', 'padding_idx_')
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_embedding_dense_double_backward(grads[0], indices, _node.padding_idx_),)
 def _ag_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(grad_output)):
@@ -3655,18 +3618,18 @@ class EmbeddingBagBackward0(TraceableFunction, saved=7, outputs=3):
         _nf = _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            per_sample_weights = _s if (_s := _node.per_sample_weights_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            offsets = _s if (_s := _node.offsets_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            per_sample_weights = _s if (_s := _node.per_sample_weights_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             result2 = _s if (_s := _node.result2_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             result3 = _s if (_s := _node.result3_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = spatial_embedding_bag_backward(grads[0], indices, offsets, result1, result2, result3, _node.weight_sizes[0],
                     _node.scale_grad_by_freq_, _node.mode_, _node.sparse_, per_sample_weights, _node.padding_idx_)
         if _nf[1] is not None:
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            offsets = _s if (_s := _node.offsets_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            offsets = _s if (_s := _node.offsets_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = spatial_embedding_bag_psw_backward(grads[0], weight, indices, offsets, result1, _node.mode_, _node.padding_idx_)
         return (_o0, _o1)
@@ -3690,7 +3653,7 @@ def _ag__embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, spars
 class ReflectionPad1DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad1d', _node.padding_),)
 def _ag_reflection_pad1d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3703,7 +3666,7 @@ def _ag_reflection_pad1d(self, padding, below=None):
 class ReflectionPad2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad2d', _node.padding_),)
 def _ag_reflection_pad2d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3716,7 +3679,7 @@ def _ag_reflection_pad2d(self, padding, below=None):
 class ReflectionPad3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'reflection_pad3d', _node.padding_),)
 def _ag_reflection_pad3d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3729,7 +3692,7 @@ def _ag_reflection_pad3d(self, padding, below=None):
 class ReplicationPad1DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad1d', _node.padding_),)
 def _ag_replication_pad1d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3742,7 +3705,7 @@ def _ag_replication_pad1d(self, padding, below=None):
 class ReplicationPad2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad2d', _node.padding_),)
 def _ag_replication_pad2d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -3755,7 +3718,7 @@ def _ag_replication_pad2d(self, padding, below=None):
 class ReplicationPad3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'padding_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_pad_backward(grads[0], self, 'replication_pad3d', _node.padding_),)
 def _ag_replication_pad3d(self, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4055,7 +4018,7 @@ def _ag_pixel_unshuffle(self, downscale_factor, below=None):
 class AdaptiveAvgPool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember._generated.ops._adaptive_avg_pool3d_backward.call(grads[0], self),)
 def _ag__adaptive_avg_pool3d(self, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4084,7 +4047,7 @@ def _ag__adaptive_avg_pool3d_backward(grad_output, self, below=None):
 class AdaptiveMaxPool3DBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result1_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result1 = _s if (_s := _node.result1_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (ember._generated.ops.adaptive_max_pool3d_backward.call(grads[0], self, result1),)
 def _ag_adaptive_max_pool3d(self, output_size, below=None):
@@ -4102,7 +4065,7 @@ class AdaptiveMaxPool3DBackwardBackward0(TraceableFunction, saved=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = spatial_max_pool_double_backward(grad, indices, 3)
         if _nf[1] is not None:
             _o1 = zeros_like(grad)
@@ -4117,7 +4080,7 @@ def _ag_adaptive_max_pool3d_backward(grad_output, self, indices, below=None):
 class MaxUnpool2DBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 2),)
 def _ag_max_unpool2d(self, indices, output_size, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4129,7 +4092,7 @@ def _ag_max_unpool2d(self, indices, output_size, below=None):
 class MaxUnpool3DBackward0(TraceableFunction, saved=1):
     __slots__ = ('indices_',)
     def apply(_node, grads):
-        indices = _s if (_s := _node.indices_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (spatial_max_pool_double_backward(grads[0], indices, 3),)
 def _ag_max_unpool3d(self, indices, output_size, stride, padding, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4229,12 +4192,12 @@ class MulBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * pw_conj(other)
             if _o0 is not None and _o0._dtype.category == 3:
                 _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * pw_conj(self)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_other_dtype', _REAL), _o1)
@@ -4279,11 +4242,11 @@ class DivBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_div_self_backward(grad, other, _node.self_dtype)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_div_Tensor(self, other, below=None):
@@ -4309,11 +4272,11 @@ class DivBackward2(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_div_self_backward(grad, other, _node.self_dtype, _node.rounding_mode_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
 def _ag_div_Tensor_mode(self, other, rounding_mode, below=None):
@@ -4342,11 +4305,11 @@ class DivBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_div_self_backward(grad, other, _node.self_dtype)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_divide_Tensor(self, other, below=None):
@@ -4373,11 +4336,11 @@ class DivBackward2_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_div_self_backward(grad, other, _node.self_dtype, _node.rounding_mode_)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other, _node.rounding_mode_)
         return (_o0, _o1)
 def _ag_divide_Tensor_mode(self, other, rounding_mode, below=None):
@@ -4406,11 +4369,11 @@ class DivBackward0_2(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_div_self_backward(grad, other, _node.self_dtype)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_div_other_backward(grad, self, other)
         return (_o0, _o1)
 def _ag_true_divide_Tensor(self, other, below=None):
@@ -4469,8 +4432,8 @@ class RemainderBackward1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "floor", "remainder")
         return (_o0, _o1)
 def _ag_remainder_Tensor(self, other, below=None):
@@ -4496,8 +4459,8 @@ class FmodBackward1(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = grad
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_remainder_other_backward(grad, self, other, "trunc", "fmod")
         return (_o0, _o1)
 def _ag_fmod_Tensor(self, other, below=None):
@@ -4518,7 +4481,7 @@ def _ag_fmod__Tensor(self, other, below=None):
 class PowBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'exponent_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
 def _ag_pow_Tensor_Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4543,12 +4506,12 @@ class PowBackward1(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_pow_backward_self(grad, self, exponent)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, exponent, result)
         return (_o0, _o1)
@@ -4557,9 +4520,7 @@ def _ag_pow_Tensor_Tensor(self, exponent, below=None):
         return below(self, exponent)
     _n = PowBackward1()
     _n.self_, _n.exponent_ = _save_input(self, _ag), _save_input(exponent, _ag)
-    result = _n._set_history(below(self, exponent), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, exponent), _next, _ag)
 def _ag_pow__Tensor_Tensor(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, exponent)):
         return below(self, exponent)
@@ -4574,7 +4535,7 @@ def _ag_pow__Tensor_Tensor(self, exponent, below=None):
 class PowBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('exponent_', 'result_', 'self_')
     def apply(_node, grads):
-        exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (pw_pow_backward_exponent(grads[0], _node.self_, exponent, result),)
 def _ag_pow_Scalar(self, exponent, below=None):
@@ -4583,15 +4544,13 @@ def _ag_pow_Scalar(self, exponent, below=None):
     _n = PowBackward2()
     _n.self_ = self
     _n.exponent_ = _save_input(exponent, _ag)
-    result = _n._set_history(below(self, exponent), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, exponent), _next, _ag)
 
 class PowBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'PowBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, 2),)
 def _ag_square(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4612,7 +4571,7 @@ class PowBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', '_self_dtype', 'exponent_')
     _node_name = 'PowBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         exponent = _node.exponent_
         _o0 = pw_pow_backward(grads[0], pw_float_power_cast(self, exponent), exponent)
         if _o0 is not None and _o0._dtype.category == 3:
@@ -4636,14 +4595,14 @@ class PowBackward1_1(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_pow_backward_self(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self))
             if _o0 is not None and _o0._dtype.category == 3:
                 _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
@@ -4658,15 +4617,13 @@ def _ag_float_power_Tensor_Tensor(self, exponent, below=None):
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
-    result = _n._set_history(result, _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(result, _next, _ag)
 
 class PowBackward2_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('exponent_', 'result_', '_exponent_dtype', 'self_')
     _node_name = 'PowBackward2'
     def apply(_node, grads):
-        exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         self = _node.self_
         _o0 = pw_pow_backward_exponent(grads[0], pw_float_power_cast(self, exponent), pw_float_power_cast(exponent, self), result)
@@ -4682,15 +4639,13 @@ def _ag_float_power_Scalar(self, exponent, below=None):
     result = below(self, exponent)
     if result._dtype.category == 3:  # a complex result: its real inputs take .real
         _n._exponent_dtype = exponent._dtype if exponent.__class__ is _T or isinstance(exponent, _TI) else _dtype_of(exponent)
-    result = _n._set_history(result, _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(result, _next, _ag)
 
 class PowBackward0_3(TraceableFunction, saved=1):
     __slots__ = ('self_', 'exponent_')
     _node_name = 'PowBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_pow_backward(grads[0], self, _node.exponent_),)
 def _ag_float_power__Scalar(self, exponent, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4709,12 +4664,12 @@ class PowBackward1_2(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_pow_backward_self(grad, self, pw_float_power_cast(exponent, self))
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            exponent = _s if (_s := _node.exponent_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            exponent = _s if (_s := _node.exponent_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = pw_pow_backward_exponent(grad, self, pw_float_power_cast(exponent, self), result)
             if _o1 is not None and _o1._dtype.category == 3:
@@ -4735,7 +4690,7 @@ def _ag_float_power__Tensor(self, exponent, below=None):
 class AbsBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_abs(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4748,7 +4703,7 @@ class AbsBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_absolute(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4761,7 +4716,7 @@ class AbsBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_abs_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4776,7 +4731,7 @@ class AbsBackward0_3(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AbsBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.sgn(),)
 def _ag_absolute_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4790,7 +4745,7 @@ def _ag_absolute_(self, below=None):
 class AcosBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
 def _ag_acos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4811,7 +4766,7 @@ class AcosBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AcosBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * -pw_conj((-self * self + 1).rsqrt()),)
 def _ag_arccos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4831,7 +4786,7 @@ def _ag_arccos_(self, below=None):
 class AcoshBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
 def _ag_acosh(self, below=None):
@@ -4845,7 +4800,7 @@ class AcoshBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AcoshBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         grad = grads[0]
         return (grad * pw_conj((self + 1).rsqrt() * (self - 1).rsqrt()) if self.is_complex() else grad * (self * self - 1).rsqrt(),)
 def _ag_arccosh(self, below=None):
@@ -4873,7 +4828,7 @@ _ag_arccosh_ = _record_inplace_1(AcoshBackward1_1)
 class AsinhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
 def _ag_asinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4886,7 +4841,7 @@ class AsinhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AsinhBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj((self.pow(2) + 1).rsqrt()),)
 def _ag_arcsinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4913,7 +4868,7 @@ _ag_arcsinh_ = _record_inplace_1(AsinhBackward1_1)
 class AtanhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
 def _ag_atanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4926,7 +4881,7 @@ class AtanhBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AtanhBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * 1 / pw_conj(1 - self.pow(2)),)
 def _ag_arctanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4953,7 +4908,7 @@ _ag_arctanh_ = _record_inplace_1(AtanhBackward1_1)
 class AsinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
 def _ag_asin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4974,7 +4929,7 @@ class AsinBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AsinBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj((-self * self + 1).rsqrt()),)
 def _ag_arcsin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -4994,7 +4949,7 @@ def _ag_arcsin_(self, below=None):
 class AtanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
 def _ag_atan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5015,7 +4970,7 @@ class AtanBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'AtanBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] / pw_conj(self * self + 1),)
 def _ag_arctan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5038,12 +4993,12 @@ class Atan2Backward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * other * (self * self + other * other).reciprocal()
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
 def _ag_atan2(self, other, below=None):
@@ -5068,12 +5023,12 @@ class Atan2Backward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * other * (self * self + other * other).reciprocal()
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * -self * (self * self + other * other).reciprocal()
         return (_o0, _o1)
 def _ag_arctan2(self, other, below=None):
@@ -5107,19 +5062,19 @@ class ClampBackward0(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_clamp_backward(grad, self, min, max)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_clamp_min_backward(grad, self, min, max)
         if _nf[2] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
 def _ag_clamp_Tensor(self, min, max, below=None):
@@ -5140,7 +5095,7 @@ def _ag_clamp__Tensor(self, min, max, below=None):
 class ClampBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_', 'max_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
 def _ag_clamp(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5166,19 +5121,19 @@ class ClampBackward0_1(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_clamp_backward(grad, self, min, max)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_clamp_min_backward(grad, self, min, max)
         if _nf[2] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = pw_clamp_max_backward(grad, self, min, max)
         return (_o0, _o1, _o2)
 def _ag_clip_Tensor(self, min, max, below=None):
@@ -5200,7 +5155,7 @@ class ClampBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_', 'max_')
     _node_name = 'ClampBackward1'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_clamp_backward(grads[0], self, _node.min_, _node.max_),)
 def _ag_clip(self, min, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5222,7 +5177,7 @@ def _ag_clip_(self, min, max, below=None):
 class ClampMinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'min_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember.where(self >= _node.min_, grads[0], 0.0),)
 def _ag_clamp_min(self, min, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5247,12 +5202,12 @@ class ClampMinBackward1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(self >= min, grad, 0.0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            min = _s if (_s := _node.min_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.where(self < min, grad, 0.0)
         return (_o0, _o1)
 def _ag_clamp_min_Tensor(self, min, below=None):
@@ -5273,7 +5228,7 @@ def _ag_clamp_min__Tensor(self, min, below=None):
 class ClampMaxBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'max_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (ember.where(self <= _node.max_, grads[0], 0.0),)
 def _ag_clamp_max(self, max, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5298,12 +5253,12 @@ class ClampMaxBackward1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(self <= max, grad, 0.0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            max = _s if (_s := _node.max_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.where(self > max, grad, 0.0)
         return (_o0, _o1)
 def _ag_clamp_max_Tensor(self, max, below=None):
@@ -5327,11 +5282,11 @@ class CopysignBackward0(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = pw_copysign_backward(grad, self, result)
         if _nf[1] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = zeros_like(other)
         return (_o0, _o1)
 def _ag_copysign_Tensor(self, other, below=None):
@@ -5339,9 +5294,7 @@ def _ag_copysign_Tensor(self, other, below=None):
         return below(self, other)
     _n = CopysignBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
-    result = _n._set_history(below(self, other), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, other), _next, _ag)
 def _ag_copysign__Tensor(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5356,7 +5309,7 @@ def _ag_copysign__Tensor(self, other, below=None):
 class CosBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * -pw_conj(self.sin()),)
 def _ag_cos(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5376,7 +5329,7 @@ def _ag_cos_(self, below=None):
 class CoshBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.sinh()),)
 def _ag_cosh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5408,7 +5361,7 @@ _ag_deg2rad_ = _record_inplace_1(Deg2RadBackward0)
 class ErfBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
 def _ag_erf(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5428,7 +5381,7 @@ def _ag_erf_(self, below=None):
 class ErfcBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (-PW_2_SQRTPI * (-self.pow(2)).exp() * grads[0],)
 def _ag_erfc(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5448,7 +5401,7 @@ def _ag_erfc_(self, below=None):
 class ErfinvBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (PW_SQRTPI_2 * self.erfinv().pow(2).exp() * grads[0],)
 def _ag_erfinv(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5474,9 +5427,7 @@ def _ag_exp(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ExpBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_exp_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5496,9 +5447,7 @@ def _ag_exp2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Exp2Backward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_exp2_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5518,9 +5467,7 @@ def _ag_expm1(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = Expm1Backward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_expm1_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5559,11 +5506,11 @@ class NextafterBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(self != other, grad, 0.0)
         if _nf[1] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = zeros_like(other)
         return (_o0, _o1)
 def _ag_nextafter(self, other, below=None):
@@ -5587,11 +5534,11 @@ class HypotBackward0(TraceableFunction, saved=3, outputs=1):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o0 = grad * self / result
         if _nf[1] is not None:
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
             _o1 = grad * other / result
         return (_o0, _o1)
@@ -5600,9 +5547,7 @@ def _ag_hypot(self, other, below=None):
         return below(self, other)
     _n = HypotBackward0()
     _n.self_, _n.other_ = _save_input(self, _ag) if _next[0] is not None else None, _save_input(other, _ag) if _next[1] is not None else None
-    result = _n._set_history(below(self, other), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, other), _next, _ag)
 def _ag_hypot_(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(self, other)):
         return below(self, other)
@@ -5645,14 +5590,14 @@ class LerpBackward1(TraceableFunction, saved=3):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = _o2 = None
         if _nf[0] is not None:
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = grad * pw_conj(1 - weight)
         if _nf[1] is not None:
-            weight = _s if (_s := _node.weight_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            weight = _s if (_s := _node.weight_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * pw_conj(weight)
         if _nf[2] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            end = _s if (_s := _node.end_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            end = _s if (_s := _node.end_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = grad * pw_conj(end - self)
         return (_o0, _o1, _o2)
 def _ag_lerp_Tensor(self, end, weight, below=None):
@@ -5674,7 +5619,7 @@ def _ag_lerp__Tensor(self, end, weight, below=None):
 class LogBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0].div(pw_conj(self)),)
 def _ag_log(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5694,7 +5639,7 @@ def _ag_log_(self, below=None):
 class Log10Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN10),)
 def _ag_log10(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5714,7 +5659,7 @@ def _ag_log10_(self, below=None):
 class Log1PBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] / pw_conj(self + 1),)
 def _ag_log1p(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5734,7 +5679,7 @@ def _ag_log1p_(self, below=None):
 class Log2Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] / (pw_conj(self) * PW_LN2),)
 def _ag_log2(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5757,12 +5702,12 @@ class MaximumBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_minmax_self_backward(grad, self, other, True)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
 def _ag_maximum(self, other, below=None):
@@ -5778,12 +5723,12 @@ class FmaxBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_fminmax_self_backward(grad, self, other, True)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, True)
         return (_o0, _o1)
 def _ag_fmax(self, other, below=None):
@@ -5799,12 +5744,12 @@ class MinimumBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_minmax_self_backward(grad, self, other, False)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_minmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
 def _ag_minimum(self, other, below=None):
@@ -5820,12 +5765,12 @@ class FminBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = pw_fminmax_self_backward(grad, self, other, False)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = pw_fminmax_other_backward(grad, self, other, False)
         return (_o0, _o1)
 def _ag_fmin(self, other, below=None):
@@ -5838,7 +5783,7 @@ def _ag_fmin(self, other, below=None):
 class NanToNumBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.isfinite(self),)
 def _ag_nan_to_num(self, nan, posinf, neginf, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5876,9 +5821,7 @@ def _ag_reciprocal(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = ReciprocalBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_reciprocal_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5918,9 +5861,7 @@ def _ag_rsqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = RsqrtBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_rsqrt_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5940,9 +5881,7 @@ def _ag_sigmoid(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SigmoidBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_sigmoid_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -5956,7 +5895,7 @@ def _ag_sigmoid_(self, below=None):
 class LogitBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'eps_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (pw_logit_backward(grads[0], self, _node.eps_),)
 def _ag_logit(self, eps, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -5988,7 +5927,7 @@ _ag_sign_ = _record_inplace_1(SignBackward0)
 class SgnBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (pw_sgn_backward(self, grads[0], result),)
 def _ag_sgn(self, below=None):
@@ -5996,9 +5935,7 @@ def _ag_sgn(self, below=None):
         return below(self)
     _n = SgnBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_sgn_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6013,7 +5950,7 @@ def _ag_sgn_(self, below=None):
 class SinBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cos()),)
 def _ag_sin(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6033,7 +5970,7 @@ def _ag_sin_(self, below=None):
 class SinhBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * pw_conj(self.cosh()),)
 def _ag_sinh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6059,9 +5996,7 @@ def _ag_sqrt(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SqrtBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_sqrt_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6081,9 +6016,7 @@ def _ag_tan(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_tan_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6103,9 +6036,7 @@ def _ag_tanh(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = TanhBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 def _ag_tanh_(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
@@ -6149,13 +6080,13 @@ class AddcdivBackward0(TraceableFunction, saved=2):
             if _o0 is not None and _o0._dtype.category == 3:
                 _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         if _nf[1] is not None:
-            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * pw_conj(_node.value_ / tensor2)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_tensor1_dtype', _REAL), _o1)
         if _nf[2] is not None:
-            tensor1 = _s if (_s := _node.tensor1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            tensor1 = _s if (_s := _node.tensor1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = -grad * pw_conj(_node.value_ * tensor1 / (tensor2 * tensor2))
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
@@ -6195,12 +6126,12 @@ class AddcmulBackward0(TraceableFunction, saved=2):
             if _o0 is not None and _o0._dtype.category == 3:
                 _o0 = handle_r_to_c(getattr(_node, '_self_dtype', _REAL), _o0)
         if _nf[1] is not None:
-            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            tensor2 = _s if (_s := _node.tensor2_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * pw_conj(tensor2 * _node.value_)
             if _o1 is not None and _o1._dtype.category == 3:
                 _o1 = handle_r_to_c(getattr(_node, '_tensor1_dtype', _REAL), _o1)
         if _nf[2] is not None:
-            tensor1 = _s if (_s := _node.tensor1_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            tensor1 = _s if (_s := _node.tensor1_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o2 = grad * pw_conj(tensor1 * _node.value_)
             if _o2 is not None and _o2._dtype.category == 3:
                 _o2 = handle_r_to_c(getattr(_node, '_tensor2_dtype', _REAL), _o2)
@@ -6303,7 +6234,7 @@ class BernoulliBackward1(TraceableFunction, saved=1):
         if _nf[0] is not None:
             _o0 = zeros_like(grad)
         if _nf[1] is not None:
-            p = _s if (_s := _node.p_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            p = _s if (_s := _node.p_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = zeros_like(p)
         return (_o0, _o1)
 def _ag_bernoulli__Tensor(self, p, generator, below=None):
@@ -6386,7 +6317,7 @@ def _ag_sum_dim_IntList(self, dim, keepdim, dtype, below=None):
 class NansumBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_nansum_backward(grads[0], self, _node.dim_, _node.keepdim_),)
 def _ag_nansum(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6422,7 +6353,7 @@ def _ag_mean_dim(self, dim, keepdim, dtype, below=None):
 class NanmeanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_nanmean_backward(grads[0], self, _node.dim_, _node.keepdim_),)
 def _ag_nanmean(self, dim, keepdim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6435,7 +6366,7 @@ def _ag_nanmean(self, dim, keepdim, dtype, below=None):
 class ProdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_prod_backward(grads[0], self, result),)
 def _ag_prod(self, dtype, below=None):
@@ -6443,14 +6374,12 @@ def _ag_prod(self, dtype, below=None):
         return below(self, dtype)
     _n = ProdBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dtype), _next, _ag)
 
 class ProdBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_prod_dim_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
@@ -6459,9 +6388,7 @@ def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     _n = ProdBackward1()
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, keepdim, dtype), _next, _ag)
 
 class MaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
@@ -6481,7 +6408,7 @@ def _ag_max_dim(self, dim, keepdim, below=None):
 class MaxBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_max(self, below=None):
@@ -6489,9 +6416,7 @@ def _ag_max(self, below=None):
         return below(self)
     _n = MaxBackward1()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class MaximumBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
@@ -6500,12 +6425,12 @@ class MaximumBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         return (_o0, _o1)
 def _ag_max_other(self, other, below=None):
@@ -6533,7 +6458,7 @@ def _ag_min_dim(self, dim, keepdim, below=None):
 class MinBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_min(self, below=None):
@@ -6541,9 +6466,7 @@ def _ag_min(self, below=None):
         return below(self)
     _n = MinBackward1()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class MinimumBackward0_1(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
@@ -6552,12 +6475,12 @@ class MinimumBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = ember.where(self == other, grad / 2, grad).masked_fill(self > other, 0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = ember.where(self == other, grad / 2, grad).masked_fill(self < other, 0)
         return (_o0, _o1)
 def _ag_min_other(self, other, below=None):
@@ -6570,7 +6493,7 @@ def _ag_min_other(self, other, below=None):
 class AmaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amax(self, dim, keepdim, below=None):
@@ -6579,14 +6502,12 @@ def _ag_amax(self, dim, keepdim, below=None):
     _n = AmaxBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, keepdim), _next, _ag)
 
 class AminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_amaxmin_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_amin(self, dim, keepdim, below=None):
@@ -6595,14 +6516,12 @@ def _ag_amin(self, dim, keepdim, below=None):
     _n = AminBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, keepdim), _next, _ag)
 
 class AminmaxBackward0(TraceableFunction, saved=3, outputs=2):
     __slots__ = ('self_', 'min_', 'max_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         min = _s if (_s := _node.min_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         max = _s if (_s := _node.max_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_aminmax_backward(grads[0], grads[1], self, min, max, _node.dim_, _node.keepdim_),)
@@ -6620,7 +6539,7 @@ def _ag_aminmax(self, dim, keepdim, below=None):
 class VarBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'unbiased_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_var(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6634,7 +6553,7 @@ class VarBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'VarBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_var_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6648,7 +6567,7 @@ class VarBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'VarBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_backward(grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_var_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6661,7 +6580,7 @@ def _ag_var_correction(self, dim, correction, keepdim, below=None):
 class StdBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'unbiased_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std(self, unbiased, below=None):
@@ -6670,15 +6589,13 @@ def _ag_std(self, unbiased, below=None):
     _n = StdBackward0()
     _n.unbiased_ = unbiased
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, unbiased), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, unbiased), _next, _ag)
 
 class StdBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
@@ -6687,15 +6604,13 @@ def _ag_std_dim(self, dim, unbiased, keepdim, below=None):
     _n = StdBackward0_1()
     _n.dim_, _n.unbiased_, _n.keepdim_ = dim, unbiased, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, unbiased, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, unbiased, keepdim), _next, _ag)
 
 class StdBackward0_2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'StdBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_backward(result, grads[0], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_correction(self, dim, correction, keepdim, below=None):
@@ -6704,14 +6619,12 @@ def _ag_std_correction(self, dim, correction, keepdim, below=None):
     _n = StdBackward0_2()
     _n.dim_, _n.correction_, _n.keepdim_ = dim, correction, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, correction, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, correction, keepdim), _next, _ag)
 
 class VarMeanBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'unbiased_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_var_mean(self, unbiased, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6725,7 +6638,7 @@ class VarMeanBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'VarMeanBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_var_mean_dim(self, dim, unbiased, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6739,7 +6652,7 @@ class VarMeanBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'VarMeanBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_var_mean_backward(grads[0], grads[1], self, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_var_mean_correction(self, dim, correction, keepdim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -6752,7 +6665,7 @@ def _ag_var_mean_correction(self, dim, correction, keepdim, below=None):
 class StdMeanBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'unbiased_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, None, 1 if _node.unbiased_ else 0, False),)
 def _ag_std_mean(self, unbiased, below=None):
@@ -6769,7 +6682,7 @@ class StdMeanBackward0_1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'dim_', 'unbiased_', 'keepdim_')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, 1 if _node.unbiased_ else 0, _node.keepdim_),)
 def _ag_std_mean_dim(self, dim, unbiased, keepdim, below=None):
@@ -6786,7 +6699,7 @@ class StdMeanBackward0_2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result0_', 'dim_', 'correction_', 'keepdim_')
     _node_name = 'StdMeanBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result0 = _s if (_s := _node.result0_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_std_mean_backward(grads[0], grads[1], self, result0, _node.dim_, _node.correction_, _node.keepdim_),)
 def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
@@ -6802,7 +6715,7 @@ def _ag_std_mean_correction(self, dim, correction, keepdim, below=None):
 class MedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_median(self, below=None):
@@ -6810,9 +6723,7 @@ def _ag_median(self, below=None):
         return below(self)
     _n = MedianBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class MedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
@@ -6832,7 +6743,7 @@ def _ag_median_dim(self, dim, keepdim, below=None):
 class NanmedianBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_evenly_distribute_backward(grads[0], self, result),)
 def _ag_nanmedian(self, below=None):
@@ -6840,9 +6751,7 @@ def _ag_nanmedian(self, below=None):
         return below(self)
     _n = NanmedianBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class NanmedianBackward1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
@@ -6892,7 +6801,7 @@ def _ag_kthvalue(self, k, dim, keepdim, below=None):
 class NormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result),)
 def _ag_norm_Scalar(self, p, below=None):
@@ -6901,14 +6810,12 @@ def _ag_norm_Scalar(self, p, below=None):
     _n = NormBackward0()
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, p), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, p), _next, _ag)
 
 class NormBackward1(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_),)
 def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
@@ -6917,14 +6824,12 @@ def _ag_norm_ScalarOpt_dim(self, p, dim, keepdim, below=None):
     _n = NormBackward1()
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, p, dim, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, p, dim, keepdim), _next, _ag)
 
 class NormBackward2(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, (), False, True),)
 def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
@@ -6933,14 +6838,12 @@ def _ag_norm_ScalarOpt_dtype(self, p, dtype, below=None):
     _n = NormBackward2()
     _n.p_ = p
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, p, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, p, dtype), _next, _ag)
 
 class NormBackward3(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'p_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.p_, result, _node.dim_, _node.keepdim_, True),)
 def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
@@ -6949,14 +6852,12 @@ def _ag_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype, below=None):
     _n = NormBackward3()
     _n.p_, _n.dim_, _n.keepdim_ = p, dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, p, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, p, dim, keepdim, dtype), _next, _ag)
 
 class LinalgVectorNormBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'ord_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_norm_backward(grads[0], self, _node.ord_, result, _node.dim_, _node.keepdim_),)
 def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
@@ -6965,14 +6866,12 @@ def _ag_linalg_vector_norm(self, ord, dim, keepdim, dtype, below=None):
     _n = LinalgVectorNormBackward0()
     _n.ord_, _n.dim_, _n.keepdim_ = ord, dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, ord, dim, keepdim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, ord, dim, keepdim, dtype), _next, _ag)
 
 class LogsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_', 'keepdim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_logsumexp_backward(grads[0], self, result, _node.dim_, _node.keepdim_),)
 def _ag_logsumexp(self, dim, keepdim, below=None):
@@ -6981,9 +6880,7 @@ def _ag_logsumexp(self, dim, keepdim, below=None):
     _n = LogsumexpBackward0()
     _n.dim_, _n.keepdim_ = dim, keepdim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, keepdim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, keepdim), _next, _ag)
 
 class SoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -6995,9 +6892,7 @@ def _ag__softmax(self, dim, half_to_float, below=None):
         return below(self, dim, half_to_float)
     _n = SoftmaxBackward0()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, half_to_float), _next, _ag)
 
 class SoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -7010,9 +6905,7 @@ def _ag_softmax_int(self, dim, dtype, below=None):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_1()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 
 class SoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -7025,9 +6918,7 @@ def _ag_special_softmax(self, dim, dtype, below=None):
         return below(self, dim, dtype)
     _n = SoftmaxBackward0_2()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 
 class LogSoftmaxBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -7039,9 +6930,7 @@ def _ag__log_softmax(self, dim, half_to_float, below=None):
         return below(self, dim, half_to_float)
     _n = LogSoftmaxBackward0()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, half_to_float), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, half_to_float), _next, _ag)
 
 class LogSoftmaxBackward0_1(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -7054,9 +6943,7 @@ def _ag_log_softmax_int(self, dim, dtype, below=None):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_1()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 
 class LogSoftmaxBackward0_2(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('result_', 'dim_')
@@ -7069,9 +6956,7 @@ def _ag_special_log_softmax(self, dim, dtype, below=None):
         return below(self, dim, dtype)
     _n = LogSoftmaxBackward0_2()
     _n.dim_ = dim
-    result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 
 class CumsumBackward0(TraceableFunction):
     __slots__ = ('self_dtype', 'dim_')
@@ -7097,7 +6982,7 @@ def _ag_cumsum_(self, dim, dtype, below=None):
 class CumprodBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cumprod_backward(grads[0], self, _node.dim_, result),)
 def _ag_cumprod(self, dim, dtype, below=None):
@@ -7106,9 +6991,7 @@ def _ag_cumprod(self, dim, dtype, below=None):
     _n = CumprodBackward0()
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim, dtype), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 def _ag_cumprod_(self, dim, dtype, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self, dim, dtype)
@@ -7124,7 +7007,7 @@ def _ag_cumprod_(self, dim, dtype, below=None):
 class CummaxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummax(self, dim, below=None):
@@ -7140,7 +7023,7 @@ def _ag_cummax(self, dim, below=None):
 class CumminBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'indices_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_cummaxmin_backward(grads[0], self, indices, _node.dim_),)
 def _ag_cummin(self, dim, below=None):
@@ -7156,7 +7039,7 @@ def _ag_cummin(self, dim, below=None):
 class LogcumsumexpBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_', 'dim_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (red_logcumsumexp_backward(grads[0], self, result, _node.dim_),)
 def _ag_logcumsumexp(self, dim, below=None):
@@ -7165,9 +7048,7 @@ def _ag_logcumsumexp(self, dim, below=None):
     _n = LogcumsumexpBackward0()
     _n.dim_ = dim
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self, dim), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self, dim), _next, _ag)
 
 class SortBackward0(TraceableFunction, saved=1, outputs=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
@@ -7203,7 +7084,7 @@ class SortBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'SortBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (red_msort_backward(grads[0], self),)
 def _ag_msort(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7507,7 +7388,7 @@ def _ag_triu_(self, diagonal, below=None):
 class LgammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
 def _ag_lgamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7528,7 +7409,7 @@ class LgammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'LgammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * self.digamma(),)
 def _ag_special_gammaln(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7540,7 +7421,7 @@ def _ag_special_gammaln(self, below=None):
 class DigammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_digamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7561,7 +7442,7 @@ class DigammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'DigammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_special_psi(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7574,7 +7455,7 @@ class DigammaBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'DigammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(1, self),)
 def _ag_special_digamma(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7586,7 +7467,7 @@ def _ag_special_digamma(self, below=None):
 class PolygammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_polygamma(n, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7600,7 +7481,7 @@ class PolygammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
     _node_name = 'PolygammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_polygamma_(self, n, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7616,7 +7497,7 @@ class PolygammaBackward0_2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'n_')
     _node_name = 'PolygammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.polygamma(_node.n_ + 1, self),)
 def _ag_special_polygamma(n, self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7629,7 +7510,7 @@ def _ag_special_polygamma(n, self, below=None):
 class MvlgammaBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_', 'p_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
 def _ag_mvlgamma(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7652,7 +7533,7 @@ class MvlgammaBackward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'p_')
     _node_name = 'MvlgammaBackward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (sp_mvlgamma_backward(grads[0], self, _node.p_),)
 def _ag_special_multigammaln(self, p, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7665,7 +7546,7 @@ def _ag_special_multigammaln(self, p, below=None):
 class I0Backward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
 def _ag_i0(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7686,7 +7567,7 @@ class I0Backward0_1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     _node_name = 'I0Backward0'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * ember.special.i1(self),)
 def _ag_special_i0(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7698,7 +7579,7 @@ def _ag_special_i0(self, below=None):
 class SpecialI0EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * (ember.special.i1e(self) - self.sgn() * result),)
 def _ag_special_i0e(self, below=None):
@@ -7706,14 +7587,12 @@ def _ag_special_i0e(self, below=None):
         return below(self)
     _n = SpecialI0EBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class SpecialI1Backward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, False),)
 def _ag_special_i1(self, below=None):
@@ -7721,14 +7600,12 @@ def _ag_special_i1(self, below=None):
         return below(self)
     _n = SpecialI1Backward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class SpecialI1EBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (sp_i1_backward(grads[0], self, result, True),)
 def _ag_special_i1e(self, below=None):
@@ -7736,14 +7613,12 @@ def _ag_special_i1e(self, below=None):
         return below(self)
     _n = SpecialI1EBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class SpecialEntrBackward0(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * -(1 + self.log()),)
 def _ag_special_entr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7755,7 +7630,7 @@ def _ag_special_entr(self, below=None):
 class MulBackward1(TraceableFunction, saved=1):
     __slots__ = ('self_',)
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (self * self * -0.5).exp(),)
 def _ag_special_ndtr(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7773,14 +7648,12 @@ def _ag_special_ndtri(self, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
         return below(self)
     _n = SpecialNdtriBackward0()
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class SpecialLogNdtrBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return (grads[0] * SP_1_SQRT_2PI * (result + self.pow(2) / 2).neg().exp(),)
 def _ag_special_log_ndtr(self, below=None):
@@ -7788,9 +7661,7 @@ def _ag_special_log_ndtr(self, below=None):
         return below(self)
     _n = SpecialLogNdtrBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class XlogyBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
@@ -7798,12 +7669,12 @@ class XlogyBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
 def _ag_xlogy_Tensor(self, other, below=None):
@@ -7824,7 +7695,7 @@ def _ag_xlogy__Tensor(self, other, below=None):
 class XlogyBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
     def apply(_node, grads):
-        other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
 def _ag_xlogy_Scalar_Self(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
@@ -7837,7 +7708,7 @@ def _ag_xlogy_Scalar_Self(self, other, below=None):
 class XlogyBackward2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
 def _ag_xlogy_Scalar_Other(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7863,12 +7734,12 @@ class XlogyBackward0_1(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = sp_xlog_self_backward(ember.xlogy, grad, self, other, 0.0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * self / other
         return (_o0, _o1)
 def _ag_special_xlogy(self, other, below=None):
@@ -7882,7 +7753,7 @@ class XlogyBackward1_1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
     _node_name = 'XlogyBackward1'
     def apply(_node, grads):
-        other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * _node.self_ / other,)
 def _ag_special_xlogy_self_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
@@ -7896,7 +7767,7 @@ class XlogyBackward2_1(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
     _node_name = 'XlogyBackward2'
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.xlogy, grads[0], self, _node.other_, 0.0),)
 def _ag_special_xlogy_other_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7912,12 +7783,12 @@ class SpecialXlog1PyBackward0(TraceableFunction, saved=2):
         grad, _nf = grads[0], _node._next
         _o0 = _o1 = None
         if _nf[0] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o0 = sp_xlog_self_backward(ember.special.xlog1py, grad, self, other, -1.0)
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * self / (other + 1)
         return (_o0, _o1)
 def _ag_special_xlog1py(self, other, below=None):
@@ -7930,7 +7801,7 @@ def _ag_special_xlog1py(self, other, below=None):
 class SpecialXlog1PyBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
     def apply(_node, grads):
-        other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (grads[0] * _node.self_ / (other + 1),)
 def _ag_special_xlog1py_self_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(other)):
@@ -7943,7 +7814,7 @@ def _ag_special_xlog1py_self_scalar(self, other, below=None):
 class SpecialXlog1PyBackward2(TraceableFunction, saved=1):
     __slots__ = ('self_', 'other_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         return (sp_xlog_self_backward(ember.special.xlog1py, grads[0], self, _node.other_, -1.0),)
 def _ag_special_xlog1py_other_scalar(self, other, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
@@ -7961,8 +7832,8 @@ class SpecialZetaBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = not_implemented("zeta")
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * -self * ember.special.zeta(self + 1.0, other)
         return (_o0, _o1)
 def _ag_special_zeta(self, other, below=None):
@@ -7975,7 +7846,7 @@ def _ag_special_zeta(self, other, below=None):
 class SpecialZetaBackward1(TraceableFunction, saved=1):
     __slots__ = ('other_', 'self_')
     def apply(_node, grads):
-        other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         self = _node.self_
         return (grads[0] * -self * ember.special.zeta(self + 1.0, other),)
 def _ag_special_zeta_self_scalar(self, other, below=None):
@@ -7999,7 +7870,7 @@ def _ag_special_zeta_other_scalar(self, other, below=None):
 class SpecialErfcxBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
-        self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
         result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
         return ((2.0 * self * result - 1.1283791670955126) * grads[0],)
 def _ag_special_erfcx(self, below=None):
@@ -8007,9 +7878,7 @@ def _ag_special_erfcx(self, below=None):
         return below(self)
     _n = SpecialErfcxBackward0()
     _n.self_ = _save_input(self, _ag)
-    result = _n._set_history(below(self), _next, _ag)
-    _n.result_ = _save_output(result, _ag)
-    return result
+    return _n._set_history_saved(below(self), _next, _ag)
 
 class IgammaBackward0(TraceableFunction, saved=2):
     __slots__ = ('self_', 'other_')
@@ -8019,8 +7888,8 @@ class IgammaBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = not_implemented("igamma: input")
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
 def _ag_igamma(self, other, below=None):
@@ -8046,8 +7915,8 @@ class IgammacBackward0(TraceableFunction, saved=2):
         if _nf[0] is not None:
             _o0 = not_implemented("igammac: input")
         if _nf[1] is not None:
-            self = _s if (_s := _node.self_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
-            other = _s if (_s := _node.other_).__class__ is _T and _s._vc is None else _unpack(_s, _node)
+            self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            other = _s if (_s := _node.other_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
             _o1 = -grad * ((self - 1) * ember.log(other) - other - ember.lgamma(self)).exp()
         return (_o0, _o1)
 def _ag_igammac(self, other, below=None):

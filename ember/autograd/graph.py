@@ -343,6 +343,8 @@ def set_history(t, node, output_nr=0):
     bit = _BIT_OF_BACKEND.get(t._keys & _BACKENDS)
     t._keys |= bit if bit is not None else autograd_key_bit(t)
     im = node._input_meta
+    if im.__class__ is tuple:  # _set_history's short way keeps its one output's metadata in a tuple
+        im = node._input_meta = list(im)
     if output_nr == 0 and not im:
         im.append((t._shape, t._dtype, t._device))
     else:

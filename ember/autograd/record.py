@@ -9,7 +9,7 @@ import types
 
 from ember.autograd import views
 from ember.autograd.graph import _NUMBERS, _seq as _seq_numbers, FREED, Node, SavedVariable, unpack_saved
-from ember.autograd.graph import unpack_saved_output
+from ember.autograd.graph import _NOT_AUTOGRAD, _new, save_output, unpack_saved_output
 from ember.autograd.graph import collect_next_edges_1, set_history as _set_history
 from ember.autograd.meta import _WITH_AUTOGRAD, AutogradMeta, with_autograd_key
 from ember.core import tls
@@ -22,14 +22,15 @@ _autograd_keys = _WITH_AUTOGRAD.get  # bound once: a method read per call is a s
 
 def save_input(t, ag):
     """What a node keeps of input `t` (SavedVariable(t, is_output=False)). Without saved-tensor hooks
-    (ag == 1) a cheaper form: the tensor itself when it is at version 0 and output 0 of its node,
+    (ag == 1) a cheaper form: the tensor itself when it is at version 0 (no counter yet, or one at 0)
+    and output 0 of its node,
     else (tensor, version, output_nr); a Python number (x * 2) as it is. graph.unpack reads them all."""
     if ag == 2:  # saved-tensor hooks or anomaly mode
         return SavedVariable(t, False)
     if t.__class__ is _tensor_class[0]:
         vc = t._vc
         m = t._ameta
-        if vc is None and (m is None or not m.output_nr):
+        if (vc is None or not vc[0]) and (m is None or not m.output_nr):
             return t
         return (t, 0 if vc is None else vc[0], 0 if m is None else m.output_nr)
     if t.__class__ in _NUMBERS:
@@ -138,10 +139,42 @@ class TraceableFunction(Node):
             m.grad_fn = node
             m.output_nr = 0  # on the instance: reading a class-level default is several times slower
             result._keys = _autograd_keys(result._keys) or with_autograd_key(result)
-            node._input_meta = [(result._shape, result._dtype, result._device)]
+            node._input_meta = ((result._shape, result._dtype, result._device),)  # a tuple: one object less
         else:
             node._input_meta = []
             _set_history(result, node)
+        return result
+
+    @_PerClass
+    def _set_history_saved(node, result, next_edges, ag):
+        """_set_history, then node.result_ = save_output(result): for the ops whose formula reads their
+        own result (tanh, sigmoid, exp...), one call for both. A fresh result of a plain Tensor takes
+        the short way of both: its alias at version 0 is saved here."""
+        node._seq = next(_seq_numbers)
+        node._next = next_edges
+        if result._ameta is None and result._base is None and ag == 1:
+            m = result._ameta = AutogradMeta()
+            m.requires_grad = True
+            m.grad_fn = node
+            m.output_nr = 0
+            result._keys = ks = _autograd_keys(result._keys) or with_autograd_key(result)
+            node._input_meta = ((result._shape, result._dtype, result._device),)  # a tuple: one object less
+            if result._vc is None and result.__class__ is _tensor_class[0] and (a := result._np) is not None:
+                r = _new(result.__class__)  # save_output's alias, at version 0
+                r._np = a
+                r._shape = result._shape
+                r._dtype = result._dtype
+                r._device = result._device
+                r._keys = ks & _NOT_AUTOGRAD
+                r._base = None
+                r._vc = result._vc = [0]
+                r._ameta = None
+                node.result_ = r
+                return result
+        else:
+            node._input_meta = []
+            _set_history(result, node)
+        node.result_ = save_output(result, ag)
         return result
 
     @_PerClass

@@ -228,8 +228,8 @@ def _formula_body(info, expr, names, grad=False):
                 # inline: a bare alias at version 0 read with grad mode off (no double backward)
                 pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and not (_s._vc[0] or _st().ag) "
                            f"else _unpack_output(_s, _node)")
-            else:  # inline: a tensor saved bare that no in-place op has touched since (no counter yet)
-                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and _s._vc is None "
+            else:  # inline: a tensor saved bare (at version 0) that no in-place op has touched since
+                pre.append(f"{v} = _s if (_s := _node.{slot}).__class__ is _T and not (_s._vc or _V0)[0] "
                            f"else _unpack(_s, _node)")
     counts = {}
     for x in ast.walk(ast.parse(expr, mode="eval")):
@@ -437,6 +437,9 @@ def emit_kernel(e, info, decl, kind):
         hist = f"_n._set_outputs_history({call}, _next, {which!r})"
     if not info.saved_outputs:
         e(f"    return {hist}")
+    elif info.saved_outputs == ["result"] and hist.startswith("_n._set_history("):
+        # the op's own result, saved in the same call (record.Node._set_history_saved)
+        e(f"    return {hist.replace('_set_history(', '_set_history_saved(', 1)}")
     else:
         e(f"    result = {hist}")
         for n in info.saved_outputs:
@@ -465,6 +468,7 @@ import ember  # noqa: F401
 
 _st = _tls.current
 _T = _tcls[0]  # ember.Tensor: the class whose conj() the formulas may skip for real dtypes
+_V0 = (0,)  # the version of a tensor without a counter yet (apply's inline check of a bare input)
 """
 
 

@@ -31,7 +31,7 @@ from ember.autograd.formulas_shape import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_special import *  # noqa: F401,F403,E402
 from ember.autograd.formulas_spectral import *  # noqa: F401,F403,E402
 
-class AddBackward0(TraceableFunction):
+class AddBackward0(TraceableFunction, meta=2):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -67,7 +67,7 @@ def _ag_add__Tensor(self, other, alpha, below=None):
     below(self, other, alpha)
     return _n._rebase_history(self, _next)
 
-class SubBackward0(TraceableFunction):
+class SubBackward0(TraceableFunction, meta=2):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -102,7 +102,7 @@ def _ag_sub__Tensor(self, other, alpha, below=None):
     below(self, other, alpha)
     return _n._rebase_history(self, _next)
 
-class MulBackward0(TraceableFunction, saved=2):
+class MulBackward0(TraceableFunction, saved=2, meta=2):
     __slots__ = ('self_', 'other_', '_other_dtype', '_self_dtype')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -162,7 +162,7 @@ def _ag_transpose_int(self, dim0, dim1, below=None):
     _n.dim0_, _n.dim1_ = dim0, dim1
     return _n._set_history(below(self, dim0, dim1), _next, _ag)
 
-class ViewBackward0(TraceableFunction):
+class ViewBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].reshape(_node.self_sizes),)
@@ -183,7 +183,7 @@ def _ag_clone(self, memory_format, below=None):
     _n = CloneBackward0()
     return _n._set_history(below(self, memory_format), _next, _ag)
 
-class ToCopyBackward0(TraceableFunction):
+class ToCopyBackward0(TraceableFunction, meta=2):
     __slots__ = ('self_device', 'self_dtype')
     def apply(_node, grads):
         self_dtype = _node.self_dtype
@@ -197,7 +197,7 @@ def _ag__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_f
     _n.self_device, _n.self_dtype = _device_of(self), self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(below(self, dtype, layout, device, pin_memory, non_blocking, memory_format), _next, _ag)
 
-class torch__autograd__CopyBackwards(TraceableFunction):
+class torch__autograd__CopyBackwards(TraceableFunction, meta=2):
     __slots__ = ('src_device', 'src_dtype')
     _node_name = 'torch::autograd::CopyBackwards'
     def apply(_node, grads):
@@ -1242,7 +1242,7 @@ def _ag_hardsigmoid_backward(grad_output, self, below=None):
     _n = HardsigmoidBackwardBackward0()
     return _n._set_history(below(grad_output, self), _next, _ag)
 
-class FftR2CBackward0(TraceableFunction):
+class FftR2CBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_', 'normalization_', 'onesided_')
     def apply(_node, grads):
         return (fft_r2c_backward(grads[0], _node.dim_, _node.normalization_, _node.onesided_, _node.self_sizes),)
@@ -1286,7 +1286,7 @@ def _ag_alias(self, below=None):
     _n = AliasBackward0()
     return _n._set_history(below(self), _next, _ag)
 
-class SelectBackward0(TraceableFunction):
+class SelectBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_', 'index_')
     def apply(_node, grads):
         return (idx_select_backward(grads[0], _node.self_sizes, _node.dim_, _node.index_),)
@@ -1298,7 +1298,7 @@ def _ag_select_int(self, dim, index, below=None):
     _n.dim_, _n.index_ = dim, index
     return _n._set_history(below(self, dim, index), _next, _ag)
 
-class SliceBackward0(TraceableFunction):
+class SliceBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_', 'start_', 'end_', 'step_')
     def apply(_node, grads):
         return (idx_slice_backward(grads[0], _node.self_sizes, _node.dim_, _node.start_, _node.end_, _node.step_),)
@@ -1310,7 +1310,7 @@ def _ag_slice_Tensor(self, dim, start, end, step, below=None):
     _n.dim_, _n.start_, _n.end_, _n.step_ = dim, start, end, step
     return _n._set_history(below(self, dim, start, end, step), _next, _ag)
 
-class UnsqueezeBackward0(TraceableFunction):
+class UnsqueezeBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (idx_unsqueeze_backward(grads[0], _node.self_sizes),)
@@ -1373,7 +1373,7 @@ class ZeroBackward0(ZerosLikeGrad):
 
 _ag_zero_ = _record_inplace_1(ZeroBackward0)
 
-class GatherBackward0(TraceableFunction, saved=1):
+class GatherBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
@@ -1387,7 +1387,7 @@ def _ag_gather(self, dim, index, sparse_grad, below=None):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, sparse_grad), _next, _ag)
 
-class IndexBackward0(TraceableFunction, saved=1):
+class IndexBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('indices_', 'self_sizes')
     def apply(_node, grads):
         indices = _unpack_list(_node.indices_, _node)
@@ -1400,7 +1400,7 @@ def _ag_index_Tensor(self, indices, below=None):
     _n.indices_ = _save_inputs(indices, _ag)
     return _n._set_history(below(self, indices), _next, _ag)
 
-class IndexAddBackward0(TraceableFunction, saved=1):
+class IndexAddBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1420,7 +1420,7 @@ def _ag_index_add(self, dim, index, source, alpha, below=None):
     _n.index_ = _save_input(index, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, dim, index, source, alpha), _next, _ag)
 
-class IndexAddBackward0_1(TraceableFunction, saved=1):
+class IndexAddBackward0_1(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'dim_', 'alpha_')
     _node_name = 'IndexAddBackward0'
     def apply(_node, grads):
@@ -1488,7 +1488,7 @@ def _ag_index_reduce_(self, dim, index, source, reduce, include_self, below=None
     _n.result_ = _save_output(self, _ag)
     return self
 
-class IndexCopyBackward0(TraceableFunction, saved=1):
+class IndexCopyBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'dim_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1509,7 +1509,7 @@ def _ag_index_copy(self, dim, index, source, below=None):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index, source), _next, _ag)
 
-class IndexCopyBackward0_1(TraceableFunction, saved=1):
+class IndexCopyBackward0_1(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'dim_')
     _node_name = 'IndexCopyBackward0'
     def apply(_node, grads):
@@ -1648,7 +1648,7 @@ def _ag_index_put_(self, indices, values, accumulate, below=None):
     below(self, indices, values, accumulate)
     return _n._rebase_history(self, _next)
 
-class IndexSelectBackward0(TraceableFunction, saved=1):
+class IndexSelectBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
@@ -1662,7 +1662,7 @@ def _ag_index_select(self, dim, index, below=None):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, dim, index), _next, _ag)
 
-class MaskedScatterBackward0(TraceableFunction, saved=1):
+class MaskedScatterBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('mask_', 'source_sizes')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1682,7 +1682,7 @@ def _ag_masked_scatter(self, mask, source, below=None):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask, source), _next, _ag)
 
-class MaskedScatterBackward0_1(TraceableFunction, saved=1):
+class MaskedScatterBackward0_1(TraceableFunction, saved=1, meta=1):
     __slots__ = ('mask_', 'source_sizes')
     _node_name = 'MaskedScatterBackward0'
     def apply(_node, grads):
@@ -1705,7 +1705,7 @@ def _ag_masked_scatter_(self, mask, source, below=None):
     below(self, mask, source)
     return _n._rebase_history(self, _next)
 
-class MaskedSelectBackward0(TraceableFunction, saved=1):
+class MaskedSelectBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('mask_', 'self_sizes')
     def apply(_node, grads):
         mask = _s if (_s := _node.mask_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
@@ -1718,7 +1718,7 @@ def _ag_masked_select(self, mask, below=None):
     _n.mask_ = _save_input(mask, _ag)
     return _n._set_history(below(self, mask), _next, _ag)
 
-class PutBackward0(TraceableFunction, saved=1):
+class PutBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'accumulate_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -1739,7 +1739,7 @@ def _ag_put(self, index, source, accumulate, below=None):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, index, source, accumulate), _next, _ag)
 
-class PutBackward0_1(TraceableFunction, saved=1):
+class PutBackward0_1(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'source_sizes', 'accumulate_')
     _node_name = 'PutBackward0'
     def apply(_node, grads):
@@ -1970,7 +1970,7 @@ def _ag_scatter_reduce__two(self, dim, index, src, reduce, include_self, below=N
     _n.result_ = _save_output(self, _ag)
     return self
 
-class TakeBackward0(TraceableFunction, saved=1):
+class TakeBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('index_', 'self_sizes')
     def apply(_node, grads):
         index = _s if (_s := _node.index_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
@@ -1983,7 +1983,7 @@ def _ag_take(self, index, below=None):
     _n.index_ = _save_input(index, _ag)
     return _n._set_history(below(self, index), _next, _ag)
 
-class GatherBackward0_1(TraceableFunction, saved=1):
+class GatherBackward0_1(TraceableFunction, saved=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     _node_name = 'GatherBackward0'
     def apply(_node, grads):
@@ -2029,7 +2029,7 @@ def _ag_addbmm_(self, batch1, batch2, beta, alpha, below=None):
     below(self, batch1, batch2, beta, alpha)
     return _n._rebase_history(self, _next)
 
-class AddmmBackward0(TraceableFunction, saved=2):
+class AddmmBackward0(TraceableFunction, saved=2, meta=4):
     __slots__ = ('mat1_', 'mat2_', 'mat1_sizes', 'mat1_strides', 'mat2_sizes', 'mat2_strides', 'beta_', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2055,7 +2055,7 @@ def _ag_addmm(self, mat1, mat2, beta, alpha, below=None):
     _n.mat1_, _n.mat2_ = _save_input(mat1, _ag) if _next[2] is not None else None, _save_input(mat2, _ag) if _next[1] is not None else None
     return _n._set_history(below(self, mat1, mat2, beta, alpha), _next, _ag)
 
-class AddmmBackward0_1(TraceableFunction, saved=2):
+class AddmmBackward0_1(TraceableFunction, saved=2, meta=4):
     __slots__ = ('mat1_', 'mat2_', 'mat1_sizes', 'mat1_strides', 'mat2_sizes', 'mat2_strides', 'beta_', 'alpha_')
     _node_name = 'AddmmBackward0'
     def apply(_node, grads):
@@ -2289,7 +2289,7 @@ def _ag_cholesky_inverse(self, upper, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history_saved(below(self, upper), _next, _ag)
 
-class LinalgCrossBackward0(TraceableFunction, saved=2):
+class LinalgCrossBackward0(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2371,7 +2371,7 @@ def _ag_diag_embed(self, offset, dim1, dim2, below=None):
     _n.offset_, _n.dim1_, _n.dim2_ = offset, dim1, dim2
     return _n._set_history(below(self, offset, dim1, dim2), _next, _ag)
 
-class DiagonalBackward0_copy(TraceableFunction):
+class DiagonalBackward0_copy(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'offset_')
     def apply(_node, grads):
         return (la_diagonal_copy_backward(grads[0], _node.self_sizes, _node.offset_),)
@@ -2594,7 +2594,7 @@ def _ag_linalg_lu_solve(LU, pivots, B, left, adjoint, below=None):
     _n.LU_, _n.pivots_ = _save_input(LU, _ag), _save_input(pivots, _ag)
     return _n._set_history_saved(below(LU, pivots, B, left, adjoint), _next, _ag)
 
-class MmBackward0(TraceableFunction, saved=2):
+class MmBackward0(TraceableFunction, saved=2, meta=4):
     __slots__ = ('self_', 'mat2_', 'mat2_sizes', 'mat2_strides', 'self_sizes', 'self_strides')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2727,7 +2727,7 @@ def _ag_slogdet(self, below=None):
     _n.sign_ = _save_output(result[0], _ag)
     return result
 
-class LinalgSolveExBackward0(TraceableFunction, saved=2, outputs=1):
+class LinalgSolveExBackward0(TraceableFunction, saved=2, outputs=1, meta=1):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -2746,7 +2746,7 @@ def _ag_linalg_solve(A, B, left, below=None):
     _n.A_ = _save_input(A, _ag)
     return _n._set_history_saved(below(A, B, left), _next, _ag)
 
-class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1):
+class LinalgSolveExBackward0_1(TraceableFunction, saved=2, outputs=1, meta=1):
     __slots__ = ('A_', 'result_', 'B_sizes', 'left_')
     _node_name = 'LinalgSolveExBackward0'
     def apply(_node, grads):
@@ -2873,7 +2873,7 @@ def _ag_linalg_eigvalsh(self, UPLO, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, UPLO), _next, _ag)
 
-class LinalgEigBackward0(TraceableFunction, saved=2, outputs=2):
+class LinalgEigBackward0(TraceableFunction, saved=2, outputs=2, meta=1):
     __slots__ = ('eigenvalues_', 'eigenvectors_', 'self_dtype')
     def apply(_node, grads):
         eigenvalues = _s if (_s := _node.eigenvalues_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -2902,7 +2902,7 @@ def _ag_linalg_eigvals(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class TraceBackward0(TraceableFunction):
+class TraceBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (la_trace_backward(grads[0], _node.self_sizes),)
@@ -3534,7 +3534,7 @@ def _ag__adaptive_avg_pool2d(self, output_size, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, output_size), _next, _ag)
 
-class AdaptiveAvgPool2DBackwardBackward0(TraceableFunction):
+class AdaptiveAvgPool2DBackwardBackward0(TraceableFunction, meta=1):
     __slots__ = ('grad_output_sizes',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -3584,7 +3584,7 @@ def _ag_adaptive_max_pool2d_backward(grad_output, self, indices, below=None):
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, self, indices), _next, _ag)
 
-class EmbeddingBackward0(TraceableFunction, saved=1):
+class EmbeddingBackward0(TraceableFunction, saved=1, meta=1):
     __slots__ = ('indices_', 'weight_sizes', 'padding_idx_', 'scale_grad_by_freq_', 'sparse_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
@@ -3611,7 +3611,7 @@ def _ag_embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
     _n.indices_ = _save_input(indices, _ag)
     return _n._set_history(below(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), _next, _ag)
 
-class EmbeddingBagBackward0(TraceableFunction, saved=7, outputs=3):
+class EmbeddingBagBackward0(TraceableFunction, saved=7, outputs=3, meta=1):
     __slots__ = ('weight_', 'indices_', 'offsets_', 'per_sample_weights_', 'result1_', 'result2_', 'result3_', 'weight_sizes', 'scale_grad_by_freq_',
             'mode_', 'sparse_', 'padding_idx_')
     def apply(_node, grads):
@@ -3830,7 +3830,7 @@ def _ag_replication_pad3d_backward(grad_output, self, padding, below=None):
     _n.padding_ = padding
     return _n._set_history(below(grad_output, self, padding), _next, _ag)
 
-class UpsampleNearest1DBackward0(TraceableFunction):
+class UpsampleNearest1DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest1d', _node.output_size_, _node.self_sizes, _node.scales_),)
@@ -3842,7 +3842,7 @@ def _ag_upsample_nearest1d(self, output_size, scales, below=None):
     _n.output_size_, _n.scales_ = output_size, scales
     return _n._set_history(below(self, output_size, scales), _next, _ag)
 
-class UpsampleNearest2DBackward0(TraceableFunction):
+class UpsampleNearest2DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_nearest2d', _node.output_size_, _node.self_sizes, _node.scales_h_, _node.scales_w_),)
@@ -3854,7 +3854,7 @@ def _ag_upsample_nearest2d(self, output_size, scales_h, scales_w, below=None):
     _n.output_size_, _n.scales_h_, _n.scales_w_ = output_size, scales_h, scales_w
     return _n._set_history(below(self, output_size, scales_h, scales_w), _next, _ag)
 
-class UpsampleNearestExact1DBackward0(TraceableFunction):
+class UpsampleNearestExact1DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact1d', _node.output_size_, _node.self_sizes, _node.scales_),)
@@ -3866,7 +3866,7 @@ def _ag__upsample_nearest_exact1d(self, output_size, scales, below=None):
     _n.output_size_, _n.scales_ = output_size, scales
     return _n._set_history(below(self, output_size, scales), _next, _ag)
 
-class UpsampleNearestExact2DBackward0(TraceableFunction):
+class UpsampleNearestExact2DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], '_upsample_nearest_exact2d', _node.output_size_, _node.self_sizes, _node.scales_h_,
@@ -3879,7 +3879,7 @@ def _ag__upsample_nearest_exact2d(self, output_size, scales_h, scales_w, below=N
     _n.output_size_, _n.scales_h_, _n.scales_w_ = output_size, scales_h, scales_w
     return _n._set_history(below(self, output_size, scales_h, scales_w), _next, _ag)
 
-class UpsampleLinear1DBackward0(TraceableFunction):
+class UpsampleLinear1DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_linear1d', _node.output_size_, _node.self_sizes, _node.align_corners_, _node.scales_),)
@@ -3891,7 +3891,7 @@ def _ag_upsample_linear1d(self, output_size, align_corners, scales, below=None):
     _n.output_size_, _n.align_corners_, _n.scales_ = output_size, align_corners, scales
     return _n._set_history(below(self, output_size, align_corners, scales), _next, _ag)
 
-class UpsampleBilinear2DBackward0(TraceableFunction):
+class UpsampleBilinear2DBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'output_size_', 'align_corners_', 'scales_h_', 'scales_w_')
     def apply(_node, grads):
         return (spatial_upsample_backward(grads[0], 'upsample_bilinear2d', _node.output_size_, _node.self_sizes, _node.align_corners_,
@@ -3970,7 +3970,7 @@ def _ag_upsample_bilinear2d_backward(grad_output, output_size, input_size, align
     _n.output_size_, _n.align_corners_, _n.scales_h_, _n.scales_w_ = output_size, align_corners, scales_h, scales_w
     return _n._set_history(below(grad_output, output_size, input_size, align_corners, scales_h, scales_w), _next, _ag)
 
-class Im2ColBackward0(TraceableFunction):
+class Im2ColBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'kernel_size_', 'dilation_', 'padding_', 'stride_')
     def apply(_node, grads):
         return (spatial_col2im(grads[0], _node.self_sizes[-2:], _node.kernel_size_, _node.dilation_, _node.padding_, _node.stride_),)
@@ -4027,7 +4027,7 @@ def _ag__adaptive_avg_pool3d(self, output_size, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, output_size), _next, _ag)
 
-class AdaptiveAvgPool3DBackwardBackward0(TraceableFunction):
+class AdaptiveAvgPool3DBackwardBackward0(TraceableFunction, meta=1):
     __slots__ = ('grad_output_sizes',)
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4124,7 +4124,7 @@ def _ag_native_channel_shuffle(self, groups, below=None):
     _n = torch__autograd__NotImplemented_2()
     return _n._set_history(below(self, groups), _next, _ag)
 
-class SubBackward0_1(TraceableFunction):
+class SubBackward0_1(TraceableFunction, meta=2):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     _node_name = 'SubBackward0'
     def apply(_node, grads):
@@ -4160,7 +4160,7 @@ def _ag_subtract__Tensor(self, other, alpha, below=None):
     below(self, other, alpha)
     return _n._rebase_history(self, _next)
 
-class RsubBackward0(TraceableFunction):
+class RsubBackward0(TraceableFunction, meta=2):
     __slots__ = ('_other_dtype', '_self_dtype', 'alpha_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4185,7 +4185,7 @@ def _ag_rsub_Tensor(self, other, alpha, below=None):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 
-class MulBackward0_1(TraceableFunction, saved=2):
+class MulBackward0_1(TraceableFunction, saved=2, meta=2):
     __slots__ = ('self_', 'other_', '_other_dtype', '_self_dtype')
     _node_name = 'MulBackward0'
     def apply(_node, grads):
@@ -4236,7 +4236,7 @@ def _ag_negative(self, below=None):
 
 _ag_negative_ = _record_inplace_1(NegBackward0_1)
 
-class DivBackward0(TraceableFunction, saved=2):
+class DivBackward0(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_dtype')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4266,7 +4266,7 @@ def _ag_div__Tensor(self, other, below=None):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class DivBackward2(TraceableFunction, saved=2):
+class DivBackward2(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -4298,7 +4298,7 @@ def _ag_div__Tensor_mode(self, other, rounding_mode, below=None):
     below(self, other, rounding_mode)
     return _n._rebase_history(self, _next)
 
-class DivBackward0_1(TraceableFunction, saved=2):
+class DivBackward0_1(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_dtype')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
@@ -4329,7 +4329,7 @@ def _ag_divide__Tensor(self, other, below=None):
     below(self, other)
     return _n._rebase_history(self, _next)
 
-class DivBackward2_1(TraceableFunction, saved=2):
+class DivBackward2_1(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_dtype', 'rounding_mode_')
     _node_name = 'DivBackward2'
     def apply(_node, grads):
@@ -4362,7 +4362,7 @@ def _ag_divide__Tensor_mode(self, other, rounding_mode, below=None):
     below(self, other, rounding_mode)
     return _n._rebase_history(self, _next)
 
-class DivBackward0_2(TraceableFunction, saved=2):
+class DivBackward0_2(TraceableFunction, saved=2, meta=1):
     __slots__ = ('self_', 'other_', 'self_dtype')
     _node_name = 'DivBackward0'
     def apply(_node, grads):
@@ -4567,7 +4567,7 @@ def _ag_square_(self, below=None):
     below(self)
     return _n._rebase_history(self, _next)
 
-class PowBackward0_2(TraceableFunction, saved=1):
+class PowBackward0_2(TraceableFunction, saved=1, meta=1):
     __slots__ = ('self_', '_self_dtype', 'exponent_')
     _node_name = 'PowBackward0'
     def apply(_node, grads):
@@ -4588,7 +4588,7 @@ def _ag_float_power_Tensor_Scalar(self, exponent, below=None):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history(result, _next, _ag)
 
-class PowBackward1_1(TraceableFunction, saved=3, outputs=1):
+class PowBackward1_1(TraceableFunction, saved=3, outputs=1, meta=2):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype', '_self_dtype')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
@@ -4619,7 +4619,7 @@ def _ag_float_power_Tensor_Tensor(self, exponent, below=None):
         _n._self_dtype = self._dtype if self.__class__ is _T or isinstance(self, _TI) else _dtype_of(self)
     return _n._set_history_saved(result, _next, _ag)
 
-class PowBackward2_1(TraceableFunction, saved=2, outputs=1):
+class PowBackward2_1(TraceableFunction, saved=2, outputs=1, meta=1):
     __slots__ = ('exponent_', 'result_', '_exponent_dtype', 'self_')
     _node_name = 'PowBackward2'
     def apply(_node, grads):
@@ -4657,7 +4657,7 @@ def _ag_float_power__Scalar(self, exponent, below=None):
     below(self, exponent)
     return _n._rebase_history(self, _next)
 
-class PowBackward1_2(TraceableFunction, saved=3, outputs=1):
+class PowBackward1_2(TraceableFunction, saved=3, outputs=1, meta=1):
     __slots__ = ('self_', 'exponent_', 'result_', '_exponent_dtype')
     _node_name = 'PowBackward1'
     def apply(_node, grads):
@@ -6070,7 +6070,7 @@ def _ag_fix(self, below=None):
 
 _ag_fix_ = _record_inplace_1(TruncBackward0_1)
 
-class AddcdivBackward0(TraceableFunction, saved=2):
+class AddcdivBackward0(TraceableFunction, saved=2, meta=3):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -6116,7 +6116,7 @@ def _ag_addcdiv_(self, tensor1, tensor2, value, below=None):
     below(self, tensor1, tensor2, value)
     return _n._rebase_history(self, _next)
 
-class AddcmulBackward0(TraceableFunction, saved=2):
+class AddcmulBackward0(TraceableFunction, saved=2, meta=3):
     __slots__ = ('tensor1_', 'tensor2_', '_self_dtype', '_tensor1_dtype', '_tensor2_dtype', 'value_')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -6167,7 +6167,7 @@ class NormalBackward0(ZerosLikeGrad):
 
 _ag_normal_ = _record_inplace_1(NormalBackward0)
 
-class NormalBackward1(TraceableFunction):
+class NormalBackward1(TraceableFunction, meta=1):
     __slots__ = ('mean_sizes',)
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.mean_sizes),)
@@ -6178,7 +6178,7 @@ def _ag_normal_Tensor_float(mean, std, generator, below=None):
     _n.mean_sizes = mean._shape if mean.__class__ is _T or isinstance(mean, _TI) else _sizes_of(mean)
     return _n._set_history(below(mean, std, generator), _next, _ag)
 
-class NormalBackward2(TraceableFunction):
+class NormalBackward2(TraceableFunction, meta=1):
     __slots__ = ('std_sizes',)
     def apply(_node, grads):
         return (grads[0].new_zeros(_node.std_sizes),)
@@ -6189,7 +6189,7 @@ def _ag_normal_float_Tensor(mean, std, generator, below=None):
     _n.std_sizes = std._shape if std.__class__ is _T or isinstance(std, _TI) else _sizes_of(std)
     return _n._set_history(below(mean, std, generator), _next, _ag)
 
-class NormalBackward3(TraceableFunction):
+class NormalBackward3(TraceableFunction, meta=2):
     __slots__ = ('mean_sizes', 'std_sizes')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
@@ -6291,7 +6291,7 @@ class CauchyBackward0(ZerosLikeGrad):
 
 _ag_cauchy_ = _record_inplace_1(CauchyBackward0)
 
-class SumBackward0(TraceableFunction):
+class SumBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes),)
@@ -6302,7 +6302,7 @@ def _ag_sum(self, dtype, below=None):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self, dtype), _next, _ag)
 
-class SumBackward1(TraceableFunction):
+class SumBackward1(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (sum_backward(grads[0], _node.self_sizes, _node.dim_, _node.keepdim_),)
@@ -6327,7 +6327,7 @@ def _ag_nansum(self, dim, keepdim, dtype, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self, dim, keepdim, dtype), _next, _ag)
 
-class MeanBackward0(TraceableFunction):
+class MeanBackward0(TraceableFunction, meta=2):
     __slots__ = ('self_numel', 'self_sizes')
     def apply(_node, grads):
         return (grads[0].expand(_node.self_sizes) / _node.self_numel,)
@@ -6338,7 +6338,7 @@ def _ag_mean(self, dtype, below=None):
     _n.self_numel, _n.self_sizes = _numel_of(self), self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self, dtype), _next, _ag)
 
-class MeanBackward1(TraceableFunction):
+class MeanBackward1(TraceableFunction, meta=2):
     __slots__ = ('self_numel', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         return (red_mean_backward(grads[0], _node.self_sizes, _node.dim_, _node.self_numel, _node.keepdim_),)
@@ -6390,7 +6390,7 @@ def _ag_prod_dim_int(self, dim, keepdim, dtype, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history_saved(below(self, dim, keepdim, dtype), _next, _ag)
 
-class MaxBackward0(TraceableFunction, saved=1, outputs=1):
+class MaxBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6440,7 +6440,7 @@ def _ag_max_other(self, other, below=None):
     _n.self_, _n.other_ = _save_input(self, _ag), _save_input(other, _ag)
     return _n._set_history(below(self, other), _next, _ag)
 
-class MinBackward0(TraceableFunction, saved=1, outputs=1):
+class MinBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6725,7 +6725,7 @@ def _ag_median(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history_saved(below(self), _next, _ag)
 
-class MedianBackward1(TraceableFunction, saved=1, outputs=1):
+class MedianBackward1(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6753,7 +6753,7 @@ def _ag_nanmedian(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history_saved(below(self), _next, _ag)
 
-class NanmedianBackward1(TraceableFunction, saved=1, outputs=1):
+class NanmedianBackward1(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6768,7 +6768,7 @@ def _ag_nanmedian_dim(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class ModeBackward0(TraceableFunction, saved=1, outputs=1):
+class ModeBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6783,7 +6783,7 @@ def _ag_mode(self, dim, keepdim, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class KthvalueBackward0(TraceableFunction, saved=1, outputs=1):
+class KthvalueBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_', 'keepdim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -6958,7 +6958,7 @@ def _ag_special_log_softmax(self, dim, dtype, below=None):
     _n.dim_ = dim
     return _n._set_history_saved(below(self, dim, dtype), _next, _ag)
 
-class CumsumBackward0(TraceableFunction):
+class CumsumBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_dtype', 'dim_')
     def apply(_node, grads):
         return (red_cumsum_backward(grads[0], _node.dim_, _node.self_dtype),)
@@ -7050,7 +7050,7 @@ def _ag_logcumsumexp(self, dim, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history_saved(below(self, dim), _next, _ag)
 
-class SortBackward0(TraceableFunction, saved=1, outputs=1):
+class SortBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -7065,7 +7065,7 @@ def _ag_sort(self, dim, descending, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class SortBackward1(TraceableFunction, saved=1, outputs=1):
+class SortBackward1(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -7093,7 +7093,7 @@ def _ag_msort(self, below=None):
     _n.self_ = _save_input(self, _ag)
     return _n._set_history(below(self), _next, _ag)
 
-class TopkBackward0(TraceableFunction, saved=1, outputs=1):
+class TopkBackward0(TraceableFunction, saved=1, outputs=1, meta=1):
     __slots__ = ('indices_', 'self_sizes', 'dim_')
     def apply(_node, grads):
         indices = _s if (_s := _node.indices_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
@@ -7108,7 +7108,7 @@ def _ag_topk(self, k, dim, largest, sorted, below=None):
     _n.indices_ = _save_output(result[1], _ag)
     return result
 
-class DiagonalBackward0(TraceableFunction):
+class DiagonalBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'offset_', 'dim1_', 'dim2_')
     def apply(_node, grads):
         return (shp_diagonal_backward(grads[0], _node.self_sizes, _node.offset_, _node.dim1_, _node.dim2_),)
@@ -7120,7 +7120,7 @@ def _ag_diagonal(self, offset, dim1, dim2, below=None):
     _n.offset_, _n.dim1_, _n.dim2_ = offset, dim1, dim2
     return _n._set_history(below(self, offset, dim1, dim2), _next, _ag)
 
-class ExpandBackward0(TraceableFunction):
+class ExpandBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (sum_to(grads[0], _node.self_sizes),)
@@ -7142,7 +7142,7 @@ def _ag_permute(self, dims, below=None):
     _n.dims_ = dims
     return _n._set_history(below(self, dims), _next, _ag)
 
-class SplitBackward0(TraceableFunction):
+class SplitBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'split_size_', 'dim_')
     def apply(_node, grads):
         return (shp_split_backward(grads, _node.split_size_, _node.dim_, _node.self_sizes),)
@@ -7154,7 +7154,7 @@ def _ag_split_Tensor(self, split_size, dim, below=None):
     _n.split_size_, _n.dim_ = split_size, dim
     return _n._set_outputs_history(below(self, split_size, dim), _next)
 
-class SplitWithSizesBackward0(TraceableFunction):
+class SplitWithSizesBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'split_sizes_', 'dim_')
     def apply(_node, grads):
         return (shp_split_with_sizes_backward(grads, _node.split_sizes_, _node.dim_, _node.self_sizes),)
@@ -7166,7 +7166,7 @@ def _ag_split_with_sizes(self, split_sizes, dim, below=None):
     _n.split_sizes_, _n.dim_ = split_sizes, dim
     return _n._set_outputs_history(below(self, split_sizes, dim), _next)
 
-class SqueezeBackward0(TraceableFunction):
+class SqueezeBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes),)
@@ -7177,7 +7177,7 @@ def _ag_squeeze(self, below=None):
     _n.self_sizes = self._shape if self.__class__ is _T or isinstance(self, _TI) else _sizes_of(self)
     return _n._set_history(below(self), _next, _ag)
 
-class SqueezeBackward1(TraceableFunction):
+class SqueezeBackward1(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
@@ -7189,7 +7189,7 @@ def _ag_squeeze_dim(self, dim, below=None):
     _n.dim_ = dim
     return _n._set_history(below(self, dim), _next, _ag)
 
-class SqueezeBackward2(TraceableFunction):
+class SqueezeBackward2(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dim_')
     def apply(_node, grads):
         return (shp_unsqueeze_to(grads[0], _node.self_sizes, _node.dim_),)
@@ -7222,7 +7222,7 @@ def _ag_unbind_int(self, dim, below=None):
     _n.dim_ = dim
     return _n._set_outputs_history(below(self, dim), _next)
 
-class UnfoldBackward0(TraceableFunction):
+class UnfoldBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'dimension_', 'size_', 'step_')
     def apply(_node, grads):
         return (shp_unfold_backward(grads[0], _node.self_sizes, _node.dimension_, _node.size_, _node.step_),)
@@ -7234,7 +7234,7 @@ def _ag_unfold(self, dimension, size, step, below=None):
     _n.dimension_, _n.size_, _n.step_ = dimension, size, step
     return _n._set_history(below(self, dimension, size, step), _next, _ag)
 
-class UnsafeViewBackward0_2(TraceableFunction):
+class UnsafeViewBackward0_2(TraceableFunction, meta=1):
     __slots__ = ('self_sizes',)
     _node_name = 'UnsafeViewBackward0'
     def apply(_node, grads):
@@ -7266,21 +7266,21 @@ def _ag_view_as_complex(self, below=None):
     _n = ViewAsComplexBackward0()
     return _n._set_history(below(self), _next, _ag)
 
-class CatBackward0(TraceableFunction):
-    __slots__ = ('tensors_dtype', 'tensors_sizes', 'dim_', '_nlist')
+class CatBackward0(TraceableFunction, meta=2):
+    __slots__ = ('_tensors_dtype', '_tensors_sizes', 'dim_', '_nlist')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _out = [None] * len(_nf)
         _k = _node._nlist
         if any(x is not None for x in _nf[0:0 + _k]):
-            _out[0:0 + _k] = shp_cat_backward(grad, _node.tensors_sizes, _node.tensors_dtype, _node.dim_)
+            _out[0:0 + _k] = shp_cat_backward(grad, _node._tensors_sizes, _node._tensors_dtype, _node.dim_)
         return _out
 def _ag_cat(tensors, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = CatBackward0()
     _n._nlist = len(tensors)
-    _n.tensors_dtype, _n.tensors_sizes = [t._dtype for t in tensors], [tuple(t._shape) for t in tensors]
+    _n._tensors_dtype, _n._tensors_sizes = [t._dtype for t in tensors], [tuple(t._shape) for t in tensors]
     _n.dim_ = dim
     return _n._set_history(below(tensors, dim), _next, _ag)
 
@@ -7317,7 +7317,7 @@ def _ag_rot90(self, k, dims, below=None):
     _n.k_, _n.dims_ = k, dims
     return _n._set_history(below(self, k, dims), _next, _ag)
 
-class RepeatBackward0(TraceableFunction):
+class RepeatBackward0(TraceableFunction, meta=1):
     __slots__ = ('self_sizes', 'repeats_')
     def apply(_node, grads):
         return (shp_repeat_backward(grads[0], _node.repeats_, _node.self_sizes),)
@@ -7329,21 +7329,21 @@ def _ag_repeat(self, repeats, below=None):
     _n.repeats_ = repeats
     return _n._set_history(below(self, repeats), _next, _ag)
 
-class StackBackward0(TraceableFunction):
-    __slots__ = ('tensors_dtype', 'dim_', '_nlist')
+class StackBackward0(TraceableFunction, meta=1):
+    __slots__ = ('_tensors_dtype', 'dim_', '_nlist')
     def apply(_node, grads):
         grad, _nf = grads[0], _node._next
         _out = [None] * len(_nf)
         _k = _node._nlist
         if any(x is not None for x in _nf[0:0 + _k]):
-            _out[0:0 + _k] = shp_stack_backward(grad, _node.dim_, _node.tensors_dtype)
+            _out[0:0 + _k] = shp_stack_backward(grad, _node.dim_, _node._tensors_dtype)
         return _out
 def _ag_stack(tensors, dim, below=None):
     if not (_ag := _st().ag) or not (_next := _collect_next_edges(tensors)):
         return below(tensors, dim)
     _n = StackBackward0()
     _n._nlist = len(tensors)
-    _n.tensors_dtype = [t._dtype for t in tensors]
+    _n._tensors_dtype = [t._dtype for t in tensors]
     _n.dim_ = dim
     return _n._set_history(below(tensors, dim), _next, _ag)
 

@@ -248,7 +248,7 @@ def shp_view_as_complex_backward(grad):
 # ---- nodes recorded by composite_shape: as_strided and the in-place view ops -------------------------
 class _ShapeNode(Node):
     __slots__ = ()
-    _saved_tensors_names = ()
+    _tensors_saved = ()
 
     def apply(self, grads):
         if self._next[0] is None or grads[0] is None:

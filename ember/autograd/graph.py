@@ -555,10 +555,19 @@ def unpack_output(s, node):
 
 
 def unpack_saved_output(s, node):
-    """A saved output as its `_saved_<name>` accessor shows it: version-checked, not reconnected (as
-    SavedVariable.unpack without a node)."""
+    """A saved output as its `_saved_<name>` accessor shows it: version-checked and, when it required
+    grad, a new alias reconnected to `node` whatever the grad mode (SavedVariable::unpack(grad_fn):
+    `y.grad_fn._saved_result` has requires_grad and y's grad_fn, and is not y)."""
     d = _saved_alias(s, node)
-    return unpack_saved(s) if d is None else d  # None, FREED or a SavedVariable
+    nr = 0
+    if d is None:  # None, FREED or a SavedVariable
+        d = unpack_saved(s)
+        if d is None or not (s.__class__ is SavedVariable and not s.raw and s.is_output and s.requires_grad):
+            return d  # an unpack hook's result is reconnected too, as torch's is
+        nr = s.output_nr
+    r = alias(d)
+    set_history_quiet(r, node, nr)
+    return r
 
 
 def _grad_fn_name(d):

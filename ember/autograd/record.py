@@ -84,27 +84,36 @@ class TraceableFunction(Node):
     """The base of the generated nodes (as in PyTorch's generated Functions.h). A generated node is
     made without __init__: the Autograd kernel fills its fields. It declares its saved fields as
     slots, `<name>_` for a saved tensor (the first `saved` slots, `class XBackward0(TraceableFunction,
-    saved=2)`, listed in `_saved_tensors_names`; the last `outputs` of them hold saved outputs, in
-    save_output's forms) or argument value and `<tensor>_sizes` (`_dtype`, ...) for saved metadata;
-    each gets PyTorch's `_saved_<name>` accessor, and release_variables frees the saved tensors."""
+    saved=2)`, listed in `_tensors_saved`; the last `outputs` of them hold saved outputs, in
+    save_output's forms), the `meta` slots after them saved metadata (`<tensor>_sizes`, `_dtype`...),
+    then argument values. Each gets PyTorch's `_saved_<name>` accessor (metadata under its name in
+    PyTorch: `_saved_self_sym_sizes`; a dtype or device has none, as in PyTorch), and
+    release_variables frees the saved tensors."""
     __init__ = object.__init__  # a C-level call: the cheapest way to make one per recorded op
-    _saved_tensors_names = ()
+    _tensors_saved = ()
     _tensor_slots = ()  # the slots release_variables frees
     _output_slots = ()  # those that hold a saved output (save_output)
     _node_name = None  # PyTorch's name of the node, where the class name differs
 
-    def __init_subclass__(cls, saved=0, outputs=0, **kwargs):
+    def __init_subclass__(cls, saved=0, outputs=0, meta=0, **kwargs):
         super().__init_subclass__(**kwargs)
         if saved:  # a generated node's class line: its first `saved` slots hold saved tensors
-            cls._saved_tensors_names = tuple(slot[:-1] for slot in cls.__slots__[:saved])
+            cls._tensors_saved = tuple(slot[:-1] for slot in cls.__slots__[:saved])
             cls._output_slots = cls.__slots__[saved - outputs:saved]
-        tensors = cls._saved_tensors_names
+        metas = cls.__slots__[saved:saved + meta] if meta else ()
+        tensors = cls._tensors_saved
         cls._tensor_slots = tuple(n + "_" for n in tensors)
         cls._saves = bool(tensors)
         for slot in cls.__dict__.get("__slots__", ()):
             if slot.startswith("_"):
                 continue  # bookkeeping, not a saved field
             name = slot[:-1] if slot.endswith("_") else slot
+            if slot in metas:
+                base, suffix = slot.rsplit("_", 1)
+                if suffix in ("dtype", "device"):
+                    continue
+                if suffix in ("sizes", "strides", "numel"):
+                    name = f"{base}_sym_{suffix}"
             get = operator.attrgetter(slot)
             if slot in cls._output_slots:
                 acc = lambda node, get=get: unpack_saved_output(get(node), node)  # noqa: E731

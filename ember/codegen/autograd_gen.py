@@ -117,9 +117,10 @@ def _slot(n):
 
 
 def _meta_slot(info, n):
-    """The slot of saved metadata `n`. A dtype read only by handle_r_to_c is no saved field of
-    PyTorch's node (no `_saved_` accessor): its slot name starts with an underscore."""
-    return "_" + n if n in info.r_to_c_only else n
+    """The slot of saved metadata `n`. A dtype read only by handle_r_to_c, and the metadata of a
+    Tensor[] argument (cat's sizes), are no saved field of PyTorch's node (no `_saved_` accessor):
+    their slot names start with an underscore."""
+    return "_" + n if n in info.r_to_c_only or n.rsplit("_", 1)[0] in info.list_args else n
 
 
 def _meta_expr(n, src):
@@ -214,7 +215,7 @@ def _formula_body(info, expr, names, grad=False):
         # handle_r_to_c(dtype, g) only for a complex g: reading a dtype stored only for complex
         # results (getattr with a default) raises and catches an AttributeError when it is missing
         n, expr = rc
-        dtype = f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{n}"
+        dtype = f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{_meta_slot(info, n)}"
         post = lambda t: [f"if {t} is not None and {t}._dtype.category == 3:",  # noqa: E731
                           f"    {t} = handle_r_to_c({dtype}, {t})"]
     expr = _inline_helpers(info, expr)
@@ -237,7 +238,7 @@ def _formula_body(info, expr, names, grad=False):
             counts[x.id] = counts.get(x.id, 0) + 1
     fields = [(pyname(n), f"_node.{_slot(n)}") for n in info.saved_values if n in names]
     # a dtype read only by handle_r_to_c is stored only for a complex result
-    fields += [(n, f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{n}")
+    fields += [(n, f"getattr(_node, '_{n}', _REAL)" if n in info.r_to_c_only else f"_node.{_meta_slot(info, n)}")
                for n in info.saved_meta if n in names]
     if grad:
         fields.insert(0, ("grad", "grads[0]"))
@@ -258,17 +259,19 @@ def emit_node(e, info):
     lst = next((n for n in info.diff_inputs if n in info.list_args), None)
     if lst:
         slots.append("_nlist")
-    # saved=k: the first k slots hold saved tensors, outputs=m: the last m of them outputs
-    # (TraceableFunction.__init_subclass__)
+    # saved=k: the first k slots hold saved tensors, outputs=m: the last m of them outputs, meta=j:
+    # the j slots after them saved metadata (TraceableFunction.__init_subclass__)
     k = len(info.saved_tensors + info.saved_outputs)
     m = len(info.saved_outputs)
+    j = len(info.saved_meta)
     if (not slots and len(info.diff_inputs) == 1 and info.formulas[0][1].strip() == "zeros_like(grad)"
             and getattr(info, "node_name", info.cls) == info.cls):
         e(f"class {info.cls}(ZerosLikeGrad):")  # formulas.py: apply returns (zeros_like(grad),)
         e("    __slots__ = ()")
         e()
         return
-    e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}{f', outputs={m}' if m else ''}):")
+    e(f"class {info.cls}(TraceableFunction{f', saved={k}' if k else ''}{f', outputs={m}' if m else ''}"
+      f"{f', meta={j}' if j else ''}):")
     e(f"    __slots__ = {tuple(slots)!r}")
     if getattr(info, "node_name", info.cls) != info.cls:
         e(f"    _node_name = {info.node_name!r}")

@@ -12,9 +12,6 @@ __all__ = ["make_dot", "make_dot_from_trace", "resize_graph"]
 
 # Saved attrs for grad_fn (incl. saved variables) begin with `._saved_*`
 SAVED_PREFIX = "_saved_"
-# ember's node classes carry the list of their saved tensors' names under the same prefix; it is
-# bookkeeping, not a saved value, and torch's nodes have no such attribute
-_NOT_SAVED = frozenset({"_saved_tensors_names"})
 
 
 def _node_name(fn):
@@ -25,7 +22,7 @@ def _node_name(fn):
 
 
 def _saved_attrs(fn):
-    return [a for a in dir(fn) if a.startswith(SAVED_PREFIX) and a not in _NOT_SAVED]
+    return [a for a in dir(fn) if a.startswith(SAVED_PREFIX)]
 
 
 def _saved(fn, attr):

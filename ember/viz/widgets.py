@@ -132,7 +132,7 @@ def _seq(fn):
 def _saved_tensors_of(fn):
     out = []
     for attr in dir(fn):
-        if not attr.startswith("_saved_") or attr == "_saved_tensors_names":
+        if not attr.startswith("_saved_"):
             continue
         val = getattr(fn, attr)
         vals = val if isinstance(val, (tuple, list)) else (val,)

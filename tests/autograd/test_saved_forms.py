@@ -44,7 +44,7 @@ def test_node_attributes_match_torch():
     a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
     ta, tb = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
     for f in (lambda x, y: x + y, lambda x, y: x * y, lambda x, y: x - y):
-        names = {n for n in dir(f(a, b).grad_fn) if n.startswith("_saved_") and n != "_saved_tensors_names"}
+        names = {n for n in dir(f(a, b).grad_fn) if n.startswith("_saved_")}
         assert names == {n for n in dir(f(ta, tb).grad_fn) if n.startswith("_saved_")}
 
 
@@ -114,3 +114,29 @@ def test_saved_outputs_and_numbers():
         y.mul_(2)  # the saved output's version check still sees a write through the result
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             z.sum().backward()
+
+
+SAVED_NAME_CASES = {
+    "sum": lambda L, x: x.sum(0), "expand": lambda L, x: x[:1].expand(3, 4), "mean": lambda L, x: x.mean(1),
+    "view": lambda L, x: x.view(12), "permute": lambda L, x: x.permute(1, 0), "mm": lambda L, x: x @ x.t(),
+    "softmax": lambda L, x: x.softmax(1), "index": lambda L, x: x[L.tensor([0, 2])],
+    "cat": lambda L, x: L.cat([x, x]), "max": lambda L, x: x.max(1).values, "pow": lambda L, x: x.pow(2),
+    "clamp": lambda L, x: x.clamp(0, 1), "addmm": lambda L, x: L.addmm(x[:1], x.t(), x),
+    "gelu": lambda L, x: L.nn.functional.gelu(x), "repeat": lambda L, x: x.repeat(2, 1),
+    "slice": lambda L, x: x[:, 1:3], "select": lambda L, x: x[1], "var": lambda L, x: x.var(0),
+    "norm": lambda L, x: x.norm(), "where": lambda L, x: L.where(x > 0, x, 0.0),
+    "add_scalar_type": lambda L, x: x + x.double(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SAVED_NAME_CASES))
+def test_saved_accessor_names_match_torch(case):
+    """The `_saved_*` accessors carry torch's names: saved sizes, strides and numel under `sym_`
+    (`_saved_self_sym_sizes`), no accessor for a saved dtype, device or a Tensor[]'s metadata, and
+    no bookkeeping attribute under the prefix."""
+    names = []
+    for lib in (ember, torch):
+        x = lib.tensor(np.arange(12, dtype=np.float32).reshape(3, 4) - 5, requires_grad=True)
+        fn = SAVED_NAME_CASES[case](lib, x * 1).grad_fn
+        names.append((fn.name(), sorted(a for a in dir(fn) if a.startswith("_saved_"))))
+    assert names[0] == names[1]

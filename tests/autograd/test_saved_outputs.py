@@ -135,6 +135,39 @@ def test_saved_result_accessor():
     assert texts[0] == texts[1]
 
 
+def _accessor_fields(lib, form):
+    """What `_saved_result` (and max's `_saved_indices`) show of their autograd fields, per form."""
+    x = lib.tensor(data(), requires_grad=True)
+    if form == "hooks":
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+            y = x.exp()
+    elif form == "inplace":  # saved as (alias, version): the in-place op's own result
+        y = (x * 1).exp_()
+    else:
+        y = FNS[form](x)
+    out = []
+    for grad_mode in (True, False):
+        with lib.set_grad_enabled(grad_mode):
+            r = y.grad_fn._saved_result
+        out.append((r is y, r.requires_grad, r.grad_fn is y.grad_fn, r.is_leaf, r._version,
+                    r.grad_fn.name() if r.grad_fn is not None else None))
+    idx = x.max(0).values.grad_fn._saved_indices
+    out.append((idx.requires_grad, idx.grad_fn))
+    # the reconnected alias carries y's history: a backward through it reaches x
+    y.grad_fn._saved_result.sum().backward()
+    out.append(np.asarray(x.grad.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("form", sorted(FNS) + ["hooks", "inplace"])
+def test_saved_result_accessor_is_reconnected(form):
+    """torch's accessor returns a new tensor with requires_grad and the node as grad_fn, in any grad
+    mode (SavedVariable::unpack(grad_fn)); a non-differentiable output (max's indices) stays plain."""
+    a, b = (_accessor_fields(lib, form) for lib in LIBS)
+    assert a[:-1] == b[:-1]
+    np.testing.assert_allclose(a[-1], b[-1], rtol=1e-6)
+
+
 def test_saved_tensor_hooks_on_outputs():
     """Hooks see the output (pack at record time) and their unpack result feeds the formula."""
     res = []

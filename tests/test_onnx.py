@@ -191,3 +191,129 @@ def test_matches_torch_onnx_export():
     a = theirs.run(None, {theirs.get_inputs()[0].name: x.numpy()})[0]
     b = ours.run(None, {"input_0": x.numpy()})[0]
     np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+class _Fn(nn.Module):
+    """A module whose forward is fn: one export per small op test."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *xs):
+        return self.fn(*xs)
+
+
+def _check_fn(fn, *xs, ops=(), **kw):
+    proto, sess = _check(_Fn(fn), *xs, **kw)
+    with ember.no_grad():
+        ref = fn(*xs)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    outs = sess.run(None, {i.name: x.numpy() for i, x in zip(sess.get_inputs(), xs)})
+    for o, r in zip(outs, ref):     # _check compares values; shapes and dtypes must match too
+        assert o.shape == tuple(r.shape) and o.dtype == r.numpy().dtype, (o.shape, o.dtype, r)
+    assert {n.op_type for n in proto.graph.node} >= set(ops)
+    return proto
+
+
+def test_slice_select_narrow():
+    x = ember.randn(4, 6, 5)
+    _check_fn(lambda x: (x[1:3, ::2, -1], x[:, 1], x[-2:, :-1], x[..., None], x[:, 2:100],
+                         x[:, 1:], x.narrow(1, 2, 3), x.narrow(2, -2, 2)), x,
+              ops={"Slice", "Gather", "Unsqueeze"})
+
+
+def test_index_gather_embedding():
+    ember.manual_seed(0)
+    x = ember.randn(4, 6, 5)
+    idx = ember.tensor([[0, 2], [1, -1]])
+    emb = nn.Embedding(7, 3)
+    _check_fn(lambda x: (x[ember.tensor([0, 2, -1])], x[:, idx], x.index_select(2, idx[0]),
+                         ember.gather(x, 1, ember.tensor([[[0, 1, 2, 3, 5]]]).expand(4, 2, 5)),
+                         emb(ember.tensor([[1, 6], [0, 0]])) + 1), x,
+              ops={"Gather", "GatherElements"})
+
+
+def test_split_chunk_unbind_stack_cat():
+    x = ember.randn(4, 6, 5)
+    proto = _check_fn(lambda x: (x.split(2, 1) + x.split([1, 5], 1) + x.chunk(3, 2) + x.unbind(1)
+                                 + (ember.stack([x, x * 2], -1), ember.cat([x, x.int()], 0))), x,
+                      ops={"Split", "Squeeze", "Concat"})
+    assert sum(n.op_type == "Split" for n in proto.graph.node) == 4
+
+
+def test_repeat_flip_expand_trilu():
+    x = ember.randn(4, 6, 5)
+    _check_fn(lambda x: (x.repeat(1, 2, 1), x.repeat(2, 1, 1, 2), x.flip(0, 2), x.flip(-1),
+                         x[:, :1].expand(2, 4, 6, 5), x.triu(), x.tril(-1)), x,
+              ops={"Tile", "Slice", "Expand", "Trilu"})
+
+
+def test_where_masked_fill_comparisons_logic():
+    x = ember.randn(4, 6)
+    _check_fn(lambda x: (ember.where(x > 0, x, 0.0), ember.where(x < 0, 1, x.int()),
+                         ember.where(x >= 0.5, x, x * 2), x.masked_fill(x <= 0, 1.0),
+                         x.masked_fill(x != x[0], ember.tensor(-2.0)),
+                         (x > 0) & (x < 1), ~(x > 0), (x == 0) | (x.int() != 1),
+                         (x > 0) ^ (x > 1), ember.logical_not(x)), x,
+              ops={"Where", "Greater", "Less", "Equal", "Not", "And", "Or", "Xor"})
+
+
+def test_constants_and_fill_like():
+    x = ember.randn(3, 5)
+    _check_fn(lambda x: (x + ember.arange(5) + ember.ones(5) * ember.full((1,), 2.0),
+                         ember.zeros_like(x) + ember.full_like(x, 3), ember.ones_like(x.int()),
+                         x.new_zeros(2, 3) + ember.arange(0, 3, 2, dtype=ember.float32)[-1]), x,
+              ops={"ConstantOfShape"})
+
+
+def test_inplace_on_a_graph_value_is_exported():
+    def fn(x):
+        m = ember.zeros_like(x)
+        m.masked_fill_(x > 0, -1.0)
+        return m + x
+
+    _check_fn(fn, ember.randn(3, 4), ops={"Where"})
+
+
+def test_inplace_that_others_could_see_is_refused():
+    def fn(x):
+        x.masked_fill_(x > 0, 0.0)       # mutates the model's input
+        return x + 1
+
+    with pytest.raises(ember.onnx.OnnxExporterError,
+                       match=r"'aten::masked_fill_.Scalar' .* not supported \(in-place"):
+        _export(_Fn(fn), ember.randn(3))
+
+
+def test_boolean_mask_index_is_refused():
+    with pytest.raises(ember.onnx.OnnxExporterError,
+                       match=r"'aten::index.Tensor' .*boolean mask"):
+        _export(_Fn(lambda x: x[x > 0]), ember.randn(3))
+
+
+def test_conv_transpose():
+    ember.manual_seed(0)
+    for model, shape in [
+            (nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 5)),
+            (nn.ConvTranspose1d(4, 6, 3, stride=2, groups=2, dilation=2), (2, 4, 7)),
+            (nn.ConvTranspose3d(2, 3, (2, 3, 2), stride=(1, 2, 2), padding=(0, 1, 1),
+                                output_padding=(0, 1, 0), bias=False), (1, 2, 3, 4, 5))]:
+        proto, _ = _check(model.eval(), ember.randn(*shape), atol=1e-4)
+        assert [n.op_type for n in proto.graph.node][0] == "ConvTranspose"
+    x = ember.randn(1, 4, 3, 3)
+    w = ember.randn(4, 2, 2, 2)
+    _check_fn(lambda x: F.conv_transpose2d(x, w, stride=2, groups=2), x, atol=1e-4)
+
+
+def test_conv_and_pools_1d_3d():
+    ember.manual_seed(0)
+    _check(nn.Sequential(nn.Conv1d(3, 4, 3, padding=2, dilation=2), nn.MaxPool1d(2),
+                         nn.AvgPool1d(3, 2, 1), nn.AdaptiveAvgPool1d(1)), ember.randn(2, 3, 9),
+           atol=1e-4)
+    _check(nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.MaxPool3d(2), nn.AvgPool3d(1),
+                         nn.AdaptiveAvgPool3d((1, 3, 1))), ember.randn(1, 2, 4, 6, 6), atol=1e-4)
+    _check_fn(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), ember.randn(1, 2, 4, 6),
+              ops={"AveragePool"})
+    with pytest.raises(ember.onnx.OnnxExporterError, match=r"adaptive_avg_pool2d.* divides"):
+        _export(_Fn(lambda x: F.adaptive_avg_pool2d(x, 3)), ember.randn(1, 2, 4, 4))

@@ -102,6 +102,7 @@ class _Converter:
         overload = getattr(node.target, "overload", None)
         if opname is None or getattr(node.target, "namespace", "aten") != "aten":
             raise UnsupportedOp(str(node.target))
+        overload = overload or "default"
         fn = _CONVERTERS.get(f"{opname}.{overload}") or _CONVERTERS.get(opname)
         if fn is None and opname.endswith("_") and not opname.startswith("_"):
             return self.call_inplace(node, opname[:-1], overload)
@@ -738,6 +739,149 @@ def _bitwise_not(c, node, x):
     return c.emit("Not", [c.value(x)])
 
 
+# ---- attention and batched products ------------------------------------------------------------
+@_register("baddbmm", "addbmm")
+def _baddbmm(c, node, bias, a, b, *, beta=1, alpha=1):
+    dt = _out_dtype(node)
+    prod = c.emit("MatMul", [c.value(a), c.value(b)])
+    if node.target.name == "addbmm":        # the batch of products is summed
+        prod = c.emit("ReduceSum", [prod, c.ints([0], "axes")], keepdims=0)
+    if alpha != 1:
+        prod = c.emit("Mul", [prod, c.value(alpha, dt)])
+    if beta == 0:
+        return prod
+    v = c.value(bias)
+    return c.emit("Add", [v if beta == 1 else c.emit("Mul", [v, c.value(beta, dt)]), prod])
+
+
+@_register("scaled_dot_product_attention")
+def _sdpa(c, node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
+          enable_gqa=False):
+    """softmax(q @ k^T * scale + mask) @ v, written out: ONNX (before opset 23) has no attention
+    op. A boolean mask keeps the positions that are True, as torch's does."""
+    if dropout_p:
+        raise UnsupportedOp("scaled_dot_product_attention with dropout_p > 0 (export in eval mode)")
+    qs, ks = _shape(q), _shape(k)
+    if enable_gqa and qs[-3] != ks[-3]:
+        raise UnsupportedOp("scaled_dot_product_attention with grouped-query heads")
+    dt = _np_dtype(_meta(q).dtype)
+    scale = 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+    r = len(ks)
+    perm = list(range(r - 2)) + [r - 1, r - 2]
+    scores = c.emit("MatMul", [c.value(q), c.emit("Transpose", [c.value(k)], perm=perm)])
+    scores = c.emit("Mul", [scores, c.const(np.asarray(scale, dt))])
+    if is_causal:
+        keep = np.tril(np.ones((qs[-2], ks[-2]), dtype=bool))
+        scores = c.emit("Where", [c.const(keep, "causal_mask"), scores,
+                                  c.const(np.asarray(-np.inf, dt), "neg_inf")])
+    if attn_mask is not None:
+        if _np_dtype(_meta(attn_mask).dtype) == np.dtype(bool):
+            scores = c.emit("Where", [c.value(attn_mask), scores,
+                                      c.const(np.asarray(-np.inf, dt), "neg_inf")])
+        else:
+            scores = c.emit("Add", [scores, c.cast_to(c.value(attn_mask), attn_mask, dt)])
+    return c.emit("MatMul", [c.emit("Softmax", [scores], axis=-1), c.value(v)])
+
+
+# ---- reductions that pick ----------------------------------------------------------------------
+def _reduce_pick(c, op, v, axes, keepdim):
+    if c.opset >= 18:
+        return c.emit(op, [v, c.ints(axes, "axes")], keepdims=int(keepdim))
+    return c.emit(op, [v], axes=axes, keepdims=int(keepdim))
+
+
+@_register("amax", "amin")
+def _amax(c, node, x, dim=(), keepdim=False):
+    r = _rank(x)
+    dims = [_axis(d, r) for d in (dim if isinstance(dim, (list, tuple)) else [dim])] or \
+        list(range(r))
+    op = "ReduceMax" if node.target.name == "amax" else "ReduceMin"
+    return _reduce_pick(c, op, c.value(x), dims, keepdim)
+
+
+@_register("max.default", "min.default")
+def _max_all(c, node, x):
+    op = "ReduceMax" if node.target.name == "max" else "ReduceMin"
+    return _reduce_pick(c, op, c.value(x), list(range(_rank(x))), False)
+
+
+@_register("max.dim", "min.dim")
+def _max_dim(c, node, x, dim, keepdim=False):
+    axis = _axis(dim, _rank(x))
+    is_max = node.target.name == "max"
+    values = _reduce_pick(c, "ReduceMax" if is_max else "ReduceMin", c.value(x), [axis], keepdim)
+    # torch returns the first index of the extreme value, as ArgMax does by default
+    indices = c.emit("ArgMax" if is_max else "ArgMin", [c.value(x)], axis=axis,
+                     keepdims=int(keepdim))
+    return [values, indices]
+
+
+@_register("argmax", "argmin")
+def _argmax(c, node, x, dim=None, keepdim=False):
+    op = "ArgMax" if node.target.name == "argmax" else "ArgMin"
+    if dim is None:     # over the flattened tensor
+        flat = c.emit("Reshape", [c.value(x), c.ints([-1])])
+        y = c.emit(op, [flat], axis=0, keepdims=0)
+        return c.emit("Reshape", [y, c.ints([1] * _rank(x))]) if keepdim else y
+    return c.emit(op, [c.value(x)], axis=_axis(dim, _rank(x)), keepdims=int(keepdim))
+
+
+@_register("any", "all")
+def _any(c, node, x, dim=None, keepdim=False):
+    # ReduceMax/Min take no bools before opset 20: reduce 0/1 integers and compare
+    r = _rank(x)
+    dims = list(range(r)) if dim is None else \
+        [_axis(d, r) for d in (dim if isinstance(dim, (list, tuple)) else [dim])]
+    bits = c.emit("Cast", [c.cast_to(c.value(x), x, np.dtype(bool))],
+                  to=c.helper.np_dtype_to_tensor_dtype(np.dtype(np.int32)))
+    op = "ReduceMax" if node.target.name == "any" else "ReduceMin"
+    y = _reduce_pick(c, op, bits, dims or list(range(r)), keepdim)
+    return c.emit("Cast", [y], to=c.helper.np_dtype_to_tensor_dtype(np.dtype(bool)))
+
+
+# ---- more pointwise ops ------------------------------------------------------------------------
+@_register("silu")
+def _silu(c, node, x):
+    v = c.value(x)
+    return c.emit("Mul", [v, c.emit("Sigmoid", [v])])
+
+
+@_register("leaky_relu")
+def _leaky_relu(c, node, x, negative_slope=0.01):
+    return c.emit("LeakyRelu", [c.value(x)], alpha=float(negative_slope))
+
+
+@_register("elu")
+def _elu(c, node, x, alpha=1.0, scale=1, input_scale=1):
+    if scale != 1 or input_scale != 1:
+        raise UnsupportedOp("elu with scale or input_scale")
+    return c.emit("Elu", [c.value(x)], alpha=float(alpha))
+
+
+@_register("clamp", "clip", "hardtanh")
+def _clamp(c, node, x, lo=None, hi=None):
+    if node.target.name == "hardtanh":
+        lo, hi = (-1 if lo is None else lo), (1 if hi is None else hi)
+    dt = _out_dtype(node)
+    v = c.cast_to(c.value(x), x, dt)
+    bounds = [c.cast_to(c.value(b, dt), b, dt) if b is not None else "" for b in (lo, hi)]
+    while bounds and bounds[-1] == "":
+        bounds.pop()
+    return c.emit("Clip", [v] + bounds)
+
+
+@_register("pow.Tensor_Scalar", "pow.Tensor_Tensor")
+def _pow(c, node, x, exponent):
+    dt = _out_dtype(node)
+    return c.emit("Pow", [c.cast_to(c.value(x), x, dt), c.cast_to(c.value(exponent, dt),
+                                                                   exponent, dt)])
+
+
+for _aten, _onnx in [("sin", "Sin"), ("cos", "Cos"), ("floor", "Floor"), ("ceil", "Ceil"),
+                     ("sign", "Sign")]:
+    _CONVERTERS[_aten] = _unary(_onnx)
+
+
 def convert(gm, *, opset, export_params, param_names, input_names, output_names, dynamic_axes,
             doc_string=""):
     """The onnx.ModelProto of GraphModule gm (whose placeholders are the exported inputs)."""
@@ -758,6 +902,8 @@ def convert(gm, *, opset, export_params, param_names, input_names, output_names,
         if n.op == "get_attr":
             c.env[n] = c.get_attr(n)
         elif n.op == "call_function":
+            if not n.users and not getattr(n.target, "name", "_").endswith("_"):
+                continue        # dead: e.g. a tensor a Python branch read while tracing
             try:
                 c.env[n] = c.call(n)
             except UnsupportedOp as e:

@@ -406,3 +406,31 @@ def test_still_unsupported_ops_name_themselves():
                            match=rf"Exporting the operator '{name}.*' to ONNX opset version 17 "
                                  r"is not supported"):
             _export(_Fn(fn), ember.randn(3))
+
+
+def test_values_only_a_python_branch_read_are_left_out():
+    def fn(x):
+        if bool((x[1:] > x[:-1]).all()):    # traced once: the branch taken is fixed
+            return x * 2
+        return x
+
+    proto = _check_fn(fn, ember.arange(4.0))
+    assert [n.op_type for n in proto.graph.node] == ["Mul", "Identity"]
+
+
+def test_interpolate_and_pad():
+    ember.manual_seed(0)
+    x = ember.randn(1, 2, 3, 4)
+    _check_fn(lambda x: (F.interpolate(x, scale_factor=2), F.interpolate(x, size=(5, 7)),
+                         F.interpolate(x, scale_factor=1.5), nn.Upsample(scale_factor=2)(x),
+                         F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=False),
+                         F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+                         F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+                         F.interpolate(x[0], scale_factor=2, mode="linear"),
+                         F.interpolate(x[:, :, None], size=(2, 5, 6), mode="trilinear")), x,
+              ops={"Resize"})
+    _check_fn(lambda x: (F.pad(x, (1, 2, 0, 1)), F.pad(x, (1, 1, 1, 1), mode="reflect"),
+                         F.pad(x, (2, 1, 0, 1), mode="replicate"),
+                         F.pad(x, (1, 1, -1, 0), value=3.0)), x, ops={"Pad"})
+    with pytest.raises(ember.onnx.OnnxExporterError, match=r"circular.* before opset 19"):
+        _export(_Fn(lambda x: F.pad(x, (1, 1), mode="circular")), ember.randn(1, 2, 3))

@@ -898,11 +898,12 @@ def convert(gm, *, opset, export_params, param_names, input_names, output_names,
         c.env[n] = name
         c._used.add(name)
         inputs.append(_value_info(helper, name, _meta(n), dynamic_axes.get(name)))
+    live = _live_nodes(graph_nodes)
     for n in graph_nodes:
         if n.op == "get_attr":
             c.env[n] = c.get_attr(n)
         elif n.op == "call_function":
-            if not n.users and not getattr(n.target, "name", "_").endswith("_"):
+            if n not in live:
                 continue        # dead: e.g. a tensor a Python branch read while tracing
             try:
                 c.env[n] = c.call(n)
@@ -927,6 +928,71 @@ def convert(gm, *, opset, export_params, param_names, input_names, output_names,
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
                               producer_name="ember", doc_string=doc_string)
     return model
+
+
+# ---- resizing and padding ----------------------------------------------------------------------
+def _resize(c, node, x, scales, mode, transform):
+    """Resize to the traced output size; with scales when torch was given scale factors, since
+    torch then maps positions with 1/scale_factor, as ONNX does with scales."""
+    nd = _rank(x) - 2
+    attrs = dict(mode=mode, coordinate_transformation_mode=transform)
+    if mode == "nearest":
+        attrs["nearest_mode"] = "floor"         # torch's nearest: floor(dst * scale)
+    empty = c.const(np.zeros(0, np.float32), "roi")
+    scales = [float(s) for s in scales or []]
+    if scales and all(s is not None for s in scales):
+        scales = np.asarray([1.0, 1.0] + (scales * nd if len(scales) == 1 else scales), np.float32)
+        return c.emit("Resize", [c.value(x), empty, c.const(scales, "scales")], **attrs)
+    return c.emit("Resize", [c.value(x), empty, empty, c.ints(_shape(node), "sizes")], **attrs)
+
+
+def _scales(node, args):
+    # .vec: (output_size, scale_factors); .default: (output_size, *per-dim scales)
+    if node.target.overload == "vec":
+        return args[1] if len(args) > 1 else None
+    return list(args[1:]) if len(args) > 1 and all(s is not None for s in args[1:]) else None
+
+
+@_register("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d")
+def _upsample_nearest(c, node, x, *args):
+    return _resize(c, node, x, _scales(node, args), "nearest", "asymmetric")
+
+
+@_register("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d")
+def _upsample_linear(c, node, x, output_size, align_corners, *args):
+    if align_corners:       # positions come from the sizes alone
+        return _resize(c, node, x, None, "linear", "align_corners")
+    return _resize(c, node, x, _scales(node, (output_size,) + args), "linear",
+                   "pytorch_half_pixel")
+
+
+@_register("pad", "constant_pad_nd")
+def _pad(c, node, x, pad, mode="constant", value=None):
+    onnx_mode = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
+                 "circular": "wrap"}.get(mode)
+    if onnx_mode is None or (onnx_mode == "wrap" and c.opset < 19):
+        raise UnsupportedOp(f"pad with mode={mode!r}" + (" before opset 19" if onnx_mode else ""))
+    rank, pad = _rank(x), [int(p) for p in pad]
+    begins, ends = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):      # torch lists (begin, end) pairs from the last dim back
+        begins[rank - 1 - i], ends[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    inputs = [c.value(x), c.ints(begins + ends, "pads")]
+    if onnx_mode == "constant" and value:
+        inputs.append(c.const(np.asarray(value, _out_dtype(node)), "pad_value"))
+    return c.emit("Pad", inputs, mode=onnx_mode)
+
+
+def _live_nodes(graph_nodes):
+    """The nodes the outputs depend on, and in-place ops with what they read. The rest (values
+    only a Python branch looked at while tracing, e.g. TransformerEncoder's padding check) are
+    left out of the ONNX graph, as torch's tracer leaves them out."""
+    live = set()
+    for n in reversed(graph_nodes):
+        inplace = n.op == "call_function" and getattr(n.target, "name", "").endswith("_")
+        if n.op == "output" or n in live or inplace:
+            live.add(n)
+            live.update(n.all_input_nodes)
+    return live
 
 
 def _normalize_dynamic_axes(dynamic_axes):

@@ -47,6 +47,10 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=F
     - dynamic_axes ({name: {axis: "dim_name"}} or {name: [axis]}) marks those dims symbolic in
       the graph's inputs/outputs. Shapes are traced: only a leading (batch) axis really varies,
       because reshapes whose leading size is the input's leading size then copy it at run time;
+    - what the trace cannot see is fixed at the traced values: a Python branch on a tensor's
+      value (TransformerEncoder's padding check) takes the traced path, and factory ops such as
+      arange or zeros become constants; an in-place op is exported only on a value the graph made
+      itself (mutating an input, a parameter or a view is refused);
     - do_constant_folding, verbose (prints the traced graph) and other torch options
       (keep_initializers_as_inputs, training, ...) are accepted; the traced graph has no
       foldable subgraphs beyond its initializers.

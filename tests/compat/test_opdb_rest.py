@@ -11,7 +11,7 @@ import torch
 import ember
 from tests.harness import check, same_error
 
-NAMES = ["_segment_reduce", "_softmax_backward_data", "torch.ops.aten._safe_softmax.default",
+NAMES = ["special.airy_ai", "_segment_reduce", "_softmax_backward_data", "torch.ops.aten._safe_softmax.default",
          "native_dropout_backward", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
          "_batch_norm_with_update", "_upsample_bilinear2d_aa", "slice", "max_pool2d_with_indices_backward"]
 
@@ -223,6 +223,50 @@ def test_batch_norm_with_update_running_stats():
         check(a, b)
     assert not hasattr(ember, "_batch_norm_with_update")
 
+
+
+# ---- special.airy_ai ---------------------------------------------------------------------------------
+def test_airy_ai_values():
+    x = np.concatenate([np.linspace(-12.0, 12.0, 481), [-7.0, 2.0, 0.0, -0.0, 50.0, 103.8, 104.0, -50.0]])
+    for dt in ("float32", "float64"):
+        e = ember.special.airy_ai(ember.tensor(x).to(getattr(ember, dt)))
+        t = torch.special.airy_ai(torch.tensor(x).to(getattr(torch, dt)))
+        # torch's float64 kernel is itself off by up to 2.8e-6 near x = -2.1 (mpmath's values below are ember's)
+        check(e, t, atol=1e-5, rtol=1.3e-6)
+    for dt in ("int64", "int32", "uint8", "bool"):
+        xi = np.arange(-5, 6) if dt not in ("uint8", "bool") else np.arange(0, 2)
+        check(ember.special.airy_ai(ember.tensor(xi).to(getattr(ember, dt))),
+              torch.special.airy_ai(torch.tensor(xi).to(getattr(torch, dt))))
+    special = [float("nan"), float("inf"), float("-inf")]
+    check(ember.special.airy_ai(ember.tensor(special)), torch.special.airy_ai(torch.tensor(special)))
+    e = ember.special.airy_ai(ember.ones(3, 4).to("meta").t())
+    assert tuple(e.shape) == (4, 3) and e.dtype == ember.float32
+    o = ember.empty(2, dtype=ember.float64)
+    assert ember.special.airy_ai(ember.tensor([0.5, -3.0], dtype=ember.float64), out=o) is o
+    check(o, torch.special.airy_ai(torch.tensor([0.5, -3.0], dtype=torch.float64)), atol=1e-7, rtol=1e-7)
+
+
+def test_airy_ai_accuracy():
+    mpmath = pytest.importorskip("mpmath")
+    x = np.concatenate([np.linspace(-30.0, 30.0, 241), [-7.0001, -6.9999, 1.9999, 2.0001, -2.338107410459767]])
+    e = ember.special.airy_ai(ember.tensor(x, dtype=ember.float64)).numpy()
+    ref = np.array([float(mpmath.airyai(v)) for v in x])
+    assert np.all(np.abs(e - ref) <= 1e-10 * np.maximum(np.abs(ref), 1e-3)), np.max(np.abs(e - ref))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.special.airy_ai(lib.ones(2, dtype=lib.float16)),
+    lambda lib: lib.special.airy_ai(lib.ones(2, dtype=lib.bfloat16)),
+    lambda lib: lib.special.airy_ai(lib.ones(2, dtype=lib.complex64)),
+    lambda lib: lib.special.airy_ai(lib.ones(2), out=lib.empty(2, dtype=lib.int64)),
+])
+def test_airy_ai_errors(call):
+    same_error(call)
+
+
+def test_airy_ai_not_differentiable():
+    for lib in (torch, ember):
+        assert not lib.special.airy_ai(lib.ones(2, requires_grad=True)).requires_grad
 
 
 # ---- segment_reduce ------------------------------------------------------------------------------

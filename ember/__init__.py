@@ -19,6 +19,7 @@ from ember._generated import register_cpu, register_meta, register_composite  # 
 from ember._generated import register_inplace_or_view, register_autograd  # noqa: E402,F401
 from ember._generated.functions import *  # noqa: F401,F403
 from ember._generated import ops as _gen_ops
+from ember._generated.functions import segment_reduce as _segment_reduce  # noqa: E402,F401  (torch's alias)
 
 # the hand-written functions of the public API (ember/_python_api), over the generated ones; in this
 # order, a later module's name replaces an earlier one's

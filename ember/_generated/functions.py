@@ -130,6 +130,15 @@ def _log_softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
 def _native_batch_norm_legit(*args, **kwargs):
     return _generic('_native_batch_norm_legit', (_ops._native_batch_norm_legit, _ops._native_batch_norm_legit_no_stats), args, kwargs)
 
+_tb__safe_softmax = _ops._safe_softmax.table
+def _safe_softmax(input, dim=_M, dtype=None, **_kw):
+    try:
+        if _kw or dim is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        if dtype is not None and dtype.__class__ is not _DT: dtype = _dtc(dtype)
+        return _tb__safe_softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, dtype)
+    except _ARG_ERRORS as _e: return _fallback('_safe_softmax', (_ops._safe_softmax,), locals(), _e)
+
 _tb__scaled_dot_product_flash_attention_for_cpu = _ops._scaled_dot_product_flash_attention_for_cpu.table
 def _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
     try:
@@ -165,6 +174,15 @@ def _softmax(input, dim=_M, half_to_float=_M, *, out=None, **_kw):
         if out is not None: return _ops._softmax_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float, out)
         return _tb__softmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, half_to_float)
     except _ARG_ERRORS as _e: return _fallback('_softmax', (_ops._softmax, _ops._softmax_out), locals(), _e)
+
+_tb__softmax_backward_data = _ops._softmax_backward_data.table
+def _softmax_backward_data(grad_output, output, dim=_M, input_dtype=_M, **_kw):
+    try:
+        if _kw or dim is _M or input_dtype is _M: raise TypeError('no overload matched')
+        if dim.__class__ is not int: dim = _int(dim)
+        if input_dtype is not None and input_dtype.__class__ is not _DT: input_dtype = _dtc(input_dtype)
+        return _tb__softmax_backward_data[(grad_output._keys | (output._keys if output.__class__ is _T else _k(output)) | (_d := _st().dk)[0]) & _d[1]](grad_output, output, dim, input_dtype)
+    except _ARG_ERRORS as _e: return _fallback('_softmax_backward_data', (_ops._softmax_backward_data,), locals(), _e)
 
 _tb__sparse_addmm = _ops._sparse_addmm.table
 def _sparse_addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -263,6 +281,22 @@ def _unique2(input, sorted=True, return_inverse=False, return_counts=False, *, o
         if out is not None: return _ops._unique2_out.table[(input._keys | _k(out[0]) | _k(out[1]) | _k(out[2]) | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts, *out)
         return _tb__unique2[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, sorted, return_inverse, return_counts)
     except _ARG_ERRORS as _e: return _fallback('_unique2', (_ops._unique2, _ops._unique2_out), locals(), _e)
+
+_tb__unsafe_masked_index = _ops._unsafe_masked_index.table
+def _unsafe_masked_index(input, mask, indices=None, fill=_M):
+    try:
+        if indices.__class__ is not list: indices = _tl(indices)
+        if fill.__class__ not in _NUMS: fill = _sc(fill)
+        return _tb__unsafe_masked_index[(input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _kl(indices) | (_d := _st().dk)[0]) & _d[1]](input, mask, indices, fill)
+    except _ARG_ERRORS as _e: return _fallback('_unsafe_masked_index', (_ops._unsafe_masked_index,), locals(), _e)
+
+_tb__unsafe_masked_index_put_accumulate = _ops._unsafe_masked_index_put_accumulate.table
+def _unsafe_masked_index_put_accumulate(input, mask, indices=None, values=_M):
+    try:
+        if indices.__class__ is not list: indices = _tl(indices)
+        _ks = input._keys | (mask._keys if mask.__class__ is _T else _k(mask)) | _kl(indices) | (values._keys if values.__class__ is _T else _k(values))
+        return _tb__unsafe_masked_index_put_accumulate[(_ks | (_d := _st().dk)[0]) & _d[1]](input, mask, indices, values)
+    except _ARG_ERRORS as _e: return _fallback('_unsafe_masked_index_put_accumulate', (_ops._unsafe_masked_index_put_accumulate,), locals(), _e)
 
 _tb_abs = _ops.abs.table
 def abs(input, *, out=None):
@@ -3749,6 +3783,20 @@ def scatter_reduce(input, dim=_M, index=_M, src=_M, reduce=_M, *, include_self=T
         return _tb_scatter_reduce_two[(input._keys | (index._keys if index.__class__ is _T else _k(index)) | (src._keys if src.__class__ is _T else _k(src)) | (_d := _st().dk)[0]) & _d[1]](
             input, dim, index, src, reduce, include_self)
     except _ARG_ERRORS as _e: return _fallback('scatter_reduce', (_ops.scatter_reduce_two, _ops.scatter_reduce_two_out), locals(), _e)
+
+_tb_segment_reduce = _ops.segment_reduce.table
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    try:
+        if axis.__class__ is not int: axis = _int(axis)
+        if initial is not None and initial.__class__ not in _NUMS: initial = _sc(initial)
+        _ks = (
+            data._keys
+            | (lengths._keys if lengths.__class__ is _T else _k(lengths))
+            | (indices._keys if indices.__class__ is _T else _k(indices))
+            | (offsets._keys if offsets.__class__ is _T else _k(offsets))
+        )
+        return _tb_segment_reduce[(_ks | (_d := _st().dk)[0]) & _d[1]](data, reduce, lengths, indices, offsets, axis, unsafe, initial)
+    except _ARG_ERRORS as _e: return _fallback('segment_reduce', (_ops.segment_reduce,), locals(), _e)
 
 _tb_select_int = _ops.select_int.table
 def select(input, dim=_M, index=_M, **_kw):

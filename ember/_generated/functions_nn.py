@@ -31,6 +31,9 @@ def _pad_circular(input, *_pad, pad=None):
     except _ARG_ERRORS as _e:
         return _fallback('_pad_circular', (_ops._pad_circular,), locals(), _e, (input,) + ((pad,) if pad is not None else (_pad[0],) if len(_pad) == 1 else (tuple(_pad),)), ('input', 'pad'))
 
+def _upsample_bilinear2d_aa(*args, **kwargs):
+    return _generic('_upsample_bilinear2d_aa', (_ops._upsample_bilinear2d_aa, _ops._upsample_bilinear2d_aa_vec), args, kwargs)
+
 def _upsample_nearest_exact1d(*args, **kwargs):
     return _generic('_upsample_nearest_exact1d', (_ops._upsample_nearest_exact1d_vec, _ops._upsample_nearest_exact1d, _ops._upsample_nearest_exact1d_out), args, kwargs)
 

@@ -20,6 +20,13 @@ _st = _tls.current
 _T = None  # ember.Tensor, set by tensor_base.bind_tensor_class once it exists
 
 
+_tb_special_airy_ai = _ops.special_airy_ai.table
+def airy_ai(x, *, out=None):
+    try:
+        if out is not None: return _ops.special_airy_ai_out.table[(x._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](x, out)
+        return _tb_special_airy_ai[(x._keys | (_d := _st().dk)[0]) & _d[1]](x)
+    except _ARG_ERRORS as _e: return _fallback('special_airy_ai', (_ops.special_airy_ai, _ops.special_airy_ai_out), locals(), _e)
+
 _tb_special_bessel_j0 = _ops.special_bessel_j0.table
 def bessel_j0(input, *, out=None):
     try:

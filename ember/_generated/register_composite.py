@@ -18,6 +18,7 @@ import ember.kernels.composite_nn as _composite_nn
 import ember.kernels.composite_nn_norm_loss as _composite_nn_norm_loss
 import ember.kernels.composite_nn_spatial as _composite_nn_spatial
 import ember.kernels.composite_opdb_misc as _composite_opdb_misc
+import ember.kernels.composite_opdb_rest as _composite_opdb_rest
 import ember.kernels.composite_quantile as _composite_quantile
 import ember.kernels.composite_shape as _composite_shape
 import ember.kernels.composite_spectral as _composite_spectral
@@ -250,6 +251,15 @@ _ops.grid_sampler_3d.register(K.CompositeImplicitAutograd, _composite_opdb_misc.
 _ops._native_batch_norm_legit.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit, name='composite_opdb_misc.native_batch_norm_legit')
 _ops._native_batch_norm_legit_no_stats.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit_no_stats, name='composite_opdb_misc.native_batch_norm_legit_no_stats')
 _ops.empty_permuted.register(K.CompositeImplicitAutograd, _composite_opdb_misc.empty_permuted, name='composite_opdb_misc.empty_permuted')
+_ops._softmax_backward_data.register(K.CompositeImplicitAutograd, _composite_opdb_rest.softmax_backward_data, name='composite_opdb_rest.softmax_backward_data')
+_ops._safe_softmax.register(K.CompositeImplicitAutograd, _composite_opdb_rest.safe_softmax, name='composite_opdb_rest.safe_softmax')
+_ops.native_dropout_backward.register(K.CompositeImplicitAutograd, _composite_opdb_rest.native_dropout_backward, name='composite_opdb_rest.native_dropout_backward')
+_ops._unsafe_masked_index.register(K.CompositeImplicitAutograd, _composite_opdb_rest.unsafe_masked_index, name='composite_opdb_rest.unsafe_masked_index')
+_ops._unsafe_masked_index_put_accumulate.register(K.CompositeImplicitAutograd, _composite_opdb_rest.unsafe_masked_index_put_accumulate, name='composite_opdb_rest.unsafe_masked_index_put_accumulate')
+_ops._batch_norm_with_update.register(K.CompositeImplicitAutograd, _composite_opdb_rest.batch_norm_with_update, name='composite_opdb_rest.batch_norm_with_update')
+_ops.segment_reduce.register(K.CompositeImplicitAutograd, _composite_opdb_rest.segment_reduce, name='composite_opdb_rest.segment_reduce')
+_ops._upsample_bilinear2d_aa.register(K.CompositeImplicitAutograd, _composite_opdb_rest.upsample_bilinear2d_aa, name='composite_opdb_rest.upsample_bilinear2d_aa')
+_ops._upsample_bilinear2d_aa_vec.register(K.CompositeImplicitAutograd, _composite_opdb_rest.upsample_bilinear2d_aa_vec, name='composite_opdb_rest.upsample_bilinear2d_aa_vec')
 _ops.quantile.register(K.CompositeImplicitAutograd, _composite_quantile.quantile, name='composite_quantile.quantile')
 _ops.quantile_scalar.register(K.CompositeImplicitAutograd, _composite_quantile.quantile_scalar, name='composite_quantile.quantile_scalar')
 _ops.nanquantile.register(K.CompositeImplicitAutograd, _composite_quantile.nanquantile, name='composite_quantile.nanquantile')

@@ -1104,6 +1104,8 @@ _ops.special_bessel_y0.register(K.CPU, _g.functional(_special_bessel.special_bes
 _ops.special_bessel_y0_out.register(K.CPU, _g.out(_special_bessel.special_bessel_y0, 't'), name='cpu.special_bessel.special_bessel_y0')
 _ops.special_bessel_y1.register(K.CPU, _g.functional(_special_bessel.special_bessel_y1, 't'), name='cpu.special_bessel.special_bessel_y1')
 _ops.special_bessel_y1_out.register(K.CPU, _g.out(_special_bessel.special_bessel_y1, 't'), name='cpu.special_bessel.special_bessel_y1')
+_ops.special_airy_ai.register(K.CPU, _g.functional(_special_bessel.special_airy_ai, 't'), name='cpu.special_bessel.special_airy_ai')
+_ops.special_airy_ai_out.register(K.CPU, _g.out(_special_bessel.special_airy_ai, 't'), name='cpu.special_bessel.special_airy_ai')
 _ops.igamma.register(K.CPU, _g.functional(_special_igamma.igamma, 'tn'), name='cpu.special_igamma.igamma')
 _ops.igamma_.register(K.CPU, _g.inplace(_special_igamma.igamma, 'tn', 'igamma_'), name='cpu.special_igamma.igamma')
 _ops.igamma_out.register(K.CPU, _g.out(_special_igamma.igamma, 'tn'), name='cpu.special_igamma.igamma')

@@ -569,6 +569,7 @@ _ops.special_bessel_j0_out.register(K.ADInplaceOrView, _iov.bump_last[1], redisp
 _ops.special_bessel_j1_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _ops.special_bessel_y0_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _ops.special_bessel_y1_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
+_ops.special_airy_ai_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _ops.igamma_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)
 _ops.igamma_out.register(K.ADInplaceOrView, _iov.bump_last[1], redispatch=True)
 _ops.igammac_.register(K.ADInplaceOrView, _iov.bump_first, redispatch=True)

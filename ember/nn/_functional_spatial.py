@@ -392,7 +392,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return _nn.upsample_linear1d(input, output_size, align_corners, scale_factors)
     if nd == 4 and mode == "bilinear":
         if antialias:
-            raise NotImplementedError("interpolate: antialias=True is not supported by ember")
+            return _nn._upsample_bilinear2d_aa(input, output_size, align_corners, scale_factors)
         return _nn.upsample_bilinear2d(input, output_size, align_corners, scale_factors)
     if nd == 5 and mode == "area":
         return adaptive_avg_pool3d(input, output_size)

@@ -4,7 +4,8 @@
 
 Each OpInfo's `name` is looked up the way torch's op is found: a dotted name ("nn.functional.relu",
 "special.erf", "linalg.svd", "fft.fft", "masked.sum", "signal.windows.hann") as an attribute path
-under `ember`; a plain name as `ember.<name>`, else as a Tensor method (`__radd__`, `byte`, ...);
+under `ember` ("torch.ops.aten.x.default" as `ember.ops.aten.x.default`); a plain name as `ember.<name>`, else
+as a Tensor method (`__radd__`, `byte`, ...), else as an operator packet `ember.ops.aten.<name>`;
 if that fails, the OpInfo's `aten_name` is tried the same way. The random-sampling OpInfos (cauchy,
 exponential, ...) call the in-place method `torch.Tensor.<name>_`: that method is looked up for them. Needs torch and `expecttest`
 (pip install expecttest) for torch.testing._internal.common_methods_invocations.
@@ -26,11 +27,15 @@ def _path(root, dotted):
 
 
 def resolve(name):
+    if name.startswith("torch."):  # "torch.ops.aten._safe_softmax.default", "torch._scaled_mm"
+        name = name[len("torch."):]
     if "." in name:
         return _path(ember, name)
     obj = getattr(ember, name, None)
     if obj is None:
         obj = getattr(ember.Tensor, name, None)
+    if obj is None:  # operators torch has only under torch.ops.aten (slice, native_dropout_backward, ...)
+        obj = getattr(ember.ops.aten, name, None)
     return obj
 
 

@@ -50,6 +50,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 import ember  # noqa: E402
+from ember.dispatch.library import OpOverloadPacket  # noqa: E402
 from tests.compat.opdb_coverage import _inplace_method, resolve  # noqa: E402
 from tests.harness import check  # noqa: E402
 
@@ -172,6 +173,9 @@ def _wrapper_set_seed(op, *args, **kwargs):
         ember.set_rng_state(state)
 
 
+_TEST_MODULE = "torch.testing._internal.common_methods_invocations"
+
+
 def _is_lambda(f):
     return isinstance(f, types.FunctionType) and f.__name__ == "<lambda>"
 
@@ -197,8 +201,8 @@ def ember_callable(op):
     f = op.op
     if not resolves(op):
         return None, "unresolved"
-    if _is_lambda(f):
-        return _rebind(f), "lambda"
+    if _is_lambda(f) or (isinstance(f, types.FunctionType) and f.__module__ == _TEST_MODULE):
+        return _rebind(f), "lambda"  # a function of torch's test code (max_pool2d_backward) is run the same way
     if isinstance(f, (types.MethodDescriptorType, types.WrapperDescriptorType)) or \
             getattr(f, "__module__", None) == "torch._tensor":
         m = getattr(ember.Tensor, f.__name__, None)
@@ -208,6 +212,9 @@ def ember_callable(op):
         if name:
             obj = resolve(name)
             if obj is not None and callable(obj) and not isinstance(obj, ember.dtype):
+                overload = getattr(f, "_overloadname", None)  # op is torch.ops.aten.slice.Tensor: the same overload
+                if overload is not None and isinstance(obj, OpOverloadPacket):
+                    obj = getattr(obj, overload)
                 return obj, "name"
     inplace = _inplace_method(op)
     if inplace and getattr(ember.Tensor, inplace, None) is not None:

@@ -34,7 +34,8 @@ def broadcast_shapes(*shapes):
     out = [1] * n
     for s in shapes:
         off = n - len(s)
-        for i, d in enumerate(s):
+        for i in range(len(s) - 1, -1, -1):  # from the last dimension, as PyTorch's infer_size (its error names it)
+            d = s[i]
             j = i + off
             o = out[j]
             if d == o or d == 1:

@@ -250,6 +250,15 @@ _ops.grid_sampler_3d.register(K.CompositeImplicitAutograd, _composite_opdb_misc.
 _ops._native_batch_norm_legit.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit, name='composite_opdb_misc.native_batch_norm_legit')
 _ops._native_batch_norm_legit_no_stats.register(K.CompositeImplicitAutograd, _composite_opdb_misc.native_batch_norm_legit_no_stats, name='composite_opdb_misc.native_batch_norm_legit_no_stats')
 _ops.empty_permuted.register(K.CompositeImplicitAutograd, _composite_opdb_misc.empty_permuted, name='composite_opdb_misc.empty_permuted')
+_ops.angle.register(K.CompositeExplicitAutograd, _composite_math.angle, name='composite_math.angle')
+_ops.angle_out.register(K.CompositeExplicitAutograd, _iov.out_from_functional(_ops.angle, 1), name='composite.out_of.angle')
+_ops.polar.register(K.CompositeExplicitAutograd, _composite_math.polar, name='composite_math.polar')
+_ops.polar_out.register(K.CompositeExplicitAutograd, _composite_math.polar_out, name='composite_math.polar_out')
+_ops.complex.register(K.CompositeExplicitAutograd, _composite_math.complex_from_parts, name='composite_math.complex_from_parts')
+_ops.complex_out.register(
+    K.CompositeExplicitAutograd,
+    _iov.out_from_functional(_ops.complex, 1, rule="Expected object of scalar type {result} but got scalar type {out} for argument 'out'"),
+    name='composite.out_of.complex')
 _ops.quantile.register(K.CompositeImplicitAutograd, _composite_quantile.quantile, name='composite_quantile.quantile')
 _ops.quantile_scalar.register(K.CompositeImplicitAutograd, _composite_quantile.quantile_scalar, name='composite_quantile.quantile_scalar')
 _ops.nanquantile.register(K.CompositeImplicitAutograd, _composite_quantile.nanquantile, name='composite_quantile.nanquantile')

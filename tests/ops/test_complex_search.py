@@ -235,6 +235,17 @@ def test_complex_ops_keywords():
     both(lambda L: L.angle(input=L.tensor([-2.0])))
 
 
+@pytest.mark.filterwarnings("error:There is a performance drop")
+def test_complex_ops_vmap():
+    """Batching rules (pointwise, broadcasting), as torch's: no slow-path fallback."""
+    def run(L):
+        g = np.random.default_rng(1)
+        a, b = (L.tensor(g.standard_normal((3, 4))) for _ in range(2))
+        return [L.func.vmap(L.polar)(a, b), L.func.vmap(L.complex, in_dims=(0, None))(a, b[0]),
+                L.func.vmap(L.angle)(L.complex(a, b)), L.func.vmap(L.polar, in_dims=(1, 0))(a[:, :3], b[:3, :3])]
+    check(run(ember), run(torch))
+
+
 # ---- searchsorted, bucketize ----
 
 SORTABLE = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]

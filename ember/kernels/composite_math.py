@@ -15,6 +15,7 @@ from ember.dispatch.resolve import python_signature
 from ember.core.errors import fmt_shape, wrap_dim
 from ember.kernels.composite import store_out
 from ember.kernels.meta.pointwise import part
+from ember.kernels.meta.strides import tensor_iterator_strides
 
 
 # ---- argument checks the generated bindings leave to the kernel (torch's parser makes them) --------
@@ -642,13 +643,16 @@ def _check_complex_parts(real, imag):
                            f"{imag.dtype._short} for second argument")
 
 
-def complex_from_parts(real, imag):
-    """real + i*imag, broadcast, in a fresh complex tensor of the parts' precision."""
+def complex_from_parts(real, imag, layout=None):
+    """real + i*imag, broadcast, in a fresh complex tensor of the parts' precision, laid out as
+    TensorIterator lays out an output over the tensors `layout` (default: real and imag)."""
     _tensor_arg("complex", "real", 1, real)
     _tensor_arg("complex", "imag", 2, imag)
     _check_complex_parts(real, imag)
     re, im = ember.broadcast_tensors(real, imag)
-    out = ember.empty_like(re, dtype=_complex_of(re.dtype))
+    shape = tuple(re.shape)
+    out = ember.empty_strided(shape, tensor_iterator_strides(shape, layout or (real, imag)),
+                              dtype=_complex_of(re.dtype), device=re.device)
     parts = ember.view_as_real(out)
     parts[..., 0].copy_(re)
     parts[..., 1].copy_(im)
@@ -669,7 +673,7 @@ def polar(abs, angle, out=None):
                            f"{out.dtype._short} for argument 'out'")
     if abs.dtype is ember.float16:
         raise NotImplementedError(f"\"polar_{abs.device.type}\" not implemented for 'Half'")
-    r = complex_from_parts(abs * angle.cos(), abs * angle.sin())
+    r = complex_from_parts(abs * angle.cos(), abs * angle.sin(), (abs, angle))
     return r if out is None else store_out(out, r, stacklevel=4)
 
 

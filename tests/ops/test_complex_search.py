@@ -246,6 +246,20 @@ def test_complex_ops_vmap():
     check(run(ember), run(torch))
 
 
+def test_polar_autocast_cpu():
+    """polar is on CPU autocast's float32 list (its inputs are cast up); complex is not."""
+    def run(L):
+        a = L.tensor([1.5, 2.0], dtype=L.bfloat16)
+        with L.autocast("cpu", dtype=L.bfloat16):
+            return L.polar(a, a)
+    check(run(ember), run(torch))
+
+    def refused(L):
+        with L.autocast("cpu", dtype=L.bfloat16):
+            L.complex(L.ones(2, dtype=L.bfloat16), L.ones(2, dtype=L.bfloat16))
+    same_error(refused)
+
+
 # ---- searchsorted, bucketize ----
 
 SORTABLE = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]

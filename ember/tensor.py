@@ -689,7 +689,6 @@ class Tensor(_TensorBase):
     argsort = _api_reduction.argsort
     nonzero = _indexing.nonzero
 
-    angle = _api_complex.angle
     bincount = _api_complex.bincount
     histc = _api_complex.histc
     histogram = _api_histogram.histogram

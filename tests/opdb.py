@@ -259,7 +259,7 @@ POINTWISE_UNARY = [
     "log10", "log1p", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "asin", "acos", "atan",
     "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh",
     "arccosh", "arctanh", "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round",
-    "trunc", "fix", "frac", "reciprocal", "nan_to_num", "deg2rad", "rad2deg"]
+    "trunc", "fix", "frac", "reciprocal", "nan_to_num", "deg2rad", "rad2deg", "angle"]
 UNIT_DOMAIN = {"asin", "acos", "arcsin", "arccos", "atanh", "arctanh", "erfinv", "logit"}
 
 
@@ -298,6 +298,8 @@ POINTWISE_BINARY = {
     "maximum": lambda lib, a, b: lib.maximum(a, b),
     "fmin": lambda lib, a, b: lib.fmin(a, b),
     "fmax": lambda lib, a, b: lib.fmax(a, b),
+    "polar": lambda lib, a, b: lib.polar(a, b),
+    "complex": lambda lib, a, b: lib.complex(a, b),
     "clamp_min": lambda lib, a, b: lib.clamp_min(a, b),
     "clamp_max": lambda lib, a, b: lib.clamp_max(a, b),
     "lerp": lambda lib, a, b: lib.lerp(a, b, 0.3),
@@ -422,6 +424,7 @@ POS = (0.3, 3.0)
 SYM = (-2.0, 2.0)
 UNIT = (-0.9, 0.9)
 POINTWISE_GRAD = {
+    "angle": (lambda L, x: x.angle(), *SYM),
     "abs": (lambda L, x: x.abs(), *SYM),
     "absolute": (lambda L, x: L.absolute(x), *SYM),
     "abs_": (lambda L, x: L.abs_(x * 1), *SYM),

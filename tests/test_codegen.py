@@ -41,6 +41,7 @@ def test_generated_code_stays_readable():
                         long_lines.append(f"{name}:{i} ({len(line.rstrip())} characters)")
     assert not long_lines, long_lines[:10]
     # 21,500: forward-mode AD added its tangent formula table (one line per op, _generated/forward_ad.py)
-    # op_db's remaining CPU operators (_safe_softmax, _unsafe_masked_index, special.airy_ai, ...) fit: recording
-    # an op and saving its own result became one generated line (Node._set_history_saved)
-    assert total <= 21_500, f"ember/_generated has {total} lines (budget 21,500)"
+    # 21,600: op_db's remaining CPU operators (_safe_softmax, _unsafe_masked_index, special.airy_ai, ...) and
+    # angle/polar/complex as operators (bindings, out= variants, nodes); recording an op and saving its own
+    # result became one generated line (Node._set_history_saved), which paid for most of them
+    assert total <= 21_600, f"ember/_generated has {total} lines (budget 21,600)"

@@ -291,7 +291,7 @@ POINTWISE_EXTRA = frozenset((
     "softplus", "hardsigmoid", "hardswish", "mish", "relu6", "celu", "selu", "threshold", "rrelu",
     "nan_to_num", "logit", "xlogy", "special_xlogy", "pow", "float_power", "heaviside", "isclose",
     "polygamma", "mvlgamma", "fill", "fill_", "zero_", "copy_", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "bitwise_left_shift", "bitwise_right_shift", "softshrink", "hardshrink", "prelu_scalar"))
+    "bitwise_left_shift", "bitwise_right_shift", "softshrink", "hardshrink", "prelu_scalar", "polar", "complex"))
 
 
 def rule_pointwise(op, below, args, info, lvl):

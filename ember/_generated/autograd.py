@@ -5924,6 +5924,50 @@ def _ag_sign(self, below=None):
 
 _ag_sign_ = _record_inplace_1(SignBackward0)
 
+class AngleBackward0(TraceableFunction, saved=1):
+    __slots__ = ('self_',)
+    def apply(_node, grads):
+        self = _s if (_s := _node.self_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+        return (pw_angle_backward(grads[0], self),)
+def _ag_angle(self, below=None):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_1(self)):
+        return below(self)
+    _n = AngleBackward0()
+    _n.self_ = _save_input(self, _ag)
+    return _n._set_history(below(self), _next, _ag)
+
+class PolarBackward0(TraceableFunction, saved=1, outputs=1):
+    __slots__ = ('result_',)
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None or _nf[1] is not None:
+            result = _s if (_s := _node.result_).__class__ is _T and not (_s._vc[0] or _st().ag) else _unpack_output(_s, _node)
+            _o0, _o1, *_ = pw_polar_backward(grad, result)
+        return (_o0, _o1)
+def _ag_polar(abs, angle, below=None):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(abs, angle)):
+        return below(abs, angle)
+    _n = PolarBackward0()
+    return _n._set_history_saved(below(abs, angle), _next, _ag)
+
+class ComplexBackward0(TraceableFunction, saved=2):
+    __slots__ = ('real_', 'imag_')
+    def apply(_node, grads):
+        grad, _nf = grads[0], _node._next
+        _o0 = _o1 = None
+        if _nf[0] is not None or _nf[1] is not None:
+            real = _s if (_s := _node.real_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            imag = _s if (_s := _node.imag_).__class__ is _T and not (_s._vc or _V0)[0] else _unpack(_s, _node)
+            _o0, _o1, *_ = pw_complex_backward(grad, real, imag)
+        return (_o0, _o1)
+def _ag_complex(real, imag, below=None):
+    if not (_ag := _st().ag) or not (_next := _collect_next_edges_2(real, imag)):
+        return below(real, imag)
+    _n = ComplexBackward0()
+    _n.real_, _n.imag_ = _save_input(real, _ag), _save_input(imag, _ag)
+    return _n._set_history(below(real, imag), _next, _ag)
+
 class SgnBackward0(TraceableFunction, saved=2, outputs=1):
     __slots__ = ('self_', 'result_')
     def apply(_node, grads):
@@ -8118,6 +8162,9 @@ OUT_VARIANTS = [
     ('sigmoid', 'sigmoid_out'),
     ('logit', 'logit_out'),
     ('sign', 'sign_out'),
+    ('angle', 'angle_out'),
+    ('polar', 'polar_out'),
+    ('complex', 'complex_out'),
     ('sgn', 'sgn_out'),
     ('sin', 'sin_out'),
     ('sinh', 'sinh_out'),

@@ -504,6 +504,13 @@ def aminmax(input, *, dim=None, keepdim=False, out=None, **_kw):
         return _tb_aminmax[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, dim, keepdim)
     except _ARG_ERRORS as _e: return _fallback('aminmax', (_ops.aminmax, _ops.aminmax_out), locals(), _e)
 
+_tb_angle = _ops.angle.table
+def angle(input, *, out=None):
+    try:
+        if out is not None: return _ops.angle_out.table[(input._keys | _k(out) | (_d := _st().dk)[0]) & _d[1]](input, out)
+        return _tb_angle[(input._keys | (_d := _st().dk)[0]) & _d[1]](input)
+    except _ARG_ERRORS as _e: return _fallback('angle', (_ops.angle, _ops.angle_out), locals(), _e)
+
 _tb_any = _ops.any.table
 _tb_any_dim = _ops.any_dim.table
 _tb_any_dims = _ops.any_dims.table
@@ -1226,6 +1233,13 @@ def combinations(input, r=2, with_replacement=False):
         if r.__class__ is not int: r = _int(r)
         return _tb_combinations[(input._keys | (_d := _st().dk)[0]) & _d[1]](input, r, with_replacement)
     except _ARG_ERRORS as _e: return _fallback('combinations', (_ops.combinations,), locals(), _e)
+
+_tb_complex = _ops.complex.table
+def complex(real, imag, *, out=None):
+    try:
+        if out is not None: return _ops.complex_out.table[(real._keys | _k(imag) | _k(out) | (_d := _st().dk)[0]) & _d[1]](real, imag, out)
+        return _tb_complex[(real._keys | (imag._keys if imag.__class__ is _T else _k(imag)) | (_d := _st().dk)[0]) & _d[1]](real, imag)
+    except _ARG_ERRORS as _e: return _fallback('complex', (_ops.complex, _ops.complex_out), locals(), _e)
 
 _tb_conj = _ops.conj.table
 def conj(input):
@@ -3410,6 +3424,13 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
         if reduction.__class__ is not int: reduction = _int(reduction)
         return _tb_poisson_nll_loss[(input._keys | (target._keys if target.__class__ is _T else _k(target)) | (_d := _st().dk)[0]) & _d[1]](input, target, log_input, full, eps, reduction)
     except _ARG_ERRORS as _e: return _fallback('poisson_nll_loss', (_ops.poisson_nll_loss,), locals(), _e)
+
+_tb_polar = _ops.polar.table
+def polar(abs, angle, *, out=None):
+    try:
+        if out is not None: return _ops.polar_out.table[(abs._keys | _k(angle) | _k(out) | (_d := _st().dk)[0]) & _d[1]](abs, angle, out)
+        return _tb_polar[(abs._keys | (angle._keys if angle.__class__ is _T else _k(angle)) | (_d := _st().dk)[0]) & _d[1]](abs, angle)
+    except _ARG_ERRORS as _e: return _fallback('polar', (_ops.polar, _ops.polar_out), locals(), _e)
 
 _tb_polygamma = _ops.polygamma.table
 def polygamma(n, input, *, out=None):

@@ -260,6 +260,15 @@ _ops._batch_norm_with_update.register(K.CompositeImplicitAutograd, _composite_op
 _ops.segment_reduce.register(K.CompositeImplicitAutograd, _composite_opdb_rest.segment_reduce, name='composite_opdb_rest.segment_reduce')
 _ops._upsample_bilinear2d_aa.register(K.CompositeImplicitAutograd, _composite_opdb_rest.upsample_bilinear2d_aa, name='composite_opdb_rest.upsample_bilinear2d_aa')
 _ops._upsample_bilinear2d_aa_vec.register(K.CompositeImplicitAutograd, _composite_opdb_rest.upsample_bilinear2d_aa_vec, name='composite_opdb_rest.upsample_bilinear2d_aa_vec')
+_ops.angle.register(K.CompositeExplicitAutograd, _composite_math.angle, name='composite_math.angle')
+_ops.angle_out.register(K.CompositeExplicitAutograd, _iov.out_from_functional(_ops.angle, 1), name='composite.out_of.angle')
+_ops.polar.register(K.CompositeExplicitAutograd, _composite_math.polar, name='composite_math.polar')
+_ops.polar_out.register(K.CompositeExplicitAutograd, _composite_math.polar_out, name='composite_math.polar_out')
+_ops.complex.register(K.CompositeExplicitAutograd, _composite_math.complex_from_parts, name='composite_math.complex_from_parts')
+_ops.complex_out.register(
+    K.CompositeExplicitAutograd,
+    _iov.out_from_functional(_ops.complex, 1, rule="Expected object of scalar type {result} but got scalar type {out} for argument 'out'"),
+    name='composite.out_of.complex')
 _ops.quantile.register(K.CompositeImplicitAutograd, _composite_quantile.quantile, name='composite_quantile.quantile')
 _ops.quantile_scalar.register(K.CompositeImplicitAutograd, _composite_quantile.quantile_scalar, name='composite_quantile.quantile_scalar')
 _ops.nanquantile.register(K.CompositeImplicitAutograd, _composite_quantile.nanquantile, name='composite_quantile.nanquantile')

@@ -61,6 +61,7 @@ class _TensorBase(TensorImpl):
     amax = _fn.amax
     amin = _fn.amin
     aminmax = _fn.aminmax
+    angle = _fn.angle
     any = _fn.any
     arccos = _fn.arccos
     arccos_ = _fn.arccos_

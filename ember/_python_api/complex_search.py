@@ -1,4 +1,5 @@
-"""Complex-number helpers (real, imag, angle, polar, complex), search and counting ops (isin,
+"""Complex-number helpers (real, imag; angle, polar and complex are operators, declared in
+ember/ops/native_functions/pointwise.yaml), search and counting ops (isin,
 bucketize, searchsorted, bincount, histc, unravel_index) and integer/float decompositions (gcd,
 lcm, frexp), composed of ember ops so that autograd and every device work by themselves."""
 import collections
@@ -14,7 +15,7 @@ from ember.core.dtype import check_cast
 from ember.kernels.composite import store_out
 from ember.kernels.meta.pointwise import broadcast_shapes
 
-__all__ = ["real", "imag", "angle", "polar", "complex", "isin", "bucketize", "searchsorted", "bincount",
+__all__ = ["real", "imag", "isin", "bucketize", "searchsorted", "bincount",
            "histc", "unravel_index", "gcd", "lcm", "frexp"]
 
 _frexp_result = collections.namedtuple("frexp", ["mantissa", "exponent"])
@@ -54,70 +55,6 @@ def imag(input):
     """The imaginary part of a complex tensor, as a view."""
     _tensor_arg("imag", "input", 1, input)
     return input.imag
-
-
-def angle(input):
-    """Elementwise argument: atan2(imag, real) for complex input; pi for negative reals, 0 otherwise
-    (NaN stays NaN); integer input gives the default float dtype."""
-    _tensor_arg("angle", "input", 1, input)
-    x = input
-    d = x.detach()
-    if x.dtype is ember.complex32:
-        raise _not_implemented("angle", x.dtype, x.device)
-    if x.is_complex():
-        ri = ember.view_as_real(x)
-        re, im = ri[..., 0], ri[..., 1]
-        zero = d == 0
-        # atan2's derivative is 0/0 at the origin, where ATen's angle_backward gives zero: take the
-        # value from the detached parts there and differentiate a safe point instead
-        safe = ember.atan2(ember.where(zero, 0, im), ember.where(zero, 1, re))
-        return ember.where(zero, ember.atan2(im.detach(), re.detach()), safe)
-    if not x.is_floating_point():
-        x = d = x.to(ember.get_default_dtype())
-    value = (d < 0).to(d.dtype) * math.pi
-    value = ember.where(d.isnan(), d, value)
-    if not x.requires_grad:
-        return value
-    # where(False, x, value) is `value` with a zero gradient for x, as ATen's angle of real input
-    return ember.where(ember.zeros_like(d, dtype=ember.bool), x, value)
-
-
-def _check_complex_parts(real, imag):
-    ok = (ember.float16, ember.float32, ember.float64)
-    if real.dtype not in ok or imag.dtype not in ok:
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{real.dtype._short} and {imag.dtype._short}")
-    if real.dtype != imag.dtype:
-        raise RuntimeError(f"Expected object of scalar type {real.dtype._short} but got scalar type "
-                           f"{imag.dtype._short} for second argument")
-
-
-def _make_complex(re, im):
-    re, im = ember.broadcast_tensors(re, im)
-    return ember.view_as_complex(ember.stack([re, im], -1))
-
-
-def complex(real, imag):
-    """The complex tensor real + i*imag (broadcast; both Float or both Double)."""
-    _tensor_arg("complex", "real", 1, real)
-    _tensor_arg("complex", "imag", 2, imag)
-    _check_complex_parts(real, imag)
-    return _make_complex(real, imag)
-
-
-def polar(abs, angle):
-    """The complex tensor abs * (cos(angle) + i sin(angle))."""
-    _tensor_arg("polar", "abs", 1, abs)
-    _tensor_arg("polar", "angle", 2, angle)
-    if abs.dtype == angle.dtype == ember.float16:
-        raise _not_implemented("polar", abs.dtype, abs.device)
-    _check_complex_parts(abs, angle)
-    if abs.requires_grad:
-        # ATen's polar_backward gives abs the gradient Re(conj(grad) * sgn(result)): the true one times
-        # sign(abs). Add a term of value 0 (for finite abs) and gradient sign(abs) - 1.
-        d = abs.detach()
-        abs = abs + ember.where(d.isfinite(), abs - d, 0) * (d.sign() - 1)
-    return _make_complex(abs * angle.cos(), abs * angle.sin())
 
 
 # ---- searching ----

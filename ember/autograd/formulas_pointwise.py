@@ -14,7 +14,8 @@ from ember.core import dtype as _dt
 __all__ = [
     "pw_conj", "pw_div_self_backward", "pw_div_other_backward", "pw_remainder_other_backward",
     "pw_not_implemented", "pw_pow_backward", "pw_pow_backward_self", "pw_pow_backward_exponent",
-    "pw_float_power_cast", "pw_sgn_backward",
+    "pw_float_power_cast", "pw_sgn_backward", "pw_angle_backward", "pw_polar_backward",
+    "pw_complex_backward",
     "pw_logit_backward", "pw_clamp_backward", "pw_clamp_min_backward", "pw_clamp_max_backward",
     "pw_copysign_backward", "pw_minmax_self_backward", "pw_minmax_other_backward",
     "pw_fminmax_self_backward", "pw_fminmax_other_backward", "pw_lerp_self_weight",
@@ -144,6 +145,26 @@ def pw_sgn_backward(self, grad, result):
         return ember.zeros_like(grad)
     a = self.abs()
     return ((grad - (result * result) * pw_conj(grad)) / (2.0 * a)).masked_fill(a == 0.0, 0.0)
+
+
+def pw_angle_backward(grad, self):
+    """angle_backward: zero for real self; grad * self / |self|^2 * i for complex self, zero at 0."""
+    if self._dtype.category != _COMPLEX:
+        return ember.zeros_like(self)
+    return ember.where(self == 0.0, 0.0, grad * self / self.abs().pow(2) * 1j)
+
+
+def pw_polar_backward(grad, result):
+    """polar_backward: (Re(conj(grad) * sgn(result)), Re(conj(grad) * result * i)) for (abs, angle)."""
+    g = pw_conj(grad)
+    return (g * result.sgn()).real, (g * (result * 1j)).real
+
+
+def pw_complex_backward(grad, real, imag):
+    """(Re(grad), Im(grad)) for complex(real, imag). torch's generated ComplexBackward0 saves real and
+    imag (torchgen reads at::real / at::imag in its formula as the arguments' names), so this node
+    takes them too: _saved_real and _saved_imag, as torch's."""
+    return grad.real, grad.imag
 
 
 def pw_logit_backward(grad, self, eps):

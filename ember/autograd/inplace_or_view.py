@@ -54,6 +54,6 @@ def out_from_functional(functional_op, n_out=1, rule=None):
             for o, v in zip(outs, rs):
                 check_out_dtype(rule, v._dtype, o._dtype)
         for o, v in zip(outs, rs):
-            store_out(o, v, stacklevel=5)
+            store_out(o, v, stacklevel=3)
         return outs[0] if n_out == 1 else outs
     return kernel

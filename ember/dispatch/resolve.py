@@ -278,7 +278,7 @@ def fail(name, schemas, args, kwargs, method=False):
         for j, a in enumerate(params):
             if a.name in vals:
                 p, v = vals[a.name]
-                if _convert(a, v, a.name != "self") is _FAIL:
+                if _convert(a, v, j > 0) is _FAIL:
                     where = f" (position {p})" if p is not None else ""
                     an = "input" if a.name == "self" else a.name
                     raise TypeError(f"{name}(): argument '{an}'{where} must be {_type_name(a)}, not "

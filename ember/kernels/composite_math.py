@@ -13,7 +13,9 @@ from ember.core.dtype import result_type_of
 from ember.core.tensor_impl import TensorImpl
 from ember.dispatch.resolve import python_signature
 from ember.core.errors import fmt_shape, wrap_dim
+from ember.kernels.composite import store_out
 from ember.kernels.meta.pointwise import part
+from ember.kernels.meta.strides import tensor_iterator_strides
 
 
 # ---- argument checks the generated bindings leave to the kernel (torch's parser makes them) --------
@@ -613,3 +615,67 @@ def ldexp_(self, other):
     _tensor_arg("ldexp_", "other", 1, other)
     _cant_cast("ldexp", self, _ldexp_dtype(self, other))
     return self.mul_(ember.pow(2.0, other))
+
+
+# ---- angle / polar / complex ----------------------------------------------------------------------
+# ATen's TensorIterator kernels (UnaryOps.cpp angle, TensorFactories.cpp complex/polar), composed here
+# below the Autograd layer: each op records its own node (AngleBackward0, PolarBackward0, ComplexBackward0).
+def angle(self):
+    """atan2(imag, real) for complex input; pi for negative reals, 0 otherwise, NaN kept; integer and
+    bool input compute in the default float dtype."""
+    d = self._dtype
+    if d.is_complex:
+        if d is ember.complex32:
+            raise NotImplementedError(f"\"angle_{self.device.type}\" not implemented for '{d._short}'")
+        parts = ember.view_as_real(self)
+        return ember.atan2(parts[..., 1], parts[..., 0])
+    x = self if d.is_floating_point else self.to(ember.get_default_dtype())
+    return ember.where(x.isnan(), x, (x < 0).to(x.dtype) * math.pi)
+
+
+def _check_complex_parts(real, imag):
+    ok = (ember.float16, ember.float32, ember.float64)
+    if real.dtype not in ok or imag.dtype not in ok:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{real.dtype._short} and {imag.dtype._short}")
+    if real.dtype != imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {real.dtype._short} but got scalar type "
+                           f"{imag.dtype._short} for second argument")
+
+
+def complex_from_parts(real, imag, layout=None):
+    """real + i*imag, broadcast, in a fresh complex tensor of the parts' precision, laid out as
+    TensorIterator lays out an output over the tensors `layout` (default: real and imag)."""
+    _tensor_arg("complex", "real", 1, real)
+    _tensor_arg("complex", "imag", 2, imag)
+    _check_complex_parts(real, imag)
+    re, im = ember.broadcast_tensors(real, imag)
+    shape = tuple(re.shape)
+    out = ember.empty_strided(shape, tensor_iterator_strides(shape, layout or (real, imag)),
+                              dtype=_complex_of(re.dtype), device=re.device)
+    parts = ember.view_as_real(out)
+    parts[..., 0].copy_(re)
+    parts[..., 1].copy_(im)
+    return out
+
+
+def _complex_of(d):
+    return ember.complex32 if d is ember.float16 else ember.complex128 if d is ember.float64 else ember.complex64
+
+
+def polar(abs, angle, out=None):
+    """abs * (cos(angle) + i sin(angle)), as ATen's kernel: complex(abs * cos(angle), abs * sin(angle))."""
+    _tensor_arg("polar", "abs", 1, abs)
+    _tensor_arg("polar", "angle", 2, angle)
+    _check_complex_parts(abs, angle)
+    if out is not None and out.dtype is not _complex_of(abs.dtype):
+        raise RuntimeError(f"Expected object of scalar type {_complex_of(abs.dtype)._short} but got scalar type "
+                           f"{out.dtype._short} for argument 'out'")
+    if abs.dtype is ember.float16:
+        raise NotImplementedError(f"\"polar_{abs.device.type}\" not implemented for 'Half'")
+    r = complex_from_parts(abs * angle.cos(), abs * angle.sin(), (abs, angle))
+    return r if out is None else store_out(out, r, stacklevel=4)
+
+
+def polar_out(abs, angle, out):
+    return polar(abs, angle, out)

@@ -103,9 +103,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
-    if size_average is not None or reduce is not None:
-        reduction = _Reduction.legacy_get_string(size_average, reduce)
-    r = _Reduction.get_enum(reduction)
+    if size_average is not None or reduce is not None:  # torch goes through legacy_get_enum here
+        r = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        r = _Reduction.get_enum(reduction)
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input "
                          f"size ({input.size()}) is deprecated. Please ensure they have the same "
@@ -118,9 +119,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
-    if size_average is not None or reduce is not None:
-        reduction = _Reduction.legacy_get_string(size_average, reduce)
-    r = _Reduction.get_enum(reduction)
+    if size_average is not None or reduce is not None:  # torch goes through legacy_get_enum here
+        r = _Reduction.legacy_get_enum(size_average, reduce)
+    else:
+        r = _Reduction.get_enum(reduction)
     if not (target.size() == input.size()):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size "
                          f"({input.size()})")

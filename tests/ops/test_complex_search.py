@@ -111,6 +111,155 @@ def test_complex_polar_errors():
     same_error(lambda L: L.polar(L.ones(2, dtype=L.float16), L.ones(2, dtype=L.float16)))
 
 
+def _leaves(L, values, dtype):
+    return [L.tensor(v, dtype=getattr(L, dtype), requires_grad=True) for v in values]
+
+
+# (fn, input values, input dtype): angle of complex and of real input, polar and complex with broadcasting
+OPS = [
+    (lambda L, z: L.angle(z), [[1 + 1j, 0j, -1 + 0j, -2 - 3j, 0.5j, complex(-0.0, 0.0)]], "complex128"),
+    (lambda L, x: x.angle(), [[-1.0, 0.0, -0.0, 2.0, 1e-30]], "float64"),
+    (lambda L, a, th: L.polar(a, th), [[-1.0, 0.0, 2.0, 0.5], [[0.5], [-3.0]]], "float64"),
+    (lambda L, r, i: L.complex(r, i), [[1.0, -2.0, 0.0, 3.0], [[0.5], [0.0]]], "float64"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OPS)))
+def test_complex_ops_nodes(k):
+    """Each is one operator recording its own node (AngleBackward0, PolarBackward0, ComplexBackward0)
+    with torch's saved fields, not the nodes of the ops it is composed of."""
+    fn, values, dtype = OPS[k]
+    (ye, xe), (yt, xt) = [(fn(L, *xs), xs) for L in (ember, torch) for xs in [_leaves(L, values, dtype)]]
+    ne, nt = ye.grad_fn, yt.grad_fn
+    assert ne.name() == nt.name()
+    assert len(ne.next_functions) == len(nt.next_functions)
+    assert all(e[0].name() == t[0].name() for e, t in zip(ne.next_functions, nt.next_functions))
+    saved = sorted(a for a in dir(nt) if a.startswith("_saved_"))
+    assert sorted(a for a in dir(ne) if a.startswith("_saved_")) == saved
+    for a in saved:
+        check(getattr(ne, a), getattr(nt, a))
+    assert not ye._is_view() and not yt._is_view()
+
+
+@pytest.mark.parametrize("k", range(len(OPS)))
+def test_complex_ops_grads(k):
+    """float64 gradients (and gradients of gradients) equal torch's, at 0 and negative abs included."""
+    fn, values, dtype = OPS[k]
+    res = []
+    for L in (ember, torch):
+        xs = _leaves(L, values, dtype)
+        y = fn(L, *xs)
+        g = L.ones_like(y) * (0.5 - 2j if y.is_complex() else 1.5)
+        gs = L.autograd.grad(y, xs, g, create_graph=True)
+        s = sum((gi * gi.conj()).real.sum() for gi in gs)
+        ggs = L.autograd.grad(s, xs, allow_unused=True) if s.requires_grad else [None] * len(xs)
+        res.append((gs, [gg if gg is not None else L.zeros_like(x) for gg, x in zip(ggs, xs)],
+                    [gi.requires_grad for gi in gs]))
+    check(res[0][:2], res[1][:2])
+    assert res[0][2] == res[1][2]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: ember.view_as_real(ember.polar(a, b)),
+    lambda a, b: ember.view_as_real(ember.complex(a, b)),
+    lambda a, b: ember.complex(a, b).angle(),
+    lambda a, b: ember.view_as_real(ember.polar(a, b) * ember.complex(b, a)),
+    lambda a, b: (ember.complex(a, b) * ember.complex(b, a)).angle() + a.angle(),
+])
+def test_complex_ops_gradcheck(fn):
+    """gradcheck and gradgradcheck in float64 (real in, real out), away from angle's branch cut and
+    from polar's negative abs (where ATen's gradient is the true one times sign(abs))."""
+    a = ember.tensor([0.5, 1.25, 2.0, 0.75], dtype=ember.float64, requires_grad=True)
+    b = ember.tensor([[0.3], [-2.0]], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(fn, (a, b))
+    assert ember.autograd.gradgradcheck(fn, (a, b))
+
+
+@pytest.mark.parametrize("k", range(len(OPS)))
+def test_complex_ops_forward_ad(k):
+    fn, values, dtype = OPS[k]
+    res = []
+    for L in (ember, torch):
+        xs = [L.tensor(v, dtype=getattr(L, dtype)) for v in values]
+        ts = [L.full_like(x, 0.75 - 0.5j if x.is_complex() else -0.75) for x in xs]
+        res.append(L.func.jvp(lambda *a: fn(L, *a), tuple(xs), tuple(ts)))
+    check(res[0], res[1])
+
+
+def test_complex_ops_out():
+    def outs(L):
+        return [
+            lambda: L.angle(L.tensor([-1, 2]), out=L.empty(0, dtype=L.float64)),
+            lambda: L.angle(L.tensor([-1.0, 2.0], dtype=L.float16), out=L.empty(0, dtype=L.float64)),
+            lambda: L.angle(L.tensor([-1 + 1j, 2]), out=L.empty(0, dtype=L.float64)),
+            lambda: L.angle(L.tensor([-1 + 1j, 2]), out=L.empty(0, dtype=L.complex128)),
+            lambda: L.complex(L.ones(2, dtype=L.float64), L.zeros(3, 1, dtype=L.float64),
+                              out=L.empty(0, dtype=L.complex128)),
+            lambda: L.polar(L.ones(2), L.tensor([[0.5], [-1.0]]), out=L.empty(0, dtype=L.complex64)),
+        ]
+    for fe, ft in zip(outs(ember), outs(torch)):
+        check(fe(), ft())
+    o = ember.empty(0, dtype=ember.complex64)
+    assert ember.polar(ember.ones(2), ember.ones(2), out=o) is o
+    for op in ("angle", "complex", "polar"):  # a resized out with elements: ATen's warning, at the caller
+        args = (ember.ones(2),) if op == "angle" else (ember.ones(2), ember.ones(2))
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized") as w:
+            getattr(ember, op)(*args, out=ember.empty(3, dtype=ember.float32 if op == "angle" else ember.complex64))
+        assert w[0].filename == __file__
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_complex_ops_out_errors():
+    cases = [
+        lambda L: L.angle(L.tensor([-1.0, 2.0]), out=L.empty(0, dtype=L.int64)),
+        lambda L: L.angle(L.tensor([-1 + 1j, 2]), out=L.empty(0, dtype=L.int64)),
+        lambda L: L.complex(L.ones(2), L.ones(2), out=L.empty(2, dtype=L.complex128)),
+        lambda L: L.complex(L.ones(2), L.ones(2), out=L.empty(2, dtype=L.float32)),
+        lambda L: L.polar(L.ones(2), L.ones(2), out=L.empty(0, dtype=L.float32)),
+        lambda L: L.polar(L.ones(2, dtype=L.half), L.ones(2, dtype=L.half), out=L.empty(0, dtype=L.complex64)),
+        lambda L: L.polar(L.ones(2, dtype=L.half), L.ones(2, dtype=L.half), out=L.empty(0, dtype=L.complex32)),
+        lambda L: L.polar(L.ones(2), L.ones(2, dtype=L.float64), out=L.empty(0, dtype=L.complex64)),
+        lambda L: L.complex(L.ones(2, requires_grad=True), L.ones(2), out=L.empty(0, dtype=L.complex64)),
+        lambda L: L.angle(L.ones(2, requires_grad=True), out=L.empty(0)),
+        lambda L: L.polar(1.0, L.ones(2)),
+        lambda L: L.complex(L.ones(2), [1.0]),
+        lambda L: L.angle(L.ones(2), L.ones(2)),
+    ]
+    for fn in cases:
+        same_error(fn)
+
+
+def test_complex_ops_keywords():
+    both(lambda L: L.polar(abs=L.tensor([2.0]), angle=L.tensor([0.5])))
+    both(lambda L: L.complex(real=L.tensor([2.0]), imag=L.tensor([0.5])))
+    both(lambda L: L.angle(input=L.tensor([-2.0])))
+
+
+@pytest.mark.filterwarnings("error:There is a performance drop")
+def test_complex_ops_vmap():
+    """Batching rules (pointwise, broadcasting), as torch's: no slow-path fallback."""
+    def run(L):
+        g = np.random.default_rng(1)
+        a, b = (L.tensor(g.standard_normal((3, 4))) for _ in range(2))
+        return [L.func.vmap(L.polar)(a, b), L.func.vmap(L.complex, in_dims=(0, None))(a, b[0]),
+                L.func.vmap(L.angle)(L.complex(a, b)), L.func.vmap(L.polar, in_dims=(1, 0))(a[:, :3], b[:3, :3])]
+    check(run(ember), run(torch))
+
+
+def test_polar_autocast_cpu():
+    """polar is on CPU autocast's float32 list (its inputs are cast up); complex is not."""
+    def run(L):
+        a = L.tensor([1.5, 2.0], dtype=L.bfloat16)
+        with L.autocast("cpu", dtype=L.bfloat16):
+            return L.polar(a, a)
+    check(run(ember), run(torch))
+
+    def refused(L):
+        with L.autocast("cpu", dtype=L.bfloat16):
+            L.complex(L.ones(2, dtype=L.bfloat16), L.ones(2, dtype=L.bfloat16))
+    same_error(refused)
+
+
 # ---- searchsorted, bucketize ----
 
 SORTABLE = ["uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]

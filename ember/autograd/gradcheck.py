@@ -17,42 +17,64 @@ def _flat_outputs(fn, inputs):
     return [o for o in out if isinstance(o, ember.Tensor) and (o.is_floating_point() or o.is_complex())]
 
 
+def _real_parts(t):
+    """A tensor's values as one flat real NumPy vector: a complex tensor's element k gives two entries,
+    its real part then its imaginary part (gradcheck compares real Jacobians, as torch's slow mode
+    does through Wirtinger calculus)."""
+    a = t.detach().resolve_conj().numpy().reshape(-1)
+    if np.iscomplexobj(a):
+        return np.stack([a.real, a.imag], -1).reshape(-1)
+    return np.array(a, dtype=np.float64)  # a copy: an output may be a view of the perturbed input
+
+
+def _directions(t):
+    """The real directions of an element of t: 1 for a real tensor; 1 and 1j for a complex one."""
+    return (1.0, 1j) if t.is_complex() else (1.0,)
+
+
 def _numerical(fn, inputs, i, eps):
-    """d outputs / d inputs[i], one column per input element (central differences)."""
+    """Central differences: one column per real direction of each element of inputs[i] (its real and
+    imaginary part for a complex input), each column the flat real parts of every output."""
     x = inputs[i]
-    flat = x.detach().reshape(-1) if x.is_contiguous() else None
-    base = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
-    cols = []
     data = x.detach()
+    cols = []
     for k in range(x.numel()):
         idx = np.unravel_index(k, tuple(x.shape)) if x.dim() else ()
-        with ember.no_grad():
-            orig = data[idx].item() if x.dim() else data.item()
-            data[idx] = orig + eps
-        plus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
-        with ember.no_grad():
-            data[idx] = orig - eps
-        minus = [o.detach().clone() for o in _flat_outputs(fn, inputs)]
-        with ember.no_grad():
-            data[idx] = orig
-        cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus)])
-    del flat, base
+        for d in _directions(x):
+            with ember.no_grad():
+                orig = data[idx].item() if x.dim() else data.item()
+                data[idx] = orig + eps * d
+            plus = [_real_parts(o) for o in _flat_outputs(fn, inputs)]
+            with ember.no_grad():
+                data[idx] = orig - eps * d
+            minus = [_real_parts(o) for o in _flat_outputs(fn, inputs)]
+            with ember.no_grad():
+                data[idx] = orig
+            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
     return cols
 
 
 def _analytical(fn, inputs, i):
+    """Backward passes: one row per real direction of each output element (grad_output 1, then 1j for
+    a complex output: the gradients of Re(y_k) and Im(y_k)), each row the input's gradient as flat real
+    parts. torch's convention makes a complex gradient dL/dRe(x) + i dL/dIm(x), so its real parts are
+    exactly the row of the real Jacobian."""
     outs = _flat_outputs(fn, inputs)
+    x = inputs[i]
     rows = []
     for oi, o in enumerate(outs):
         for k in range(o.numel()):
-            go = ember.zeros(tuple(o.shape), dtype=o.dtype)
-            go.reshape(-1)[k] = 1.0
-            out = _flat_outputs(fn, inputs)[oi]
-            if not out.requires_grad:
-                rows.append(None)
-                continue
-            g, = ember.autograd.grad(out, inputs[i], go, allow_unused=True, retain_graph=True)
-            rows.append(None if g is None else g.detach().reshape(-1))
+            for d in _directions(o):
+                out = _flat_outputs(fn, inputs)[oi]
+                if not out.requires_grad:
+                    rows.append(None)
+                    continue
+                go = ember.zeros(tuple(o.shape), dtype=o.dtype)
+                go.reshape(-1)[k] = d
+                g, = ember.autograd.grad(out, x, go, allow_unused=True, retain_graph=True)
+                if g is not None and x.is_complex() and not g.is_complex():
+                    g = g.to(x.dtype)
+                rows.append(None if g is None else _real_parts(g))
     return outs, rows
 
 
@@ -73,12 +95,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         outs, rows = _analytical(func, inputs, i)
         r = 0
         for oi, o in enumerate(outs):
-            for k in range(o.numel()):
+            for _ in range(o.numel() * len(_directions(o))):
                 arow = rows[r]
+                nrow = r - sum(p.numel() * len(_directions(p)) for p in outs[:oi])
                 r += 1
-                for j in range(x.numel()):
-                    n = num[j][oi][k].item()
-                    a = 0.0 if arow is None else arow[j].item()
+                for j, col in enumerate(num):
+                    n = float(col[oi][nrow])
+                    a = 0.0 if arow is None else float(arow[j])
                     if abs(a - n) > atol + rtol * abs(n):
                         msg = (f"Jacobian mismatch for output {oi} with respect to input {i},\n"
                                f"numerical:{n}\nanalytical:{a}\n")

@@ -194,6 +194,20 @@ def check(e, t, atol=None, rtol=None, check_stride=False, exact_dtype=True, equa
             f"type {type(e).__name__} != {type(t).__name__}"
 
 
+def check_grads(e_out, t_out, e_in, t_in, seed=1):
+    """ember's and torch's gradients of the outputs with respect to the inputs, for one random
+    grad_output (float64 draws in torch's output dtype); an input torch gives no gradient must get
+    None or zeros from ember."""
+    g = torch.from_numpy(np.random.default_rng(seed).standard_normal(tuple(t_out.shape))).to(t_out.dtype)
+    tg = torch.autograd.grad(t_out, t_in, g, allow_unused=True)
+    eg = ember.autograd.grad(e_out, e_in, ember.tensor(g.numpy()), allow_unused=True)
+    for a, b in zip(eg, tg):
+        if b is None:
+            assert a is None or not a.abs().sum().item()
+        else:
+            check(a, b)
+
+
 def same_error(fn, match=None, exc=None):
     """fn(lib) raises in torch and in ember; ember's message equals torch's (or contains `match`)."""
     with pytest.raises(Exception) as te:

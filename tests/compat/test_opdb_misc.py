@@ -9,7 +9,7 @@ import torch
 
 import ember
 from tests.compat._opdb_samples import opinfos, run_samples
-from tests.harness import check, same_error
+from tests.harness import check, check_grads, same_error
 
 
 @pytest.mark.parametrize("name", ["grid_sampler_2d", "grid_sampler_3d", "_native_batch_norm_legit"])
@@ -57,17 +57,6 @@ def _pair(shape, dtype="float64", seed=0, requires_grad=False):
     return e, t
 
 
-def _grads(e_out, t_out, e_in, t_in):
-    g = torch.from_numpy(np.random.default_rng(1).standard_normal(tuple(t_out.shape)))
-    tg = torch.autograd.grad(t_out, t_in, g, allow_unused=True)
-    eg = ember.autograd.grad(e_out, e_in, ember.tensor(g.numpy()), allow_unused=True)
-    for a, b in zip(eg, tg):
-        if b is None:
-            assert a is None or not a.abs().sum().item()
-        else:
-            check(a, b)
-
-
 def test_take_along_dim_wraps_indices_along_dim():
     # PyTorch's take_along_dim with a dim takes `indices % size` (negative and too-large indices wrap)
     e, t = _pair((5, 5), requires_grad=True)
@@ -75,7 +64,7 @@ def test_take_along_dim_wraps_indices_along_dim():
     te, tt = ember.tensor(idx), torch.tensor(idx)
     check(ember.take_along_dim(e, te, 1), torch.take_along_dim(t, tt, 1))
     check(e.take_along_dim(te.expand(5, 3), -1), t.take_along_dim(tt.expand(5, 3), -1))
-    _grads(ember.take_along_dim(e, te, 1), torch.take_along_dim(t, tt, 1), (e,), (t,))
+    check_grads(ember.take_along_dim(e, te, 1), torch.take_along_dim(t, tt, 1), (e,), (t,))
     # without a dim the flattened input is indexed: no wrapping
     same_error(lambda lib: lib.take_along_dim(lib.ones(2, 2), lib.tensor([[7]]), None))
 
@@ -92,7 +81,7 @@ def test_group_norm_empty_batch(shape):
         check(a, b)
     if shape[0]:  # (empty groups: torch's weight gradient is nan there, (ds - db * mean) * rstd; ember's is 0)
         return
-    _grads(ember.nn.functional.group_norm(e, 2, ew), torch.nn.functional.group_norm(t, 2, tw), (e, ew), (t, tw))
+    check_grads(ember.nn.functional.group_norm(e, 2, ew), torch.nn.functional.group_norm(t, 2, tw), (e, ew), (t, tw))
 
 
 def test_matrix_rank_tensor_tolerances():
@@ -131,7 +120,7 @@ def test_circular_pad_empty_batch_backward():
     eo = ember.nn.functional.pad(e, (1, 2), mode="circular")
     to = torch.nn.functional.pad(t, (1, 2), mode="circular")
     check(eo, to)
-    _grads(eo, to, (e,), (t,))
+    check_grads(eo, to, (e,), (t,))
     x = ember.zeros(0, 3)
     x.copy_(ember.ones(3).expand(0, 3))
     assert x.shape == (0, 3)
@@ -147,7 +136,7 @@ def test_sdpa_mask_gradient():
     eo = ember.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
     to = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm)
     check(eo, to)
-    _grads(eo, to, (q, k, v, m), (tq, tk, tv, tm))
+    check_grads(eo, to, (q, k, v, m), (tq, tk, tv, tm))
 
 
 _INTERP = [((2, 3, 4, 4, 4), dict(size=(3, 5, 7), mode="nearest")),
@@ -169,7 +158,7 @@ def test_interpolate_5d_and_bicubic(shape, kw):
     e, t = _pair(shape, requires_grad=True)
     eo, to = ember.nn.functional.interpolate(e, **kw), torch.nn.functional.interpolate(t, **kw)
     check(eo, to)
-    _grads(eo, to, (e,), (t,))
+    check_grads(eo, to, (e,), (t,))
 
 
 def test_sparse_mm_reduce():
@@ -182,7 +171,7 @@ def test_sparse_mm_reduce():
               torch.sparse.mm(torch.tensor(a).to_sparse_csr(), torch.tensor(b), reduce))
     eb = ember.tensor(b, requires_grad=True)
     tb = torch.tensor(b, requires_grad=True)
-    _grads(ember.sparse.mm(ember.tensor(a).to_sparse_csr(), eb, "mean"),
+    check_grads(ember.sparse.mm(ember.tensor(a).to_sparse_csr(), eb, "mean"),
            torch.sparse.mm(torch.tensor(a).to_sparse_csr(), tb, "mean"), (eb,), (tb,))
     for lib in (ember, torch):
         with pytest.raises(RuntimeError, match="prod has not been enabled"):
@@ -223,9 +212,9 @@ def test_lstsq_residuals_differentiable(driver):
     check(er.residuals, tr.residuals)
     assert er.residuals.requires_grad == tr.residuals.requires_grad
     if tr.residuals.numel():
-        _grads(er.residuals, tr.residuals, (e, eb), (t, tb))
+        check_grads(er.residuals, tr.residuals, (e, eb), (t, tb))
     er, tr = ember.linalg.lstsq(e, eb, driver=driver), torch.linalg.lstsq(t, tb, driver=driver)
-    _grads(er.solution, tr.solution, (e, eb), (t, tb))
+    check_grads(er.solution, tr.solution, (e, eb), (t, tb))
 
 
 @pytest.mark.parametrize("name", ["hermite_polynomial_h", "hermite_polynomial_he"])
@@ -248,7 +237,7 @@ def test_householder_product_no_reflectors_requires_grad():
         eq, tq = ember.linalg.householder_product(e, et), torch.linalg.householder_product(t, tt)
         check(eq, tq)
         assert eq.requires_grad and tq.requires_grad
-        _grads(eq, tq, (e, et), (t, tt))
+        check_grads(eq, tq, (e, et), (t, tt))
 
 
 def test_native_group_norm_mean_rstd_differentiable():
@@ -284,7 +273,7 @@ def test_fractional_max_pool_empty_batch(nd):
     to = getattr(torch.nn.functional, fn)(t, 2, output_size=2, return_indices=True)
     for a, b in zip(eo, to):
         check(a, b)
-    _grads(eo[0], to[0], (e,), (t,))
+    check_grads(eo[0], to[0], (e,), (t,))
 
 
 def test_csr_values_backward_and_sparse_mm_reduce_gradient():

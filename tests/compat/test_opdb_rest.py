@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import ember
-from tests.harness import check, same_error
+from tests.harness import check, check_grads, same_error
 
 NAMES = ["special.airy_ai", "_segment_reduce", "_softmax_backward_data", "torch.ops.aten._safe_softmax.default",
          "native_dropout_backward", "_unsafe_masked_index", "_unsafe_masked_index_put_accumulate",
@@ -54,17 +54,6 @@ def _pair(shape, dtype="float64", seed=0, requires_grad=False):
     return e, t
 
 
-def _grads(e_out, t_out, e_in, t_in, seed=1):
-    g = torch.from_numpy(np.random.default_rng(seed).standard_normal(tuple(t_out.shape))).to(t_out.dtype)
-    tg = torch.autograd.grad(t_out, t_in, g, allow_unused=True)
-    eg = ember.autograd.grad(e_out, e_in, ember.tensor(g.numpy()), allow_unused=True)
-    for a, b in zip(eg, tg):
-        if b is None:
-            assert a is None or not a.abs().sum().item()
-        else:
-            check(a, b)
-
-
 # ---- _softmax_backward_data -------------------------------------------------------------------------
 @pytest.mark.parametrize("shape,dim", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), -2), ((), 0), ((0, 3), 1)])
 def test_softmax_backward_data(shape, dim):
@@ -83,7 +72,7 @@ def test_softmax_backward_data(shape, dim):
 
 def test_softmax_backward_data_double_backward():
     (eg, tg), (eo, to) = _pair((3, 5), requires_grad=True), _pair((3, 5), seed=3, requires_grad=True)
-    _grads(ember._softmax_backward_data(eg, eo, 1, ember.float64),
+    check_grads(ember._softmax_backward_data(eg, eo, 1, ember.float64),
            torch._softmax_backward_data(tg, to, 1, torch.float64), (eg, eo), (tg, to))
 
 
@@ -119,7 +108,7 @@ def test_safe_softmax_dead_rows(dim):
         check(ember.ops.aten._safe_softmax.default(e, dim), torch.ops.aten._safe_softmax.default(t, dim))
     e = _with_dead_rows(ember, ember.float64).requires_grad_()
     t = _with_dead_rows(torch, torch.float64).requires_grad_()
-    _grads(ember._safe_softmax(e, dim), torch._safe_softmax(t, dim), (e,), (t,))
+    check_grads(ember._safe_softmax(e, dim), torch._safe_softmax(t, dim), (e,), (t,))
 
 
 def test_safe_softmax_dtypes():
@@ -165,7 +154,7 @@ def test_unsafe_masked_index_clamps_masked_off_indices():
     em, tm = ember.tensor(_MASK), torch.tensor(_MASK)
     for fill in (-1.5, 0, 2):
         check(ember._unsafe_masked_index(e, em, _midx(ember), fill), torch._unsafe_masked_index(t, tm, _midx(torch), fill))
-    _grads(ember._unsafe_masked_index(e, em, _midx(ember), 0.5), torch._unsafe_masked_index(t, tm, _midx(torch), 0.5),
+    check_grads(ember._unsafe_masked_index(e, em, _midx(ember), 0.5), torch._unsafe_masked_index(t, tm, _midx(torch), 0.5),
            (e,), (t,))
     ei, ti = ember.tensor([4, 1, -7, 2, 2]), torch.tensor([4, 1, -7, 2, 2])
     em1, tm1 = ember.tensor([[True], [True], [False], [True], [True]]), torch.tensor([[True], [True], [False], [True], [True]])
@@ -182,7 +171,7 @@ def test_unsafe_masked_index_put_accumulate():
     eo = ember._unsafe_masked_index_put_accumulate(e, em, _midx(ember), ev)
     to = torch._unsafe_masked_index_put_accumulate(t, tm, _midx(torch), tv)
     check(eo, to)
-    _grads(eo, to, (e, ev), (t, tv))
+    check_grads(eo, to, (e, ev), (t, tv))
 
 
 def test_unsafe_masked_index_zero_size():
@@ -287,7 +276,7 @@ def test_segment_reduce_ties_zeros_and_initial(reduce):
         if reduce in ("max", "min", "amax", "amin"):
             to = to.masked_fill(to.isinf(), 0)  # an empty segment's -inf/inf has no gradient to compare
             eo = eo.masked_fill(eo.isinf(), 0)
-        _grads(eo, to, (e,), (t,))
+        check_grads(eo, to, (e,), (t,))
 
 
 @pytest.mark.parametrize("reduce", ["max", "sum", "mean", "prod"])
@@ -337,7 +326,7 @@ def test_upsample_bilinear2d_aa(size, scales, align):
         eo, to = ember.nn.functional.interpolate(e, **kw), torch.nn.functional.interpolate(t, **kw)
         check(eo, to)
         if dt == "float64":
-            _grads(eo, to, (e,), (t,))
+            check_grads(eo, to, (e,), (t,))
     e, t = _pair((2, 3, 9, 13), dtype="float32")
     e, t = e.contiguous(memory_format=ember.channels_last), t.contiguous(memory_format=torch.channels_last)
     kw = dict(size=size, scale_factor=scales, mode="bilinear", align_corners=align, antialias=True)

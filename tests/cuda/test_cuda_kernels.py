@@ -663,3 +663,39 @@ def test_close_equal_glu_prelu_misc(rng):
     ember.nn.functional.logsigmoid(xe).sum().backward()
     torch.nn.functional.logsigmoid(xt).sum().backward()
     cmp(xe.grad, xt.grad, atol=1e-6, rtol=1e-6)
+
+
+def test_simulator_shared_array_is_one_per_block_line():
+    """numba's simulator looks a block's shared array up by source line and stores it without a lock:
+    two threads reaching the line together could each make their own array (rare wrong mv/matmul
+    results under load). ember serialises the look-up; slowing the look-up down here makes the race
+    certain without the lock."""
+    import threading
+    import time
+
+    from ember.kernels.cuda import _launch
+    if not _launch.simulated():
+        pytest.skip("numba's simulator only")
+    from numba.cuda.simulator.kernelapi import FakeCUDAShared
+
+    ember.mv(ember.ones(2, 2, device="cuda"), ember.ones(2, device="cuda"))  # compiles a kernel: installs the lock
+    assert getattr(FakeCUDAShared.array, "ember_locked", False)
+
+    class SlowDict(dict):
+        def get(self, key, default=None):
+            found = super().get(key, default)
+            time.sleep(0.01)  # without the lock both threads read (nothing) before either stores
+            return found
+
+    shared = FakeCUDAShared(0)
+    shared._allocations = SlowDict()
+    got = []
+
+    def alloc():
+        got.append(shared.array((4,), np.float32))  # one line, as in a kernel
+    threads = [threading.Thread(target=alloc) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got[0] is got[1]

@@ -282,6 +282,38 @@ def _quiet():
     np.seterr(all="ignore")
 
 
+def _lock_simulator_shared_arrays():
+    """numba's simulator finds a block's `cuda.shared.array` by the calling source line, with a
+    look-up and a store and no lock between them: two threads of a block that reach the line together
+    can each make their own array, and the block then computes from memory its threads do not share
+    (rare wrong results of the tiled matmul under load). The same look-up, under a lock."""
+    import sys
+    import threading
+
+    from numba.core import types
+    from numba.cuda.simulator import kernelapi
+    from numba.np import numpy_support
+    shared = kernelapi.FakeCUDAShared
+    if getattr(shared.array, "ember_locked", False):
+        return
+    unlocked, lock = shared.array, threading.Lock()
+
+    def array(self, shape, dtype):
+        if shape == 0:  # dynamic shared memory: one buffer, no look-up
+            return unlocked(self, shape, dtype)
+        f = sys._getframe(1)
+        key = (f.f_code.co_filename, f.f_lineno)
+        with lock:
+            res = self._allocations.get(key)
+            if res is None:
+                if isinstance(dtype, types.Type):
+                    dtype = numpy_support.as_dtype(dtype)
+                res = self._allocations[key] = np.empty(shape, dtype)
+        return res
+    array.ember_locked = True
+    shared.array = array
+
+
 def compile_kernel(src, name, ns_extra, ct):
     """Compile generated kernel source; `ns_extra` adds globals (OT, constants)."""
     ns = dict(namespace(ct))
@@ -292,6 +324,7 @@ def compile_kernel(src, name, ns_extra, ct):
         head, _, body = src.partition("\n")
         src = head + "\n    _quiet()\n" + body
         ns["_quiet"] = _quiet
+        _lock_simulator_shared_arrays()
     exec(compile(src, f"<ember cuda {name}>", "exec"), ns)
     return Kernel(cuda().jit(ns[name]))  # a CUDA graph capture records its launches
 

@@ -158,7 +158,8 @@ class TraceableFunction(Node):
     def _set_history_saved(node, result, next_edges, ag):
         """_set_history, then node.result_ = save_output(result): for the ops whose formula reads their
         own result (tanh, sigmoid, exp...), one call for both. A fresh result of a plain Tensor takes
-        the short way of both: its alias at version 0 is saved here."""
+        the short way of both: its alias at version 0 is saved here. The short ways repeat those of
+        _set_history and save_output on purpose: calling them would cost the calls this saves."""
         node._seq = next(_seq_numbers)
         node._next = next_edges
         if result._ameta is None and result._base is None and ag == 1:

@@ -8,6 +8,7 @@ import numpy as np
 
 import ember
 from ember._generated import ops as _ops
+from ember.core.errors import wrap_dim
 
 
 # ---- softmax ------------------------------------------------------------------------------------
@@ -18,10 +19,9 @@ def softmax_backward_data(grad_output, output, dim, input_dtype):
                            f"'output'; but {list(g.shape)} does not equal {list(o.shape)} (while checking "
                            "arguments for softmax_backward)")
     n = max(g.ndim, 1)
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    d = wrap_dim(dim, g.ndim)
     if not g.is_floating_point():
-        kernel = "softmax_backward_lastdim_kernel_impl" if dim % n == n - 1 else "softmax_backward_kernel_impl"
+        kernel = "softmax_backward_lastdim_kernel_impl" if d == n - 1 else "softmax_backward_kernel_impl"
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{g.dtype._short}'")
     # the CPU kernel writes grad's dtype; PyTorch's half_to_float form (float grad, Half input) has no CPU kernel
     if g.dtype == ember.float32 and input_dtype == ember.float16:
@@ -102,10 +102,7 @@ def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
-    axis = axis + data.ndim if axis < 0 else axis
-    if not 0 <= axis < max(data.ndim, 1):
-        n = max(data.ndim, 1)
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {axis})")
+    axis = wrap_dim(axis, data.ndim)
     seg = lengths if lengths is not None else offsets
     if data.ndim < seg.ndim:
         raise RuntimeError("Expected data.dim() >= lengths_value.dim() to be true, but got false.  (Could this "

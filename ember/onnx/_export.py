@@ -5,6 +5,7 @@ The graph make_fx returns is the model at the traced shapes: parameters and buff
 nodes (written as initializers, named after the module's parameter/buffer names), and view/reshape/
 expand carry the traced sizes (see `_reshape_shape` for the batch dimension under dynamic_axes)."""
 import math
+import operator
 
 import numpy as np
 
@@ -91,7 +92,6 @@ class _Converter:
 
     # ---- nodes ----------------------------------------------------------------------------------
     def call(self, node):
-        import operator
         if node.target is operator.getitem:
             seq, i = node.args
             outs = self.env[seq]
@@ -144,7 +144,6 @@ _VIEW_OPS = frozenset(["view", "_unsafe_view", "reshape", "_reshape_alias", "ali
 
 
 def _is_view(node):
-    import operator
     if getattr(node, "op", None) != "call_function":
         return False
     if node.target is operator.getitem:         # an item of split/chunk/unbind is a view too
